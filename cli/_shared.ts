@@ -1,0 +1,44 @@
+/** Helpers every command uses: project root, .env loading, error reporting, JSON output. */
+import { existsSync } from "node:fs";
+import { resolve, join } from "node:path";
+import { isSvcError } from "../core/errors.ts";
+import { createLogger, type Logger } from "../core/logger.ts";
+
+export interface CommonFlags {
+  root?: string;
+  json?: boolean;
+  quiet?: boolean;
+}
+
+export function projectRoot(flags: CommonFlags): string {
+  return resolve(flags.root ?? process.cwd());
+}
+
+/** Loads `<root>/.env` into process.env without overriding variables already set in the shell. */
+export function loadDotEnv(root: string): void {
+  const file = join(root, ".env");
+  if (existsSync(file)) process.loadEnvFile(file);
+}
+
+export function commandLogger(flags: CommonFlags): Logger {
+  return createLogger(flags.quiet ? "warn" : "info");
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Prints an error the way users should see it and returns the exit code. */
+export function reportError(error: unknown, json: boolean): number {
+  if (json) {
+    const body = isSvcError(error) ? error.toJSON() : { code: "INTERNAL", message: String((error as Error)?.message ?? error) };
+    printJson({ ok: false, error: body });
+    return 1;
+  }
+  if (isSvcError(error)) {
+    process.stderr.write(`\x1b[31merror\x1b[0m [${error.code}] ${error.message}\n`);
+  } else {
+    process.stderr.write(`\x1b[31merror\x1b[0m ${(error as Error)?.stack ?? String(error)}\n`);
+  }
+  return 1;
+}

@@ -1,0 +1,132 @@
+/**
+ * Loads `svc.config.ts` (or .mjs/.js): bundled with esbuild so TypeScript needs no loader, then
+ * validated with zod and resolved (plugin package names → plugin objects, defaults filled in).
+ */
+import { existsSync } from "node:fs";
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { basename, join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { build } from "esbuild";
+import { z } from "zod";
+import { errors } from "./errors.ts";
+import { formatZodIssues } from "./manifest.ts";
+import type { ConfigEnv, PluginOption, ResolvedConfig, SvcConfig, SvcPlugin, UserConfigExport } from "./types.ts";
+
+export const CONFIG_FILES = ["svc.config.ts", "svc.config.mts", "svc.config.mjs", "svc.config.js"];
+export const DEFAULT_MAX_ARTIFACT_BYTES = 1.5e9;
+export const DEFAULT_IMAGES = {
+  gpu: "svc/worker-gpu:py3.11-torch",
+  cpu: "svc/worker-cpu:py3.11-slim",
+} as const;
+
+/** Identity helper that gives svc.config.ts its types (as in vite and nitro). */
+export function defineConfig(config: UserConfigExport): UserConfigExport {
+  return config;
+}
+
+const pluginObject = z.custom<SvcPlugin>(
+  (value) => typeof value === "object" && value !== null && typeof (value as SvcPlugin).name === "string" && typeof (value as SvcPlugin).apply === "function",
+  { message: "expected a plugin { name, apply(pipeline) } or a package name" },
+);
+const pluginOption: z.ZodType<PluginOption> = z.lazy(() =>
+  z.union([pluginObject, z.string().min(1), z.literal(false), z.null(), z.undefined(), z.array(pluginOption)]),
+);
+
+const configSchema = z.strictObject({
+  app: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, "lowercase letters, digits and '-'").optional(),
+  pythonVersion: z.string().regex(/^3\.\d+$/, "like 3.11").optional(),
+  plugins: z.array(pluginOption).optional(),
+  disablePlugins: z.array(z.string()).optional(),
+  images: z.strictObject({ gpu: z.string().min(1).optional(), cpu: z.string().min(1).optional() }).optional(),
+  exclude: z.array(z.string().min(1)).optional(),
+  maxArtifactBytes: z.number().int().positive().optional(),
+  ignore: z.array(z.string()).optional(),
+});
+
+export function findConfigFile(root: string): string | undefined {
+  return CONFIG_FILES.map((name) => join(root, name)).find((file) => existsSync(file));
+}
+
+export async function loadConfig(root: string, env: ConfigEnv): Promise<ResolvedConfig> {
+  const file = findConfigFile(root);
+  const raw = file ? await importConfigFile(root, file, env) : {};
+  return resolveConfig(root, raw, file);
+}
+
+async function importConfigFile(root: string, file: string, env: ConfigEnv): Promise<unknown> {
+  const outDir = join(root, ".svc");
+  const out = join(outDir, `config.${process.pid}.${Date.now()}.mjs`);
+  try {
+    const result = await build({
+      entryPoints: [file],
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      target: "node20",
+      packages: "external",
+      write: false,
+      logLevel: "silent",
+    });
+    await mkdir(outDir, { recursive: true });
+    await writeFile(out, result.outputFiles[0]!.text);
+    const module = await import(pathToFileURL(out).href);
+    const exported = (module.default ?? module.config) as UserConfigExport | undefined;
+    if (exported === undefined) throw new Error("the file has no default export");
+    return typeof exported === "function" ? await exported(env) : exported;
+  } catch (error) {
+    throw errors.CONFIG_LOAD_FAILED(file, error);
+  } finally {
+    await rm(out, { force: true });
+  }
+}
+
+export async function resolveConfig(root: string, raw: unknown, file?: string): Promise<ResolvedConfig> {
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) throw errors.CONFIG_INVALID(formatZodIssues(parsed.error), file);
+  const config: SvcConfig = parsed.data;
+  return {
+    app: config.app ?? appNameFromFolder(root),
+    pythonVersion: config.pythonVersion ?? "3.11",
+    plugins: await resolvePlugins(root, config.plugins ?? []),
+    disablePlugins: config.disablePlugins ?? [],
+    images: { ...DEFAULT_IMAGES, ...config.images },
+    exclude: config.exclude ?? [],
+    maxArtifactBytes: config.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES,
+    ignore: config.ignore ?? [],
+    configFile: file,
+  };
+}
+
+function appNameFromFolder(root: string): string {
+  const name = basename(root).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
+  return name || "app";
+}
+
+/** Flattens plugin options; package names are imported from the app's node_modules. */
+async function resolvePlugins(root: string, options: PluginOption[]): Promise<SvcPlugin[]> {
+  const plugins: SvcPlugin[] = [];
+  for (const option of options) {
+    if (!option) continue;
+    if (Array.isArray(option)) plugins.push(...(await resolvePlugins(root, option)));
+    else if (typeof option === "string") plugins.push(await importPluginPackage(root, option));
+    else plugins.push(option);
+  }
+  return plugins;
+}
+
+async function importPluginPackage(root: string, name: string): Promise<SvcPlugin> {
+  let entry: string;
+  try {
+    entry = createRequire(join(root, "package.json")).resolve(name);
+  } catch {
+    throw errors.PLUGIN_NOT_FOUND(name, root);
+  }
+  const module = await import(pathToFileURL(entry).href);
+  const exported = module.default ?? module;
+  const plugin = typeof exported === "function" ? await exported() : exported;
+  if (!plugin || typeof plugin.apply !== "function" || typeof plugin.name !== "string") {
+    throw errors.PLUGIN_INVALID(name, "its default export is neither a plugin nor a function returning one");
+  }
+  return plugin as SvcPlugin;
+}

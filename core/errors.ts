@@ -1,0 +1,171 @@
+/**
+ * The one error catalogue (in the style of rollup's logs.ts): every error svc raises on purpose is
+ * made here, with a stable code, a message that says what to do, and the place it applies to.
+ */
+import type { SourceLocation } from "./types.ts";
+
+export class SvcError extends Error {
+  readonly code: ErrorCode;
+  readonly file?: string;
+  readonly line?: number;
+  /** What the user should do about it. */
+  readonly remedy?: string;
+  /** Suggested HTTP status when a server reports it. */
+  readonly status: number;
+
+  constructor(code: ErrorCode, message: string, extra: { remedy?: string; loc?: SourceLocation; status?: number; cause?: unknown } = {}) {
+    const where = extra.loc ? `${extra.loc.file}:${extra.loc.line}: ` : "";
+    super(`${where}${message}${extra.remedy ? `\n  → ${extra.remedy}` : ""}`, { cause: extra.cause });
+    this.name = "SvcError";
+    this.code = code;
+    this.file = extra.loc?.file;
+    this.line = extra.loc?.line;
+    this.remedy = extra.remedy;
+    this.status = extra.status ?? 400;
+  }
+
+  toJSON() {
+    return { code: this.code, message: this.message, file: this.file, line: this.line, remedy: this.remedy };
+  }
+}
+
+export const isSvcError = (error: unknown): error is SvcError => error instanceof SvcError;
+
+export type ErrorCode = keyof typeof errors;
+
+const AUTH_REMEDY = "Check that PLATFORM_API_KEY is set correctly, in .env or exported in your shell.";
+
+/** Builders, one per code. Keep them sorted by area. */
+export const errors = {
+  // config
+  CONFIG_INVALID: (issues: string, file?: string) =>
+    new SvcError("CONFIG_INVALID", `Invalid svc config${file ? ` in ${file}` : ""}: ${issues}`, {
+      remedy: "Fix the field named above; see defineConfig's types for the allowed shape.",
+    }),
+  CONFIG_LOAD_FAILED: (file: string, cause: unknown) =>
+    new SvcError("CONFIG_LOAD_FAILED", `Could not load ${file}: ${String((cause as Error)?.message ?? cause)}`, {
+      remedy: "Make sure the config file compiles and exports a config (export default defineConfig({...})).",
+      cause,
+    }),
+  PLUGIN_NOT_FOUND: (name: string, root: string) =>
+    new SvcError("PLUGIN_NOT_FOUND", `Plugin package "${name}" was not found from ${root}.`, {
+      remedy: `Install it in the app (npm install -D ${name}) or remove it from plugins in svc.config.ts.`,
+    }),
+  PLUGIN_INVALID: (name: string, why: string) =>
+    new SvcError("PLUGIN_INVALID", `Plugin "${name}" is not a valid svc plugin: ${why}.`, {
+      remedy: "A plugin is an object { name, apply(pipeline) }, or a package whose default export makes one.",
+    }),
+  PLUGIN_HOOK_NOT_PROMISE: (plugin: string, hook: string) =>
+    new SvcError("PLUGIN_HOOK_NOT_PROMISE", `Plugin "${plugin}" tapped hook "${hook}" with tapPromise but its callback did not return a promise.`, {
+      remedy: "Make the callback async (or return a Promise), or use tap() for synchronous work.",
+    }),
+  PROJECT_NOT_FOUND: (root: string) =>
+    new SvcError("PROJECT_NOT_FOUND", `${root} does not look like an svc project (no Python files, no svc.config.ts).`, {
+      remedy: "Run `svc init` to create one, or run svc from the project folder.",
+    }),
+
+  // discovery and grouping
+  NO_ENDPOINTS: () =>
+    new SvcError("NO_ENDPOINTS", "No functions decorated with @Endpoint(...) were found.", {
+      remedy:
+        "Decorate functions with @Endpoint(name=...) from `svc` using correct syntax, and make sure their Python files are not excluded by .gitignore or .svcignore.",
+    }),
+  PYTHON_SYNTAX: (loc: SourceLocation, message: string) =>
+    new SvcError("PYTHON_SYNTAX", `Python syntax error: ${message}`, { loc, remedy: "Fix the syntax error; svc parses every app file." }),
+  PYTHON_NOT_FOUND: (python: string) =>
+    new SvcError("PYTHON_NOT_FOUND", `Python interpreter "${python}" was not found.`, {
+      remedy: "Install Python 3.9+ or point SVC_PYTHON at an interpreter.",
+    }),
+  NON_STATIC_ARGUMENT: (loc: SourceLocation, argument: string, source: string) =>
+    new SvcError("NON_STATIC_ARGUMENT", `Argument "${argument}" of Endpoint(...) is not a static value: ${source}`, {
+      loc,
+      remedy: "Use literals, module-level constants or GpuGroup members in Endpoint(...): svc reads them without running your code.",
+    }),
+  ENDPOINT_ARGUMENT_INVALID: (loc: SourceLocation, message: string) =>
+    new SvcError("ENDPOINT_ARGUMENT_INVALID", `Invalid Endpoint(...) argument: ${message}`, { loc, remedy: "See the Endpoint signature in docs/contracts.md section 3." }),
+  DUPLICATE_ENDPOINT: (name: string, first: SourceLocation, second: SourceLocation) =>
+    new SvcError("DUPLICATE_ENDPOINT", `Endpoint "${name}" is defined twice: ${first.file}:${first.line} and ${second.file}:${second.line}.`, {
+      loc: second,
+      remedy: "Give each queue-based function its own endpoint name, or define a load-balanced endpoint once and add routes to it.",
+    }),
+  DUPLICATE_FUNCTION: (name: string, first: string, second: string, loc: SourceLocation) =>
+    new SvcError("DUPLICATE_FUNCTION", `Function name "${name}" is used by two endpoints: "${first}" and "${second}".`, {
+      loc,
+      remedy: "Rename one of the functions: cross-endpoint calls find functions by name.",
+    }),
+  DUPLICATE_ROUTE: (endpoint: string, route: string, loc: SourceLocation) =>
+    new SvcError("DUPLICATE_ROUTE", `Route ${route} is declared twice on load-balanced endpoint "${endpoint}".`, {
+      loc,
+      remedy: "Each METHOD + path may appear once per endpoint.",
+    }),
+  RESERVED_ROUTE: (endpoint: string, path: string, loc: SourceLocation) =>
+    new SvcError("RESERVED_ROUTE", `Route path ${path} on endpoint "${endpoint}" is reserved by the platform.`, {
+      loc,
+      remedy: "Choose another path: /ping and /execute are used by the worker runtime.",
+    }),
+  MIXED_ENDPOINT_KINDS: (name: string, loc: SourceLocation) =>
+    new SvcError("MIXED_ENDPOINT_KINDS", `Endpoint "${name}" mixes a queue-based function with load-balanced routes.`, {
+      loc,
+      remedy: "Use @Endpoint(...) on one function for a queue endpoint, or api = Endpoint(...) with @api.get/post routes.",
+    }),
+
+  // dependencies and packing
+  PIP_FAILED: (output: string) =>
+    new SvcError("PIP_FAILED", `pip could not install the requirements:\n${output}`, {
+      remedy:
+        "Check the package names and versions. Dependencies are installed for Linux x86_64 as binary wheels only; pick a version that has a manylinux wheel, or exclude the package with --exclude.",
+    }),
+  ARTIFACT_TOO_LARGE: (size: number, limit: number, biggest: string) =>
+    new SvcError("ARTIFACT_TOO_LARGE", `The artifact is ${formatBytes(size)}, over the ${formatBytes(limit)} limit.\nBiggest entries:\n${biggest}`, {
+      remedy: "Use --exclude <packages> to leave out more packages (those pre-installed in the base image are excluded already).",
+    }),
+  ARTIFACT_UNSAFE: (entry: string, why: string) =>
+    new SvcError("ARTIFACT_UNSAFE", `Refusing to unpack artifact entry "${entry}": ${why}.`, {
+      remedy: "Rebuild the artifact with `svc build`; artifacts may not contain absolute paths, '..' or links leaving the folder.",
+    }),
+  MANIFEST_INVALID: (issues: string, file?: string) =>
+    new SvcError("MANIFEST_INVALID", `Invalid manifest${file ? ` ${file}` : ""}: ${issues}`, { remedy: "Rebuild with `svc build`." }),
+  BUILD_MISSING: (root: string) =>
+    new SvcError("BUILD_MISSING", `No build found in ${root}/.svc.`, { remedy: "Run `svc build` first." }),
+  INIT_WOULD_OVERWRITE: (files: string[]) =>
+    new SvcError("INIT_WOULD_OVERWRITE", `svc init would overwrite: ${files.join(", ")}.`, { remedy: "Use --force to overwrite, or init into an empty folder." }),
+
+  // platform client
+  AUTH_FAILED: (url: string) => new SvcError("AUTH_FAILED", `The platform at ${url} refused the API key.`, { remedy: AUTH_REMEDY, status: 401 }),
+  AUTH_MISSING: () => new SvcError("AUTH_MISSING", "PLATFORM_API_KEY is not set.", { remedy: AUTH_REMEDY, status: 401 }),
+  PLATFORM_UNREACHABLE: (url: string, cause: unknown) =>
+    new SvcError("PLATFORM_UNREACHABLE", `Cannot reach the platform at ${url}: ${String((cause as Error)?.message ?? cause)}`, {
+      remedy: "Start the embedded platform with `svc platform start`, or check PLATFORM_API_URL.",
+      status: 502,
+      cause,
+    }),
+  PLATFORM_ERROR: (operation: string, message: string) =>
+    new SvcError("PLATFORM_ERROR", `The platform answered an error to ${operation}: ${message}`, { status: 502 }),
+  ENVIRONMENT_AMBIGUOUS: (app: string, names: string[]) =>
+    new SvcError("ENVIRONMENT_AMBIGUOUS", `App "${app}" has several environments (${names.join(", ")}) and no --env was given.`, {
+      remedy: "Choose one with --env <name>.",
+    }),
+  NOT_FOUND: (what: string, name: string) => new SvcError("NOT_FOUND", `${what} "${name}" was not found.`, { status: 404 }),
+
+  // platform server (HTTP answers)
+  BAD_REQUEST: (message: string) => new SvcError("BAD_REQUEST", message, { status: 400 }),
+  UNAUTHORIZED: () => new SvcError("UNAUTHORIZED", "Missing or invalid API key.", { remedy: AUTH_REMEDY, status: 401 }),
+  PAYLOAD_TOO_LARGE: (limit: number) => new SvcError("PAYLOAD_TOO_LARGE", `Request body is over the ${formatBytes(limit)} limit.`, { status: 413 }),
+  RATE_LIMITED: (route: string) => new SvcError("RATE_LIMITED", `Too many requests to ${route}; slow down and retry.`, { status: 429 }),
+  NO_WORKER_READY: (endpoint: string) =>
+    new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time.`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
+
+  // dev server
+  PORT_IN_USE: (port: number) => new SvcError("PORT_IN_USE", `Port ${port} is in use and no free port was found after it.`, { remedy: "Pass --port with a free port." }),
+} satisfies Record<string, (...args: never[]) => SvcError>;
+
+export function formatBytes(bytes: number): string {
+  const units = ["B", "KB", "MB", "GB"];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit++;
+  }
+  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
+}

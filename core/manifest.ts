@@ -1,0 +1,101 @@
+/**
+ * The manifest schema (`.svc/svc_manifest.json`): validated when written and when read.
+ * Documented field by field in docs/manifest.md; docs/contracts.md shows an example.
+ */
+import { readFile, writeFile, mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import { z } from "zod";
+import { errors } from "./errors.ts";
+
+export const MANIFEST_VERSION = 1;
+export const MANIFEST_FILE = "svc_manifest.json";
+
+const httpMethod = z.enum(["GET", "POST", "PUT", "DELETE", "PATCH"]);
+
+const manifestFunction = z.strictObject({
+  name: z.string().min(1),
+  module: z.string().min(1),
+  line: z.number().int().positive(),
+  isAsync: z.boolean(),
+  isGenerator: z.boolean(),
+  httpMethod: httpMethod.optional(),
+  httpPath: z.string().startsWith("/").optional(),
+});
+
+const hardware = z
+  .strictObject({
+    gpuIds: z.array(z.string()).min(1).max(3).optional(),
+    gpuCount: z.number().int().positive().optional(),
+    instanceIds: z.array(z.string()).min(1).optional(),
+  })
+  .refine((h) => Boolean(h.gpuIds) !== Boolean(h.instanceIds), { message: "exactly one of gpuIds or instanceIds" });
+
+const scaling = z
+  .strictObject({
+    workersMin: z.number().int().min(0),
+    workersMax: z.number().int().min(0),
+    idleTimeout: z.number().min(0),
+    scalerType: z.enum(["QUEUE_DELAY", "REQUEST_COUNT"]),
+    scalerValue: z.number().min(0),
+  })
+  .refine((s) => s.workersMin <= s.workersMax, { message: "workersMin must not exceed workersMax" });
+
+export const manifestEndpointSchema = z.strictObject({
+  name: z.string().regex(/^[a-z0-9][a-z0-9-_]*$/i, "letters, digits, '-' and '_'"),
+  type: z.enum(["QB", "LB"]),
+  file: z.string().min(1),
+  module: z.string().min(1),
+  handler: z.string().min(1),
+  functions: z.array(manifestFunction).min(1),
+  hardware,
+  image: z.string().min(1),
+  scaling,
+  executionTimeoutMs: z.number().int().positive(),
+  env: z.record(z.string(), z.string()),
+  dependencies: z.array(z.string()),
+});
+
+export const manifestSchema = z.looseObject({
+  version: z.literal(MANIFEST_VERSION),
+  app: z.string().min(1),
+  pythonVersion: z.string().regex(/^3\.\d+$/),
+  fingerprint: z.string().startsWith("sha256:"),
+  endpoints: z.record(z.string(), manifestEndpointSchema),
+  functions: z.record(z.string(), z.string()),
+  routes: z.record(z.string(), z.array(z.strictObject({ method: httpMethod, path: z.string(), function: z.string() }))),
+  urls: z.record(z.string(), z.string()).optional(),
+});
+
+export type Manifest = z.infer<typeof manifestSchema>;
+export type ManifestEndpoint = z.infer<typeof manifestEndpointSchema>;
+
+export function formatZodIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`).join("; ");
+}
+
+export function parseManifest(value: unknown, file?: string): Manifest {
+  const result = manifestSchema.safeParse(value);
+  if (!result.success) throw errors.MANIFEST_INVALID(formatZodIssues(result.error), file);
+  return result.data;
+}
+
+export async function readManifest(file: string): Promise<Manifest> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    throw errors.BUILD_MISSING(dirname(dirname(file)));
+  }
+  try {
+    return parseManifest(JSON.parse(text), file);
+  } catch (error) {
+    if (error instanceof SyntaxError) throw errors.MANIFEST_INVALID(error.message, file);
+    throw error;
+  }
+}
+
+export async function writeManifest(file: string, manifest: Manifest): Promise<void> {
+  const valid = parseManifest(manifest, file);
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, `${JSON.stringify(valid, null, 2)}\n`);
+}

@@ -1,0 +1,197 @@
+/**
+ * The public types of svc: the one hand-written file a plugin author reads.
+ * Runtime schemas (zod) live beside the code that validates; the shapes here are what plugins see.
+ */
+import type { Manifest, ManifestEndpoint } from "./manifest.ts";
+import type { Logger } from "./logger.ts";
+import type { Pipeline } from "./pipeline.ts";
+
+export type { Manifest, ManifestEndpoint, Logger, Pipeline };
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
+export type EndpointType = "QB" | "LB";
+
+/** A value the discovery step evaluated statically from Python source. */
+export type StaticValue = string | number | boolean | null | StaticValue[] | { [key: string]: StaticValue };
+
+/** Where something is in the user's sources (for errors and the manifest). */
+export interface SourceLocation {
+  /** POSIX path relative to the project root. */
+  file: string;
+  line: number;
+}
+
+/** `@Endpoint(...)` or `x = Endpoint(...)`: the keyword arguments as written, evaluated statically. */
+export interface EndpointDeclaration extends SourceLocation {
+  /** Python variable holding the Endpoint object (load-balanced form only). */
+  variable?: string;
+  args: Record<string, StaticValue>;
+}
+
+/** One decorated function found by discovery. */
+export interface DiscoveredFunction extends SourceLocation {
+  name: string;
+  /** Dotted module path: `workers/gpu.py` → `workers.gpu`. */
+  module: string;
+  isAsync: boolean;
+  isGenerator: boolean;
+  declaration: EndpointDeclaration;
+  /** Present for a route of a load-balanced endpoint (`@api.post("/x")`). */
+  route?: { method: HttpMethod; path: string };
+}
+
+export interface Hardware {
+  gpuIds?: string[];
+  gpuCount?: number;
+  instanceIds?: string[];
+}
+
+export interface Scaling {
+  workersMin: number;
+  workersMax: number;
+  idleTimeout: number;
+  scalerType: "QUEUE_DELAY" | "REQUEST_COUNT";
+  scalerValue: number;
+}
+
+/** One endpoint after grouping: the unit that gets a handler, an image and a platform endpoint. */
+export interface EndpointSpec {
+  name: string;
+  type: EndpointType;
+  file: string;
+  module: string;
+  line: number;
+  functions: DiscoveredFunction[];
+  hardware: Hardware;
+  /** Set by svc:gpu-image. */
+  image?: string;
+  scaling: Scaling;
+  executionTimeoutMs: number;
+  env: Record<string, string>;
+  dependencies: string[];
+  /** Path of the generated handler inside the artifact, set by svc:python-handlers. */
+  handler?: string;
+}
+
+export interface Requirement {
+  /** The requirement line as pip reads it (`pillow>=10`). */
+  spec: string;
+  /** Normalised project name (`pillow`), for exclusion and reporting. */
+  name: string;
+  /** Where it came from: `requirements.txt:3` or `endpoint gpu-worker`. */
+  source: string;
+}
+
+export interface ExcludedRequirement extends Requirement {
+  reason: "preinstalled" | "excluded-by-user";
+}
+
+export interface ArtifactEntry {
+  /** POSIX path inside the artifact. */
+  path: string;
+  size: number;
+}
+
+export interface Artifact {
+  path: string;
+  sha256: string;
+  /** Compressed size in bytes. */
+  size: number;
+  /** Uncompressed size in bytes. */
+  unpackedSize: number;
+  entries: ArtifactEntry[];
+}
+
+export interface DeployedEndpoint {
+  name: string;
+  id: string;
+  type: EndpointType;
+  url: string;
+}
+
+/** Options of one pipeline run; the CLI flags map onto these. */
+export interface BuildOptions {
+  /** Stop after this stage (`build` stops after pack). */
+  until: "manifest" | "pack" | "configure";
+  keepBuild: boolean;
+  noDeps: boolean;
+  exclude: string[];
+  analyze: boolean;
+  env?: string;
+  /** Name prefix for endpoints created by the dev server (`live-`). */
+  endpointPrefix?: string;
+}
+
+/** Everything a plugin may read or write during one run. */
+export interface BuildContext {
+  root: string;
+  /** `.svc/` under root. */
+  outDir: string;
+  /** `.svc/.build/`: the tree that becomes the artifact. */
+  buildDir: string;
+  config: ResolvedConfig;
+  options: BuildOptions;
+  logger: Logger;
+  /** Filled as the stages run. */
+  functions: DiscoveredFunction[];
+  endpoints: EndpointSpec[];
+  manifest?: Manifest;
+  requirements: Requirement[];
+  excluded: ExcludedRequirement[];
+  /** App source files (POSIX, relative to root) that go into the artifact. */
+  sourceFiles: string[];
+  artifact?: Artifact;
+  /** The platform's id of the uploaded build (svc:upload). */
+  buildId?: string;
+  deployed: DeployedEndpoint[];
+  /** Per-run scratch space for plugins, keyed by plugin name. */
+  meta: Map<string, unknown>;
+}
+
+export interface SvcPlugin {
+  /** `svc:<stage>` for built-ins, `svc-plugin-<x>` for third-party ones. */
+  name: string;
+  apply(pipeline: Pipeline): void;
+}
+
+export type PluginOption = SvcPlugin | string | false | null | undefined | PluginOption[];
+
+export interface ImageConfig {
+  gpu: string;
+  cpu: string;
+}
+
+/** What `svc.config.ts` exports (via `defineConfig`). */
+export interface SvcConfig {
+  /** App name on the platform; defaults to the project folder name. */
+  app?: string;
+  /** Python version of the workers, `3.11` by default. */
+  pythonVersion?: string;
+  /** Extra plugins, after the built-ins. */
+  plugins?: PluginOption[];
+  /** Remove built-in plugins by name (`svc:analyze`), or replace them with a plugin of the same name. */
+  disablePlugins?: string[];
+  images?: Partial<ImageConfig>;
+  /** Packages never packed, on top of the pre-installed ones. */
+  exclude?: string[];
+  /** Artifact size limit in bytes (1.5 GB; lower it for tests). */
+  maxArtifactBytes?: number;
+  /** Extra ignore patterns (gitignore syntax). */
+  ignore?: string[];
+}
+
+export interface ResolvedConfig {
+  app: string;
+  pythonVersion: string;
+  plugins: SvcPlugin[];
+  disablePlugins: string[];
+  images: ImageConfig;
+  exclude: string[];
+  maxArtifactBytes: number;
+  ignore: string[];
+  /** The config file that was loaded, if any. */
+  configFile?: string;
+}
+
+export type ConfigEnv = { command: string; mode: "development" | "production" };
+export type UserConfigExport = SvcConfig | ((env: ConfigEnv) => SvcConfig | Promise<SvcConfig>);
