@@ -1,0 +1,37 @@
+/** The built-in plugins, one per stage job, in the order they tap. Each is named `svc:<job>`. */
+import type { SvcPlugin } from "../core/types.ts";
+import { analyze } from "./analyze/index.ts";
+import { configure } from "./configure.ts";
+import { discoverPython } from "./discover-python/index.ts";
+import { excludePreinstalled } from "./exclude-preinstalled.ts";
+import { gpuImage } from "./gpu-image.ts";
+import { groupEndpoints } from "./group-endpoints.ts";
+import { lbRoutes } from "./lb-routes.ts";
+import { manifest } from "./manifest.ts";
+import { pipInstall } from "./pip-install.ts";
+import { provision } from "./provision.ts";
+import { pythonHandlers } from "./python-handlers.ts";
+import { resolveDeps } from "./resolve-deps.ts";
+import { sizeGuard } from "./size-guard.ts";
+import { tarPack } from "./tar-pack.ts";
+import { upload } from "./upload.ts";
+
+export function builtinPlugins(): SvcPlugin[] {
+  return [
+    discoverPython(),
+    groupEndpoints(),
+    lbRoutes(),
+    gpuImage(),
+    pythonHandlers(),
+    manifest(),
+    resolveDeps(),
+    excludePreinstalled(),
+    pipInstall(),
+    tarPack(),
+    sizeGuard(),
+    analyze(),
+    upload(),
+    provision(),
+    configure(),
+  ];
+}
