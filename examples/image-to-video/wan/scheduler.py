@@ -1,0 +1,138 @@
+"""Flow-matching samplers with timestep shift: Euler and UniPC (order 2, data prediction).
+
+The model predicts velocity v = noise - x0 on the path x_σ = (1-σ)·x0 + σ·noise.
+"""
+import math
+from typing import List
+
+import torch
+
+
+def shifted_sigmas(steps: int, shift: float, sigma_max: float = 1.0) -> List[float]:
+    """linspace(sigma_max, 0, steps+1)[:-1] shifted by σ' = shift·σ / (1 + (shift-1)·σ)."""
+    if steps < 1:
+        raise ValueError("steps must be >= 1")
+    base = [sigma_max * (1.0 - i / steps) for i in range(steps)]
+    return [shift * s / (1.0 + (shift - 1.0) * s) for s in base]
+
+
+class FlowEuler:
+    order = 1
+
+    def __init__(self, steps: int, shift: float):
+        self.sigmas = shifted_sigmas(steps, shift) + [0.0]
+        self.timesteps = [s * 1000.0 for s in self.sigmas[:-1]]
+        self.i = 0
+
+    def step(self, v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        s, s_next = self.sigmas[self.i], self.sigmas[self.i + 1]
+        self.i += 1
+        return (x.float() + (s_next - s) * v.float()).to(x.dtype)
+
+
+class FlowUniPC:
+    """UniPC multistep (B(h) = e^h - 1 variant) predicting x0 = x - σ·v, with the UniC corrector
+    and order lowered to 1 for the first step (warm-up) and the last step."""
+
+    # The original UniPC scheduler starts at σ = 1 - 1/1000: λ = log(α/σ) must be finite there.
+    SIGMA_MAX = 0.999
+
+    def __init__(self, steps: int, shift: float, order: int = 2):
+        self.order = order
+        self.sigmas = shifted_sigmas(steps, shift, self.SIGMA_MAX) + [0.0]
+        self.timesteps = [s * 1000.0 for s in self.sigmas[:-1]]
+        self.steps = steps
+        self.i = 0
+        self.x0s: List[torch.Tensor] = []   # data predictions, newest last
+        self.last_x = None
+        self.last_order = 1
+
+    @staticmethod
+    def _lam(s: float) -> float:
+        # λ = log(α/σ) with α = 1-σ; σ = 0 (the end) gives +inf.
+        if s <= 0.0:
+            return math.inf
+        return math.log(1.0 - s) - math.log(s)
+
+    def _coeffs(self, h: float, rks: List[float], order: int):
+        """R matrix and b vector of UniPC for data prediction (hh = -h)."""
+        hh = -h
+        h_phi_1 = math.expm1(hh)
+        h_phi_k = h_phi_1 / hh - 1.0 if math.isfinite(hh) else -1.0
+        B_h = math.expm1(hh)
+        fact = 1
+        R, b = [], []
+        for k in range(1, order + 1):
+            R.append([r ** (k - 1) for r in rks])
+            b.append(h_phi_k * fact / B_h)
+            fact *= k + 1
+            h_phi_k = (h_phi_k / hh - 1.0 / fact) if math.isfinite(hh) else -1.0 / fact
+        return h_phi_1, B_h, R, b
+
+    def _predict(self, x, order):
+        """UniP: from x at sigmas[i] to sigmas[i+1] using the last `order` x0 predictions."""
+        s0, st = self.sigmas[self.i], self.sigmas[self.i + 1]
+        l0, lt = self._lam(s0), self._lam(st)
+        h = lt - l0
+        m0 = self.x0s[-1]
+        rks, D1s = [], []
+        for k in range(1, order):
+            sk = self.sigmas[self.i - k]
+            rk = (self._lam(sk) - l0) / h
+            rks.append(rk)
+            D1s.append((self.x0s[-(k + 1)] - m0) / rk)
+        rks.append(1.0)
+        h_phi_1, B_h, R, b = self._coeffs(h, rks, order)
+        out = (st / s0) * x - (1.0 - st) * h_phi_1 * m0
+        if D1s:
+            if order == 2:
+                rhos = [0.5]
+            else:
+                rhos = torch.linalg.solve(torch.tensor(R)[:-1, :-1], torch.tensor(b)[:-1]).tolist()
+            out = out - (1.0 - st) * B_h * sum(r * d for r, d in zip(rhos, D1s))
+        return out
+
+    def _correct(self, x_pred, x0_new, order):
+        """UniC: refine the previous step's result once the model output at it is known."""
+        st, s0 = self.sigmas[self.i], self.sigmas[self.i - 1]
+        l0, lt = self._lam(s0), self._lam(st)
+        h = lt - l0
+        m0 = self.x0s[-1]
+        rks, D1s = [], []
+        for k in range(1, order):
+            sk = self.sigmas[self.i - (k + 1)]
+            rk = (self._lam(sk) - l0) / h
+            rks.append(rk)
+            D1s.append((self.x0s[-(k + 1)] - m0) / rk)
+        rks.append(1.0)
+        h_phi_1, B_h, R, b = self._coeffs(h, rks, order)
+        if order == 1:
+            rhos = [0.5]
+        else:
+            rhos = torch.linalg.solve(torch.tensor(R, dtype=torch.float64),
+                                      torch.tensor(b, dtype=torch.float64)).tolist()
+        out = (st / s0) * self.last_x - (1.0 - st) * h_phi_1 * m0
+        corr = sum(r * d for r, d in zip(rhos[:-1], D1s)) if D1s else 0.0
+        return out - (1.0 - st) * B_h * (corr + rhos[-1] * (x0_new - m0))
+
+    def step(self, v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        x = x.float()
+        x0 = x - self.sigmas[self.i] * v.float()
+        if self.i > 0 and self.last_x is not None:
+            x = self._correct(x, x0, self.last_order)
+        self.x0s = (self.x0s + [x0])[-self.order:]
+        order = min(self.order, self.steps - self.i, len(self.x0s))
+        self.last_order = order
+        self.last_x = x
+        x_next = self._predict(x, order)
+        self.i += 1
+        return x_next.to(dtype)
+
+
+def make_scheduler(name: str, steps: int, shift: float):
+    if name == "euler":
+        return FlowEuler(steps, shift)
+    if name == "unipc":
+        return FlowUniPC(steps, shift)
+    raise ValueError(f"unknown solver {name!r} (euler | unipc)")

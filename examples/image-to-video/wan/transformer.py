@@ -1,0 +1,203 @@
+"""The Wan diffusion transformer (one expert). Module names match the published checkpoints."""
+import math
+from typing import Optional
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .attention import attention
+from .config import TransformerConfig
+from .rope import apply_rope, rope_tables
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        xf = x.float()
+        xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+        return xf.to(x.dtype) * self.weight
+
+
+class LayerNorm(nn.LayerNorm):
+    """LayerNorm computed in fp32 (bf16 statistics drift over 40 layers)."""
+
+    def __init__(self, dim, eps=1e-6, elementwise_affine=False):
+        super().__init__(dim, eps=eps, elementwise_affine=elementwise_affine)
+
+    def forward(self, x):
+        return super().forward(x.float()).to(x.dtype)
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, dim, num_heads, eps):
+        super().__init__()
+        self.num_heads = num_heads
+        self.q, self.k, self.v, self.o = (nn.Linear(dim, dim) for _ in range(4))
+        # RMSNorm over the whole dim (before the head split), as published.
+        self.norm_q = RMSNorm(dim, eps)
+        self.norm_k = RMSNorm(dim, eps)
+
+    def forward(self, x, cos, sin):
+        b, n = x.shape[0], self.num_heads
+        q = self.norm_q(self.q(x)).unflatten(-1, (n, -1))
+        k = self.norm_k(self.k(x)).unflatten(-1, (n, -1))
+        v = self.v(x).unflatten(-1, (n, -1))
+        out = attention(apply_rope(q, cos, sin), apply_rope(k, cos, sin), v)
+        return self.o(out.flatten(2))
+
+
+class CrossAttention(nn.Module):
+    def __init__(self, dim, num_heads, eps, image_branch=False, image_tokens=257):
+        super().__init__()
+        self.num_heads = num_heads
+        self.image_tokens = image_tokens if image_branch else 0
+        self.q, self.k, self.v, self.o = (nn.Linear(dim, dim) for _ in range(4))
+        self.norm_q = RMSNorm(dim, eps)
+        self.norm_k = RMSNorm(dim, eps)
+        if image_branch:
+            self.k_img = nn.Linear(dim, dim)
+            self.v_img = nn.Linear(dim, dim)
+            self.norm_k_img = RMSNorm(dim, eps)
+
+    def forward(self, x, context):
+        n = self.num_heads
+        q = self.norm_q(self.q(x)).unflatten(-1, (n, -1))
+        txt = context[:, self.image_tokens:]
+        k = self.norm_k(self.k(txt)).unflatten(-1, (n, -1))
+        v = self.v(txt).unflatten(-1, (n, -1))
+        out = attention(q, k, v)
+        if self.image_tokens:
+            img = context[:, :self.image_tokens]
+            ki = self.norm_k_img(self.k_img(img)).unflatten(-1, (n, -1))
+            vi = self.v_img(img).unflatten(-1, (n, -1))
+            out = out + attention(q, ki, vi)
+        return self.o(out.flatten(2))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        d = cfg.dim
+        self.norm1 = LayerNorm(d, cfg.eps)
+        self.self_attn = SelfAttention(d, cfg.num_heads, cfg.eps)
+        self.norm3 = LayerNorm(d, cfg.eps, elementwise_affine=True)
+        self.cross_attn = CrossAttention(d, cfg.num_heads, cfg.eps, cfg.image_dim is not None,
+                                         cfg.image_tokens)
+        self.norm2 = LayerNorm(d, cfg.eps)
+        self.ffn = nn.Sequential(nn.Linear(d, cfg.ffn_dim), nn.GELU(approximate="tanh"),
+                                 nn.Linear(cfg.ffn_dim, d))
+        self.modulation = nn.Parameter(torch.randn(1, 6, d) / d ** 0.5)
+
+    def forward(self, x, e0, context, cos, sin):
+        # Modulation math in fp32: shift/scale/gate vectors m0..m5.
+        m = (self.modulation.float() + e0).unbind(1)
+        dt = x.dtype
+        h = (self.norm1(x).float() * (1 + m[1][:, None]) + m[0][:, None]).to(dt)
+        x = x + (self.self_attn(h, cos, sin).float() * m[2][:, None]).to(dt)
+        x = x + self.cross_attn(self.norm3(x), context)
+        h = (self.norm2(x).float() * (1 + m[4][:, None]) + m[3][:, None]).to(dt)
+        x = x + (self.ffn(h).float() * m[5][:, None]).to(dt)
+        return x
+
+
+class Head(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        d = cfg.dim
+        self.norm = LayerNorm(d, cfg.eps)
+        self.head = nn.Linear(d, math.prod(cfg.patch_size) * cfg.out_dim)
+        self.modulation = nn.Parameter(torch.randn(1, 2, d) / d ** 0.5)
+
+    def forward(self, x, e):
+        shift, scale = (self.modulation.float() + e[:, None]).unbind(1)
+        h = self.norm(x).float() * (1 + scale[:, None]) + shift[:, None]
+        return self.head(h.to(x.dtype))
+
+
+class ImageProjection(nn.Module):
+    """CLIP tokens → model dim (2.1 I2V): LN → Linear → GELU → Linear → LN."""
+
+    def __init__(self, in_dim, out_dim):
+        super().__init__()
+        self.proj = nn.Sequential(nn.LayerNorm(in_dim), nn.Linear(in_dim, in_dim), nn.GELU(),
+                                  nn.Linear(in_dim, out_dim), nn.LayerNorm(out_dim))
+
+    def forward(self, x):
+        return self.proj(x)
+
+
+def sinusoidal_embedding(t: torch.Tensor, dim: int) -> torch.Tensor:
+    """cat[cos, sin] of t · 10000^(-i/(dim/2)), computed in fp64 (t goes up to 1000)."""
+    half = dim // 2
+    freqs = torch.pow(10000.0, -torch.arange(half, dtype=torch.float64, device=t.device) / half)
+    a = torch.outer(t.double(), freqs)
+    return torch.cat([a.cos(), a.sin()], dim=1).float()
+
+
+class WanTransformer(nn.Module):
+    def __init__(self, cfg: TransformerConfig):
+        super().__init__()
+        self.cfg = cfg
+        d = cfg.dim
+        self.patch_embedding = nn.Conv3d(cfg.in_dim, d, kernel_size=cfg.patch_size,
+                                         stride=cfg.patch_size)
+        self.text_embedding = nn.Sequential(nn.Linear(cfg.text_dim, d),
+                                            nn.GELU(approximate="tanh"), nn.Linear(d, d))
+        self.time_embedding = nn.Sequential(nn.Linear(cfg.freq_dim, d), nn.SiLU(),
+                                            nn.Linear(d, d))
+        self.time_projection = nn.Sequential(nn.SiLU(), nn.Linear(d, 6 * d))
+        self.blocks = nn.ModuleList(Block(cfg) for _ in range(cfg.num_layers))
+        self.head = Head(cfg)
+        if cfg.image_dim is not None:
+            self.img_emb = ImageProjection(cfg.image_dim, d)
+        self._rope_cache = {}
+
+    def _rope(self, f, h, w, device):
+        key = (f, h, w, str(device))
+        if key not in self._rope_cache:
+            self._rope_cache = {key: rope_tables(f, h, w, self.cfg.head_dim, device)}
+        return self._rope_cache[key]
+
+    def pad_text(self, embeds):
+        """List of (Li, text_dim) T5 outputs → (B, text_len, text_dim), zero padded."""
+        out = embeds[0].new_zeros(len(embeds), self.cfg.text_len, self.cfg.text_dim)
+        for i, e in enumerate(embeds):
+            n = min(e.shape[0], self.cfg.text_len)
+            out[i, :n] = e[:n]
+        return out
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor, context: torch.Tensor,
+                clip_tokens: Optional[torch.Tensor] = None) -> torch.Tensor:
+        """x (B, 36, F, H, W) latent+condition, t (B,) in [0, 1000), context (B, text_len, text_dim)
+        zero padded T5 states, clip_tokens (B, 257, 1280) for 2.1. Returns velocity (B, 16, F, H, W)."""
+        cfg = self.cfg
+        dtype = self.patch_embedding.weight.dtype
+        pt, ph, pw = cfg.patch_size
+        b, _, fr, hh, ww = x.shape
+        f, h, w = fr // pt, hh // ph, ww // pw
+        tokens = self.patch_embedding(x.to(dtype)).flatten(2).transpose(1, 2)
+
+        # Time embedding in fp32 (e for the head, e0 = 6 modulation vectors for the blocks).
+        tl = self.time_embedding[0].weight.dtype
+        e = self.time_embedding(sinusoidal_embedding(t, cfg.freq_dim).to(tl)).float()
+        e0 = self.time_projection(e.to(tl)).float().unflatten(1, (6, cfg.dim))
+
+        ctx = self.text_embedding(context.to(dtype))
+        if cfg.image_dim is not None:
+            if clip_tokens is None:
+                raise ValueError("this config has a CLIP image branch: clip_tokens is required")
+            ctx = torch.cat([self.img_emb(clip_tokens.to(dtype)), ctx], dim=1)
+
+        cos, sin = self._rope(f, h, w, x.device)
+        for block in self.blocks:
+            tokens = block(tokens, e0, ctx, cos, sin)
+        out = self.head(tokens, e)
+        # Unpatchify: (B, f*h*w, pt*ph*pw*C) → (B, C, f*pt, h*ph, w*pw).
+        out = out.float().view(b, f, h, w, pt, ph, pw, cfg.out_dim)
+        out = out.permute(0, 7, 1, 4, 2, 5, 3, 6)
+        return out.reshape(b, cfg.out_dim, f * pt, h * ph, w * pw)

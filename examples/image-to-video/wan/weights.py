@@ -1,0 +1,169 @@
+"""Checkpoint I/O: a stdlib safetensors reader, .pth loading, meta-device construction,
+deterministic random initialisation (tiny mode, benchmarks) and strict key-for-key loading."""
+import contextlib
+import glob
+import json
+import mmap
+import os
+import struct
+from typing import Dict, Iterator, Tuple
+
+import torch
+import torch.nn as nn
+
+_ST_DTYPES = {
+    "F64": torch.float64, "F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16,
+    "I64": torch.int64, "I32": torch.int32, "I16": torch.int16, "I8": torch.int8,
+    "U8": torch.uint8, "BOOL": torch.bool,
+}
+
+
+def read_safetensors_header(path: str) -> Tuple[dict, int]:
+    """Header dict and the byte offset where tensor data starts (8-byte LE length + JSON)."""
+    with open(path, "rb") as f:
+        (n,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(n))
+    header.pop("__metadata__", None)
+    return header, 8 + n
+
+
+def iter_safetensors(path: str) -> Iterator[Tuple[str, torch.Tensor]]:
+    """Yield (name, tensor) without reading the whole file: tensors view an mmap, copy on use."""
+    header, base = read_safetensors_header(path)
+    with open(path, "rb") as f:
+        mm = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    try:
+        for name, info in header.items():
+            dtype = _ST_DTYPES[info["dtype"]]
+            start, end = info["data_offsets"]
+            count = (end - start) // torch.tensor([], dtype=dtype).element_size()
+            buf = bytearray(mm[base + start:base + end]) if count else bytearray()
+            t = torch.frombuffer(buf, dtype=dtype, count=count) if count else torch.empty(0, dtype=dtype)
+            yield name, t.reshape(info["shape"])
+    finally:
+        mm.close()
+
+
+def write_safetensors(path: str, tensors: Dict[str, torch.Tensor]) -> None:
+    """Writer used by tests (and to export tiny weights)."""
+    rev = {v: k for k, v in _ST_DTYPES.items()}
+    header, blobs, off = {}, [], 0
+    for name, t in tensors.items():
+        t = t.detach().contiguous().cpu()
+        raw = t.view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        header[name] = {"dtype": rev[t.dtype], "shape": list(t.shape),
+                        "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+    h = json.dumps(header).encode()
+    h += b" " * (-len(h) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h)
+        for b in blobs:
+            f.write(b)
+
+
+def iter_checkpoint(path: str) -> Iterator[Tuple[str, torch.Tensor]]:
+    """A .safetensors file, a folder of shards (with or without an index), or a .pth file."""
+    if os.path.isdir(path):
+        files = sorted(glob.glob(os.path.join(path, "*.safetensors")))
+        if not files:
+            raise FileNotFoundError(f"no *.safetensors shards in {path}")
+        for f in files:
+            yield from iter_safetensors(f)
+    elif path.endswith(".safetensors"):
+        yield from iter_safetensors(path)
+    else:
+        try:
+            sd = torch.load(path, map_location="cpu", weights_only=True)
+        except TypeError:  # torch without weights_only
+            sd = torch.load(path, map_location="cpu")
+        yield from sd.items()
+
+
+def load_into(model: nn.Module, path: str, prefix: str = "") -> None:
+    """Copy checkpoint tensors into `model` key for key; any missing/unexpected key is an error.
+    With `prefix`, only keys under it are used (e.g. "visual." of the CLIP checkpoint)."""
+    params = dict(model.named_parameters())
+    params.update(dict(model.named_buffers()))
+    seen, unexpected = set(), []
+    for name, t in iter_checkpoint(path):
+        if prefix:
+            if not name.startswith(prefix):
+                continue
+            name = name[len(prefix):]
+        p = params.get(name)
+        if p is None:
+            unexpected.append(name)
+            continue
+        if tuple(p.shape) != tuple(t.shape):
+            raise ValueError(f"{path}: {name} has shape {tuple(t.shape)}, model expects {tuple(p.shape)}")
+        with torch.no_grad():
+            p.copy_(t.to(p.dtype))
+        seen.add(name)
+    missing = sorted(set(params) - seen)
+    if missing or unexpected:
+        raise ValueError(f"{path} does not match the model: missing {missing[:5]} "
+                         f"({len(missing)}), unexpected {unexpected[:5]} ({len(unexpected)})")
+
+
+@contextlib.contextmanager
+def empty_init(device="meta"):
+    """Build modules with parameters on `device` (meta: no memory, no init cost).
+
+    torch 1.13 has no `with torch.device(...)`; registering each parameter straight onto the
+    target device does the same and works on 2.x too."""
+    orig = nn.Module.register_parameter
+
+    def register(self, name, param):
+        if param is not None:
+            param = nn.Parameter(torch.empty_like(param, device=device), param.requires_grad)
+        orig(self, name, param)
+
+    nn.Module.register_parameter = register
+    try:
+        yield
+    finally:
+        nn.Module.register_parameter = orig
+
+
+def materialize(model: nn.Module, device, dtype=None) -> nn.Module:
+    """Allocate a meta-built model's storage on `device` (values uninitialised)."""
+    model = model.to_empty(device=device)
+    if dtype is not None:
+        model = model.to(dtype)
+    return model
+
+
+@torch.no_grad()
+def random_init(model: nn.Module, seed: int) -> nn.Module:
+    """Deterministic weights from `seed`, parameter by parameter in name order.
+
+    Norm gains 1, biases 0, matrices ~ N(0, 1/fan_in): outputs stay O(1) so the tiny pipeline
+    produces a well-formed (if meaningless) video."""
+    gen = torch.Generator().manual_seed(seed)
+    for name, p in model.named_parameters():
+        leaf = name.rsplit(".", 1)[-1]
+        if "norm" in name and leaf in ("weight", "gamma") or leaf == "gamma":
+            p.fill_(1.0)
+        elif leaf == "bias":
+            p.zero_()
+        else:
+            fan_in = p[0].numel() if p.dim() > 1 else p.shape[-1]
+            t = torch.randn(p.shape, generator=gen) / max(fan_in, 1) ** 0.5
+            p.copy_(t.to(p.dtype))
+    return model
+
+
+def random_init_fast(model: nn.Module, seed: int, std: float = 0.02) -> nn.Module:
+    """On-device normal init for full-size benchmark models (CPU-side generation is too slow)."""
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if "norm" in name or name.endswith("gamma"):
+                p.fill_(1.0)
+            elif name.endswith("bias"):
+                p.zero_()
+            else:
+                p.normal_(0.0, std)
+    return model
