@@ -1,0 +1,51 @@
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { defineConfig, DEFAULT_IMAGES, loadConfig, resolveConfig } from "../../core/config.ts";
+
+const fixtures = join(import.meta.dirname, "../../fixtures/config");
+const env = { command: "build", mode: "production" } as const;
+
+describe("loadConfig", () => {
+  it("loads svc.config.ts in function form, flattening plugin arrays and dropping false", async () => {
+    const config = await loadConfig(join(fixtures, "function-form"), env);
+    expect(config.app).toBe("config-production");
+    expect(config.exclude).toEqual(["pandas"]);
+    expect(config.images).toEqual({ gpu: "example/gpu:1", cpu: DEFAULT_IMAGES.cpu });
+    expect(config.plugins.map((p) => p.name)).toEqual(["svc-plugin-stamp"]);
+    expect(config.configFile).toMatch(/svc\.config\.ts$/);
+  });
+
+  it("fills defaults when there is no config file", async () => {
+    const config = await loadConfig(join(fixtures, "..", "config"), env);
+    expect(config).toMatchObject({ app: "config", pythonVersion: "3.11", maxArtifactBytes: 1.5e9, plugins: [] });
+  });
+
+  it("names every invalid field", async () => {
+    const error = await loadConfig(join(fixtures, "invalid"), env).catch((e) => e);
+    expect(error.code).toBe("CONFIG_INVALID");
+    expect(error.message).toContain("app:");
+    expect(error.message).toContain("maxArtifactBytes:");
+  });
+
+  it("resolves plugin package names from the app's node_modules", async () => {
+    const config = await loadConfig(join(fixtures, "package-plugin"), env);
+    expect(config.plugins.map((p) => p.name)).toEqual(["svc-plugin-hello"]);
+  });
+
+  it("says how to install a plugin package that is missing", async () => {
+    const error = await loadConfig(join(fixtures, "mjs"), env).catch((e) => e);
+    expect(error.code).toBe("PLUGIN_NOT_FOUND");
+    expect(error.message).toContain("npm install -D svc-plugin-missing");
+  });
+
+  it("rejects a plugin object without apply", async () => {
+    const error = await resolveConfig("/tmp/x", { plugins: [{ name: "half" }] }).catch((e) => e);
+    expect(error.code).toBe("CONFIG_INVALID");
+    expect(error.message).toContain("plugins.0");
+  });
+
+  it("defineConfig is the identity (it exists for types)", () => {
+    const config = { app: "x" };
+    expect(defineConfig(config)).toBe(config);
+  });
+});
