@@ -1,0 +1,169 @@
+"""Running one queue job: call the function, stream chunks, enforce the deadline, report.
+
+Execution timeout: the worker enforces the job's `executionTimeoutMs` itself. When it runs out
+the job is reported FAILED with `error_type: "TimeoutError"` (an async task is cancelled; a sync
+function cannot be interrupted, so its thread runs on and its result is dropped). The platform
+keeps its own, later deadline only for workers that die or hang.
+"""
+import inspect
+import json
+import threading
+import time
+import traceback
+from concurrent.futures import CancelledError, Future
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+from ._call import kwargs_for
+from ._log import logger
+from ._loop import LoopThread
+from ._platform import WorkerClient
+from .errors import is_input_error
+
+
+@dataclass
+class Job:
+    id: str
+    input: Any
+    timeout_s: Optional[float]
+    wake: threading.Event = field(default_factory=threading.Event)  # set when done or cancelled
+    cancelled: bool = False
+    abandoned: bool = False  # cancelled or timed out: nothing more is sent for it
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        self.wake.set()
+
+
+class _Abandoned(Exception):
+    """Raised inside a generator's driver to stop it once the job is abandoned."""
+
+
+def error_body(exc: BaseException) -> Dict[str, Any]:
+    kind = "InputValidationError" if is_input_error(exc) else type(exc).__name__
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return {"error": {"error_type": kind, "error_message": str(exc), "error_traceback": trace}}
+
+
+def _in_daemon_thread(work: Callable[[], Any], name: str) -> "Future[Any]":
+    """Run sync user code on its own daemon thread.
+
+    Not a ThreadPoolExecutor: its threads are joined at interpreter exit, so one sync job
+    abandoned after a cancel or timeout could keep a stopping worker from exiting.
+    """
+    future: "Future[Any]" = Future()
+
+    def target() -> None:
+        if not future.set_running_or_notify_cancel():
+            return
+        try:
+            future.set_result(work())
+        except BaseException as exc:  # noqa: B902 - handed to the waiting job thread
+            future.set_exception(exc)
+
+    threading.Thread(target=target, name=name, daemon=True).start()
+    return future
+
+
+class JobRunner:
+    def __init__(self, fn: Callable, client: WorkerClient, loop: LoopThread) -> None:
+        self.fn = fn
+        self.client = client
+        self.loop = loop
+        self.is_async = inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
+        self.is_stream = inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)
+
+    def _emit(self, job: Job, chunk: Any) -> None:
+        if job.abandoned or not self.client.stream(job.id, chunk):
+            job.abandoned = True
+            raise _Abandoned()
+
+    def _sync_body(self, job: Job, kwargs: Dict[str, Any]) -> Any:
+        if not self.is_stream:
+            return self.fn(**kwargs)
+        chunks: List[Any] = []
+        gen = self.fn(**kwargs)
+        try:
+            for chunk in gen:
+                self._emit(job, chunk)
+                chunks.append(chunk)
+        finally:
+            gen.close()
+        return chunks
+
+    async def _async_body(self, job: Job, kwargs: Dict[str, Any]) -> Any:
+        if not self.is_stream:
+            return await self.fn(**kwargs)
+        chunks: List[Any] = []
+        agen = self.fn(**kwargs)
+        try:
+            async for chunk in agen:
+                # The HTTP post blocks, so it runs off the loop that other jobs share.
+                await self.loop.loop.run_in_executor(None, self._emit, job, chunk)
+                chunks.append(chunk)
+        finally:
+            await agen.aclose()
+        return chunks
+
+    def run(self, job: Job) -> bool:
+        """Run and report `job`; True when its output asked for a fresh worker (`refresh_worker`)."""
+        started = time.monotonic()
+        logger.info("job %s: started", job.id)
+        try:
+            kwargs = kwargs_for(self.fn, job.input)
+        except Exception as exc:
+            logger.info("job %s: rejected input: %s", job.id, exc)
+            self.client.done(job.id, error_body(exc))
+            return False
+        if self.is_async:
+            future = self.loop.submit(self._async_body(job, kwargs))
+        else:
+            future = _in_daemon_thread(lambda: self._sync_body(job, kwargs), f"svc-job-{job.id}")
+        future.add_done_callback(lambda _: job.wake.set())
+
+        finished = job.wake.wait(job.timeout_s)
+        if job.cancelled:
+            job.abandoned = True
+            future.cancel()
+            logger.info("job %s: cancelled by the platform; not reported", job.id)
+            return False
+        if not finished:
+            job.abandoned = True
+            future.cancel()
+            logger.warning("job %s: execution timeout of %.1f s reached", job.id, job.timeout_s)
+            self.client.done(job.id, {"error": {
+                "error_type": "TimeoutError",
+                "error_message": f"job exceeded its execution timeout of {job.timeout_s:g} s",
+                "error_traceback": ""}})
+            return False
+        return self._report(job, future, time.monotonic() - started)
+
+    def _report(self, job: Job, future: "Future[Any]", elapsed: float) -> bool:
+        try:
+            output = future.result()
+        except (_Abandoned, CancelledError):
+            logger.info("job %s: stopped; the platform no longer holds it", job.id)
+            return False
+        except BaseException as exc:  # noqa: B902 - user code may raise anything, SystemExit included
+            logger.error("job %s: failed after %.2f s: %s: %s", job.id, elapsed, type(exc).__name__, exc)
+            self.client.done(job.id, error_body(exc))
+            return False
+
+        refresh = False
+        if isinstance(output, dict):
+            if output.get("error"):
+                message = output["error"]
+                message = message if isinstance(message, str) else json.dumps(message, default=str)
+                logger.info("job %s: returned an error after %.2f s: %s", job.id, elapsed, message)
+                self.client.done(job.id, {"error": message})
+                return False
+            if "refresh_worker" in output:
+                output = dict(output)
+                refresh = bool(output.pop("refresh_worker"))
+        try:
+            self.client.done(job.id, {"output": output}, stream=self.is_stream)
+        except (TypeError, ValueError) as exc:  # not JSON: report that instead of the output
+            self.client.done(job.id, error_body(TypeError(f"job output is not JSON serialisable: {exc}")))
+            return refresh
+        logger.info("job %s: completed in %.2f s", job.id, elapsed)
+        return refresh

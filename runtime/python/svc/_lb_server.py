@@ -1,0 +1,151 @@
+"""The load-balanced worker's HTTP server on 127.0.0.1:$SVC_LB_PORT (contracts section 4).
+
+Serves `GET /ping`, every declared route and `POST /execute`. Errors become JSON answers:
+400 bad JSON or input (InputValidationError), 404 unknown path or function, 405 wrong method,
+500 an exception in the app (`{"error", "error_type", "error_message"}`; the traceback goes
+to the log, not to the caller).
+"""
+import inspect
+import json
+import traceback
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Dict, Optional, Tuple
+
+from ._call import kwargs_for, query_kwargs
+from ._log import logger
+from ._loop import LoopThread
+from .endpoint import Endpoint, Route
+from .errors import is_input_error
+
+BODY_METHODS = ("POST", "PUT", "PATCH")
+
+
+class HttpError(Exception):
+    def __init__(self, status: int, message: str, **extra: Any) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = {"error": message, **extra}
+
+
+def _norm(path: str) -> str:
+    return path.rstrip("/") or "/"
+
+
+async def _collect(agen: Any) -> list:
+    return [chunk async for chunk in agen]
+
+
+class LBApp:
+    """Routing and invocation, kept apart from the HTTP plumbing so each is easy to follow."""
+
+    def __init__(self, endpoint: Endpoint, loop: LoopThread) -> None:
+        self.loop = loop
+        self.routes: Dict[Tuple[str, str], Route] = {(m, _norm(p)): r for (m, p), r in endpoint.routes.items()}
+        self.by_name: Dict[str, Callable] = {r.function.__name__: r.function for r in endpoint.routes.values()}
+
+    def invoke(self, fn: Callable, data: Any) -> Any:
+        kwargs = kwargs_for(fn, data)
+        if inspect.iscoroutinefunction(fn):
+            return self.loop.submit(fn(**kwargs)).result()
+        if inspect.isasyncgenfunction(fn):
+            return self.loop.submit(_collect(fn(**kwargs))).result()
+        if inspect.isgeneratorfunction(fn):
+            return list(fn(**kwargs))
+        return fn(**kwargs)
+
+    def handle(self, method: str, raw_path: str, body: bytes) -> Tuple[int, Any]:
+        url = urllib.parse.urlsplit(raw_path)
+        path = _norm(url.path)
+        if path == "/ping":
+            return 200, {"status": "healthy"}
+        if path == "/execute":
+            if method != "POST":
+                raise HttpError(405, "use POST /execute")
+            request = self._json(body)
+            if not isinstance(request, dict):
+                raise HttpError(400, 'body must be {"function": <name>, "input": {...}}',
+                                error_type="InputValidationError")
+            fn = self.by_name.get(request.get("function"))
+            if fn is None:
+                raise HttpError(404, f"no function {request.get('function')!r} on this endpoint")
+            return 200, {"output": self._run(fn, request.get("input"))}
+        route = self.routes.get((method, path))
+        if route is None:
+            allowed = sorted(m for m, p in self.routes if p == path)
+            if allowed:
+                raise HttpError(405, f"{method} not allowed on {path}; use {', '.join(allowed)}")
+            raise HttpError(404, f"no route {method} {path}")
+        if method in BODY_METHODS:
+            data = self._json(body) if body.strip() else {}
+        else:
+            data = self._query(route.function, url.query)
+        return 200, self._run(route.function, data)
+
+    def _json(self, body: bytes) -> Any:
+        try:
+            return json.loads(body.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as err:
+            raise HttpError(400, f"invalid JSON body: {err}", error_type="InputValidationError") from None
+
+    def _query(self, fn: Callable, query: str) -> Dict[str, Any]:
+        try:
+            return query_kwargs(fn, urllib.parse.parse_qs(query, keep_blank_values=True))
+        except Exception as exc:
+            raise HttpError(400, str(exc), error_type="InputValidationError") from None
+
+    def _run(self, fn: Callable, data: Any) -> Any:
+        try:
+            return self.invoke(fn, data)
+        except Exception as exc:
+            kind = "InputValidationError" if is_input_error(exc) else type(exc).__name__
+            status = 400 if is_input_error(exc) else 500
+            if status == 500:
+                logger.error("%s failed:\n%s", fn.__name__, traceback.format_exc().rstrip())
+            raise HttpError(status, f"{kind}: {exc}", error_type=kind, error_message=str(exc)) from None
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: "LBServer"
+    protocol_version = "HTTP/1.1"  # keep-alive for the platform's proxy
+
+    def _dispatch(self) -> None:
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length else b""
+            try:
+                status, payload = self.server.app.handle(self.command, self.path, body)
+                data = json.dumps(payload).encode("utf-8")
+            except HttpError as err:
+                status, data = err.status, json.dumps(err.body).encode("utf-8")
+            except (TypeError, ValueError) as err:  # the return value is not JSON
+                status = 500
+                data = json.dumps({"error": f"TypeError: response is not JSON serialisable: {err}",
+                                   "error_type": "TypeError", "error_message": str(err)}).encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except Exception:  # a broken connection or a runtime bug: log it, keep serving
+            logger.exception("LB request %s %s failed", self.command, self.path)
+
+    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _dispatch
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        logger.info("%s %s", self.address_string(), format % args)
+
+
+class LBServer(ThreadingHTTPServer):
+    daemon_threads = False  # stop() lets requests in flight finish
+    block_on_close = True
+
+    def __init__(self, app: LBApp, port: int, host: str = "127.0.0.1") -> None:
+        super().__init__((host, port), _Handler)
+        self.app = app
+
+
+def make_server(endpoint: Endpoint, loop: LoopThread, port: Optional[int]) -> LBServer:
+    if port is None:
+        raise RuntimeError("SVC_LB_PORT is not set: a load-balanced worker needs the port to listen on")
+    return LBServer(LBApp(endpoint, loop), port)

@@ -1,0 +1,62 @@
+"""The worker's client for the platform's worker routes (contracts section 4)."""
+import urllib.parse
+from typing import Any, Dict, Iterable, Optional
+
+from . import _http
+from ._env import WorkerEnv
+from ._log import logger
+
+LONG_POLL_TIMEOUT_S = 30  # the platform holds job-take and signals up to 20 s
+DONE_RETRIES = 3
+
+
+class WorkerClient:
+    def __init__(self, env: WorkerEnv) -> None:
+        self.env = env
+
+    def _job_url(self, template: str, job_id: str) -> str:
+        return template.replace("$ID", urllib.parse.quote(job_id, safe=""))
+
+    def take(self, in_progress: bool) -> _http.Response:
+        """Long-poll for a job; the caller handles 204, 429 and errors."""
+        sep = "&" if "?" in self.env.take_url else "?"
+        url = f"{self.env.take_url}{sep}job_in_progress={int(in_progress)}"
+        return _http.request("GET", url, token=self.env.token, timeout=LONG_POLL_TIMEOUT_S)
+
+    def done(self, job_id: str, body: Dict[str, Any], stream: bool = False) -> bool:
+        """Report a job's result, retried up to 3 times. False when the platform no longer wants it."""
+        url = f"{self._job_url(self.env.done_url, job_id)}?isStream={'true' if stream else 'false'}"
+        try:
+            resp = _http.request_with_retries("POST", url, body, token=self.env.token, retries=DONE_RETRIES)
+        except _http.TransportError as err:
+            logger.error("job %s: result lost, platform unreachable: %s", job_id, err)
+            return False
+        if resp.status == 404:
+            logger.info("job %s: platform no longer holds it (cancelled or timed out); result dropped", job_id)
+            return False
+        if resp.status != 200:
+            logger.error("job %s: job-done answered HTTP %s: %s", job_id, resp.status, resp.text[:200])
+            return False
+        return True
+
+    def stream(self, job_id: str, chunk: Any) -> bool:
+        """Send one generator chunk. False when the job is no longer this worker's."""
+        url = self._job_url(self.env.stream_url, job_id)
+        resp = _http.request_with_retries("POST", url, {"output": chunk}, token=self.env.token)
+        if resp.status != 200:
+            logger.warning("job %s: job-stream answered HTTP %s", job_id, resp.status)
+        return resp.status == 200
+
+    def ping(self, job_ids: Iterable[str]) -> None:
+        ids = ",".join(job_ids)
+        url = self.env.ping_url + (f"?job_id={urllib.parse.quote(ids, safe=',')}" if ids else "")
+        _http.request("GET", url, token=self.env.token, timeout=10)
+
+    def signals(self) -> Optional[Dict[str, Any]]:
+        """Long-poll for cancel/stop signals; None when there are none."""
+        resp = _http.request("GET", self.env.signals_url, token=self.env.token, timeout=LONG_POLL_TIMEOUT_S)
+        if resp.status == 200 and isinstance(resp.body, dict):
+            return resp.body
+        if resp.status not in (200, 204):
+            raise _http.TransportError(f"signals answered HTTP {resp.status}")
+        return None

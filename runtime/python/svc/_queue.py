@@ -1,0 +1,128 @@
+"""The queue-based worker: take jobs, run them, report them, until told to stop."""
+import threading
+import time
+from typing import Any, Callable, Dict, List, Optional
+
+from . import _heartbeat, _http, _signals
+from ._jobs import Job, JobRunner
+from ._log import logger
+from ._platform import WorkerClient
+
+TOO_MANY_REQUESTS_BACKOFF_S = 1.0
+ERROR_BACKOFF_MAX_S = 10.0
+UNREACHABLE_EXIT_S = 60.0  # a platform gone this long will not hand our jobs back to us
+MIN_EMPTY_POLL_S = 0.2
+
+
+class QueueWorker:
+    def __init__(self, client: WorkerClient, runner: JobRunner, default_timeout_s: Optional[float],
+                 concurrency_modifier: Optional[Callable[[int], int]] = None) -> None:
+        self.client = client
+        self.runner = runner
+        self.default_timeout_s = default_timeout_s
+        self.modifier = concurrency_modifier
+        self.concurrency = 1
+        self.running: Dict[str, Job] = {}
+        self.cond = threading.Condition()
+        self.stopping = threading.Event()
+        self.exit_code = 0
+
+    # -- called from other threads -------------------------------------------------------------
+    def job_ids(self) -> List[str]:
+        with self.cond:
+            return list(self.running)
+
+    def cancel(self, job_id: str) -> None:
+        with self.cond:
+            job = self.running.get(job_id)
+        if job:
+            job.cancel()
+
+    def stop(self) -> None:
+        """Take no new job; the loop exits once the running ones are done."""
+        if not self.stopping.is_set():
+            logger.info("stop requested: finishing %d running job(s)", len(self.job_ids()))
+        self.stopping.set()
+        with self.cond:
+            self.cond.notify_all()
+
+    # -- the loop -------------------------------------------------------------------------------
+    def _limit(self) -> int:
+        if self.modifier:
+            try:
+                self.concurrency = max(1, int(self.modifier(self.concurrency)))
+            except Exception as exc:  # a broken modifier must not kill the worker
+                logger.error("concurrency_modifier failed, keeping %d: %s", self.concurrency, exc)
+        return self.concurrency
+
+    def _run_job(self, job: Job) -> None:
+        try:
+            if self.runner.run(job):
+                logger.info("job %s asked for a fresh worker (refresh_worker): stopping", job.id)
+                self.stop()
+        except Exception:  # a bug here must not leave the slot taken forever
+            logger.exception("job %s: runtime error", job.id)
+        finally:
+            with self.cond:
+                self.running.pop(job.id, None)
+                self.cond.notify_all()
+
+    def _start(self, payload: Dict[str, Any]) -> None:
+        timeout_ms = payload.get("executionTimeoutMs")
+        job = Job(id=str(payload["id"]), input=payload.get("input"),
+                  timeout_s=timeout_ms / 1000 if timeout_ms else self.default_timeout_s)
+        with self.cond:
+            self.running[job.id] = job
+        threading.Thread(target=self._run_job, args=(job,), name=f"svc-job-{job.id}", daemon=True).start()
+
+    def _take(self) -> Optional[float]:
+        """One job-take; returns how long to wait before the next one."""
+        resp = self.client.take(in_progress=bool(self.job_ids()))
+        if resp.status == 200 and isinstance(resp.body, dict) and "id" in resp.body:
+            self._start(resp.body)
+            return 0
+        if resp.status == 204:
+            return None
+        if resp.status == 429:
+            return TOO_MANY_REQUESTS_BACKOFF_S
+        if resp.status in (401, 403):
+            logger.error("job-take refused our token (HTTP %s): this worker is no longer registered", resp.status)
+            self.exit_code = 1
+            self.stop()
+            return 0
+        logger.warning("job-take answered HTTP %s: %s", resp.status, resp.text[:200])
+        return TOO_MANY_REQUESTS_BACKOFF_S
+
+    def run(self) -> int:
+        _heartbeat.start(self.client, self.client.env.ping_interval, self.job_ids)
+        _signals.start(self.client, self.cancel, self.stop)
+        error_backoff, unreachable_since = 0.5, None
+        while not self.stopping.is_set():
+            limit = self._limit()
+            with self.cond:
+                if len(self.running) >= limit:  # re-check the limit at least once a second
+                    self.cond.wait(1.0)
+                    continue
+            started = time.monotonic()
+            try:
+                pause = self._take()
+                error_backoff, unreachable_since = 0.5, None
+            except _http.TransportError as err:
+                now = time.monotonic()
+                unreachable_since = unreachable_since or now
+                if now - unreachable_since > UNREACHABLE_EXIT_S:
+                    logger.error("platform unreachable for %.0f s: exiting", now - unreachable_since)
+                    self.exit_code = 1
+                    self.stop()
+                    break
+                logger.warning("job-take failed (%s); retrying in %.1f s", err, error_backoff)
+                pause, error_backoff = error_backoff, min(error_backoff * 2, ERROR_BACKOFF_MAX_S)
+            if pause is None:  # 204: no job; guard against a platform that answers without holding
+                pause = max(0.0, MIN_EMPTY_POLL_S - (time.monotonic() - started))
+            if pause:
+                self.stopping.wait(pause)
+        with self.cond:
+            while self.running:
+                self.cond.wait()
+        logger.info("worker exiting (code %d)", self.exit_code)
+        return self.exit_code

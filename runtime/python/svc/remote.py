@@ -1,0 +1,131 @@
+"""Cross-endpoint calls (contracts section 5).
+
+Inside a worker, calling an `@Endpoint` function that belongs to another endpoint sends the
+call to that endpoint through the platform: QB targets via `runsync` (then `status` polls),
+LB targets via `execute`. Endpoint URLs come from the platform's GraphQL `getBuild`, once per
+process.
+"""
+import json
+import os
+import threading
+import time
+from typing import Any, Callable, Dict, Mapping, Optional
+
+from . import _http, _manifest
+from ._call import input_for
+from .errors import RemoteCallError
+
+FINAL_STATUSES = ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT")
+POLL_INTERVAL_S = 0.25
+POLL_INTERVAL_MAX_S = 2.0
+REQUEST_TIMEOUT_S = 120  # runsync holds the request up to 90 s by default
+
+_urls_lock = threading.Lock()
+_urls: Optional[Dict[str, str]] = None
+
+
+def is_remote(function_name: str, endpoint_name: str) -> bool:
+    """True inside a worker of another endpoint; outside workers every call is local."""
+    current = os.environ.get("SVC_ENDPOINT_NAME")
+    return bool(current) and _manifest.owner_of(function_name, endpoint_name) != current
+
+
+def _api_url() -> str:
+    url = os.environ.get("PLATFORM_API_URL") or os.environ.get("SVC_API_BASE")
+    if not url:
+        raise RemoteCallError("cross-endpoint call needs PLATFORM_API_URL (set by the platform for workers)")
+    return url.rstrip("/")
+
+
+def _api_key() -> Optional[str]:
+    return os.environ.get("PLATFORM_API_KEY")
+
+
+def _fetch_urls() -> Dict[str, str]:
+    build_id = os.environ.get("SVC_BUILD_ID")
+    if not build_id:  # not started by a platform: the URLs `svc deploy` wrote into the manifest
+        return dict(_manifest.load().get("urls") or {})
+    # The id is inlined as a string literal: the simplest GraphQL any server parses.
+    query = "query { getBuild(id: %s) { manifest } }" % json.dumps(build_id)
+    try:
+        resp = _http.request_with_retries("POST", f"{_api_url()}/graphql", {"query": query}, token=_api_key())
+    except _http.TransportError as err:
+        raise RemoteCallError(f"cannot reach the platform API: {err}") from None
+    body = resp.body if isinstance(resp.body, dict) else {}
+    if resp.status != 200 or body.get("errors"):
+        raise RemoteCallError(f"getBuild({build_id}) failed: HTTP {resp.status} {body.get('errors') or resp.text[:200]}")
+    manifest = ((body.get("data") or {}).get("getBuild") or {}).get("manifest")
+    if isinstance(manifest, str):  # a server may return the JSON scalar as text
+        manifest = json.loads(manifest)
+    if not isinstance(manifest, dict):
+        raise RemoteCallError(f"getBuild({build_id}) returned no manifest")
+    return dict(manifest.get("urls") or {})
+
+
+def endpoint_url(endpoint: str) -> str:
+    global _urls
+    with _urls_lock:
+        if _urls is None or endpoint not in _urls:  # refetch once for an endpoint deployed after we cached
+            _urls = _fetch_urls()
+        url = _urls.get(endpoint)
+    if not url:
+        raise RemoteCallError(f"no URL for endpoint {endpoint!r} in this build; is it deployed?", endpoint=endpoint)
+    return url.rstrip("/")
+
+
+def _describe(error: Any) -> str:
+    if isinstance(error, dict):
+        kind, message = error.get("error_type"), error.get("error_message") or error.get("error")
+        return f"{kind}: {message}" if kind else str(message if message is not None else error)
+    return str(error)
+
+
+def _fail(fn_name: str, endpoint: str, error: Any, status: Any, job_id: Optional[str] = None) -> RemoteCallError:
+    return RemoteCallError(f"{fn_name} on endpoint {endpoint!r} failed ({status}): {_describe(error)}",
+                           endpoint=endpoint, function=fn_name, error=error, status=status, job_id=job_id)
+
+
+def _post(fn_name: str, endpoint: str, url: str, payload: Any) -> _http.Response:
+    try:
+        return _http.request("POST", url, payload, token=_api_key(), timeout=REQUEST_TIMEOUT_S)
+    except _http.TransportError as err:
+        raise _fail(fn_name, endpoint, str(err), "unreachable") from None
+
+
+def _call_qb(fn_name: str, endpoint: str, url: str, payload: Dict[str, Any]) -> Any:
+    resp = _post(fn_name, endpoint, f"{url}/runsync", {"input": payload})
+    delay = POLL_INTERVAL_S
+    while True:
+        job = resp.body if isinstance(resp.body, dict) else {}
+        status = job.get("status")
+        if resp.status >= 400 and status not in FINAL_STATUSES:
+            raise _fail(fn_name, endpoint, job.get("error") or resp.text[:500], f"HTTP {resp.status}", job.get("id"))
+        if status == "COMPLETED":
+            return job.get("output")
+        if status in FINAL_STATUSES:
+            raise _fail(fn_name, endpoint, job.get("error") or status, status, job.get("id"))
+        if not job.get("id"):
+            raise _fail(fn_name, endpoint, f"unexpected answer: {resp.text[:500]}", f"HTTP {resp.status}")
+        time.sleep(delay)
+        delay = min(delay * 2, POLL_INTERVAL_MAX_S)
+        try:
+            resp = _http.request("GET", f"{url}/status/{job['id']}", token=_api_key(), timeout=REQUEST_TIMEOUT_S)
+        except _http.TransportError:
+            continue  # the job goes on without us; ask again
+
+
+def _call_lb(fn_name: str, endpoint: str, url: str, payload: Dict[str, Any]) -> Any:
+    resp = _post(fn_name, endpoint, f"{url}/execute", {"function": fn_name, "input": payload})
+    body = resp.body if isinstance(resp.body, dict) else {}
+    if resp.status != 200:
+        raise _fail(fn_name, endpoint, body or resp.text[:500], f"HTTP {resp.status}")
+    return body.get("output")
+
+
+def call(fn: Callable, endpoint: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
+    """Run `fn` (declared on `endpoint`) on that endpoint's workers and return its output."""
+    payload = input_for(fn, args, kwargs)
+    target = _manifest.owner_of(fn.__name__, endpoint)
+    kind = _manifest.endpoint(_manifest.load(), target).get("type", "QB")
+    url = endpoint_url(target)
+    return (_call_lb if kind == "LB" else _call_qb)(fn.__name__, target, url, payload)
