@@ -129,10 +129,9 @@ def empty_init(device="meta"):
 
 def materialize(model: nn.Module, device, dtype=None) -> nn.Module:
     """Allocate a meta-built model's storage on `device` (values uninitialised)."""
-    model = model.to_empty(device=device)
     if dtype is not None:
-        model = model.to(dtype)
-    return model
+        model = model.to(dtype)  # on meta first, so no full-size fp32 copy is ever allocated
+    return model.to_empty(device=device)
 
 
 @torch.no_grad()

@@ -1,0 +1,140 @@
+"""Building the model components for a config: real weights from a checkpoint folder in the
+published layout, or deterministic random weights for the tiny config. Cached per process so a
+warm worker never reloads between jobs."""
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+import torch
+
+from .clip import ClipVision
+from .config import ModelConfig, get_config
+from .t5 import T5Encoder
+from .tokenizer import ByteTokenizer, load_tokenizer
+from .transformer import WanTransformer
+from .vae import WanVAE
+from .weights import empty_init, load_into, materialize, random_init
+
+TINY_SEED = 20240601  # fixed: tiny mode must give the same weights on every worker
+
+
+class WeightsNotFound(RuntimeError):
+    pass
+
+
+@dataclass
+class Components:
+    cfg: ModelConfig
+    device: torch.device
+    dtype: torch.dtype
+    experts: List[WanTransformer]      # [high_noise, low_noise] for 2.2, [model] for 2.1
+    vae: WanVAE
+    t5: T5Encoder
+    tokenizer: Any
+    clip: Optional[ClipVision] = None
+    offload: bool = False
+    warnings: List[str] = field(default_factory=list)
+
+
+_CACHE: Dict[tuple, Components] = {}
+_LOCK = threading.Lock()
+
+
+def select_device():
+    if torch.cuda.is_available():
+        return torch.device("cuda"), torch.bfloat16
+    return torch.device("cpu"), torch.float32
+
+
+def expected_files(cfg: ModelConfig, root: str) -> List[str]:
+    paths = [os.path.join(root, d) if d else root for d in cfg.expert_dirs]
+    paths += [os.path.join(root, cfg.t5_file), os.path.join(root, cfg.vae_file),
+              os.path.join(root, cfg.tokenizer_dir, "tokenizer.json")]
+    if cfg.clip is not None:
+        paths.append(os.path.join(root, cfg.clip_file))
+    return paths
+
+
+def check_checkpoint(cfg: ModelConfig, root: Optional[str]) -> None:
+    """Fail with one clear message listing where the weights are expected."""
+    if not root:
+        raise WeightsNotFound(
+            f"no model weights configured for {cfg.name}: set WAN_CHECKPOINT_DIR to a folder in the "
+            f"published layout ({', '.join(os.path.relpath(p, '/ckpt') for p in expected_files(cfg, '/ckpt'))}), "
+            f"or set WAN_CONFIG=tiny for the random-weight test model")
+    missing = [p for p in expected_files(cfg, root) if not os.path.exists(p)]
+    for d in cfg.expert_dirs:
+        p = os.path.join(root, d) if d else root
+        if os.path.isdir(p) and not any(n.endswith(".safetensors") for n in os.listdir(p)):
+            missing.append(os.path.join(p, "*.safetensors"))
+    if missing:
+        raise WeightsNotFound(f"model weights for {cfg.name} not found under {root}: missing "
+                              + ", ".join(missing))
+
+
+def _build(cls, cfg_part, device, dtype, path=None, seed=None, prefix=""):
+    if seed is not None:
+        m = random_init(cls(cfg_part), seed)
+        return m.to(device=device, dtype=dtype).eval()
+    with empty_init("meta"):
+        m = cls(cfg_part)
+    m = materialize(m, device, dtype)
+    load_into(m, path, prefix)
+    return m.eval()
+
+
+def load_components(config_name: str, checkpoint_dir: Optional[str] = None,
+                    device: Optional[torch.device] = None, dtype: Optional[torch.dtype] = None,
+                    offload: Optional[bool] = None) -> Components:
+    cfg = get_config(config_name)
+    if device is None:
+        device, auto_dtype = select_device()
+        dtype = dtype or auto_dtype
+    dtype = dtype or torch.float32
+    key = (cfg.name, checkpoint_dir if not cfg.tiny else None, str(device), str(dtype))
+    with _LOCK:
+        if key in _CACHE:
+            return _CACHE[key]
+        if cfg.tiny:
+            comps = _tiny(cfg, device, dtype)
+        else:
+            comps = _real(cfg, checkpoint_dir, device, dtype, offload)
+        _CACHE.clear()  # one model set per worker: the previous one would just hold memory
+        _CACHE[key] = comps
+        return comps
+
+
+def _tiny(cfg, device, dtype):
+    experts = [_build(WanTransformer, cfg.transformer, device, dtype, seed=TINY_SEED + i)
+               for i in range(2 if cfg.two_experts else 1)]
+    return Components(
+        cfg=cfg, device=device, dtype=dtype, experts=experts,
+        vae=_build(WanVAE, cfg.vae, device, torch.float32, seed=TINY_SEED + 10),
+        t5=_build(T5Encoder, cfg.t5, device, dtype, seed=TINY_SEED + 20),
+        tokenizer=ByteTokenizer(cfg.t5.max_len),
+        clip=_build(ClipVision, cfg.clip, device, dtype, seed=TINY_SEED + 30) if cfg.clip else None,
+        warnings=[f"WAN_CONFIG={cfg.name}: tiny test model with random weights (seed {TINY_SEED}) and "
+                  f"a byte-level tokenizer; the video is noise, not a generation",
+                  f"tiny mode: output area reduced to {cfg.tiny_area} pixels (aspect kept) and at "
+                  f"most {cfg.tiny_max_frames} frames"])
+
+
+def _real(cfg, root, device, dtype, offload):
+    check_checkpoint(cfg, root)
+    if offload is None:
+        # Two 14B experts (2 x 28 GB bf16) + T5 do not fit next to 720p activations on 80 GB:
+        # keep the idle parts in host memory.
+        offload = device.type == "cuda" and os.environ.get("WAN_OFFLOAD", "1") != "0"
+    home = torch.device("cpu") if offload else device
+    experts = [_build(WanTransformer, cfg.transformer, home, dtype,
+                      path=os.path.join(root, d) if d else root) for d in cfg.expert_dirs]
+    vae = _build(WanVAE, cfg.vae, device, torch.float32, path=os.path.join(root, cfg.vae_file))
+    t5 = _build(T5Encoder, cfg.t5, home, dtype, path=os.path.join(root, cfg.t5_file))
+    clip = None
+    if cfg.clip is not None:
+        clip = _build(ClipVision, cfg.clip, device, dtype, path=os.path.join(root, cfg.clip_file),
+                      prefix="visual.")
+    tok = load_tokenizer(os.path.join(root, cfg.tokenizer_dir), cfg.t5.max_len)
+    return Components(cfg=cfg, device=device, dtype=dtype, experts=experts, vae=vae, t5=t5,
+                      tokenizer=tok, clip=clip, offload=offload)

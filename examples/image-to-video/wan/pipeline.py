@@ -1,0 +1,131 @@
+"""Image-to-video sampling: text/image conditioning, guided flow-matching denoising with the
+two-expert switch, VAE decoding. Works on any `Components` (tiny or real)."""
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+import torch
+
+from .loader import Components
+from .scheduler import make_scheduler
+
+# The model authors' default negative prompt (used when the request's is empty).
+DEFAULT_NEGATIVE = ("色调艳丽，过曝，静态，细节模糊不清，字幕，风格，作品，画作，画面，静止，整体发灰，最差质量，"
+                    "低质量，JPEG压缩残留，丑陋的，残缺的，多余的手指，画得不好的手部，画得不好的脸部，畸形的，"
+                    "毁容的，形态畸形的肢体，手指融合，静止不动的画面，杂乱的背景，三条腿，背景人很多，倒着走")
+
+
+@dataclass
+class SampleResult:
+    frames: np.ndarray                 # uint8 (F, H, W, 3)
+    timings: Dict[str, float] = field(default_factory=dict)
+    experts_used: List[int] = field(default_factory=list)
+
+
+def build_mask(frames: int, lat_h: int, lat_w: int) -> torch.Tensor:
+    """(4, T, lat_h, lat_w) conditioning mask: 1 where pixels are given (frame 0), else 0.
+    Frame 0 is repeated 4x so F+3 frames fold into 4 channels per latent frame."""
+    m = torch.ones(1, frames, lat_h, lat_w)
+    m[:, 1:] = 0
+    m = torch.cat([m[:, :1].repeat(1, 4, 1, 1), m[:, 1:]], dim=1)
+    return m.view(1, (frames + 3) // 4, 4, lat_h, lat_w).transpose(1, 2)[0]
+
+
+def image_to_tensor(rgb: np.ndarray) -> torch.Tensor:
+    """uint8 (H, W, 3) → float (3, H, W) in [-1, 1]."""
+    return torch.from_numpy(np.array(rgb, dtype=np.uint8)).permute(2, 0, 1).float() / 127.5 - 1.0
+
+
+def video_to_uint8(video: torch.Tensor) -> np.ndarray:
+    """(3, F, H, W) in [-1, 1] → uint8 (F, H, W, 3)."""
+    v = ((video.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8)
+    return v.permute(1, 2, 3, 0).cpu().numpy()
+
+
+class Timer:
+    def __init__(self, device):
+        self.device = device
+        self.t: Dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name):
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        yield
+        if self.device.type == "cuda":
+            torch.cuda.synchronize()
+        self.t[name] = round(self.t.get(name, 0.0) + time.perf_counter() - t0, 4)
+
+
+def _place(c: Components, module: torch.nn.Module, active: bool):
+    """With offload, a module lives on the GPU only while it is used."""
+    if c.offload:
+        module.to(c.device if active else "cpu")
+        if not active and c.device.type == "cuda":
+            torch.cuda.empty_cache()
+
+
+@torch.no_grad()
+def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt: str,
+             frames: int, steps: int, guidance: float, shift: float, seed: int,
+             solver: str = "unipc") -> SampleResult:
+    """image_rgb is already resized to the output (H, W); frames = 4n+1."""
+    cfg = c.cfg
+    dev, dt = c.device, c.dtype
+    h, w = image_rgb.shape[:2]
+    st, sh, sw = cfg.vae.stride
+    lat_t, lat_h, lat_w = (frames - 1) // st + 1, h // sh, w // sw
+    timer = Timer(dev)
+    use_uncond = guidance != 1.0   # g = 1 is the conditional prediction alone
+    use_cond = guidance != 0.0     # g = 0 is the unconditional prediction alone
+
+    with timer("text_encode"):
+        _place(c, c.t5, True)
+        prompts = ([prompt] if use_cond else []) + ([negative_prompt or DEFAULT_NEGATIVE] if use_uncond else [])
+        states = c.t5.encode([c.tokenizer(p) for p in prompts])
+        context = c.experts[0].pad_text(states).to(dt)
+        _place(c, c.t5, False)
+
+    with timer("image_encode"):
+        img = image_to_tensor(image_rgb).to(dev)
+        clip_tokens = None
+        if c.clip is not None:
+            clip_tokens = c.clip(img[None]).to(dt).expand(len(prompts), -1, -1)
+        video = torch.cat([img[:, None], img.new_zeros(3, frames - 1, h, w)], dim=1)
+        latent = c.vae.encode(video[None])[0]
+        y = torch.cat([build_mask(frames, lat_h, lat_w).to(dev), latent], dim=0)
+
+    gen = torch.Generator().manual_seed(seed)  # CPU generator: same noise on every device
+    x = torch.randn(cfg.vae.z_dim, lat_t, lat_h, lat_w, generator=gen).to(dev)
+    sched = make_scheduler(solver, steps, shift)
+    used = []
+    active = None
+    with timer("denoise"):
+        for t in sched.timesteps:
+            idx = 0 if (not cfg.two_experts or t >= cfg.boundary * 1000) else 1
+            if idx != active:
+                if active is not None:
+                    _place(c, c.experts[active], False)
+                _place(c, c.experts[idx], True)
+                active = idx
+            used.append(idx)
+            model = c.experts[idx]
+            inp = torch.cat([x, y], dim=0)[None].expand(len(prompts), -1, -1, -1, -1)
+            tt = torch.full((len(prompts),), t, device=dev)
+            # cond and uncond in one batched forward
+            v = model(inp, tt, context, clip_tokens).float()
+            if use_cond and use_uncond:
+                v = v[1] + guidance * (v[0] - v[1])
+            else:
+                v = v[0]
+            x = sched.step(v, x.float())
+        if active is not None:
+            _place(c, c.experts[active], False)
+
+    with timer("decode"):
+        video = c.vae.decode(x[None].float())[0]
+        out = video_to_uint8(video)
+    return SampleResult(frames=out, timings=timer.t, experts_used=used)
