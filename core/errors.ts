@@ -146,6 +146,16 @@ export const errors = {
       remedy: "Choose one with --env <name>.",
     }),
   NOT_FOUND: (what: string, name: string) => new SvcError("NOT_FOUND", `${what} "${name}" was not found.`, { status: 404 }),
+  JOB_WAIT_FAILED: (endpoint: string, jobId: string, cause: unknown) =>
+    new SvcError("JOB_WAIT_FAILED", `Lost contact while waiting on job ${jobId} of endpoint ${endpoint}: ${String((cause as Error)?.message ?? cause)}`, {
+      remedy: `The job may still be running: ask for its status (GET <endpoint url>/status/${jobId}) once the platform answers again.`,
+      status: 502,
+      cause,
+    }),
+  CONFIRMATION_REQUIRED: (action: string) =>
+    new SvcError("CONFIRMATION_REQUIRED", `Refusing to ${action} without confirmation.`, {
+      remedy: "Pass --yes to confirm (stdin is not a terminal, so svc cannot ask).",
+    }),
 
   // platform server (HTTP answers)
   BAD_REQUEST: (message: string) => new SvcError("BAD_REQUEST", message, { status: 400 }),
@@ -157,7 +167,7 @@ export const errors = {
 
   // dev server
   PORT_IN_USE: (port: number) => new SvcError("PORT_IN_USE", `Port ${port} is in use and no free port was found after it.`, { remedy: "Pass --port with a free port." }),
-} satisfies Record<string, (...args: never[]) => SvcError>;
+};
 
 export function formatBytes(bytes: number): string {
   const units = ["B", "KB", "MB", "GB"];

@@ -5,8 +5,9 @@
 import type { Manifest, ManifestEndpoint } from "./manifest.ts";
 import type { Logger } from "./logger.ts";
 import type { Pipeline } from "./pipeline.ts";
+import type { PlatformClient } from "./client/index.ts";
 
-export type { Manifest, ManifestEndpoint, Logger, Pipeline };
+export type { Manifest, ManifestEndpoint, Logger, Pipeline, PlatformClient };
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
 export type EndpointType = "QB" | "LB";
@@ -143,6 +144,13 @@ export interface BuildContext {
   artifact?: Artifact;
   /** The platform's id of the uploaded build (svc:upload). */
   buildId?: string;
+  /** The platform this run deploys to (set by the command's `prepare`, else by svc:upload). */
+  client?: PlatformClient;
+  /** App and environment the deploy targets (svc:upload resolves them). */
+  app?: { id: string; name: string };
+  environment?: { id: string; name: string };
+  /** svc:upload's answer: `skipped` when the platform already had the artifact (same sha256). */
+  upload?: { buildId: string; skipped: boolean };
   deployed: DeployedEndpoint[];
   /** Per-run scratch space for plugins, keyed by plugin name. */
   meta: Map<string, unknown>;

@@ -1,0 +1,61 @@
+/** GraphQL at `{url}/graphql` through graphql-request 7 (on undici's fetch), errors mapped to the catalogue. */
+import { ClientError, GraphQLClient } from "graphql-request";
+import { fetch as undiciFetch } from "undici";
+import { errors } from "../errors.ts";
+import { mapTransportError } from "./_http.ts";
+
+export type GraphQLRunner = <T>(operation: string, document: string, variables?: Record<string, unknown>) => Promise<T>;
+
+export function createGraphQLRunner(baseUrl: string, apiKey: string): GraphQLRunner {
+  const client = new GraphQLClient(`${baseUrl}/graphql`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+    fetch: undiciFetch as unknown as typeof fetch,
+  });
+  return async <T>(operation: string, document: string, variables?: Record<string, unknown>): Promise<T> => {
+    try {
+      return await client.request<T>(document, variables);
+    } catch (error) {
+      if (error instanceof ClientError) {
+        if (error.response.status === 401) throw errors.AUTH_FAILED(baseUrl);
+        const messages = error.response.errors?.map((e) => e.message).filter(Boolean);
+        if (messages?.length) {
+          if (messages.some((m) => /unauthori[sz]ed|invalid api key/i.test(m))) throw errors.AUTH_FAILED(baseUrl);
+          throw errors.PLATFORM_ERROR(operation, messages.join("; "));
+        }
+        throw errors.PLATFORM_ERROR(operation, `HTTP ${error.response.status}: ${String(error.response.body ?? "").slice(0, 500)}`);
+      }
+      throw mapTransportError(baseUrl, error);
+    }
+  };
+}
+
+const ENDPOINT_FIELDS = `id name type gpuIds gpuCount instanceIds idleTimeout scalerType scalerValue workersMin workersMax
+  executionTimeoutMs templateId imageName env { key value } environmentId buildId url createdAt`;
+const ENVIRONMENT_FIELDS = `id name appId activeBuildId endpoints { ${ENDPOINT_FIELDS} }`;
+const APP_FIELDS = `id name createdAt environments { ${ENVIRONMENT_FIELDS} }`;
+const BUILD_FIELDS = `id appId sha256 size manifest createdAt`;
+
+/** Every operation the CLI sends, by name (the name is what PLATFORM_ERROR reports). */
+export const documents = {
+  apps: `query apps { apps { ${APP_FIELDS} } }`,
+  app: `query app($name: String!) { app(name: $name) { ${APP_FIELDS} } }`,
+  createApp: `mutation createApp($name: String!) { createApp(name: $name) { ${APP_FIELDS} } }`,
+  deleteApp: `mutation deleteApp($id: String!) { deleteApp(id: $id) }`,
+  environment: `query environment($appId: String!, $name: String!) { environment(appId: $appId, name: $name) { ${ENVIRONMENT_FIELDS} } }`,
+  createEnvironment: `mutation createEnvironment($appId: String!, $name: String!) { createEnvironment(appId: $appId, name: $name) { ${ENVIRONMENT_FIELDS} } }`,
+  deleteEnvironment: `mutation deleteEnvironment($id: String!) { deleteEnvironment(id: $id) }`,
+  myselfEndpoints: `query myselfEndpoints { myself { endpoints { ${ENDPOINT_FIELDS} } } }`,
+  endpoint: `query endpoint($id: String!) { endpoint(id: $id) { ${ENDPOINT_FIELDS} } }`,
+  saveEndpoint: `mutation saveEndpoint($input: EndpointInput!) { saveEndpoint(input: $input) { ${ENDPOINT_FIELDS} } }`,
+  deleteEndpoint: `mutation deleteEndpoint($id: String!) { deleteEndpoint(id: $id) }`,
+  prepareArtifactUpload: `mutation prepareArtifactUpload($appId: String!, $size: Int!, $sha256: String) {
+    prepareArtifactUpload(appId: $appId, size: $size, sha256: $sha256) { uploadUrl objectKey expiresAt alreadyUploaded } }`,
+  finalizeArtifactUpload: `mutation finalizeArtifactUpload($objectKey: String!, $manifest: JSON!) {
+    finalizeArtifactUpload(objectKey: $objectKey, manifest: $manifest) { ${BUILD_FIELDS} } }`,
+  deployBuildToEnvironment: `mutation deployBuildToEnvironment($environmentId: String!, $buildId: String!) {
+    deployBuildToEnvironment(environmentId: $environmentId, buildId: $buildId) { ${ENVIRONMENT_FIELDS} } }`,
+  getBuild: `query getBuild($id: String!) { getBuild(id: $id) { ${BUILD_FIELDS} } }`,
+  setBuildEndpointUrls: `mutation setBuildEndpointUrls($buildId: String!, $urls: JSON!) {
+    setBuildEndpointUrls(buildId: $buildId, urls: $urls) { ${BUILD_FIELDS} } }`,
+  workerLogs: `query workerLogs($endpointId: String!, $limit: Int) { workerLogs(endpointId: $endpointId, limit: $limit) }`,
+} as const;
