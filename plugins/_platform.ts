@@ -1,0 +1,18 @@
+/** Shared by svc:upload, svc:provision and svc:configure: the run's platform client and target. */
+import { createPlatformClient, resolvePlatform, type PlatformClient } from "../core/client/index.ts";
+import { errors } from "../core/errors.ts";
+import type { BuildContext } from "../core/types.ts";
+
+/** ctx.client, or a client for the resolved platform (PLATFORM_API_URL or the embedded one). */
+export async function platformClient(ctx: BuildContext): Promise<PlatformClient> {
+  ctx.client ??= createPlatformClient(await resolvePlatform());
+  return ctx.client;
+}
+
+/** The app, environment and build svc:upload resolved; a clear error when a stage before it was removed. */
+export function deployTarget(ctx: BuildContext, stage: string): { app: { id: string; name: string }; environment: { id: string; name: string }; buildId: string } {
+  if (!ctx.app || !ctx.environment || !ctx.buildId) {
+    throw errors.PLATFORM_ERROR(stage, "no uploaded build in this run (svc:upload did not run or was replaced by a plugin that did not set ctx.app, ctx.environment and ctx.buildId)");
+  }
+  return { app: ctx.app, environment: ctx.environment, buildId: ctx.buildId };
+}

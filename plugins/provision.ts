@@ -1,0 +1,123 @@
+/**
+ * svc:provision — one platform endpoint per manifest endpoint, saved at most 3 at a time, matched
+ * by name within the environment: an existing one is updated in place (same id, same URL), a new
+ * one created. Endpoints of the environment that the manifest no longer has are deleted (and said
+ * so). Names carry `ctx.options.endpointPrefix` (the dev server's `live-`); the clean-up only
+ * touches endpoints of the same kind: with a prefix, names that start with it; without one,
+ * names that do not start with `live-` (a dev session's endpoints are not the deploy's business).
+ */
+import type { EndpointInput, PlatformClient, PlatformEndpoint } from "../core/client/index.ts";
+import type { DeployedEndpoint, ManifestEndpoint, SvcPlugin } from "../core/types.ts";
+import { deployTarget, platformClient } from "./_platform.ts";
+
+export const PLUGIN_NAME = "svc:provision";
+/** Concurrent saveEndpoint / deleteEndpoint calls (spec 8: concurrent resource deployments). */
+export const PROVISION_CONCURRENCY = 3;
+export const DEV_PREFIX = "live-";
+
+/** Runs `fn` over `items`, at most `limit` at a time; results in input order; the first error wins. */
+export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]!, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/** The saveEndpoint input for one manifest endpoint. */
+export function endpointInput(
+  endpoint: ManifestEndpoint,
+  target: { environmentId?: string; buildId?: string; prefix?: string; id?: string },
+): EndpointInput {
+  const env = Object.entries(endpoint.env).map(([key, value]) => ({ key, value }));
+  return {
+    ...(target.id ? { id: target.id } : {}),
+    name: `${target.prefix ?? ""}${endpoint.name}`,
+    type: endpoint.type,
+    template: { imageName: endpoint.image },
+    ...(endpoint.hardware.gpuIds ? { gpuIds: endpoint.hardware.gpuIds.join(","), gpuCount: endpoint.hardware.gpuCount ?? 1 } : {}),
+    ...(endpoint.hardware.instanceIds ? { instanceIds: endpoint.hardware.instanceIds } : {}),
+    workersMin: endpoint.scaling.workersMin,
+    workersMax: endpoint.scaling.workersMax,
+    idleTimeout: endpoint.scaling.idleTimeout,
+    scalerType: endpoint.scaling.scalerType,
+    scalerValue: endpoint.scaling.scalerValue,
+    executionTimeoutMs: endpoint.executionTimeoutMs,
+    env,
+    ...(target.environmentId ? { environmentId: target.environmentId } : {}),
+    ...(target.buildId ? { buildId: target.buildId } : {}),
+  };
+}
+
+/** Whether a clean-up with this prefix may delete an endpoint of this name. */
+export function inPrefixScope(name: string, prefix: string): boolean {
+  return prefix ? name.startsWith(prefix) : !name.startsWith(DEV_PREFIX);
+}
+
+export interface ProvisionResult {
+  deployed: DeployedEndpoint[];
+  created: string[];
+  updated: string[];
+  deleted: string[];
+}
+
+/** The stage's work, usable on its own (the dev server's auto-provision). */
+export async function provisionEndpoints(
+  client: PlatformClient,
+  endpoints: readonly ManifestEndpoint[],
+  target: { appId: string; environmentName: string; environmentId: string; buildId: string; prefix?: string; prune?: boolean },
+  log: (line: string) => void = () => {},
+): Promise<ProvisionResult> {
+  const prefix = target.prefix ?? "";
+  const current = (await client.getEnvironment(target.appId, target.environmentName))?.endpoints ?? [];
+  const byName = new Map<string, PlatformEndpoint>(current.map((endpoint) => [endpoint.name, endpoint]));
+  const created: string[] = [];
+  const updated: string[] = [];
+
+  const deployed = await mapLimit(endpoints, PROVISION_CONCURRENCY, async (endpoint) => {
+    const name = `${prefix}${endpoint.name}`;
+    const existing = byName.get(name);
+    const saved = await client.saveEndpoint(endpointInput(endpoint, { ...target, prefix, id: existing?.id }));
+    (existing ? updated : created).push(name);
+    log(`  ${existing ? "updated" : "created"} endpoint ${name} (${endpoint.type}) ${saved.id}`);
+    return { name: endpoint.name, id: saved.id, type: endpoint.type, url: saved.url } satisfies DeployedEndpoint;
+  });
+
+  const deleted: string[] = [];
+  if (target.prune !== false) {
+    const wanted = new Set(endpoints.map((endpoint) => `${prefix}${endpoint.name}`));
+    const stale = current.filter((endpoint) => !wanted.has(endpoint.name) && inPrefixScope(endpoint.name, prefix));
+    await mapLimit(stale, PROVISION_CONCURRENCY, async (endpoint) => {
+      await client.deleteEndpoint(endpoint.id);
+      deleted.push(endpoint.name);
+      log(`  deleted endpoint ${endpoint.name} ${endpoint.id}: no longer in the manifest`);
+    });
+  }
+  return { deployed, created, updated, deleted };
+}
+
+export function provision(): SvcPlugin {
+  return {
+    name: PLUGIN_NAME,
+    apply(pipeline) {
+      pipeline.hooks.provision.tapPromise(PLUGIN_NAME, async (_deployed, ctx) => {
+        const client = await platformClient(ctx);
+        const { app, environment, buildId } = deployTarget(ctx, "provision");
+        const endpoints = Object.values(ctx.manifest?.endpoints ?? {});
+        const result = await provisionEndpoints(
+          client,
+          endpoints,
+          { appId: app.id, environmentName: environment.name, environmentId: environment.id, buildId, prefix: ctx.options.endpointPrefix },
+          (line) => ctx.logger.info(line),
+        );
+        ctx.meta.set(PLUGIN_NAME, result);
+        return result.deployed;
+      });
+    },
+  };
+}
