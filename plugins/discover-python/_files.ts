@@ -1,0 +1,115 @@
+/**
+ * Which files make up the app: a walk of the project root honouring `.gitignore` and `.svcignore`
+ * (both at the root, gitignore syntax, via the `ignore` package), config `ignore`, and the built-in
+ * ignores below.
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import ignore, { type Ignore } from "ignore";
+import { CONFIG_FILES } from "../../core/config.ts";
+
+/** Never part of an app: tooling output, caches, virtualenvs, secrets, tests, build output. */
+export const BUILTIN_IGNORES = [
+  ".git/",
+  ".svc/",
+  ".platform/",
+  "node_modules/",
+  "__pycache__/",
+  "*.pyc",
+  ".venv/",
+  "venv/",
+  "env/",
+  ".env",
+  "tests/",
+  "test/",
+  "test_*.py",
+  "*_test.py",
+  "dist/",
+  "build/",
+];
+
+export const IGNORE_FILES = [".gitignore", ".svcignore"];
+
+/**
+ * Not ignored, yet not app sources either, so never packed (the rule for `ctx.sourceFiles`):
+ * - every file or folder whose name starts with "." at any depth (.env*, .gitignore, .svcignore,
+ *   .python-version, .vscode/, .pytest_cache/, …): tool settings and secrets, not app code;
+ * - at the root only: the svc config (svc.config.ts/.mts/.mjs/.js), the Node project files
+ *   (package.json, lock files, tsconfig.json), `requirements.txt` (svc:resolve-deps reads it and
+ *   writes the resolved one into the artifact), a stale `svc_manifest.json`, and docs named
+ *   README*, CHANGELOG*.
+ * Data files, templates, model configs, anything else the app reads stays in.
+ */
+const ROOT_NON_SOURCES = new Set([
+  ...CONFIG_FILES,
+  "package.json",
+  "package-lock.json",
+  "npm-shrinkwrap.json",
+  "pnpm-lock.yaml",
+  "yarn.lock",
+  "bun.lockb",
+  "bun.lock",
+  "tsconfig.json",
+  "requirements.txt",
+  "svc_manifest.json",
+]);
+
+export function isSourceFile(path: string): boolean {
+  const segments = path.split("/");
+  if (segments.some((segment) => segment.startsWith("."))) return false;
+  if (segments.length === 1) {
+    const name = segments[0]!;
+    if (ROOT_NON_SOURCES.has(name) || /^(readme|changelog)(\.|$)/i.test(name)) return false;
+  }
+  return true;
+}
+
+async function readIgnoreFile(root: string, name: string): Promise<string> {
+  try {
+    return await readFile(join(root, name), "utf8");
+  } catch {
+    return "";
+  }
+}
+
+export async function createIgnore(root: string, extra: readonly string[] = []): Promise<Ignore> {
+  const ig = ignore().add(BUILTIN_IGNORES);
+  for (const name of IGNORE_FILES) ig.add(await readIgnoreFile(root, name));
+  return ig.add([...extra]);
+}
+
+/**
+ * Every non-ignored app file (POSIX paths relative to root, sorted by code unit), already filtered
+ * by isSourceFile. Symbolic links are skipped (the artifact holds no links), and so is any folder
+ * holding a `pyvenv.cfg` (a virtualenv under any name).
+ */
+export async function listSourceFiles(root: string, extraIgnores: readonly string[] = []): Promise<string[]> {
+  const ig = await createIgnore(root, extraIgnores);
+  const files: string[] = [];
+  async function walk(dir: string, prefix: string): Promise<void> {
+    const entries = await readdir(dir, { withFileTypes: true });
+    if (prefix && entries.some((entry) => entry.name === "pyvenv.cfg" && entry.isFile())) return;
+    await Promise.all(
+      entries.map(async (entry) => {
+        if (entry.name.startsWith(".")) return; // never sources (see isSourceFile); skips .git/ early
+        const rel = prefix + entry.name;
+        if (entry.isDirectory()) {
+          if (!ig.ignores(`${rel}/`)) await walk(join(dir, entry.name), `${rel}/`);
+        } else if (entry.isFile() && !ig.ignores(rel) && isSourceFile(rel)) {
+          files.push(rel);
+        }
+      }),
+    );
+  }
+  await walk(root, "");
+  return files.sort(compareCodeUnits);
+}
+
+export const compareCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** `a/b.py` → `a.b`, `a/__init__.py` → `a`. */
+export function modulePath(file: string): string {
+  const parts = file.replace(/\.py$/, "").split("/");
+  if (parts.length > 1 && parts[parts.length - 1] === "__init__") parts.pop();
+  return parts.join(".");
+}

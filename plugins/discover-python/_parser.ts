@@ -1,0 +1,183 @@
+/**
+ * PythonParser: a long-lived `discover.py --serve` helper process (the interpreter's own `ast`
+ * module), one JSON request per line. The results are cached per file content in a module-level
+ * map, so an unchanged file is never parsed twice within one process (the dev server re-parses only
+ * what changed). The process is unref'd while idle: it never keeps Node alive on its own.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { createHash } from "node:crypto";
+import { fileURLToPath } from "node:url";
+import { createInterface } from "node:readline";
+import { errors } from "../../core/errors.ts";
+import type { HttpMethod, StaticValue } from "../../core/types.ts";
+
+export const DISCOVER_SCRIPT = fileURLToPath(new URL("./discover.py", import.meta.url));
+
+/** The interpreter discovery runs: `SVC_PYTHON`, else `python3`. */
+export const pythonInterpreter = (): string => process.env.SVC_PYTHON || "python3";
+
+export interface RawDeclaration {
+  line: number;
+  variable?: string;
+  args: Record<string, StaticValue>;
+}
+
+export interface RawFunction {
+  name: string;
+  line: number;
+  isAsync: boolean;
+  isGenerator: boolean;
+  declaration: RawDeclaration;
+  route?: { method: HttpMethod; path: string };
+}
+
+export interface RawProblem {
+  code: "PYTHON_SYNTAX" | "NON_STATIC_ARGUMENT" | "ENDPOINT_ARGUMENT_INVALID";
+  line: number;
+  message: string;
+  argument?: string;
+  source?: string;
+}
+
+/** What the helper found in one file: its functions and Endpoint objects, or the first problem. */
+export type FileAnalysis =
+  | { path: string; functions: RawFunction[]; endpoints: RawDeclaration[]; error?: undefined }
+  | { path: string; error: RawProblem };
+
+export interface ParseInput {
+  /** POSIX path relative to the project root (used in errors). */
+  path: string;
+  /** The file's bytes (the helper honours BOMs and coding cookies). */
+  source: Buffer;
+}
+
+/** interpreter + content hash → analysis (without its path). Bounded: the oldest entries go first. */
+const cache = new Map<string, Omit<FileAnalysis, "path">>();
+const CACHE_LIMIT = 20_000;
+
+export const contentHash = (source: Buffer): string => createHash("sha256").update(source).digest("hex");
+
+interface Pending {
+  resolve(value: FileAnalysis[]): void;
+  reject(error: unknown): void;
+}
+
+export class PythonParser {
+  readonly python: string;
+  /** Files actually sent to Python (cache misses), for diagnostics and tests. */
+  parsedFiles = 0;
+  private child?: ChildProcessWithoutNullStreams;
+  private readonly pending: Pending[] = [];
+  private stderr = "";
+
+  constructor(options: { python?: string } = {}) {
+    this.python = options.python ?? pythonInterpreter();
+  }
+
+  /** Analyses the files, answering in input order; cached files are not sent to Python. */
+  async parse(files: readonly ParseInput[]): Promise<FileAnalysis[]> {
+    // Keyed by interpreter too: another Python version may parse the same bytes differently.
+    const hashes = files.map((file) => `${this.python}\0${contentHash(file.source)}`);
+    const missing = new Map<string, ParseInput>();
+    files.forEach((file, index) => {
+      const hash = hashes[index]!;
+      if (!cache.has(hash) && !missing.has(hash)) missing.set(hash, file);
+    });
+    if (missing.size > 0) {
+      const request = { files: [...missing.values()].map((file) => ({ path: file.path, source: file.source.toString("base64") })) };
+      const results = await this.request(request);
+      this.parsedFiles += missing.size;
+      [...missing.keys()].forEach((hash, index) => {
+        const { path: _path, ...rest } = results[index]!;
+        remember(hash, rest);
+      });
+    }
+    return files.map((file, index) => ({ ...cache.get(hashes[index]!)!, path: file.path }) as FileAnalysis);
+  }
+
+  /** Stops the helper process. A later parse() starts a new one. */
+  close(): void {
+    const child = this.child;
+    this.child = undefined;
+    if (!child) return;
+    child.stdin.end();
+    child.kill();
+    this.failPending(new Error("the Python parser was closed"));
+  }
+
+  private request(body: object): Promise<FileAnalysis[]> {
+    const child = this.start();
+    return new Promise<FileAnalysis[]>((resolve, reject) => {
+      this.pending.push({ resolve, reject });
+      this.setRef(true);
+      child.stdin.write(`${JSON.stringify(body)}\n`);
+    });
+  }
+
+  private start(): ChildProcessWithoutNullStreams {
+    if (this.child) return this.child;
+    const child = spawn(this.python, ["-u", DISCOVER_SCRIPT, "--serve"], {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1", PYTHONIOENCODING: "utf-8" },
+    });
+    this.child = child;
+    this.stderr = "";
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk: string) => {
+      this.stderr = (this.stderr + chunk).slice(-4000);
+    });
+    child.stdin.on("error", () => {
+      /* reported through 'exit' / 'error' */
+    });
+    createInterface({ input: child.stdout }).on("line", (line) => this.onLine(line));
+    child.on("error", (error: NodeJS.ErrnoException) => {
+      if (this.child === child) this.child = undefined;
+      this.failPending(error.code === "ENOENT" ? errors.PYTHON_NOT_FOUND(this.python) : error);
+    });
+    child.on("exit", (code, signal) => {
+      if (this.child === child) this.child = undefined;
+      this.failPending(new Error(`the Python discovery helper (${this.python}) exited (${signal ?? code}): ${this.stderr.trim() || "no output"}`));
+    });
+    return child;
+  }
+
+  private onLine(line: string): void {
+    const waiter = this.pending.shift();
+    if (this.pending.length === 0) this.setRef(false);
+    if (!waiter) return;
+    try {
+      const response = JSON.parse(line) as { results?: FileAnalysis[]; fatal?: string };
+      if (response.fatal || !response.results) throw new Error(`the Python discovery helper failed: ${response.fatal ?? line}`);
+      waiter.resolve(response.results);
+    } catch (error) {
+      waiter.reject(error);
+    }
+  }
+
+  private failPending(error: unknown): void {
+    for (const waiter of this.pending.splice(0)) waiter.reject(error);
+  }
+
+  /** Holds the Node process open only while a request is in flight. */
+  private setRef(on: boolean): void {
+    const child = this.child;
+    if (!child) return;
+    for (const handle of [child, child.stdin, child.stdout, child.stderr] as Array<{ ref?(): void; unref?(): void }>) {
+      if (on) handle.ref?.();
+      else handle.unref?.();
+    }
+  }
+}
+
+function remember(hash: string, analysis: Omit<FileAnalysis, "path">): void {
+  if (cache.size >= CACHE_LIMIT) cache.delete(cache.keys().next().value!);
+  cache.set(hash, analysis);
+}
+
+/** One shared parser per interpreter, kept alive (idle, unref'd) for the life of the process. */
+const shared = new Map<string, PythonParser>();
+export function sharedParser(python = pythonInterpreter()): PythonParser {
+  let parser = shared.get(python);
+  if (!parser) shared.set(python, (parser = new PythonParser({ python })));
+  return parser;
+}

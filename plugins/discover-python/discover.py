@@ -1,0 +1,375 @@
+"""svc discovery helper: finds @Endpoint(...) functions with Python's own parser.
+
+Stdlib only. It never imports or runs the user's code: it parses each file with `ast` and
+evaluates decorator arguments statically (literals, tuples/lists/dicts of literals, unary minus,
+module-level constants assigned once, and `GpuGroup.X` / `svc.GpuGroup.X`).
+
+Protocol (JSON, UTF-8):
+  request  {"files": [{"path": "a/b.py", "source": "<base64 of the file's bytes>"}]}
+  response {"results": [{"path": ..., "functions": [...], "endpoints": [...]} |
+                        {"path": ..., "error": {"code", "line", "message", ...}}]}
+
+One-shot mode (default): one request on stdin, one response on stdout.
+Long-lived mode (`--serve`): one request per line on stdin, one response per line on stdout,
+until stdin closes. A request that cannot be read answers {"fatal": "<message>"}.
+"""
+import ast
+import base64
+import io
+import json
+import sys
+import tokenize
+
+ROUTE_METHODS = ("get", "post", "put", "delete", "patch")
+# Positional parameters of Endpoint(...), in order (docs/contracts.md section 3).
+ENDPOINT_PARAMS = (
+    "name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type",
+    "scaler_value", "execution_timeout", "env", "dependencies", "flashboot",
+)
+SVC_MODULES = ("svc", "svc.gpu", "svc.endpoint")
+
+
+class Problem(Exception):
+    """A user error in one file, reported back with a code the TypeScript side maps to the catalogue."""
+
+    def __init__(self, code, line, message, **extra):
+        super().__init__(message)
+        self.payload = dict(code=code, line=line, message=message, **extra)
+
+
+class NotStatic(Exception):
+    def __init__(self, node):
+        super().__init__("not static")
+        self.node = node
+
+
+def decode_source(data):
+    """Bytes → text the way Python reads a source file (BOM and coding cookie honoured)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return data.decode(encoding)
+    except (SyntaxError, LookupError, UnicodeDecodeError) as error:
+        raise Problem("PYTHON_SYNTAX", 1, "cannot decode the file: %s" % error)
+
+
+class Module:
+    """Module-level facts: constants, svc aliases, Endpoint objects."""
+
+    def __init__(self, tree, source):
+        self.source = source
+        self.bindings = {}  # name -> number of module-level bindings
+        self.values = {}  # name -> value node of its single plain assignment
+        self.endpoint_names = {"Endpoint"}  # names that refer to svc.Endpoint
+        self.gpu_group_names = {"GpuGroup"}  # names that refer to svc.GpuGroup
+        self.svc_modules = {"svc"}  # names that refer to the svc package
+        for stmt in tree.body:
+            self._scan(stmt)
+
+    def _bind(self, name, value=None):
+        self.bindings[name] = self.bindings.get(name, 0) + 1
+        if value is not None:
+            self.values[name] = value
+
+    def _bind_target(self, target, value):
+        if isinstance(target, ast.Name):
+            self._bind(target.id, value)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self._bind_target(element, None)
+        elif isinstance(target, ast.Starred):
+            self._bind_target(target.value, None)
+
+    def _scan(self, stmt):
+        if isinstance(stmt, ast.Assign):
+            for target in stmt.targets:
+                self._bind_target(target, stmt.value if len(stmt.targets) == 1 else None)
+        elif isinstance(stmt, ast.AnnAssign):
+            if stmt.value is not None:
+                self._bind_target(stmt.target, stmt.value)
+        elif isinstance(stmt, ast.AugAssign):
+            self._bind_target(stmt.target, None)
+            self._bind_target(stmt.target, None)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self._bind(stmt.name)
+        elif isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                bound = alias.asname or alias.name.split(".")[0]
+                self._bind(bound)
+                if alias.name == "svc" and alias.asname:
+                    self.svc_modules.add(alias.asname)
+        elif isinstance(stmt, ast.ImportFrom):
+            for alias in stmt.names:
+                bound = alias.asname or alias.name
+                self._bind(bound)
+                if stmt.level == 0 and stmt.module in SVC_MODULES:
+                    if alias.name == "Endpoint":
+                        self.endpoint_names.add(bound)
+                    elif alias.name == "GpuGroup":
+                        self.gpu_group_names.add(bound)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor)):
+            self._bind_target(stmt.target, None)
+            for inner in stmt.body + stmt.orelse:
+                self._scan(inner)
+        elif isinstance(stmt, (ast.With, ast.AsyncWith)):
+            for item in stmt.items:
+                if item.optional_vars is not None:
+                    self._bind_target(item.optional_vars, None)
+            for inner in stmt.body:
+                self._scan(inner)
+        elif isinstance(stmt, ast.If):
+            # A name bound in a branch is not a constant: count it twice.
+            for inner in stmt.body + stmt.orelse:
+                self._scan_conditional(inner)
+        elif isinstance(stmt, ast.Try):
+            for inner in stmt.body + stmt.orelse + stmt.finalbody:
+                self._scan_conditional(inner)
+            for handler in stmt.handlers:
+                if handler.name:
+                    self._bind(handler.name)
+                for inner in handler.body:
+                    self._scan_conditional(inner)
+        elif isinstance(stmt, ast.While):
+            for inner in stmt.body + stmt.orelse:
+                self._scan_conditional(inner)
+
+    def _scan_conditional(self, stmt):
+        before = dict(self.bindings)
+        self._scan(stmt)
+        for name, count in self.bindings.items():
+            if count != before.get(name, 0):
+                self.bindings[name] = count + 1
+
+    # -- names -----------------------------------------------------------------------------------
+
+    def is_svc_module(self, node):
+        return isinstance(node, ast.Name) and node.id in self.svc_modules
+
+    def is_endpoint_ref(self, node):
+        if isinstance(node, ast.Name):
+            return node.id in self.endpoint_names
+        return isinstance(node, ast.Attribute) and node.attr == "Endpoint" and self.is_svc_module(node.value)
+
+    def is_gpu_group_ref(self, node):
+        if isinstance(node, ast.Name):
+            return node.id in self.gpu_group_names
+        return isinstance(node, ast.Attribute) and node.attr == "GpuGroup" and self.is_svc_module(node.value)
+
+    def is_endpoint_call(self, node):
+        return isinstance(node, ast.Call) and self.is_endpoint_ref(node.func)
+
+    # -- static evaluation ------------------------------------------------------------------------
+
+    def evaluate(self, node, seen=()):
+        if isinstance(node, ast.Constant):
+            value = node.value
+            if value is None or isinstance(value, (bool, int, float, str)):
+                if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+                    raise NotStatic(node)
+                return value
+            raise NotStatic(node)
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return [self.evaluate(element, seen) for element in node.elts]
+        if isinstance(node, ast.Dict):
+            result = {}
+            for key, value in zip(node.keys, node.values):
+                if key is None:  # {**other}
+                    raise NotStatic(value)
+                evaluated_key = self.evaluate(key, seen)
+                if not isinstance(evaluated_key, str):
+                    raise NotStatic(key)
+                result[evaluated_key] = self.evaluate(value, seen)
+            return result
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            operand = self.evaluate(node.operand, seen)
+            if isinstance(operand, bool) or not isinstance(operand, (int, float)):
+                raise NotStatic(node)
+            return -operand if isinstance(node.op, ast.USub) else operand
+        if isinstance(node, ast.Attribute) and self.is_gpu_group_ref(node.value):
+            return node.attr
+        if isinstance(node, ast.Name):
+            name = node.id
+            if name in seen or self.bindings.get(name) != 1 or name not in self.values:
+                raise NotStatic(node)
+            try:
+                return self.evaluate(self.values[name], seen + (name,))
+            except NotStatic:
+                raise NotStatic(node)
+        raise NotStatic(node)
+
+    def segment(self, node):
+        text = None
+        try:
+            text = ast.get_source_segment(self.source, node)
+        except Exception:  # pragma: no cover - very old Pythons
+            text = None
+        if not text:
+            text = type(node).__name__
+        text = " ".join(text.split())
+        return text if len(text) <= 120 else text[:117] + "..."
+
+    def static(self, node, argument):
+        try:
+            return self.evaluate(node)
+        except NotStatic as error:
+            raise Problem(
+                "NON_STATIC_ARGUMENT", getattr(error.node, "lineno", node.lineno),
+                "argument %s is not static" % argument, argument=argument, source=self.segment(error.node),
+            )
+
+    def endpoint_args(self, call):
+        """Keyword arguments of an Endpoint(...) call, positionals mapped to their parameter names."""
+        args = {}
+        for index, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                raise Problem("NON_STATIC_ARGUMENT", arg.lineno, "*args", argument="*args", source=self.segment(arg))
+            if index >= len(ENDPOINT_PARAMS):
+                raise Problem("ENDPOINT_ARGUMENT_INVALID", arg.lineno,
+                              "Endpoint(...) takes at most %d positional arguments" % len(ENDPOINT_PARAMS))
+            args[ENDPOINT_PARAMS[index]] = self.static(arg, ENDPOINT_PARAMS[index])
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                raise Problem("NON_STATIC_ARGUMENT", keyword.value.lineno, "**kwargs",
+                              argument="**", source="**" + self.segment(keyword.value))
+            if keyword.arg in args:
+                raise Problem("ENDPOINT_ARGUMENT_INVALID", keyword.value.lineno,
+                              "argument %s is given twice" % keyword.arg)
+            args[keyword.arg] = self.static(keyword.value, keyword.arg)
+        return args
+
+
+def is_generator(function):
+    """True when the function's own body yields (nested functions, lambdas and classes do not count)."""
+    stack = list(function.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def route_of(module, decorator, endpoints):
+    """`@api.post("/x")` → (variable, method, path, line) when `api` is a module-level Endpoint object."""
+    if not (isinstance(decorator, ast.Call) and isinstance(decorator.func, ast.Attribute)):
+        return None
+    target = decorator.func.value
+    method = decorator.func.attr
+    if not (isinstance(target, ast.Name) and target.id in endpoints and method in ROUTE_METHODS):
+        return None
+    path_node = decorator.args[0] if decorator.args else None
+    for keyword in decorator.keywords:
+        if keyword.arg == "path" and path_node is None:
+            path_node = keyword.value
+        else:
+            raise Problem("ENDPOINT_ARGUMENT_INVALID", decorator.lineno,
+                          "%s.%s(...) takes one argument, the route path" % (target.id, method))
+    if path_node is None or len(decorator.args) > 1:
+        raise Problem("ENDPOINT_ARGUMENT_INVALID", decorator.lineno,
+                      "%s.%s(...) takes one argument, the route path" % (target.id, method))
+    path = module.static(path_node, "path")
+    if not isinstance(path, str):
+        raise Problem("ENDPOINT_ARGUMENT_INVALID", decorator.lineno,
+                      "the route path of %s.%s(...) must be a string" % (target.id, method))
+    return target.id, method.upper(), path, decorator.lineno
+
+
+def analyse(source):
+    try:
+        tree = ast.parse(source)
+    except SyntaxError as error:
+        raise Problem("PYTHON_SYNTAX", error.lineno or 1, error.msg or "invalid syntax")
+    except ValueError as error:  # source with NUL bytes
+        raise Problem("PYTHON_SYNTAX", 1, str(error))
+    module = Module(tree, source)
+
+    # Load-balanced endpoint objects: `api = Endpoint(...)` at module level.
+    endpoints = {}
+    for stmt in tree.body:
+        target, value = None, None
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            target, value = stmt.targets[0], stmt.value
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            target, value = stmt.target, stmt.value
+        if isinstance(target, ast.Name) and module.is_endpoint_call(value):
+            endpoints[target.id] = {"variable": target.id, "line": stmt.lineno, "args": module.endpoint_args(value)}
+
+    functions = []
+    for stmt in tree.body:
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        base = {
+            "name": stmt.name,
+            "line": stmt.lineno,
+            "isAsync": isinstance(stmt, ast.AsyncFunctionDef),
+            "isGenerator": is_generator(stmt),
+        }
+        for decorator in stmt.decorator_list:
+            if module.is_endpoint_call(decorator):
+                declaration = {"line": decorator.lineno, "args": module.endpoint_args(decorator)}
+                functions.append(dict(base, declaration=declaration))
+                continue
+            if isinstance(decorator, ast.Name) and decorator.id in endpoints:
+                # `worker = Endpoint(...)` then `@worker`: the queue-based form of an Endpoint object.
+                functions.append(dict(base, declaration=endpoints[decorator.id]))
+                continue
+            if module.is_endpoint_ref(decorator):
+                raise Problem("ENDPOINT_ARGUMENT_INVALID", decorator.lineno,
+                              "use @Endpoint(name=...) with arguments, not a bare @Endpoint")
+            route = route_of(module, decorator, endpoints)
+            if route:
+                variable, method, path, _line = route
+                declaration = endpoints[variable]
+                functions.append(dict(base, declaration=declaration, route={"method": method, "path": path}))
+    # A decorated function the worker cannot import by name (in a class, a function or a branch) is a mistake.
+    top_level = set(id(stmt) for stmt in tree.body)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and id(node) not in top_level:
+            for decorator in node.decorator_list:
+                if (module.is_endpoint_call(decorator) or route_of(module, decorator, endpoints)
+                        or (isinstance(decorator, ast.Name) and decorator.id in endpoints)):
+                    raise Problem("ENDPOINT_ARGUMENT_INVALID", decorator.lineno,
+                                  "endpoint function %s must be defined at module level" % node.name)
+    return {"functions": functions, "endpoints": list(endpoints.values())}
+
+
+def handle_file(item):
+    path = item.get("path", "?")
+    try:
+        data = base64.b64decode(item.get("source", ""))
+        result = analyse(decode_source(data))
+        result["path"] = path
+        return result
+    except Problem as problem:
+        return {"path": path, "error": problem.payload}
+    except RecursionError:
+        return {"path": path, "error": {"code": "PYTHON_SYNTAX", "line": 1, "message": "the file is too deeply nested to parse"}}
+
+
+def handle(request):
+    return {"results": [handle_file(item) for item in request.get("files", [])]}
+
+
+def main(argv):
+    if "--serve" in argv:
+        for raw in sys.stdin.buffer:
+            if not raw.strip():
+                continue
+            try:
+                response = handle(json.loads(raw.decode("utf-8")))
+            except Exception as error:  # keep serving: one bad request must not kill the dev server's helper
+                response = {"fatal": "%s: %s" % (type(error).__name__, error)}
+            sys.stdout.write(json.dumps(response) + "\n")
+            sys.stdout.flush()
+        return 0
+    try:
+        response = handle(json.loads(sys.stdin.buffer.read().decode("utf-8")))
+    except Exception as error:
+        response = {"fatal": "%s: %s" % (type(error).__name__, error)}
+    sys.stdout.write(json.dumps(response) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

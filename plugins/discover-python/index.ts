@@ -1,0 +1,97 @@
+/**
+ * svc:discover-python — finds the app's files (ctx.sourceFiles) and the `@Endpoint(...)` functions
+ * in its Python files, with Python's own parser in a helper process (never regexes, never importing
+ * user code).
+ */
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { errors, SvcError } from "../../core/errors.ts";
+import type { BuildContext, DiscoveredFunction, SourceLocation, SvcPlugin } from "../../core/types.ts";
+import { compareCodeUnits, listSourceFiles, modulePath } from "./_files.ts";
+import { sharedParser, type FileAnalysis, type PythonParser, type RawProblem } from "./_parser.ts";
+
+export { PythonParser, sharedParser, pythonInterpreter, DISCOVER_SCRIPT, type FileAnalysis } from "./_parser.ts";
+export { BUILTIN_IGNORES, IGNORE_FILES, isSourceFile, listSourceFiles, modulePath } from "./_files.ts";
+
+export const PLUGIN_NAME = "svc:discover-python";
+
+export interface DiscoverPythonOptions {
+  /**
+   * The parser to use. Default: one shared helper per interpreter (`SVC_PYTHON`, else `python3`),
+   * kept alive idle for the life of the process so the dev server re-parses only changed files.
+   */
+  parser?: PythonParser;
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function discoverPython(options: DiscoverPythonOptions = {}): SvcPlugin {
+  return {
+    name: PLUGIN_NAME,
+    apply(pipeline) {
+      pipeline.hooks.discover.tapPromise(PLUGIN_NAME, async (functions, ctx) => {
+        ctx.sourceFiles = await listSourceFiles(ctx.root, ctx.config.ignore);
+        const found = await discoverFunctions(ctx, options.parser ?? sharedParser());
+        const all = [...functions, ...found];
+        if (all.length === 0) throw errors.NO_ENDPOINTS();
+        return all;
+      });
+    },
+  };
+}
+
+/** Parses the Python files among ctx.sourceFiles; answers their decorated functions, sorted by file and line. */
+export async function discoverFunctions(ctx: BuildContext, parser: PythonParser): Promise<DiscoveredFunction[]> {
+  const pyFiles = ctx.sourceFiles.filter((file) => file.endsWith(".py"));
+  const inputs = await Promise.all(pyFiles.map(async (path) => ({ path, source: await readFile(join(ctx.root, path)) })));
+  const analyses = await parser.parse(inputs);
+  const functions: DiscoveredFunction[] = [];
+  for (const analysis of [...analyses].sort((a, b) => compareCodeUnits(a.path, b.path))) {
+    functions.push(...toFunctions(analysis));
+  }
+  for (const analysis of analyses) {
+    if (analysis.error) continue;
+    for (const declaration of analysis.endpoints) {
+      if (!functions.some((fn) => fn.file === analysis.path && fn.declaration.line === declaration.line)) {
+        ctx.logger.warn(`${analysis.path}:${declaration.line}: Endpoint object "${declaration.variable}" has no routes (@${declaration.variable}.get/post/...) and decorates no function; it is not deployed.`);
+      }
+    }
+  }
+  return functions.sort((a, b) => compareCodeUnits(a.file, b.file) || a.line - b.line);
+}
+
+function toFunctions(analysis: FileAnalysis): DiscoveredFunction[] {
+  const file = analysis.path;
+  if (analysis.error) throw toError(file, analysis.error);
+  if (analysis.functions.length === 0) return [];
+  const module = modulePath(file);
+  if (!module.split(".").every((part) => IDENTIFIER.test(part))) {
+    const first = analysis.functions[0]!;
+    throw errors.ENDPOINT_ARGUMENT_INVALID(
+      { file, line: first.declaration.line },
+      `the module path "${module}" of this file is not importable; rename its folders and file to Python identifiers (letters, digits, '_').`,
+    );
+  }
+  return analysis.functions.map((fn) => ({
+    name: fn.name,
+    file,
+    line: fn.line,
+    module,
+    isAsync: fn.isAsync,
+    isGenerator: fn.isGenerator,
+    declaration: { file, line: fn.declaration.line, ...(fn.declaration.variable ? { variable: fn.declaration.variable } : {}), args: fn.declaration.args },
+    ...(fn.route ? { route: { method: fn.route.method, path: fn.route.path } } : {}),
+  }));
+}
+
+function toError(file: string, problem: RawProblem): SvcError {
+  const loc: SourceLocation = { file, line: problem.line };
+  switch (problem.code) {
+    case "PYTHON_SYNTAX":
+      return errors.PYTHON_SYNTAX(loc, problem.message);
+    case "NON_STATIC_ARGUMENT":
+      return errors.NON_STATIC_ARGUMENT(loc, problem.argument ?? "?", problem.source ?? "");
+    default:
+      return errors.ENDPOINT_ARGUMENT_INVALID(loc, problem.message);
+  }
+}
