@@ -139,6 +139,8 @@ export interface BuildContext {
   manifest?: Manifest;
   requirements: Requirement[];
   excluded: ExcludedRequirement[];
+  /** `site-packages/` of the installed dependencies (svc:pip-install's cache dir); unset when none. */
+  depsDir?: string;
   /** App source files (POSIX, relative to root) that go into the artifact. */
   sourceFiles: string[];
   artifact?: Artifact;

@@ -1,0 +1,98 @@
+/**
+ * A deterministic, streaming .tar.gz writer (private to svc:tar-pack). Headers are encoded with the
+ * `tar` package's Header/Pax classes; we drive the entry list ourselves so that every entry gets the
+ * contract's fixed owner, mode and mtime whatever the file system says, and entries may come from
+ * several folders. Nothing is buffered beyond one read chunk: a 1 GB tree packs in a few MB of heap.
+ */
+import { createHash } from "node:crypto";
+import { createReadStream, createWriteStream } from "node:fs";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { constants, createGzip } from "node:zlib";
+import { Header, Pax } from "tar";
+
+/** docs/contracts.md section 1. */
+export const ARTIFACT_MTIME = new Date("2000-01-01T00:00:00Z");
+export const FILE_MODE = 0o644;
+export const DIR_MODE = 0o755;
+const BLOCK = 512;
+const READ_CHUNK = 1 << 20;
+
+export interface TarFile {
+  /** POSIX path inside the archive, no leading `./` or trailing `/`. */
+  path: string;
+  /** Absolute path on disk. */
+  source: string;
+  size: number;
+}
+
+export interface TarResult {
+  sha256: string;
+  /** Compressed bytes written. */
+  size: number;
+}
+
+/** Compares POSIX paths segment by segment, so `a/` sorts before `a-b/` and children follow parents. */
+export function comparePaths(a: string, b: string): number {
+  const x = a.split("/");
+  const y = b.split("/");
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+  }
+  return x.length - y.length;
+}
+
+function headerBlocks(path: string, type: "File" | "Directory", size: number): Buffer {
+  const header = new Header({ path, mode: type === "File" ? FILE_MODE : DIR_MODE, uid: 0, gid: 0, size, mtime: ARTIFACT_MTIME, type, uname: "", gname: "", linkpath: "" });
+  const block = Buffer.alloc(BLOCK);
+  header.encode(block);
+  if (!header.needPax) return block;
+  // long or non-ASCII path (or a file over 8 GB): a PAX extended header carries the real values
+  const pax = new Pax({ path, size: size >= 0o77777777777 ? size : undefined, mtime: ARTIFACT_MTIME, uid: 0, gid: 0, uname: "", gname: "" }).encode();
+  return Buffer.concat([pax, block]);
+}
+
+async function* tarStream(files: TarFile[]): AsyncGenerator<Buffer> {
+  const sorted = [...files].sort((a, b) => comparePaths(a.path, b.path));
+  const emittedDirs = new Set<string>();
+  for (const file of sorted) {
+    const parts = file.path.split("/");
+    for (let i = 1; i < parts.length; i++) {
+      const dir = parts.slice(0, i).join("/");
+      if (emittedDirs.has(dir)) continue;
+      emittedDirs.add(dir);
+      yield headerBlocks(`${dir}/`, "Directory", 0);
+    }
+    yield headerBlocks(file.path, "File", file.size);
+    let read = 0;
+    if (file.size > 0) {
+      for await (const chunk of createReadStream(file.source, { start: 0, end: file.size - 1, highWaterMark: READ_CHUNK }) as AsyncIterable<Buffer>) {
+        read += chunk.length;
+        yield chunk;
+      }
+    }
+    if (read !== file.size) throw new Error(`${file.source} changed while it was being packed (${read} bytes read, ${file.size} expected)`);
+    const padding = (BLOCK - (file.size % BLOCK)) % BLOCK;
+    if (padding) yield Buffer.alloc(padding);
+  }
+  yield Buffer.alloc(BLOCK * 2);
+}
+
+/**
+ * Writes `files` (plus their parent folders) as a gzip-compressed tar to `out`, hashing the
+ * compressed bytes on the way. Node's gzip header carries no file name, mtime 0 and a fixed OS byte,
+ * so equal inputs give equal bytes.
+ */
+export async function writeTarGz(files: TarFile[], out: string, level = constants.Z_BEST_COMPRESSION): Promise<TarResult> {
+  const hash = createHash("sha256");
+  let size = 0;
+  const measure = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      hash.update(chunk);
+      size += chunk.length;
+      callback(null, chunk);
+    },
+  });
+  await pipeline(Readable.from(tarStream(files), { objectMode: false, highWaterMark: READ_CHUNK }), createGzip({ level }), measure, createWriteStream(out));
+  return { sha256: hash.digest("hex"), size };
+}

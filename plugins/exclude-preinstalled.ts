@@ -1,0 +1,51 @@
+/**
+ * svc:exclude-preinstalled — drops the packages the base images already have (spec 8.1) and those
+ * the user excluded (`--exclude`, config `exclude`), and says which it dropped and why: a silent
+ * drop is the kind of thing that costs users an afternoon.
+ */
+import type { BuildContext, ExcludedRequirement, SvcPlugin } from "../core/types.ts";
+import { normalizeName } from "./_requirements.ts";
+
+export const PLUGIN_NAME = "svc:exclude-preinstalled";
+
+/** Pre-installed in every base image (GPU, CPU and LB alike). */
+export const PREINSTALLED = ["torch", "torchvision", "torchaudio", "numpy", "triton"] as const;
+
+/** Why each excluded (normalised) name is excluded; the user's reason wins for a pre-installed name. */
+export function exclusionReasons(ctx: BuildContext): Map<string, ExcludedRequirement["reason"]> {
+  const reasons = new Map<string, ExcludedRequirement["reason"]>();
+  for (const name of PREINSTALLED) reasons.set(name, "preinstalled");
+  for (const raw of [...ctx.config.exclude, ...ctx.options.exclude]) {
+    for (const name of raw.split(",").map((n) => n.trim()).filter(Boolean)) reasons.set(normalizeName(name), "excluded-by-user");
+  }
+  return reasons;
+}
+
+export function describeReason(reason: ExcludedRequirement["reason"]): string {
+  return reason === "preinstalled" ? "pre-installed in the base image" : "excluded by --exclude / config exclude";
+}
+
+export function excludePreinstalled(): SvcPlugin {
+  return {
+    name: PLUGIN_NAME,
+    apply(pipeline) {
+      // stage 10: after every requirement source (svc:resolve-deps and user plugins at stage 0)
+      pipeline.hooks.resolveDependencies.tapPromise({ name: PLUGIN_NAME, stage: 10 }, async (requirements, ctx) => {
+        const reasons = exclusionReasons(ctx);
+        const kept = [];
+        for (const requirement of requirements) {
+          const reason = reasons.get(requirement.name);
+          if (!reason) {
+            kept.push(requirement);
+            continue;
+          }
+          ctx.excluded.push({ ...requirement, reason });
+          const line = `excluded ${requirement.name} (${requirement.source}): ${describeReason(reason)}`;
+          if (reason === "preinstalled") ctx.logger.warn(`${line}; it is not packed into the artifact`);
+          else ctx.logger.info(line);
+        }
+        return kept;
+      });
+    },
+  };
+}

@@ -1,0 +1,54 @@
+/**
+ * svc:resolve-deps — the requirement set of the app: `requirements.txt` at the root (with `-r`
+ * includes) plus every endpoint's `dependencies=[...]`, deduped by PEP 503 name keeping the most
+ * specific spec. pip options found in the files (`--index-url`, …) are kept for svc:pip-install.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { BuildContext, Requirement, SvcPlugin } from "../core/types.ts";
+import { mergeRequirements, normalizeName, parseRequirement, readRequirementsFile } from "./_requirements.ts";
+
+export const PLUGIN_NAME = "svc:resolve-deps";
+
+export interface ResolvedDepsMeta {
+  /** pip options from requirements files, ready for argv. */
+  pipOptions: string[];
+}
+
+/** The pip options svc:resolve-deps found (empty when it did not run). */
+export function pipOptionsOf(ctx: BuildContext): string[] {
+  return (ctx.meta.get(PLUGIN_NAME) as ResolvedDepsMeta | undefined)?.pipOptions ?? [];
+}
+
+export async function collectRequirements(ctx: BuildContext): Promise<{ requirements: Requirement[]; pipOptions: string[] }> {
+  const collected: Requirement[] = [];
+  const pipOptions: string[] = [];
+  const file = join(ctx.root, "requirements.txt");
+  if (existsSync(file)) {
+    const parsed = await readRequirementsFile(file, ctx.root);
+    collected.push(...parsed.requirements);
+    pipOptions.push(...parsed.pipOptions);
+  }
+  for (const endpoint of ctx.endpoints) {
+    for (const spec of endpoint.dependencies ?? []) {
+      const trimmed = spec.trim();
+      if (!trimmed) continue;
+      collected.push({ spec: trimmed, name: parseRequirement(trimmed)?.name ?? normalizeName(trimmed), source: `endpoint ${endpoint.name}` });
+    }
+  }
+  return { requirements: mergeRequirements(collected), pipOptions };
+}
+
+export function resolveDeps(): SvcPlugin {
+  return {
+    name: PLUGIN_NAME,
+    apply(pipeline) {
+      pipeline.hooks.resolveDependencies.tapPromise(PLUGIN_NAME, async (previous, ctx) => {
+        const { requirements, pipOptions } = await collectRequirements(ctx);
+        ctx.meta.set(PLUGIN_NAME, { pipOptions } satisfies ResolvedDepsMeta);
+        // requirements added by an earlier tap are kept and merged too
+        return mergeRequirements([...previous, ...requirements]);
+      });
+    },
+  };
+}

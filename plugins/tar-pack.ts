@@ -1,0 +1,177 @@
+/**
+ * svc:tar-pack — writes `.svc/artifact.tar.gz` with the layout of docs/contracts.md section 1:
+ * the app's sources, the build folder (handlers, manifest, requirements.txt), the Python SDK as
+ * `svc/` and the installed dependencies as `site-packages/`. Deterministic and streaming (see
+ * _tar.ts). When the inputs' fingerprint equals the last artifact's, the artifact is reused as is.
+ * After a successful run the build folder is removed unless `--keep-build`.
+ */
+import { createHash } from "node:crypto";
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/types.ts";
+import { PLUGIN_NAME as PIP_PLUGIN, type PipInstallMeta } from "./pip-install.ts";
+import { comparePaths, writeTarGz, type TarFile } from "./_tar.ts";
+
+export const PLUGIN_NAME = "svc:tar-pack";
+export const ARTIFACT_FILE = "artifact.tar.gz";
+/** Fingerprint of the last artifact's inputs, for the nothing-changed fast path. */
+export const PACK_STATE_FILE = "pack-state.json";
+/** Bump when the layout or the tar encoding changes: old artifacts are then never reused. */
+const FORMAT_VERSION = 1;
+/** Files up to this size are fingerprinted by content, bigger ones by size + mtime. */
+const CONTENT_HASH_LIMIT = 4 << 20;
+
+/** The Python SDK shipped in this package. */
+export const SDK_DIR = fileURLToPath(new URL("../runtime/python/svc/", import.meta.url));
+
+export interface TarPackMeta {
+  /** True when the previous artifact was reused (inputs unchanged). */
+  reused: boolean;
+  fingerprint: string;
+}
+
+interface PackState {
+  version: number;
+  fingerprint: string;
+  artifact: Omit<Artifact, "path">;
+}
+
+/** Every file under `dir` (POSIX paths relative to it), following file symlinks, skipping `skip`ped names. */
+export async function walkFiles(dir: string, skip: (name: string) => boolean = () => false): Promise<Array<{ rel: string; abs: string }>> {
+  const out: Array<{ rel: string; abs: string }> = [];
+  async function visit(abs: string, rel: string): Promise<void> {
+    for (const entry of await readdir(abs, { withFileTypes: true })) {
+      if (skip(entry.name)) continue;
+      const childAbs = join(abs, entry.name);
+      const childRel = rel ? `${rel}/${entry.name}` : entry.name;
+      let isDir = entry.isDirectory();
+      let isFile = entry.isFile();
+      if (entry.isSymbolicLink()) {
+        const target = await stat(childAbs).catch(() => undefined);
+        // a link to a folder could loop: only links to files are followed
+        isFile = Boolean(target?.isFile());
+        isDir = false;
+      }
+      if (isDir) await visit(childAbs, childRel);
+      else if (isFile) out.push({ rel: childRel, abs: childAbs });
+    }
+  }
+  if (existsSync(dir)) await visit(dir, "");
+  return out;
+}
+
+const skipPycache = (name: string) => name === "__pycache__" || name.endsWith(".pyc");
+
+interface Input {
+  files: TarFile[];
+  /** Inputs whose files are described by a key instead of one by one (the content-addressed deps cache). */
+  keyed: string[];
+}
+
+/** The artifact's files: archive path → source. Later groups override earlier ones (with a warning). */
+async function collectInputs(ctx: BuildContext, listDeps: boolean): Promise<Input> {
+  const byPath = new Map<string, { source: string; group: string }>();
+  const add = (path: string, source: string, group: string) => {
+    const previous = byPath.get(path);
+    // the resolved requirements.txt replacing the app's own is the contract, not a clash
+    if (previous && previous.group !== group && path !== "requirements.txt") ctx.logger.warn(`${path}: the ${group} file replaces the ${previous.group} file of the same path in the artifact`);
+    byPath.set(path, { source, group });
+  };
+  for (const file of ctx.sourceFiles) {
+    const rel = file.split("\\").join("/").replace(/^\.\//, "");
+    if (rel === ".svc" || rel.startsWith(".svc/")) continue;
+    add(rel, join(ctx.root, rel), "app source");
+  }
+  for (const { rel, abs } of await walkFiles(SDK_DIR, skipPycache)) add(`svc/${rel}`, abs, "svc SDK");
+  for (const { rel, abs } of await walkFiles(ctx.buildDir)) add(rel, abs, "build");
+  const keyed: string[] = [];
+  if (ctx.depsDir) {
+    const pip = ctx.meta.get(PIP_PLUGIN) as PipInstallMeta | undefined;
+    const immutable = pip?.hash !== undefined && ctx.depsDir.includes(pip.hash);
+    if (immutable) keyed.push(`deps:${pip!.hash}`);
+    if (listDeps || !immutable) for (const { rel, abs } of await walkFiles(ctx.depsDir, skipPycache)) add(`site-packages/${rel}`, abs, "dependency");
+  }
+  const files: TarFile[] = [];
+  await Promise.all(
+    [...byPath].map(async ([path, { source }]) => {
+      const info = await stat(source);
+      files.push({ path, source, size: info.size });
+    }),
+  );
+  files.sort((a, b) => comparePaths(a.path, b.path));
+  return { files, keyed };
+}
+
+/** A digest of everything that decides the artifact's bytes. */
+async function fingerprint(input: Input): Promise<string> {
+  const hash = createHash("sha256");
+  hash.update(`svc-artifact-v${FORMAT_VERSION}\0${input.keyed.join("\0")}\0`);
+  const parts = await Promise.all(
+    input.files.map(async (file) => {
+      if (file.size <= CONTENT_HASH_LIMIT) return createHash("sha256").update(await readFile(file.source)).digest("hex");
+      const info = await stat(file.source);
+      return `${info.size}:${info.mtimeMs}:${info.ino}`;
+    }),
+  );
+  input.files.forEach((file, i) => hash.update(`${file.path}\0${file.size}\0${parts[i]}\0`));
+  return hash.digest("hex");
+}
+
+async function readState(file: string): Promise<PackState | undefined> {
+  try {
+    const state = JSON.parse(await readFile(file, "utf8")) as PackState;
+    return state.version === FORMAT_VERSION ? state : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
+  await mkdir(ctx.outDir, { recursive: true });
+  const path = join(ctx.outDir, ARTIFACT_FILE);
+  const stateFile = join(ctx.outDir, PACK_STATE_FILE);
+
+  // fast path: same inputs as the artifact on disk → reuse it
+  const quick = await collectInputs(ctx, false);
+  const print = await fingerprint(quick);
+  const state = await readState(stateFile);
+  const onDisk = await stat(path).catch(() => undefined);
+  if (state && state.fingerprint === print && onDisk?.size === state.artifact.size) {
+    ctx.meta.set(PLUGIN_NAME, { reused: true, fingerprint: print } satisfies TarPackMeta);
+    ctx.logger.debug(`artifact unchanged (${print.slice(0, 12)}): reusing ${relative(ctx.root, path)}`);
+    return { path, ...state.artifact };
+  }
+
+  const input = quick.keyed.length ? await collectInputs(ctx, true) : quick;
+  const temporary = `${path}.tmp-${process.pid}`;
+  await rm(stateFile, { force: true });
+  try {
+    const { sha256, size } = await writeTarGz(input.files, temporary);
+    await rename(temporary, path);
+    const entries: ArtifactEntry[] = input.files.map((file) => ({ path: file.path, size: file.size }));
+    const artifact: Artifact = { path, sha256, size, unpackedSize: entries.reduce((sum, e) => sum + e.size, 0), entries };
+    const { path: _path, ...stored } = artifact;
+    await writeFile(stateFile, JSON.stringify({ version: FORMAT_VERSION, fingerprint: print, artifact: stored } satisfies PackState));
+    ctx.meta.set(PLUGIN_NAME, { reused: false, fingerprint: print } satisfies TarPackMeta);
+    return artifact;
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+export function tarPack(): SvcPlugin {
+  return {
+    name: PLUGIN_NAME,
+    apply(pipeline) {
+      pipeline.hooks.pack.tapPromise(PLUGIN_NAME, async (artifact, ctx) => artifact ?? packArtifact(ctx));
+      pipeline.hooks.done.tapPromise(PLUGIN_NAME, async (ctx) => {
+        // only after a successful pack: a failed build keeps .svc/.build/ to look at
+        if (ctx.meta.has("error") || !ctx.artifact || ctx.options.keepBuild) return;
+        await rm(ctx.buildDir, { recursive: true, force: true });
+      });
+    },
+  };
+}

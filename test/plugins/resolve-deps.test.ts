@@ -1,0 +1,76 @@
+import { describe, expect, it } from "vitest";
+import { excludePreinstalled } from "../../plugins/exclude-preinstalled.ts";
+import { mergeRequirements, normalizeName, parseRequirement } from "../../plugins/_requirements.ts";
+import { collectRequirements, pipOptionsOf, resolveDeps } from "../../plugins/resolve-deps.ts";
+import { copyFixture, endpoint, makeCtx, runPlugins } from "./_helpers.ts";
+
+describe("requirement parsing", () => {
+  it("normalises names per PEP 503", () => {
+    expect(normalizeName("Typing_Extensions")).toBe("typing-extensions");
+    expect(normalizeName("zope.interface")).toBe("zope-interface");
+    expect(normalizeName("A__B--c")).toBe("a-b-c");
+  });
+
+  it("parses extras, specifiers, markers and URLs", () => {
+    expect(parseRequirement('requests[socks,security] >=2.0, <3 ; python_version < "3.12"')).toEqual({
+      name: "requests",
+      extras: ["socks", "security"],
+      specifiers: [">=2.0", "<3"],
+      marker: 'python_version < "3.12"',
+    });
+    expect(parseRequirement("pkg @ https://example.com/pkg-1.0-py3-none-any.whl")).toMatchObject({ name: "pkg", url: "https://example.com/pkg-1.0-py3-none-any.whl" });
+    expect(parseRequirement("https://example.com/dl/My_Pkg-2.1-py3-none-any.whl")).toMatchObject({ name: "my-pkg" });
+  });
+});
+
+describe("svc:resolve-deps", () => {
+  it("reads requirements.txt with includes, options and markers, and merges endpoint dependencies", async () => {
+    const root = copyFixture("deps-merge");
+    const ctx = makeCtx(root, { endpoints: [endpoint("cpu-worker", ["pillow>=9", "humanize==4.12.3"]), endpoint("api", ["requests==2.32.3"])] });
+    const { requirements, pipOptions } = await collectRequirements(ctx);
+    const byName = Object.fromEntries(requirements.map((r) => [r.name, r]));
+    expect(Object.keys(byName)).toEqual(["requests", "pillow", "torch", "numpy", "six", "typing-extensions", "humanize"]);
+    // the exact pin from endpoint "api" beats >=2.0 and the bare requests[socks]; extras are kept
+    expect(byName.requests!.spec).toBe("requests[socks]==2.32.3");
+    expect(byName.requests!.source).toBe("requirements.txt:3, extra/more.txt:2, endpoint api");
+    // the pin in requirements.txt beats the endpoint's range
+    expect(byName.pillow!.spec).toBe("Pillow==10.4.0");
+    expect(byName["typing-extensions"]!.spec).toBe('typing_extensions ; python_version < "3.12"');
+    // hashes are dropped, continuation lines joined
+    expect(byName.six).toEqual({ spec: "Six>=1.0", name: "six", source: "extra/more.txt:4" });
+    expect(byName.humanize!.source).toBe("endpoint cpu-worker");
+    expect(pipOptions).toEqual(["--index-url", "https://pypi.org/simple", "--extra-index-url", "https://example.invalid/simple"]);
+  });
+
+  it("intersects two ranges of the same project", () => {
+    const merged = mergeRequirements([
+      { spec: "attrs>=21", name: "attrs", source: "a" },
+      { spec: "attrs<24", name: "attrs", source: "b" },
+    ]);
+    expect(merged).toEqual([{ spec: "attrs>=21,<24", name: "attrs", source: "a, b" }]);
+  });
+
+  it("runs as a plugin and keeps pip options for svc:pip-install", async () => {
+    const ctx = makeCtx(copyFixture("deps-merge"));
+    await runPlugins([resolveDeps()], ctx);
+    expect(ctx.requirements.map((r) => r.name)).toContain("torch");
+    expect(pipOptionsOf(ctx)).toContain("--index-url");
+  });
+});
+
+describe("svc:exclude-preinstalled", () => {
+  it("drops pre-installed and user-excluded packages and says which and why", async () => {
+    const ctx = makeCtx(copyFixture("deps-merge"), { options: { exclude: ["Pillow"] }, config: { exclude: ["typing-extensions"] } });
+    await runPlugins([resolveDeps(), excludePreinstalled()], ctx);
+    expect(ctx.requirements.map((r) => r.name)).toEqual(["requests", "six"]);
+    expect(ctx.excluded.map((r) => [r.name, r.reason])).toEqual([
+      ["pillow", "excluded-by-user"],
+      ["torch", "preinstalled"],
+      ["numpy", "preinstalled"],
+      ["typing-extensions", "excluded-by-user"],
+    ]);
+    expect(ctx.logger.warnings).toContainEqual(expect.stringMatching(/^excluded torch \(requirements\.txt:6\): pre-installed in the base image/));
+    expect(ctx.logger.warnings).toContainEqual(expect.stringMatching(/^excluded numpy \(extra\/more\.txt:3\): pre-installed in the base image/));
+    expect(ctx.logger.lines).toContainEqual("excluded pillow (requirements.txt:4): excluded by --exclude / config exclude");
+  });
+});
