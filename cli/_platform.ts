@@ -1,0 +1,53 @@
+/** Helpers of the platform commands (deploy, undeploy, env, app): connect, tables, confirmation. */
+import { createInterface } from "node:readline/promises";
+import { createPlatformClient, resolvePlatform, type PlatformClient, type ResolvedPlatform } from "../core/client/index.ts";
+import { loadConfig } from "../core/config.ts";
+import { errors } from "../core/errors.ts";
+import { loadDotEnv, projectRoot, type CommonFlags } from "./_shared.ts";
+
+export interface PlatformFlags extends CommonFlags {
+  app?: string;
+  env?: string;
+  yes?: boolean;
+}
+
+/** Loads `.env`, resolves the platform and checks the key with one cheap call (fails fast: AUTH_FAILED). */
+export async function connect(root: string): Promise<{ client: PlatformClient; platform: ResolvedPlatform }> {
+  loadDotEnv(root);
+  const platform = await resolvePlatform();
+  const client = createPlatformClient(platform);
+  await client.listApps();
+  return { client, platform };
+}
+
+/** `--app`, else the app name of the project's config (folder name by default). */
+export async function appName(flags: PlatformFlags, command: string): Promise<string> {
+  if (flags.app) return flags.app;
+  const config = await loadConfig(projectRoot(flags), { command, mode: "production" });
+  return config.app;
+}
+
+/** Plain aligned columns; the header underlined with dashes. */
+export function formatTable(headers: string[], rows: Array<Array<string | number | null | undefined>>): string {
+  const cells = rows.map((row) => row.map((cell) => (cell === null || cell === undefined || cell === "" ? "-" : String(cell))));
+  const widths = headers.map((header, i) => Math.max(header.length, ...cells.map((row) => row[i]?.length ?? 0)));
+  const line = (row: string[]) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ");
+  return [line(headers), line(widths.map((w) => "-".repeat(w))), ...cells.map(line)].join("\n");
+}
+
+export function printTable(headers: string[], rows: Array<Array<string | number | null | undefined>>): void {
+  process.stdout.write(`${rows.length ? formatTable(headers, rows) : "(none)"}\n`);
+}
+
+/** `--yes` → true; a terminal → asks; no terminal → CONFIRMATION_REQUIRED. */
+export async function confirm(question: string, flags: PlatformFlags, action: string): Promise<boolean> {
+  if (flags.yes) return true;
+  if (!process.stdin.isTTY) throw errors.CONFIRMATION_REQUIRED(action);
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    const answer = await rl.question(`${question} [y/N] `);
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    rl.close();
+  }
+}

@@ -1,0 +1,71 @@
+/** What `svc deploy` prints after a successful run: endpoints grouped by type, ready to call. */
+import type { BuildContext, Manifest } from "../../core/types.ts";
+
+export interface DeploySummary {
+  ok: true;
+  platform: string;
+  app: string;
+  environment: string;
+  buildId: string;
+  uploadSkipped: boolean;
+  endpoints: Array<{
+    name: string;
+    id: string;
+    type: "QB" | "LB";
+    url: string;
+    /** QB: `{url}/runsync`. */
+    runsync?: string;
+    run?: string;
+    /** LB: each declared route with its full URL. */
+    routes?: Array<{ method: string; path: string; url: string; function: string }>;
+  }>;
+}
+
+export function deploySummary(ctx: BuildContext, platformUrl: string): DeploySummary {
+  const manifest = ctx.manifest as Manifest;
+  return {
+    ok: true,
+    platform: platformUrl,
+    app: ctx.app?.name ?? manifest.app,
+    environment: ctx.environment?.name ?? "",
+    buildId: ctx.buildId ?? "",
+    uploadSkipped: ctx.upload?.skipped ?? false,
+    endpoints: ctx.deployed.map((endpoint) =>
+      endpoint.type === "QB"
+        ? { ...endpoint, runsync: `${endpoint.url}/runsync`, run: `${endpoint.url}/run` }
+        : {
+            ...endpoint,
+            routes: (manifest.routes[endpoint.name] ?? []).map((route) => ({ ...route, url: `${endpoint.url}${route.path}` })),
+          },
+    ),
+  };
+}
+
+export function formatDeploySummary(summary: DeploySummary, keyVariable = "$PLATFORM_API_KEY"): string {
+  const lines: string[] = [];
+  lines.push(
+    `Deployed ${summary.app} to environment ${summary.environment} on ${summary.platform} (build ${summary.buildId}${summary.uploadSkipped ? ", artifact unchanged: upload skipped" : ""})`,
+  );
+  const queue = summary.endpoints.filter((endpoint) => endpoint.type === "QB");
+  const lb = summary.endpoints.filter((endpoint) => endpoint.type === "LB");
+  if (queue.length) {
+    lines.push("", "Queue-based endpoints");
+    for (const endpoint of queue) {
+      lines.push(`  ${endpoint.name}  ${endpoint.runsync}`);
+      lines.push(
+        `    curl -X POST ${endpoint.runsync} \\`,
+        `      -H "Authorization: Bearer ${keyVariable}" -H "Content-Type: application/json" \\`,
+        `      -d '{"input": {}}'`,
+      );
+    }
+  }
+  if (lb.length) {
+    lines.push("", "Load-balanced endpoints");
+    for (const endpoint of lb) {
+      lines.push(`  ${endpoint.name}  ${endpoint.url}`);
+      const width = Math.max(0, ...(endpoint.routes ?? []).map((route) => route.method.length));
+      for (const route of endpoint.routes ?? []) lines.push(`    ${route.method.padEnd(width)} ${route.url}`);
+    }
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,60 @@
+/** `svc env list | create <name> | delete <name>`: the app's environments. */
+import type { CAC } from "cac";
+import type { PlatformClient, PlatformEnvironment } from "../../core/client/index.ts";
+import { errors } from "../../core/errors.ts";
+import { appName, confirm, connect, printTable, type PlatformFlags } from "../_platform.ts";
+import { printJson, projectRoot } from "../_shared.ts";
+import { deleteEnvironmentEndpoints } from "./undeploy.ts";
+
+const envRow = (environment: PlatformEnvironment) => [environment.name, environment.id, environment.activeBuildId, environment.endpoints.length];
+const ENV_HEADERS = ["NAME", "ID", "ACTIVE BUILD", "ENDPOINTS"];
+
+export async function envCommand(client: PlatformClient, app: string, action: string, name: string | undefined, flags: PlatformFlags): Promise<unknown> {
+  switch (action) {
+    case "list": {
+      const found = await client.getApp(app);
+      return { app, environments: found?.environments ?? [] };
+    }
+    case "create": {
+      if (!name) throw errors.BAD_REQUEST("Usage: svc env create <name>");
+      const found = (await client.getApp(app)) ?? (await client.createApp(app));
+      if (found.environments.some((environment) => environment.name === name)) throw errors.PLATFORM_ERROR("createEnvironment", `environment "${name}" already exists in app "${app}"`);
+      return { app, environment: await client.createEnvironment(found.id, name) };
+    }
+    case "delete": {
+      if (!name) throw errors.BAD_REQUEST("Usage: svc env delete <name>");
+      const found = await client.getApp(app);
+      const environment = found?.environments.find((item) => item.name === name);
+      if (!environment) throw errors.NOT_FOUND(`Environment of app "${app}"`, name);
+      const detail = environment.endpoints.length ? ` and its ${environment.endpoints.length} endpoint(s)` : "";
+      if (!(await confirm(`Delete environment ${name} of ${app}${detail}?`, flags, `delete environment ${name}`))) return undefined;
+      // Endpoints first: an environment must not leave endpoints running (and billing) behind.
+      const deleted = await deleteEnvironmentEndpoints(client, [environment]);
+      await client.deleteEnvironment(environment.id);
+      return { app, deleted: { environment: environment.name, id: environment.id, endpoints: deleted } };
+    }
+    default:
+      throw errors.BAD_REQUEST(`Unknown action "${action}": use svc env list | create <name> | delete <name>.`);
+  }
+}
+
+export function registerEnv(cli: CAC): void {
+  cli
+    .command("env <action> [name]", "Manage the app's environments: list | create <name> | delete <name>")
+    .option("--app <name>", "App name (default: from svc.config.ts or the folder name)")
+    .option("--yes, -y", "Do not ask for confirmation (delete)")
+    .option("--json", "Print the result as JSON")
+    .option("--root <dir>", "Project folder (default: current folder)")
+    .action(async (action: string, name: string | undefined, flags: PlatformFlags) => {
+      const { client } = await connect(projectRoot(flags));
+      const app = await appName(flags, "env");
+      const result = (await envCommand(client, app, action, name, flags)) as
+        | { environments?: PlatformEnvironment[]; environment?: PlatformEnvironment; deleted?: { environment: string; endpoints: unknown[] } }
+        | undefined;
+      if (!result) return void process.stderr.write("Nothing deleted.\n");
+      if (flags.json) return printJson({ ok: true, ...result });
+      if (result.environments) printTable(ENV_HEADERS, result.environments.map(envRow));
+      else if (result.environment) printTable(ENV_HEADERS, [envRow(result.environment)]);
+      else if (result.deleted) process.stdout.write(`Deleted environment ${result.deleted.environment} of ${app} (${result.deleted.endpoints.length} endpoint(s)).\n`);
+    });
+}
