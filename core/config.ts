@@ -6,8 +6,8 @@ import { existsSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
-import { pathToFileURL } from "node:url";
-import { build } from "esbuild";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { build, type Plugin } from "esbuild";
 import { z } from "zod";
 import { errors } from "./errors.ts";
 import { formatZodIssues } from "./manifest.ts";
@@ -65,6 +65,7 @@ async function importConfigFile(root: string, file: string, env: ConfigEnv): Pro
       format: "esm",
       target: "node20",
       packages: "external",
+      plugins: [selfReference(root)],
       write: false,
       logLevel: "silent",
     });
@@ -79,6 +80,33 @@ async function importConfigFile(root: string, file: string, env: ConfigEnv): Pro
   } finally {
     await rm(out, { force: true });
   }
+}
+
+/** Where `import ... from "svc"` leads when the app has no svc in its node_modules (svc init, global install). */
+const SELF_ENTRIES: Record<string, string> = {
+  svc: fileURLToPath(new URL("./index.ts", import.meta.url)),
+  "svc/types": fileURLToPath(new URL("./types.ts", import.meta.url)),
+};
+
+/**
+ * esbuild plugin: `svc` and `svc/types` stay external, resolved from the app when it has svc
+ * installed and otherwise to this very package's files, so a generated project builds without
+ * node_modules and the config shares the running svc's module instances.
+ */
+function selfReference(root: string): Plugin {
+  return {
+    name: "svc-self-reference",
+    setup(on) {
+      on.onResolve({ filter: /^svc(\/types)?$/ }, ({ path }) => {
+        try {
+          createRequire(join(root, "package.json")).resolve(path);
+          return { path, external: true };
+        } catch {
+          return { path: pathToFileURL(SELF_ENTRIES[path]!).href, external: true };
+        }
+      });
+    },
+  };
 }
 
 export async function resolveConfig(root: string, raw: unknown, file?: string): Promise<ResolvedConfig> {

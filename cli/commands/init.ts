@@ -1,0 +1,81 @@
+/** `svc init [name]`: scaffolds a project from templates/init/ that `svc build` builds as is. */
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { basename, dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { CAC } from "cac";
+import { errors } from "../../core/errors.ts";
+
+export const TEMPLATE_DIR = fileURLToPath(new URL("../../templates/init/", import.meta.url));
+
+/** Template files whose name npm would drop or act on when publishing: stored with `_`. */
+const RENAMES: Record<string, string> = { _gitignore: ".gitignore" };
+
+interface InitFlags {
+  force?: boolean;
+  root?: string;
+}
+
+/** An app name the platform and the config schema accept: lowercase letters, digits and '-'. */
+export function appName(raw: string): string {
+  return raw.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "") || "app";
+}
+
+async function templateFiles(dir = TEMPLATE_DIR, prefix = ""): Promise<string[]> {
+  const files: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    if (entry.name === "__pycache__") continue;
+    const rel = prefix ? `${prefix}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) files.push(...(await templateFiles(join(dir, entry.name), rel)));
+    else files.push(rel);
+  }
+  return files.sort();
+}
+
+export interface InitResult {
+  dir: string;
+  name: string;
+  files: string[];
+}
+
+/** Writes the template into `dir`; refuses to overwrite existing files unless `force`. */
+export async function initProject(dir: string, options: { name?: string; force?: boolean } = {}): Promise<InitResult> {
+  const name = appName(options.name ?? basename(dir));
+  const plan = (await templateFiles()).map((file) => {
+    const target = file.split("/").map((part) => RENAMES[part] ?? part).join("/");
+    return { source: join(TEMPLATE_DIR, file), target };
+  });
+  const clashes = plan.filter(({ target }) => existsSync(join(dir, target))).map(({ target }) => target);
+  if (clashes.length && !options.force) throw errors.INIT_WOULD_OVERWRITE(clashes);
+  for (const { source, target } of plan) {
+    const text = (await readFile(source, "utf8")).replaceAll("{{name}}", name);
+    await mkdir(dirname(join(dir, target)), { recursive: true });
+    await writeFile(join(dir, target), text);
+  }
+  return { dir, name, files: plan.map((p) => p.target) };
+}
+
+export function registerInit(cli: CAC): void {
+  cli
+    .command("init [name]", "Create a project: a GPU queue worker, a CPU queue worker and a load-balanced API")
+    .option("--force", "Overwrite existing files")
+    .option("--root <dir>", "Parent folder (default: the current folder)")
+    .action(async (name: string | undefined, flags: InitFlags) => {
+      const base = resolve(flags.root ?? process.cwd());
+      const dir = name ? resolve(base, name) : base;
+      const result = await initProject(dir, { name: name ? basename(name) : undefined, force: flags.force });
+      const where = relative(process.cwd(), dir);
+      const lines = [
+        `Created ${result.name} in ${where || "."}:`,
+        ...result.files.map((file) => `  ${file}`),
+        "",
+        "Next steps:",
+        ...(where ? [`  cd ${where}`] : []),
+        "  cp .env.example .env     # set PLATFORM_API_KEY (PLATFORM_API_URL empty: the embedded platform)",
+        "  svc build                # build .svc/artifact.tar.gz",
+        "  svc run                  # develop locally on http://localhost:8888",
+        "  svc deploy               # deploy the endpoints",
+      ];
+      process.stdout.write(`${lines.join("\n")}\n`);
+    });
+}
