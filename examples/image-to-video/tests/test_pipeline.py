@@ -152,3 +152,14 @@ def test_http_fetch_with_size_limit(image_url):
             fetch_image(base + "/missing")
     finally:
         srv.shutdown()
+
+
+def test_bf16_pipeline_with_clip_branch():
+    import torch
+    from wan.loader import load_components
+    from wan.pipeline import generate
+    c = load_components("tiny-2.1", device=torch.device("cpu"), dtype=torch.bfloat16)
+    assert c.clip is not None and c.experts[0].patch_embedding.weight.dtype == torch.bfloat16
+    rgb = np.zeros((48, 32, 3), np.uint8)
+    r = generate(c, rgb, "p", "", 5, 2, 4.0, 3.0, seed=0, solver="euler")
+    assert r.frames.shape == (5, 48, 32, 3) and r.experts_used == [0, 0]

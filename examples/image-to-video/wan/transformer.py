@@ -30,7 +30,9 @@ class LayerNorm(nn.LayerNorm):
         super().__init__(dim, eps=eps, elementwise_affine=elementwise_affine)
 
     def forward(self, x):
-        return super().forward(x.float()).to(x.dtype)
+        w = self.weight.float() if self.weight is not None else None
+        b = self.bias.float() if self.bias is not None else None
+        return F.layer_norm(x.float(), self.normalized_shape, w, b, self.eps).to(x.dtype)
 
 
 class SelfAttention(nn.Module):
@@ -139,6 +141,12 @@ def sinusoidal_embedding(t: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.cat([a.cos(), a.sin()], dim=1).float()
 
 
+def _fp32(seq: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
+    for m in seq:
+        x = F.linear(x, m.weight.float(), m.bias.float()) if isinstance(m, nn.Linear) else m(x)
+    return x
+
+
 class WanTransformer(nn.Module):
     def __init__(self, cfg: TransformerConfig):
         super().__init__()
@@ -182,10 +190,10 @@ class WanTransformer(nn.Module):
         f, h, w = fr // pt, hh // ph, ww // pw
         tokens = self.patch_embedding(x.to(dtype)).flatten(2).transpose(1, 2)
 
-        # Time embedding in fp32 (e for the head, e0 = 6 modulation vectors for the blocks).
-        tl = self.time_embedding[0].weight.dtype
-        e = self.time_embedding(sinusoidal_embedding(t, cfg.freq_dim).to(tl)).float()
-        e0 = self.time_projection(e.to(tl)).float().unflatten(1, (6, cfg.dim))
+        # Time embedding in fp32 even for bf16 weights: the 6 modulation vectors scale every
+        # residual branch, so their rounding error would compound (e for the head, e0 for blocks).
+        e = _fp32(self.time_embedding, sinusoidal_embedding(t, cfg.freq_dim))
+        e0 = _fp32(self.time_projection, e).unflatten(1, (6, cfg.dim))
 
         ctx = self.text_embedding(context.to(dtype))
         if cfg.image_dim is not None:
