@@ -10,7 +10,8 @@ export const FIXTURES = resolve(import.meta.dirname, "../../fixtures");
 
 /** Copies `fixtures/<name>` into a fresh temp folder and returns its path. */
 export function copyFixture(name: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `svc-${name}-`));
+  // the fixture's own folder name, so the app name (and the manifest) is the same in every copy
+  const dir = join(mkdtempSync(join(tmpdir(), "svc-test-")), name.split("/").pop()!);
   cpSync(join(FIXTURES, name), dir, { recursive: true, filter: (src) => !src.includes(`${"/"}.svc`) });
   return dir;
 }

@@ -1,0 +1,161 @@
+/** svc:tar-pack, svc:size-guard, svc:analyze and plugin replacement, through the full build pipeline. */
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, existsSync, utimesSync, writeFileSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { list } from "tar";
+import { describe, expect, it } from "vitest";
+import { runPipeline } from "../../core/build.ts";
+import { createLogger } from "../../core/logger.ts";
+import { isSvcError } from "../../core/errors.ts";
+import { SDK_DIR, walkFiles } from "../../plugins/tar-pack.ts";
+import { copyFixture } from "./_helpers.ts";
+
+const quiet = () => createLogger("silent");
+
+async function tarEntries(file: string) {
+  const entries: Array<{ path: string; mode: number; uid: number; gid: number; mtime: string; type: string; size: number }> = [];
+  await list({
+    file,
+    onReadEntry: (entry) => {
+      entries.push({ path: entry.path, mode: entry.mode ?? -1, uid: entry.uid ?? -1, gid: entry.gid ?? -1, mtime: entry.mtime?.toISOString() ?? "", type: entry.type, size: entry.size ?? 0 });
+    },
+  });
+  return entries;
+}
+
+describe("svc:tar-pack", () => {
+  it("packs sources, handlers, manifest, requirements.txt and the SDK per the contract layout", async () => {
+    const root = copyFixture("pack-app");
+    const ctx = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
+    const artifact = ctx.artifact!;
+    expect(artifact.path).toBe(join(root, ".svc", "artifact.tar.gz"));
+    const paths = artifact.entries.map((e) => e.path);
+    const sdk = (await walkFiles(SDK_DIR, (n) => n === "__pycache__" || n.endsWith(".pyc"))).map((f) => `svc/${f.rel}`).sort();
+    expect(sdk.length).toBeGreaterThan(3);
+    expect(paths.filter((p) => p.startsWith("svc/"))).toEqual(sdk);
+    expect(paths.filter((p) => !p.startsWith("svc/"))).toMatchInlineSnapshot(`
+      [
+        "data/table.csv",
+        "handlers/cpu_worker.py",
+        "requirements.txt",
+        "svc_manifest.json",
+        "workers/__init__.py",
+        "workers/cpu.py",
+      ]
+    `);
+    // the archive holds the same files, plus their folders, with the contract's fixed metadata
+    const entries = await tarEntries(artifact.path);
+    expect(entries.filter((e) => e.type === "File").map((e) => e.path)).toEqual(paths);
+    expect(entries.filter((e) => e.type === "Directory").map((e) => e.path)).toEqual(["data/", "handlers/", "svc/", "workers/"]);
+    for (const entry of entries) {
+      expect(entry).toMatchObject({ uid: 0, gid: 0, mtime: "2000-01-01T00:00:00.000Z", mode: entry.type === "Directory" ? 0o755 : 0o644 });
+    }
+    const bytes = readFileSync(artifact.path);
+    expect(createHash("sha256").update(bytes).digest("hex")).toBe(artifact.sha256);
+    expect(bytes.length).toBe(artifact.size);
+    // gzip header: no file name flag, mtime 0
+    expect(bytes[3]).toBe(0);
+    expect(bytes.readUInt32LE(4)).toBe(0);
+    expect(artifact.unpackedSize).toBe(artifact.entries.reduce((sum, e) => sum + e.size, 0));
+    // the build folder is gone after a successful build
+    expect(existsSync(ctx.buildDir)).toBe(false);
+  });
+
+  it("keeps .svc/.build/ with --keep-build", async () => {
+    const root = copyFixture("pack-app");
+    const ctx = await runPipeline({ root, logger: quiet(), options: { noDeps: true, keepBuild: true } });
+    expect(readdirSync(ctx.buildDir).sort()).toEqual(["handlers", "requirements.txt", "svc_manifest.json"]);
+    expect(readFileSync(join(ctx.buildDir, "requirements.txt"), "utf8")).toContain("six==1.17.0");
+  });
+
+  it("is deterministic: two copies of the same app (different mtimes) give the same sha256", async () => {
+    const a = copyFixture("pack-app");
+    const b = copyFixture("pack-app");
+    utimesSync(join(b, "workers", "cpu.py"), new Date("2011-11-11"), new Date("2011-11-11"));
+    const first = await runPipeline({ root: a, logger: quiet(), options: { noDeps: true } });
+    const second = await runPipeline({ root: b, logger: quiet(), options: { noDeps: true } });
+    expect(second.artifact!.sha256).toBe(first.artifact!.sha256);
+    expect(statSync(first.artifact!.path).size).toBe(statSync(second.artifact!.path).size);
+  });
+
+  it("reuses the artifact when nothing changed and repacks after a source change", async () => {
+    const root = copyFixture("pack-app");
+    const first = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
+    expect(first.meta.get("svc:tar-pack")).toMatchObject({ reused: false });
+    const again = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
+    expect(again.meta.get("svc:tar-pack")).toMatchObject({ reused: true });
+    expect(again.artifact!.sha256).toBe(first.artifact!.sha256);
+    writeFileSync(join(root, "data", "table.csv"), "a,b\n3,4\n");
+    const changed = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
+    expect(changed.meta.get("svc:tar-pack")).toMatchObject({ reused: false });
+    expect(changed.artifact!.sha256).not.toBe(first.artifact!.sha256);
+  });
+});
+
+describe("svc:size-guard", () => {
+  it("refuses an artifact over the limit, listing the biggest entries and the --exclude remedy", async () => {
+    const root = copyFixture("pack-app");
+    writeFileSync(join(root, "data", "weights.bin"), Buffer.alloc(100_000, 7));
+    writeFileSync(join(root, "svc.config.ts"), "export default { maxArtifactBytes: 20000 };\n");
+    const error = await runPipeline({ root, logger: quiet(), options: { noDeps: true } }).catch((e: unknown) => e);
+    expect(isSvcError(error)).toBe(true);
+    const svcError = error as import("../../core/errors.ts").SvcError;
+    expect(svcError.code).toBe("ARTIFACT_TOO_LARGE");
+    expect(svcError.message).toMatch(/over the 20\.0 KB limit/);
+    // biggest first: data/ (the 100 KB file) leads the list
+    expect(svcError.message).toMatch(/Biggest entries:\n\s+entry\s+size\s+share\s+files\n\s+data\/\s+100\.0 KB/);
+    expect(svcError.message).toContain("svc/");
+    expect(svcError.remedy).toContain("--exclude");
+  });
+
+  it("lets an artifact under the limit pass", async () => {
+    const root = copyFixture("pack-app");
+    writeFileSync(join(root, "svc.config.ts"), "export default { maxArtifactBytes: 10_000_000 };\n");
+    await expect(runPipeline({ root, logger: quiet(), options: { noDeps: true } })).resolves.toBeTruthy();
+  });
+});
+
+describe("svc:analyze", () => {
+  it("writes .svc/analyze.html with the artifact's entries and prints the top entries", async () => {
+    const root = copyFixture("pack-app");
+    const lines: string[] = [];
+    await runPipeline({ root, logger: createLogger("info", (line) => lines.push(line)), options: { noDeps: true, analyze: true } });
+    const html = readFileSync(join(root, ".svc", "analyze.html"), "utf8");
+    expect(html).toContain("<!DOCTYPE html>");
+    for (const path of ["workers/cpu.py", "handlers/cpu_worker.py", "svc_manifest.json", "svc/__init__.py"]) expect(html).toContain(`"id":"${path}"`);
+    const table = lines.join("\n");
+    expect(table).toMatch(/entry\s+size\s+share\s+files/);
+    expect(table).toMatch(/\n\s+svc\/\s+[\d.]+ KB\s+[\d.]+%\s+\d+/);
+  });
+
+  it("is off without --analyze and can be disabled by name", async () => {
+    const root = copyFixture("pack-app");
+    writeFileSync(join(root, "svc.config.ts"), 'export default { disablePlugins: ["svc:analyze"] };\n');
+    await runPipeline({ root, logger: quiet(), options: { noDeps: true, analyze: true } });
+    expect(existsSync(join(root, ".svc", "analyze.html"))).toBe(false);
+    expect(existsSync(join(root, ".svc", "artifact.tar.gz"))).toBe(true);
+  });
+});
+
+describe("replacing a built-in plugin", () => {
+  it("a config plugin named svc:tar-pack replaces the packer", async () => {
+    const root = copyFixture("pack-app");
+    writeFileSync(
+      join(root, "svc.config.ts"),
+      `export default {
+  plugins: [{
+    name: "svc:tar-pack",
+    apply(pipeline) {
+      pipeline.hooks.pack.tapPromise("svc:tar-pack", async (_artifact, ctx) => ({
+        path: ctx.outDir + "/custom.bin", sha256: "custom", size: 1, unpackedSize: 1, entries: [{ path: "x", size: 1 }],
+      }));
+    },
+  }],
+};
+`,
+    );
+    const ctx = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
+    expect(ctx.artifact!.sha256).toBe("custom");
+    expect(existsSync(join(root, ".svc", "artifact.tar.gz"))).toBe(false);
+  });
+});
