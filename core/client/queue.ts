@@ -79,8 +79,10 @@ export function createQueueApi(baseUrl: string, apiKey: string) {
       let job = await send("runsync", endpoint, `${base}/runsync?wait=${waitFor()}`, "POST", payload(input, options), options.signal);
       let statusSync = true;
       let failures = 0;
+      let fresh = true;
       while (!isFinalJob(job)) {
-        options.onPending?.(job);
+        if (fresh) options.onPending?.(job);
+        fresh = false;
         if (Date.now() >= deadline) return job;
         const id = job.id;
         try {
@@ -101,6 +103,7 @@ export function createQueueApi(baseUrl: string, apiKey: string) {
             job = { ...(await send("status", id, `${base}/status/${encodeURIComponent(id)}`, "GET", undefined, options.signal)), id };
           }
           failures = 0;
+          fresh = true;
         } catch (error) {
           if (options.signal?.aborted) throw error;
           if (isSvcError(error) && (error.code === "AUTH_FAILED" || error.code === "NOT_FOUND")) throw error;
