@@ -13,6 +13,7 @@ import {
   discoverPython,
   listSourceFiles,
   modulePath,
+  pythonInterpreter,
   type FileAnalysis,
 } from "../../plugins/discover-python/index.ts";
 import { FIXTURES, caught } from "./_front-half.ts";
@@ -274,7 +275,7 @@ describe("PythonParser", () => {
 
   it("also works as a one-shot JSON filter on stdin", () => {
     const source = Buffer.from('from svc import Endpoint\n@Endpoint(name="one")\ndef one(): pass\n').toString("base64");
-    const run = spawnSync("python3", [DISCOVER_SCRIPT], { input: JSON.stringify({ files: [{ path: "one.py", source }] }), encoding: "utf8" });
+    const run = spawnSync(pythonInterpreter(), [DISCOVER_SCRIPT], { input: JSON.stringify({ files: [{ path: "one.py", source }] }), encoding: "utf8" });
     expect(JSON.parse(run.stdout).results[0].functions[0]).toMatchObject({ name: "one", line: 3, declaration: { line: 2, args: { name: "one" } } });
   });
 
