@@ -1,5 +1,6 @@
 """The queue-based worker: take jobs, run them, report them, until told to stop."""
 import threading
+from collections import OrderedDict
 import time
 from typing import Any, Callable, Dict, List, Optional
 
@@ -12,6 +13,7 @@ TOO_MANY_REQUESTS_BACKOFF_S = 1.0
 ERROR_BACKOFF_MAX_S = 10.0
 UNREACHABLE_EXIT_S = 60.0  # a platform gone this long will not hand our jobs back to us
 MIN_EMPTY_POLL_S = 0.2
+EARLY_CANCELS_KEPT = 256
 
 
 class QueueWorker:
@@ -23,6 +25,7 @@ class QueueWorker:
         self.modifier = concurrency_modifier
         self.concurrency = 1
         self.running: Dict[str, Job] = {}
+        self.early_cancels: "OrderedDict[str, None]" = OrderedDict()  # cancels for jobs not yet started
         self.cond = threading.Condition()
         self.stopping = threading.Event()
         self.exit_code = 0
@@ -35,6 +38,11 @@ class QueueWorker:
     def cancel(self, job_id: str) -> None:
         with self.cond:
             job = self.running.get(job_id)
+            if job is None:
+                # The signal can overtake the job-take answer that hands us this job: remember it.
+                self.early_cancels[job_id] = None
+                while len(self.early_cancels) > EARLY_CANCELS_KEPT:
+                    self.early_cancels.popitem(last=False)
         if job:
             job.cancel()
 
@@ -72,6 +80,10 @@ class QueueWorker:
         job = Job(id=str(payload["id"]), input=payload.get("input"),
                   timeout_s=timeout_ms / 1000 if timeout_ms else self.default_timeout_s)
         with self.cond:
+            if job.id in self.early_cancels:
+                del self.early_cancels[job.id]
+                logger.info("job %s: cancelled before it started; not run", job.id)
+                return
             self.running[job.id] = job
         threading.Thread(target=self._run_job, args=(job,), name=f"svc-job-{job.id}", daemon=True).start()
 

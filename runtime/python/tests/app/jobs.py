@@ -1,0 +1,55 @@
+"""Queue-based test endpoints: one per behaviour the worker must show."""
+import asyncio
+import os
+import time
+
+from svc import Endpoint, InputValidationError
+
+
+@Endpoint(name="echo")
+def echo(text: str, sleep: float = 0.0) -> dict:
+    """Echo the text back."""
+    time.sleep(sleep)
+    return {"echo": text, "pid": os.getpid()}
+
+
+@Endpoint(name="aecho")
+async def aecho(text: str, sleep: float = 0.0, marker: str = "") -> dict:
+    if marker:
+        open(marker + ".started", "w").close()
+    try:
+        await asyncio.sleep(sleep)
+    except asyncio.CancelledError:
+        if marker:  # lets the test see that the task really was cancelled
+            with open(marker, "w") as handle:
+                handle.write("cancelled")
+        raise
+    return {"echo": text}
+
+
+@Endpoint(name="gen")
+def gen(n: int):
+    for i in range(n):
+        yield {"i": i}
+
+
+@Endpoint(name="agen")
+async def agen(n: int):
+    for i in range(n):
+        await asyncio.sleep(0)
+        yield i * 10
+
+
+@Endpoint(name="outcome")
+def outcome(mode: str):
+    if mode == "raise":
+        raise ValueError("bad value 42")
+    if mode == "input":
+        raise InputValidationError("prompt is required")
+    if mode == "return-error":
+        return {"error": "nothing to do"}
+    if mode == "refresh":
+        return {"refresh_worker": True, "ok": 1}
+    if mode == "not-json":
+        return {"value": object()}
+    return {"ok": True}

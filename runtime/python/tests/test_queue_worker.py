@@ -1,0 +1,146 @@
+"""Queue-based workers end to end: `serve()` in a subprocess against the fake platform."""
+import signal
+import time
+
+
+def test_sync_job_completes_with_output(platform, start_worker):
+    worker = start_worker("echo")
+    job = platform.wait_job(platform.submit("echo", {"text": "hi"}))
+    assert job["status"] == "COMPLETED"
+    assert job["output"] == {"echo": "hi", "pid": worker.proc.pid}
+    assert platform.done_calls_for(job["id"])[0]["isStream"] == "false"
+
+
+def test_async_job_completes_and_log_names_the_job(platform, start_worker):
+    worker = start_worker("aecho")
+    job = platform.wait_job(platform.submit("aecho", {"text": "yo"}))
+    assert (job["status"], job["output"]) == ("COMPLETED", {"echo": "yo"})
+    platform.wait_for(lambda: f"job {job['id']}: completed" in worker.output())
+
+
+def test_generator_streams_each_chunk_then_reports_the_list(platform, start_worker):
+    start_worker("gen")
+    job = platform.wait_job(platform.submit("gen", {"n": 3}))
+    assert job["stream"] == [{"i": 0}, {"i": 1}, {"i": 2}]
+    assert job["output"] == job["stream"]
+    assert platform.done_calls_for(job["id"])[-1]["isStream"] == "true"
+
+
+def test_async_generator_streams(platform, start_worker):
+    start_worker("agen")
+    job = platform.wait_job(platform.submit("agen", {"n": 3}))
+    assert job["stream"] == [0, 10, 20] and job["output"] == [0, 10, 20]
+    assert platform.done_calls_for(job["id"])[-1]["isStream"] == "true"
+
+
+def test_exception_fails_job_with_type_message_and_traceback(platform, start_worker):
+    start_worker("outcome")
+    job = platform.wait_job(platform.submit("outcome", {"mode": "raise"}))
+    assert job["status"] == "FAILED"
+    assert job["error"]["error_type"] == "ValueError"
+    assert job["error"]["error_message"] == "bad value 42"
+    assert 'raise ValueError("bad value 42")' in job["error"]["error_traceback"]
+
+
+def test_input_errors_are_reported_as_input_validation_error(platform, start_worker):
+    start_worker("outcome")
+    raised = platform.wait_job(platform.submit("outcome", {"mode": "input"}))
+    assert raised["error"]["error_type"] == "InputValidationError"
+    assert raised["error"]["error_message"] == "prompt is required"
+    missing = platform.wait_job(platform.submit("outcome", {"mode": "ok", "wrong": 1}))
+    assert missing["error"]["error_type"] == "InputValidationError"
+    assert "unexpected keyword argument 'wrong'" in missing["error"]["error_message"]
+    not_object = platform.wait_job(platform.submit("outcome", [1, 2]))
+    assert not_object["error"]["error_type"] == "InputValidationError"
+
+
+def test_returned_error_fails_the_job(platform, start_worker):
+    start_worker("outcome")
+    job = platform.wait_job(platform.submit("outcome", {"mode": "return-error"}))
+    assert (job["status"], job["error"]) == ("FAILED", "nothing to do")
+
+
+def test_output_that_is_not_json_fails_the_job(platform, start_worker):
+    start_worker("outcome")
+    job = platform.wait_job(platform.submit("outcome", {"mode": "not-json"}))
+    assert job["status"] == "FAILED" and job["error"]["error_type"] == "TypeError"
+
+
+def test_refresh_worker_strips_the_flag_and_exits_after_the_job(platform, start_worker):
+    worker = start_worker("outcome")
+    job = platform.wait_job(platform.submit("outcome", {"mode": "refresh"}))
+    assert job["output"] == {"ok": 1}
+    assert worker.wait_exit() == 0
+
+
+def test_cancel_of_running_async_job_cancels_the_task_and_reports_nothing(platform, start_worker, tmp_path):
+    start_worker("aecho")
+    marker = tmp_path / "cancelled"
+    job_id = platform.submit("aecho", {"text": "x", "sleep": 30, "marker": str(marker)})
+    platform.wait_for((tmp_path / "cancelled.started").exists)  # the task is running, not just handed out
+    platform.cancel(job_id)
+    platform.wait_for(marker.exists)
+    # The slot is free again: the next job runs at once, and the cancelled one was never reported.
+    assert platform.wait_job(platform.submit("aecho", {"text": "next"}))["status"] == "COMPLETED"
+    assert platform.done_calls_for(job_id) == []
+
+
+def test_cancel_of_running_sync_job_drops_its_result(platform, start_worker):
+    worker = start_worker("echo", ping_interval=0.05)
+    job_id = platform.submit("echo", {"text": "x", "sleep": 1.0})
+    # The heartbeat names the job once the worker runs it (a cancel before that skips the job).
+    platform.wait_for(lambda: any(p["worker"] == worker.id and p["job_id"] == job_id for p in platform.pings))
+    platform.cancel(job_id)
+    assert platform.wait_job(platform.submit("echo", {"text": "next"}), timeout=0.9)["status"] == "COMPLETED"
+    time.sleep(0.5)  # past the cancelled job's own end
+    assert platform.done_calls_for(job_id) == []
+
+
+def test_execution_timeout_fails_the_job_and_cancels_the_task(platform, start_worker, tmp_path):
+    start_worker("aecho")
+    marker = tmp_path / "cancelled"
+    job = platform.wait_job(platform.submit("aecho", {"text": "x", "sleep": 30, "marker": str(marker)}, timeout_ms=300))
+    assert job["status"] == "FAILED" and job["error"]["error_type"] == "TimeoutError"
+    platform.wait_for(marker.exists)
+
+
+def test_stop_signal_finishes_the_running_job_then_exits_0(platform, start_worker):
+    worker = start_worker("echo")
+    job_id = platform.submit("echo", {"text": "last", "sleep": 0.6})
+    platform.wait_running(job_id)
+    platform.stop_worker(worker.id)
+    assert worker.wait_exit() == 0
+    assert platform.jobs[job_id]["status"] == "COMPLETED"
+
+
+def test_sigterm_stops_an_idle_worker_with_exit_0(platform, start_worker):
+    worker = start_worker("echo")
+    platform.wait_for(lambda: any(p["worker"] == worker.id for p in platform.pings))  # it is up
+    worker.proc.send_signal(signal.SIGTERM)
+    assert worker.wait_exit() == 0
+
+
+def test_heartbeat_carries_the_running_job_id(platform, start_worker):
+    worker = start_worker("echo", ping_interval=0.1)
+    job_id = platform.submit("echo", {"text": "x", "sleep": 0.8})
+    platform.wait_for(lambda: any(p["worker"] == worker.id and p["job_id"] == job_id for p in platform.pings))
+    platform.wait_job(job_id)
+
+
+def test_job_done_is_retried_and_take_backs_off_on_429(platform, start_worker):
+    platform.take_429 = 1
+    platform.fail_done = 2
+    worker = start_worker("echo")
+    job = platform.wait_job(platform.submit("echo", {"text": "again"}))
+    assert job["status"] == "COMPLETED"
+    assert len(platform.done_calls_for(job["id"])) == 3
+    assert worker.proc.poll() is None
+
+
+def test_concurrency_modifier_lets_one_worker_run_two_jobs(platform, start_worker, tmp_path):
+    start_worker("conc")
+    flag = str(tmp_path / "flag")
+    first = platform.submit("conc", {"role": "a", "flag": flag})
+    second = platform.submit("conc", {"role": "b", "flag": flag})
+    assert platform.wait_job(first)["output"] == "saw b"
+    assert platform.wait_job(second)["output"] == "b"
