@@ -1,0 +1,390 @@
+/**
+ * svc:dev-server — `svc run` (spec 4.3). A local HTTP server in front of `live-` endpoints that run
+ * on the platform, rebuilt incrementally through the same pipeline as `svc build` on every change.
+ *
+ * One session:
+ *   1. one authenticated call (listEndpoints) before anything else: a refused key is AUTH_FAILED
+ *      and the server never says it is ready;
+ *   2. the pipeline up to configure, with svc:upload / svc:provision / svc:configure replaced by
+ *      this plugin's taps: the dev build goes into the app's builds but never becomes an
+ *      environment's active build, and endpoints are the session's `live-` ones;
+ *   3. lazy mode deploys an endpoint on the first call of its function; `--auto-provision` deploys
+ *      all at startup, 3 at a time, asking first when more than 5 would be created or changed;
+ *   4. file changes re-run the pipeline (discovery cache, deps cache, upload skipped on an unchanged
+ *      artifact) and move the provisioned endpoints to the new build;
+ *   5. close() deletes the `live-` endpoints and their resource-cache entries.
+ */
+import { createBuildPipeline } from "./build.ts";
+import { createLogger, formatMs, type Logger } from "../../core/logger.ts";
+import type { PlatformClient } from "../../core/client/index.ts";
+import type { BuildContext, DeployedEndpoint, DiscoveredFunction, Manifest, SvcPlugin } from "../../core/types.ts";
+import { errors } from "../../core/errors.ts";
+import { sharedParser } from "../discover-python/index.ts";
+import { LIVE_PREFIX } from "./resource-cache.ts";
+import { Provisioner, type EndpointStatus } from "./provisioner.ts";
+import { createDevApp, type DevRoutesState, type RemoteRef } from "./routes.ts";
+import { buildRouteTable, preferredAlias, type RouteTable } from "./routes-table.ts";
+import { serve, type Served } from "./server.ts";
+import { watchProject, type ProjectWatcher, DEBOUNCE_MS } from "./watcher.ts";
+import type { Job } from "./input.ts";
+
+export const PLUGIN_NAME = "svc:dev-server";
+/** How long `POST /<module>/runsync` waits for a final job before answering 202 (cold starts included). */
+export const DEFAULT_SYNC_TIMEOUT_MS = 300_000;
+/** More endpoints than this to create or change at startup → ask first (spec 4.3 rule 2). */
+export const CONFIRM_THRESHOLD = 5;
+
+export { buildRouteTable, resolveRoute, preferredAlias } from "./routes-table.ts";
+export { generateOpenApi } from "./openapi.ts";
+export { parseRunsyncBody } from "./input.ts";
+export { RESOURCE_CACHE_FILE, readResourceCache, configHash } from "./resource-cache.ts";
+
+export interface DevServerOptions {
+  root: string;
+  client: PlatformClient;
+  host?: string;
+  /** Default 8888; 0 = any free port. */
+  port?: number;
+  /** Watch and reload (default true). */
+  reload?: boolean;
+  autoProvision?: boolean;
+  /** Skip the > 5 endpoints confirmation. */
+  yes?: boolean;
+  /** Asks the user (y/N). Not given: without `yes`, more than 5 endpoints is CONFIRMATION_REQUIRED. */
+  confirm?: (question: string) => Promise<boolean>;
+  logger?: Logger;
+  debounceMs?: number;
+  syncTimeoutMs?: number;
+  /** Extra pipeline plugins (tests). */
+  plugins?: SvcPlugin[];
+}
+
+export interface ReloadReport {
+  ok: boolean;
+  files: string[];
+  ms: number;
+  buildId?: string;
+  uploadSkipped?: boolean;
+  /** Python files discovery actually re-parsed. */
+  parsedFiles?: number;
+  updated: string[];
+  added: string[];
+  removed: string[];
+  error?: { code?: string; message: string };
+}
+
+export interface DevServer {
+  url: string;
+  port: number;
+  requestedPort: number;
+  provisioner: Provisioner;
+  /** Rebuilds now (what a file change does after the debounce). */
+  reload(files?: string[]): Promise<ReloadReport>;
+  /** Resolves after the next reload finishes (tests). */
+  nextReload(): Promise<ReloadReport>;
+  health(): Record<string, unknown>;
+  /** Stops watching and serving; deletes the `live-` endpoints unless `keepEndpoints`. */
+  close(options?: { keepEndpoints?: boolean }): Promise<void>;
+}
+
+interface Session {
+  upload(ctx: BuildContext): Promise<string>;
+  provision(ctx: BuildContext): Promise<DeployedEndpoint[]>;
+  configure(ctx: BuildContext): Promise<void>;
+}
+
+/** The plugin: replaces svc:upload, svc:provision and svc:configure for a dev session. */
+export function devServerPlugin(session: Session): SvcPlugin {
+  return {
+    name: PLUGIN_NAME,
+    apply(pipeline) {
+      pipeline.hooks.upload.tapPromise(PLUGIN_NAME, (_buildId, ctx) => session.upload(ctx));
+      pipeline.hooks.provision.tapPromise(PLUGIN_NAME, (_deployed, ctx) => session.provision(ctx));
+      pipeline.hooks.configure.tapPromise(PLUGIN_NAME, (_deployed, ctx) => session.configure(ctx));
+    },
+  };
+}
+
+/** A logger that keeps warnings and errors but not the per-stage lines (reloads print one line). */
+function quiet(base: Logger): Logger {
+  const logger = createLogger("warn", () => {});
+  return { ...logger, warn: (m) => base.warn(m), error: (m) => base.error(m), debug: (m) => base.debug(m), info: (m) => base.debug(m) };
+}
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const logger = options.logger ?? createLogger("info");
+  const { client, root } = options;
+  const host = options.host ?? "localhost";
+  const reloadEnabled = options.reload ?? true;
+  const autoProvision = options.autoProvision ?? false;
+  const prefix = LIVE_PREFIX;
+
+  // 1. The key, before anything prints "ready" (users' complaint: success printed with a bad key).
+  const existing = await client.listEndpoints();
+
+  const provisioner = new Provisioner({ root, platform: client, logger });
+  let started = false;
+  let manifest: Manifest | undefined;
+  let functions: DiscoveredFunction[] = [];
+  let table: RouteTable | undefined;
+  let buildId: string | undefined;
+  let artifactSha: string | undefined;
+  let appId: { name: string; id: string } | undefined;
+  let lastReload: ReloadReport | undefined;
+  let lastUploadSkipped = false;
+
+  const session: Session = {
+    async upload(ctx) {
+      if (!ctx.artifact || !ctx.manifest) throw errors.BUILD_MISSING(ctx.root);
+      const short = ctx.artifact.sha256.replace(/^sha256:/, "").slice(0, 12);
+      if (buildId && artifactSha === ctx.artifact.sha256) {
+        lastUploadSkipped = true;
+        ctx.upload = { buildId, skipped: true };
+        ctx.logger.info(`  artifact ${short} unchanged: upload skipped`);
+        return buildId;
+      }
+      const name = ctx.manifest.app;
+      if (appId?.name !== name) {
+        const app = (await client.getApp(name)) ?? (await client.createApp(name));
+        appId = { name, id: app.id };
+      }
+      const result = await client.uploadArtifact(appId.id, ctx.artifact, ctx.manifest);
+      lastUploadSkipped = result.skipped;
+      ctx.upload = { buildId: result.buildId, skipped: result.skipped };
+      ctx.logger.info(result.skipped ? `  the platform already has artifact ${short}: upload skipped` : `  uploaded artifact ${short}`);
+      return result.buildId;
+    },
+    async provision(ctx) {
+      const newManifest = ctx.manifest!;
+      const newBuild = ctx.buildId!;
+      if (!started) {
+        await provisioner.init(newManifest, newBuild, existing);
+        if (autoProvision) {
+          const plan = provisioner.plan();
+          const changes = plan.filter((step) => step.action !== "reuse");
+          if (changes.length > CONFIRM_THRESHOLD && !options.yes) {
+            const question = `Deploy ${changes.length} ${prefix} endpoints (${changes.map((c) => c.endpoint).join(", ")}) to ${client.url}?`;
+            const action = `deploy ${changes.length} ${prefix} endpoints`;
+            if (!options.confirm) throw errors.CONFIRMATION_REQUIRED(action);
+            if (!(await options.confirm(question))) throw errors.CONFIRMATION_REQUIRED(action);
+          }
+          const reused = plan.filter((step) => step.action === "reuse").map((step) => `${prefix}${step.endpoint}`);
+          if (reused.length) ctx.logger.info(`  reusing cached ${reused.join(", ")}`);
+          await provisioner.provisionAll();
+        } else {
+          await provisioner.applyBuild(newManifest, newBuild);
+        }
+      } else {
+        const changes = await provisioner.applyBuild(newManifest, newBuild);
+        ctx.meta.set(PLUGIN_NAME, changes);
+      }
+      return provisioner.status().filter((s) => s.id && s.url).map((s) => ({ name: s.name, id: s.id!, type: s.type, url: s.url! }));
+    },
+    async configure(ctx) {
+      await recordUrls(ctx.buildId!);
+    },
+  };
+
+  async function recordUrls(build: string) {
+    const urls = provisioner.urls();
+    if (Object.keys(urls).length === 0) return;
+    try {
+      await client.setBuildEndpointUrls(build, urls);
+    } catch (error) {
+      logger.warn(`could not record the live- endpoint URLs on build ${build}: ${(error as Error).message}`);
+    }
+  }
+
+  const build = createBuildPipeline({ root, prefix, plugin: devServerPlugin(session), extraPlugins: options.plugins ?? [] });
+
+  function adopt(ctx: BuildContext) {
+    manifest = ctx.manifest!;
+    functions = ctx.functions;
+    table = buildRouteTable(manifest);
+    buildId = ctx.buildId!;
+    artifactSha = ctx.artifact!.sha256;
+  }
+
+  // 2 + 3. First build, upload, provisioning (auto) — failures here end the command.
+  const startedAt = performance.now();
+  let served: Served | undefined;
+  let watcher: ProjectWatcher | undefined;
+  try {
+    const ctx = await build(logger);
+    adopt(ctx);
+    started = true;
+
+    const state: DevRoutesState = {
+      manifest: () => manifest!,
+      table: () => table!,
+      functions: () => functions,
+      health: () => health(),
+      async ensure(endpoint): Promise<RemoteRef> {
+        const known = provisioner.remoteOf(endpoint);
+        const remote = await provisioner.ensure(endpoint);
+        if (!known || known.id !== remote.id) void recordUrls(buildId!);
+        return remote;
+      },
+      runsync: (remote, input, timeoutMs): Promise<Job> =>
+        client.runsync(remote.url || remote.id, input, {
+          timeoutMs,
+          onPending: (job) => logger.debug(`job ${job.id}: ${job.status}`),
+        }) as Promise<Job>,
+      status: (remote, jobId) => client.status(remote.url || remote.id, jobId) as Promise<Job>,
+      lbRequest: (remote, method, path, body, headers) => client.lbRequest(remote.url, method, path, body, headers),
+      syncTimeoutMs: options.syncTimeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS,
+    };
+    served = await serve(createDevApp(state), { host, port: options.port ?? 8888 });
+    if (served.fallback) logger.warn(`port ${served.requestedPort} is in use; using port ${served.port} instead`);
+    if (reloadEnabled) {
+      watcher = await watchProject({
+        root,
+        ignore: ctx.config.ignore,
+        debounceMs: options.debounceMs ?? DEBOUNCE_MS,
+        onChange: (files) => void scheduleReload(files),
+        onError: (error) => logger.warn(`watcher: ${(error as Error).message}`),
+      });
+      await watcher.ready;
+    }
+  } catch (error) {
+    await served?.close().catch(() => {});
+    await watcher?.close().catch(() => {});
+    // Endpoints deployed before the failure must not be left running.
+    await provisioner.teardown().catch(() => {});
+    throw error;
+  }
+
+  const url = served.url;
+  printBanner();
+
+  // 4. Reloads: one at a time; changes that arrive meanwhile are batched into the next one.
+  let running: Promise<ReloadReport> | undefined;
+  let queued: string[] | undefined;
+  const waiters: Array<(report: ReloadReport) => void> = [];
+  let closing = false;
+
+  function scheduleReload(files: string[]): Promise<ReloadReport> {
+    if (running) {
+      queued = [...new Set([...(queued ?? []), ...files])];
+      return running.then(() => scheduleReload([]));
+    }
+    running = doReload(files).finally(() => {
+      running = undefined;
+    });
+    return running.then((report) => {
+      if (queued && !closing) {
+        const next = queued;
+        queued = undefined;
+        return scheduleReload(next);
+      }
+      return report;
+    });
+  }
+
+  async function doReload(files: string[]): Promise<ReloadReport> {
+    const t0 = performance.now();
+    const parsedBefore = sharedParser().parsedFiles;
+    const shown = files.length > 3 ? `${files.slice(0, 3).join(", ")} and ${files.length - 3} more` : files.join(", ");
+    logger.info(`↻ ${shown || "reload"} changed, rebuilding…`);
+    let report: ReloadReport;
+    try {
+      if (files.some((file) => file === ".gitignore" || file === ".svcignore" || /^svc\.config\.[mc]?[jt]s$/.test(file))) {
+        await watcher?.refreshIgnores();
+      }
+      const ctx = await build(quiet(logger));
+      const changes = (ctx.meta.get(PLUGIN_NAME) as { updated: string[]; added: string[]; removed: string[] } | undefined) ?? { updated: [], added: [], removed: [] };
+      adopt(ctx);
+      report = {
+        ok: true,
+        files,
+        ms: performance.now() - t0,
+        buildId,
+        uploadSkipped: lastUploadSkipped,
+        parsedFiles: sharedParser().parsedFiles - parsedBefore,
+        ...changes,
+      };
+      const parts = [
+        report.uploadSkipped ? "artifact unchanged" : `build ${buildId}`,
+        report.updated.length ? `updated ${report.updated.map((n) => prefix + n).join(", ")}` : "",
+        report.added.length ? `new ${report.added.join(", ")} (lazy)` : "",
+        report.removed.length ? `removed ${report.removed.map((n) => prefix + n).join(", ")}` : "",
+      ].filter(Boolean);
+      logger.info(`✓ reloaded in ${formatMs(report.ms)}: ${parts.join("; ")}`);
+    } catch (error) {
+      const e = error as Error & { code?: string };
+      report = { ok: false, files, ms: performance.now() - t0, updated: [], added: [], removed: [], error: { code: e.code, message: e.message } };
+      logger.error(`reload failed${e.code ? ` [${e.code}]` : ""}: ${e.message}\n  the previous build keeps serving; fix the file and save again.`);
+    }
+    lastReload = report;
+    for (const resolve of waiters.splice(0)) resolve(report);
+    return report;
+  }
+
+  function endpointPaths(name: string): string[] {
+    const paths: string[] = [];
+    for (const entry of table!.modules.values()) {
+      const alias = preferredAlias(table!, entry.module);
+      for (const t of entry.qb) if (t.endpoint === name) paths.push(`POST /${alias}${entry.qb.length > 1 ? `/${t.function}` : ""}/runsync`);
+      for (const r of entry.lb) if (r.endpoint === name) paths.push(`${r.method} /${alias}${r.path}`);
+    }
+    return paths;
+  }
+
+  function health(): Record<string, unknown> {
+    const endpoints = provisioner.status().map((s: EndpointStatus) => ({
+      ...s,
+      module: manifest!.endpoints[s.name]?.module,
+      routes: endpointPaths(s.name),
+    }));
+    return {
+      status: lastReload && !lastReload.ok ? "degraded" : "ok",
+      app: manifest!.app,
+      platform: client.url,
+      mode: autoProvision ? "auto-provision" : "lazy",
+      reload: reloadEnabled,
+      buildId,
+      artifact: artifactSha,
+      ...(lastReload ? { lastReload } : {}),
+      endpoints,
+    };
+  }
+
+  function printBanner() {
+    const lines = [
+      `svc dev server ready in ${formatMs(performance.now() - startedAt)} at ${url}`,
+      `  app ${manifest!.app} · platform ${client.url} · ${autoProvision ? "auto-provision" : "lazy provisioning"} · ${reloadEnabled ? "reload on" : "reload off"}`,
+    ];
+    for (const s of provisioner.status()) {
+      for (const path of endpointPaths(s.name)) {
+        const [method, route] = path.split(" ");
+        lines.push(`  ${method!.padEnd(6)} ${url}${route}  → ${prefix}${s.name} (${s.type}, ${s.state})`);
+      }
+    }
+    lines.push(`  docs   ${url}/docs`);
+    logger.info(lines.join("\n"));
+  }
+
+  let closed: Promise<void> | undefined;
+  return {
+    url,
+    port: served.port,
+    requestedPort: served.requestedPort,
+    provisioner,
+    reload: (files = []) => scheduleReload(files),
+    nextReload: () => new Promise<ReloadReport>((resolve) => waiters.push(resolve)),
+    health,
+    close(closeOptions = {}) {
+      closed ??= (async () => {
+        closing = true;
+        await watcher?.close().catch(() => {});
+        await served!.close().catch(() => {});
+        await running?.catch(() => {});
+        if (!closeOptions.keepEndpoints) {
+          const deleted = await provisioner.teardown();
+          if (deleted.length) logger.info(`deleted ${deleted.join(", ")}`);
+        }
+      })();
+      return closed;
+    },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * Request bodies and job answers of the dev server (pure).
+ *
+ * A runsync body is either the platform's envelope `{"input": {...}}` (optionally with `policy` /
+ * `webhook`, which the dev server ignores) or a bare object, which is the input itself. An object
+ * whose keys are all envelope keys and include `input` is read as the envelope, so a function with a
+ * parameter named `input` must be called with the envelope: `{"input": {"input": ...}}`.
+ */
+export type ParsedInput = { ok: true; input: Record<string, unknown> } | { ok: false; message: string };
+
+const ENVELOPE_KEYS = new Set(["input", "webhook", "policy"]);
+
+export function parseRunsyncBody(text: string): ParsedInput {
+  if (text.trim() === "") return { ok: true, input: {} };
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, message: `The request body is not valid JSON: ${(error as Error).message}` };
+  }
+  if (!isPlainObject(body)) return { ok: false, message: "The request body must be a JSON object: the function's keyword arguments, or {\"input\": {...}}." };
+  const keys = Object.keys(body);
+  const isEnvelope = keys.includes("input") && keys.every((key) => ENVELOPE_KEYS.has(key));
+  if (!isEnvelope) return { ok: true, input: body };
+  const input = body.input;
+  if (input === null || input === undefined) return { ok: true, input: {} };
+  if (!isPlainObject(input)) return { ok: false, message: "\"input\" must be a JSON object: the function's keyword arguments." };
+  return { ok: true, input };
+}
+
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The platform's job object (reference/platform-api.md section 1). */
+export interface Job {
+  id: string;
+  status: "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT" | string;
+  output?: unknown;
+  error?: unknown;
+  delayTime?: number;
+  executionTime?: number;
+  workerId?: string;
+}
+
+export const FINAL_STATUSES = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
+export const isFinal = (job: Pick<Job, "status">): boolean => FINAL_STATUSES.has(job.status);
+
+/** True when a FAILED job failed because the function rejected its input. */
+export function isInputError(job: Job): boolean {
+  if (job.status !== "FAILED") return false;
+  const error = job.error;
+  if (isPlainObject(error)) return error.error_type === "InputValidationError" || error.error_type === "InputError";
+  if (typeof error === "string") {
+    if (/^\s*(InputValidationError|InputError)\b/.test(error)) return true;
+    try {
+      const parsed = JSON.parse(error) as unknown;
+      return isPlainObject(parsed) && (parsed.error_type === "InputValidationError" || parsed.error_type === "InputError");
+    } catch {
+      return false;
+    }
+  }
+  return false;
+}
+
+/**
+ * HTTP status of a runsync answer of the dev server: 200 final, 400 input rejected (by the function
+ * or by the platform), 202 not final after the wait (the body carries the job id and a status URL).
+ */
+export function runsyncStatus(job: Job, platformStatus = 200): number {
+  if (platformStatus === 400 || isInputError(job)) return 400;
+  if (!isFinal(job)) return 202;
+  return 200;
+}

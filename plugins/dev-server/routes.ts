@@ -1,0 +1,157 @@
+/**
+ * The dev server's HTTP app (h3 v2): health, docs, OpenAPI, queue-based runsync/status and the
+ * load-balanced proxy. It reads everything through `DevRoutesState`, so unit tests drive it with
+ * `app.request()` and a fake state, without a platform.
+ *
+ * Answers are JSON. Errors: `{"error": {"code", "message", "remedy"?}}` — 400 bad JSON or input,
+ * 404 unknown route, 405 wrong method, 502 when the platform failed. Bad input never gives a 500.
+ */
+import { H3, type H3Event } from "h3";
+import { isSvcError } from "../../core/errors.ts";
+import type { DiscoveredFunction, Manifest } from "../../core/types.ts";
+import type { LbResponse } from "../../core/client/index.ts";
+import { docsHtml, readDocsAsset } from "./docs.ts";
+import { isPlainObject, parseRunsyncBody, runsyncStatus, type Job } from "./input.ts";
+import { generateOpenApi } from "./openapi.ts";
+import { preferredAlias, resolveRoute, type RouteTable } from "./routes-table.ts";
+
+export interface RemoteRef {
+  id: string;
+  url: string;
+}
+
+export interface DevRoutesState {
+  manifest(): Manifest;
+  table(): RouteTable;
+  functions(): DiscoveredFunction[];
+  health(): Record<string, unknown>;
+  /** The endpoint's platform side, deployed first when lazy. */
+  ensure(endpoint: string): Promise<RemoteRef>;
+  runsync(remote: RemoteRef, input: Record<string, unknown>, timeoutMs: number): Promise<Job>;
+  status(remote: RemoteRef, jobId: string): Promise<Job>;
+  lbRequest(remote: RemoteRef, method: string, path: string, body: string | undefined, headers: Record<string, string>): Promise<LbResponse>;
+  /** How long runsync waits for a final job before answering 202 (ms). */
+  syncTimeoutMs: number;
+}
+
+/** Most a caller may ask runsync to wait with `?wait=<ms>`: one hour. */
+export const MAX_SYNC_WAIT_MS = 3_600_000;
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(`${JSON.stringify(body, null, 2)}\n`, { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
+}
+
+export function errorResponse(status: number, code: string, message: string, extra: Record<string, unknown> = {}): Response {
+  return json(status, { error: { code, message, ...extra } });
+}
+
+/** SvcErrors keep their code; the platform's failures are a bad gateway; anything else is ours (500). */
+export function toErrorResponse(error: unknown): Response {
+  if (isSvcError(error)) {
+    const platformSide = ["AUTH_FAILED", "AUTH_MISSING", "PLATFORM_UNREACHABLE", "PLATFORM_ERROR", "JOB_WAIT_FAILED"].includes(error.code);
+    const status = platformSide ? 502 : error.status >= 400 && error.status < 600 ? error.status : 500;
+    return errorResponse(status, error.code, error.message, error.remedy ? { remedy: error.remedy } : {});
+  }
+  return errorResponse(500, "INTERNAL", String((error as Error)?.message ?? error));
+}
+
+async function readText(event: H3Event): Promise<string> {
+  return event.req.text();
+}
+
+export function createDevApp(state: DevRoutesState): H3 {
+  const app = new H3({ silent: true });
+
+  app.get("/", () => json(200, state.health()));
+
+  app.get("/openapi.json", (event) => json(200, generateOpenApi(state.manifest(), { serverUrl: event.url.origin, functions: state.functions(), table: state.table() })));
+
+  app.get("/docs", () => new Response(docsHtml(state.manifest().app), { headers: { "content-type": "text/html; charset=utf-8" } }));
+
+  app.get("/docs/:asset", async (event) => {
+    const name = event.context.params?.asset ?? "";
+    const asset = await readDocsAsset(name);
+    if (!asset) return errorResponse(404, "NOT_FOUND", `No docs asset ${name}.`);
+    return new Response(new Uint8Array(asset.body), { headers: { "content-type": asset.type, "cache-control": "public, max-age=3600" } });
+  });
+
+  app.all("/**", async (event) => {
+    try {
+      return await dispatch(state, event);
+    } catch (error) {
+      return toErrorResponse(error);
+    }
+  });
+
+  return app;
+}
+
+async function dispatch(state: DevRoutesState, event: H3Event): Promise<Response> {
+  const method = event.req.method.toUpperCase();
+  const pathname = event.url.pathname;
+  const table = state.table();
+  const resolved = resolveRoute(table, method, pathname);
+
+  if (resolved.kind === "error") {
+    return errorResponse(resolved.status, resolved.code, resolved.message, resolved.allowed ? { allowed: resolved.allowed } : {});
+  }
+
+  if (resolved.kind === "qb-run") {
+    const parsed = parseRunsyncBody(await readText(event));
+    if (!parsed.ok) return errorResponse(400, "BAD_REQUEST", parsed.message);
+    const waitParam = event.url.searchParams.get("wait");
+    let timeoutMs = state.syncTimeoutMs;
+    if (waitParam !== null) {
+      const wait = Number(waitParam);
+      if (!Number.isFinite(wait) || wait < 0) return errorResponse(400, "BAD_REQUEST", "?wait must be a number of milliseconds.");
+      timeoutMs = Math.min(wait, MAX_SYNC_WAIT_MS);
+    }
+    const remote = await state.ensure(resolved.target.endpoint);
+    const job = await state.runsync(remote, parsed.input, timeoutMs);
+    const status = runsyncStatus(job);
+    if (status === 202) {
+      const base = `${event.url.origin}/${preferredAlias(table, resolved.target.module)}`;
+      const several = (table.modules.get(resolved.target.module)?.qb.length ?? 0) > 1;
+      const statusUrl = `${base}${several ? `/${resolved.target.function}` : ""}/status/${encodeURIComponent(job.id)}`;
+      return json(202, { ...job, statusUrl }, { location: statusUrl });
+    }
+    return json(status, job);
+  }
+
+  if (resolved.kind === "qb-status") {
+    const remote = await state.ensure(resolved.target.endpoint);
+    const job = await state.status(remote, resolved.jobId);
+    return json(runsyncStatus(job) === 400 ? 400 : 200, job);
+  }
+
+  // Load-balanced route: forward the path below the module as sent (its escapes untouched).
+  const raw = pathname.split("/").slice(2).join("/");
+  const path = `/${raw}${event.url.search}`;
+  let body: string | undefined;
+  const headers: Record<string, string> = {};
+  if (!["GET", "HEAD", "DELETE"].includes(method) || event.req.headers.get("content-length")) {
+    const text = await readText(event);
+    if (text !== "") {
+      // Routes take JSON (spec 4.3). A body sent without a type, or as text/plain (curl -d, fetch
+      // with a string), is read as JSON; another explicit type is forwarded untouched.
+      const sent = event.req.headers.get("content-type") ?? "";
+      const asJson = sent === "" || sent.includes("json") || sent.startsWith("text/plain");
+      if (asJson) {
+        try {
+          JSON.parse(text);
+        } catch (error) {
+          return errorResponse(400, "BAD_REQUEST", `The request body is not valid JSON: ${(error as Error).message}`);
+        }
+      }
+      body = text;
+      headers["content-type"] = asJson ? "application/json" : sent;
+    }
+  }
+  const remote = await state.ensure(resolved.target.endpoint);
+  const answer = await state.lbRequest(remote, method, path, body, headers);
+  const type = answer.headers["content-type"];
+  if (typeof answer.body === "string" && !(type ?? "").includes("json")) {
+    return new Response(answer.body, { status: answer.status, headers: { "content-type": type ?? "text/plain; charset=utf-8" } });
+  }
+  return json(answer.status, isPlainObject(answer.body) || Array.isArray(answer.body) ? answer.body : (answer.body ?? null));
+}

@@ -1,0 +1,95 @@
+/**
+ * The reload watcher: chokidar 4 over the project root, ignoring what discovery ignores (the
+ * built-in ignores — .git/, .svc/, .platform/, node_modules/, __pycache__/, virtualenvs, … —
+ * `.gitignore`, `.svcignore` and config `ignore`). Output folders are never watched: a build writes
+ * into .svc/ and the resource cache into .platform/, and watching them would reload forever.
+ * Changes are debounced (150 ms) into one batch of relative paths.
+ */
+import { relative, sep } from "node:path";
+import type { Stats } from "node:fs";
+import { watch, type FSWatcher } from "chokidar";
+import type { Ignore } from "ignore";
+import { createIgnore } from "../discover-python/_files.ts";
+
+export const DEBOUNCE_MS = 150;
+
+/** Dot-files that change what gets built, although they are not app sources. */
+const WATCHED_DOTFILES = new Set([".gitignore", ".svcignore"]);
+/** Folders never worth a look (also when a .gitignore un-ignores them). */
+const NEVER = new Set([".git", ".svc", ".platform", "node_modules", "__pycache__"]);
+
+/** True when the dev server must not watch this path (POSIX, relative to the root; "" is the root). */
+export function isIgnoredPath(ig: Ignore, rel: string, isDirectory: boolean | undefined): boolean {
+  if (rel === "" || rel === ".") return false;
+  const segments = rel.split("/");
+  if (segments.some((segment) => NEVER.has(segment))) return true;
+  const name = segments[segments.length - 1]!;
+  // Hidden entries are never sources (discovery skips them), except the ignore files themselves.
+  if (segments.some((segment) => segment.startsWith("."))) return !(segments.length === 1 && WATCHED_DOTFILES.has(name));
+  if (name.endsWith(".pyc") || name.endsWith("~") || name.endsWith(".swp") || name.endsWith(".tmp")) return true;
+  if (isDirectory !== false && ig.ignores(`${rel}/`)) return true;
+  return isDirectory !== true && ig.ignores(rel);
+}
+
+export interface WatchOptions {
+  root: string;
+  /** Config `ignore` patterns. */
+  ignore?: readonly string[];
+  debounceMs?: number;
+  onChange(files: string[]): void;
+  onError?(error: unknown): void;
+}
+
+export interface ProjectWatcher {
+  /** Resolves once the initial scan is done (changes after it are reported). */
+  ready: Promise<void>;
+  /** Re-reads .gitignore / .svcignore / config ignores (after they changed). */
+  refreshIgnores(extra?: readonly string[]): Promise<void>;
+  close(): Promise<void>;
+}
+
+export async function watchProject(options: WatchOptions): Promise<ProjectWatcher> {
+  let ig = await createIgnore(options.root, options.ignore ?? []);
+  const debounceMs = options.debounceMs ?? DEBOUNCE_MS;
+  const pending = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let closed = false;
+
+  const toRel = (path: string) => relative(options.root, path).split(sep).join("/");
+  const watcher: FSWatcher = watch(options.root, {
+    ignoreInitial: true,
+    ignored: (path: string, stats?: Stats) => isIgnoredPath(ig, toRel(path), stats ? stats.isDirectory() : undefined),
+    // Editors write in several steps; wait for the file to settle a little.
+    awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 },
+  });
+
+  const flush = () => {
+    timer = undefined;
+    if (closed || pending.size === 0) return;
+    const files = [...pending].sort();
+    pending.clear();
+    options.onChange(files);
+  };
+  watcher.on("all", (event, path) => {
+    if (event === "addDir") return;
+    const rel = toRel(path);
+    if (!rel || isIgnoredPath(ig, rel, event === "unlinkDir")) return;
+    pending.add(rel);
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(flush, debounceMs);
+  });
+  watcher.on("error", (error) => options.onError?.(error));
+  const ready = new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+
+  return {
+    ready,
+    async refreshIgnores(extra = options.ignore ?? []) {
+      ig = await createIgnore(options.root, extra);
+    },
+    async close() {
+      closed = true;
+      if (timer) clearTimeout(timer);
+      await watcher.close();
+    },
+  };
+}
