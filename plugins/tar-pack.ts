@@ -62,6 +62,20 @@ export async function walkFiles(dir: string, skip: (name: string) => boolean = (
   return out;
 }
 
+/** `Promise.all(items.map(fn))` with at most `limit` calls in flight (big trees would run out of file handles). */
+async function mapLimit<T, R>(items: T[], fn: (item: T) => Promise<R>, limit = 64): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
 const skipPycache = (name: string) => name === "__pycache__" || name.endsWith(".pyc");
 
 interface Input {
@@ -93,13 +107,7 @@ async function collectInputs(ctx: BuildContext, listDeps: boolean): Promise<Inpu
     if (immutable) keyed.push(`deps:${pip!.hash}`);
     if (listDeps || !immutable) for (const { rel, abs } of await walkFiles(ctx.depsDir, skipPycache)) add(`site-packages/${rel}`, abs, "dependency");
   }
-  const files: TarFile[] = [];
-  await Promise.all(
-    [...byPath].map(async ([path, { source }]) => {
-      const info = await stat(source);
-      files.push({ path, source, size: info.size });
-    }),
-  );
+  const files = await mapLimit([...byPath], async ([path, { source }]): Promise<TarFile> => ({ path, source, size: (await stat(source)).size }));
   files.sort((a, b) => comparePaths(a.path, b.path));
   return { files, keyed };
 }
@@ -108,13 +116,11 @@ async function collectInputs(ctx: BuildContext, listDeps: boolean): Promise<Inpu
 async function fingerprint(input: Input): Promise<string> {
   const hash = createHash("sha256");
   hash.update(`svc-artifact-v${FORMAT_VERSION}\0${input.keyed.join("\0")}\0`);
-  const parts = await Promise.all(
-    input.files.map(async (file) => {
-      if (file.size <= CONTENT_HASH_LIMIT) return createHash("sha256").update(await readFile(file.source)).digest("hex");
-      const info = await stat(file.source);
-      return `${info.size}:${info.mtimeMs}:${info.ino}`;
-    }),
-  );
+  const parts = await mapLimit(input.files, async (file) => {
+    if (file.size <= CONTENT_HASH_LIMIT) return createHash("sha256").update(await readFile(file.source)).digest("hex");
+    const info = await stat(file.source);
+    return `${info.size}:${info.mtimeMs}:${info.ino}`;
+  });
   input.files.forEach((file, i) => hash.update(`${file.path}\0${file.size}\0${parts[i]}\0`));
   return hash.digest("hex");
 }
