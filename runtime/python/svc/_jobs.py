@@ -1,16 +1,17 @@
 """Running one queue job: call the function, stream chunks, enforce the deadline, report.
 
 Execution timeout: the worker enforces the job's `executionTimeoutMs` itself. When it runs out
-the job is reported FAILED with `error_type: "TimeoutError"` (an async task is cancelled; a sync
-function cannot be interrupted, so its thread runs on and its result is dropped). The platform
-keeps its own, later deadline only for workers that die or hang.
+the job is reported FAILED with `error_type: "ExecutionTimeoutError"` (not the builtin
+TimeoutError's name, so the platform can tell it from one the app raised). An async task is
+cancelled; a sync function cannot be interrupted, so its thread runs on and its result is
+dropped. The platform keeps its own, later deadline only for workers that die or hang.
 """
 import inspect
 import json
 import threading
 import time
 import traceback
-from concurrent.futures import CancelledError, Future
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
 
@@ -19,6 +20,8 @@ from ._log import logger
 from ._loop import LoopThread
 from ._platform import WorkerClient
 from .errors import is_input_error
+
+TIMEOUT_ERROR_TYPE = "ExecutionTimeoutError"
 
 
 @dataclass
@@ -132,7 +135,7 @@ class JobRunner:
             future.cancel()
             logger.warning("job %s: execution timeout of %.1f s reached", job.id, job.timeout_s)
             self.client.done(job.id, {"error": {
-                "error_type": "TimeoutError",
+                "error_type": TIMEOUT_ERROR_TYPE,
                 "error_message": f"job exceeded its execution timeout of {job.timeout_s:g} s",
                 "error_traceback": ""}})
             return False
@@ -141,10 +144,10 @@ class JobRunner:
     def _report(self, job: Job, future: "Future[Any]", elapsed: float) -> bool:
         try:
             output = future.result()
-        except (_Abandoned, CancelledError):
-            logger.info("job %s: stopped; the platform no longer holds it", job.id)
-            return False
         except BaseException as exc:  # noqa: B902 - user code may raise anything, SystemExit included
+            if isinstance(exc, _Abandoned) or job.abandoned:
+                logger.info("job %s: stopped; the platform no longer holds it", job.id)
+                return False
             logger.error("job %s: failed after %.2f s: %s: %s", job.id, elapsed, type(exc).__name__, exc)
             self.client.done(job.id, error_body(exc))
             return False

@@ -40,11 +40,11 @@ class WorkerClient:
         return True
 
     def stream(self, job_id: str, chunk: Any) -> bool:
-        """Send one generator chunk. False when the job is no longer this worker's."""
+        """Send one generator chunk. False when the job is no longer this worker's (404)."""
         url = self._job_url(self.env.stream_url, job_id)
         resp = _http.request_with_retries("POST", url, {"output": chunk}, token=self.env.token)
-        if resp.status != 200:
-            logger.warning("job %s: job-stream answered HTTP %s", job_id, resp.status)
+        if resp.status not in (200, 404):  # fails the job: a stream with holes is no result
+            raise RuntimeError(f"job-stream answered HTTP {resp.status}: {resp.text[:200]}")
         return resp.status == 200
 
     def ping(self, job_ids: Iterable[str]) -> None:

@@ -45,6 +45,7 @@ class FakePlatform:
         self.graphql_calls = 0
         self.fail_done = 0  # answer this many job-done calls with 500
         self.take_429 = 0  # answer this many job-take calls with 429
+        self.cancel_on_take: set = set()  # job ids cancelled while their job-take answer is on its way
         self.server = _Server(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
         self.server.platform = self  # type: ignore[attr-defined]
@@ -145,6 +146,11 @@ class FakePlatform:
                     return 204, None
                 job = self.jobs[queue.popleft()]
                 job.update(status="IN_PROGRESS", worker=wid)
+                if job["id"] in self.cancel_on_take:  # the cancel signal overtakes this answer
+                    job["status"] = "CANCELLED"
+                    self.signals[wid].append({"cancel": [job["id"]], "stop": False})
+                    self.cond.notify_all()
+                    self.cond.wait(0.3)
                 self.cond.notify_all()
                 return 200, {"id": job["id"], "input": job["input"], "executionTimeoutMs": job["executionTimeoutMs"]}
         if op == "signals":

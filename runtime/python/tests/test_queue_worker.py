@@ -96,11 +96,20 @@ def test_cancel_of_running_sync_job_drops_its_result(platform, start_worker):
     assert platform.done_calls_for(job_id) == []
 
 
+def test_cancel_that_overtakes_the_job_take_answer_skips_the_job(platform, start_worker, tmp_path):
+    worker = start_worker("aecho")
+    marker = tmp_path / "m"
+    job_id = platform.submit("aecho", {"text": "x", "marker": str(marker)})
+    platform.cancel_on_take.add(job_id)
+    platform.wait_for(lambda: f"job {job_id}: cancelled before it started" in worker.output())
+    assert not (tmp_path / "m.started").exists() and platform.done_calls_for(job_id) == []
+
+
 def test_execution_timeout_fails_the_job_and_cancels_the_task(platform, start_worker, tmp_path):
     start_worker("aecho")
     marker = tmp_path / "cancelled"
     job = platform.wait_job(platform.submit("aecho", {"text": "x", "sleep": 30, "marker": str(marker)}, timeout_ms=300))
-    assert job["status"] == "FAILED" and job["error"]["error_type"] == "TimeoutError"
+    assert job["status"] == "FAILED" and job["error"]["error_type"] == "ExecutionTimeoutError"
     platform.wait_for(marker.exists)
 
 
