@@ -121,7 +121,7 @@ class JobRunner:
         if self.is_async:
             future = self.loop.submit(self._async_body(job, kwargs))
         else:
-            future = _in_daemon_thread(lambda: self._sync_body(job, kwargs), f"svc-job-{job.id}")
+            future = _in_daemon_thread(lambda: self._sync_body(job, kwargs), f"svc-run-{job.id}")
         future.add_done_callback(lambda _: job.wake.set())
 
         finished = job.wake.wait(job.timeout_s)

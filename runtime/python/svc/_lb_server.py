@@ -118,17 +118,18 @@ class _Handler(BaseHTTPRequestHandler):
                 data = json.dumps(payload).encode("utf-8")
             except HttpError as err:
                 status, data = err.status, json.dumps(err.body).encode("utf-8")
-            except (TypeError, ValueError) as err:  # the return value is not JSON
-                status = 500
-                data = json.dumps({"error": f"TypeError: response is not JSON serialisable: {err}",
-                                   "error_type": "TypeError", "error_message": str(err)}).encode("utf-8")
+            except Exception as err:  # a return value that is not JSON, or a runtime bug: still an answer
+                logger.exception("LB request %s %s failed", self.command, self.path)
+                status, kind = 500, type(err).__name__
+                data = json.dumps({"error": f"{kind}: {err}", "error_type": kind,
+                                   "error_message": str(err)}).encode("utf-8")
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
-        except Exception:  # a broken connection or a runtime bug: log it, keep serving
-            logger.exception("LB request %s %s failed", self.command, self.path)
+        except OSError as err:  # the client went away: nothing to answer, keep serving
+            logger.warning("LB request %s %s: connection lost: %s", self.command, self.path, err)
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _dispatch
 

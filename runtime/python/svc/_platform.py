@@ -8,6 +8,7 @@ from ._log import logger
 
 LONG_POLL_TIMEOUT_S = 30  # the platform holds job-take and signals up to 20 s
 DONE_RETRIES = 3
+MIN_EMPTY_POLL_S = 0.2  # spacing of empty long polls when a platform answers them without holding
 
 
 class WorkerClient:

@@ -7,12 +7,11 @@ from typing import Any, Callable, Dict, List, Optional
 from . import _heartbeat, _http, _signals
 from ._jobs import Job, JobRunner
 from ._log import logger
-from ._platform import WorkerClient
+from ._platform import MIN_EMPTY_POLL_S, WorkerClient
 
 TOO_MANY_REQUESTS_BACKOFF_S = 1.0
 ERROR_BACKOFF_MAX_S = 10.0
 UNREACHABLE_EXIT_S = 60.0  # a platform gone this long will not hand our jobs back to us
-MIN_EMPTY_POLL_S = 0.2
 EARLY_CANCELS_KEPT = 256
 
 

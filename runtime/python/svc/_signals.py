@@ -5,10 +5,9 @@ from typing import Callable
 
 from . import _http
 from ._log import logger
-from ._platform import WorkerClient
+from ._platform import MIN_EMPTY_POLL_S, WorkerClient
 
 ERROR_BACKOFF_S = 1.0
-MIN_EMPTY_POLL_S = 0.2
 
 
 def start(client: WorkerClient, on_cancel: Callable[[str], None], on_stop: Callable[[], None]) -> threading.Thread:
