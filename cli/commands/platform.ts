@@ -1,0 +1,138 @@
+/** `svc platform start | stop | status`: the embedded platform on this machine. */
+import type { CAC } from "cac";
+import { join } from "node:path";
+import { errors } from "../../core/errors.ts";
+import { printJson } from "../_shared.ts";
+
+interface PlatformCommandFlags {
+  port?: number | string;
+  host?: string;
+  detach?: boolean;
+  dir?: string;
+  json?: boolean;
+}
+
+const DEFAULT_PORT = 8787;
+
+function usageHint(url: string, keyFile: string): string {
+  return [
+    `The API key is in ${keyFile} (readable only by you). To use this platform from a shell or another tool:`,
+    `  export PLATFORM_API_KEY=$(cat ${keyFile})`,
+    `  export PLATFORM_API_URL=${url}`,
+    "svc commands find the embedded platform without these when PLATFORM_API_URL is unset.",
+  ].join("\n");
+}
+
+function portOf(flags: PlatformCommandFlags): number {
+  const port = flags.port === undefined ? DEFAULT_PORT : Number(flags.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw errors.BAD_REQUEST(`--port must be a port number, got "${flags.port}"`);
+  return port;
+}
+
+async function start(flags: PlatformCommandFlags): Promise<void> {
+  const { platformDir, readState, isAlive, writeState, removeState } = await import("../../platform/state-dir.ts");
+  const { runningPlatform, startDetached } = await import("../../platform/ensure.ts");
+  const dir = platformDir(flags.dir);
+  const host = flags.host ?? "127.0.0.1";
+  const port = portOf(flags);
+  const running = await runningPlatform(dir);
+  if (running) throw errors.BAD_REQUEST(`A platform already runs for ${dir} at ${running.url} (pid ${running.pid}). Stop it with \`svc platform stop\`.`);
+  const keyFile = join(dir, "api-key");
+
+  if (flags.detach) {
+    const started = await startDetached({ dir, host, port });
+    if (flags.json) return printJson({ ok: true, url: started.url, pid: started.pid, dir, apiKeyFile: keyFile });
+    process.stdout.write(`svc platform running in the background at ${started.url} (pid ${started.pid}, data in ${dir})\n${usageHint(started.url, keyFile)}\n`);
+    return;
+  }
+
+  const stale = readState(dir);
+  if (stale && !isAlive(stale.pid)) removeState(dir, stale.pid);
+  const { startPlatform } = await import("../../platform/server.ts");
+  const platform = await startPlatform({ dataDir: dir, host, port });
+  writeState(dir, { pid: process.pid, url: platform.url, startedAt: new Date().toISOString() });
+  if (flags.json) printJson({ ok: true, url: platform.url, pid: process.pid, dir, apiKeyFile: keyFile, firstStart: platform.firstStart });
+  else {
+    process.stdout.write(`svc platform listening at ${platform.url} (data in ${dir}); Ctrl+C stops it\n`);
+    if (platform.firstStart) process.stdout.write(`Created an API key for this platform.\n${usageHint(platform.url, keyFile)}\n`);
+    else process.stdout.write(`API key: ${keyFile}\n`);
+  }
+
+  await new Promise<void>((resolve) => {
+    let stopping = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      process.stderr.write(`${signal}: stopping the platform…\n`);
+      void platform
+        .close()
+        .catch((error) => process.stderr.write(`error while stopping: ${(error as Error).message}\n`))
+        .finally(() => {
+          removeState(dir);
+          resolve();
+        });
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    process.once("SIGHUP", stop);
+  });
+}
+
+async function stop(flags: PlatformCommandFlags): Promise<void> {
+  const { platformDir, readState, isAlive, removeState } = await import("../../platform/state-dir.ts");
+  const dir = platformDir(flags.dir);
+  const state = readState(dir);
+  if (!state || !isAlive(state.pid)) {
+    if (state) removeState(dir, state.pid);
+    if (flags.json) return printJson({ ok: true, stopped: false, running: false });
+    process.stdout.write(`No platform is running for ${dir}.\n`);
+    return;
+  }
+  process.kill(state.pid, "SIGTERM");
+  const deadline = Date.now() + 20_000;
+  while (isAlive(state.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (isAlive(state.pid)) {
+    process.kill(state.pid, "SIGKILL");
+    removeState(dir, state.pid);
+  }
+  if (flags.json) return printJson({ ok: true, stopped: true, pid: state.pid, url: state.url });
+  process.stdout.write(`Stopped the platform at ${state.url} (pid ${state.pid}).\n`);
+}
+
+async function status(flags: PlatformCommandFlags): Promise<void> {
+  const { platformDir, readState } = await import("../../platform/state-dir.ts");
+  const { runningPlatform } = await import("../../platform/ensure.ts");
+  const dir = platformDir(flags.dir);
+  const running = await runningPlatform(dir);
+  const keyFile = join(dir, "api-key");
+  if (flags.json) {
+    return printJson(running ? { ok: true, running: true, url: running.url, pid: running.pid, dir, apiKeyFile: keyFile } : { ok: true, running: false, dir, lastState: readState(dir) ?? null });
+  }
+  if (!running) {
+    process.stdout.write(`No platform is running for ${dir}. Start one with \`svc platform start\` (or --detach).\n`);
+    return;
+  }
+  process.stdout.write(`svc platform running at ${running.url} (pid ${running.pid}, data in ${dir})\nAPI key: ${keyFile}\n`);
+}
+
+export function registerPlatform(cli: CAC): void {
+  cli
+    .command("platform <action>", "The embedded platform on this machine: start | stop | status")
+    .option("--port <port>", "Port to listen on (start)", { default: DEFAULT_PORT })
+    .option("--host <host>", "Address to listen on (start)", { default: "127.0.0.1" })
+    .option("--detach", "Run in the background (start)")
+    .option("--dir <dir>", "State folder (default: $SVC_PLATFORM_DIR or ~/.svc/platform)")
+    .option("--json", "Print the result as JSON")
+    .action(async (action: string, flags: PlatformCommandFlags) => {
+      switch (action) {
+        case "start":
+          return start(flags);
+        case "stop":
+          return stop(flags);
+        case "status":
+          return status(flags);
+        default:
+          throw errors.BAD_REQUEST(`Unknown action "${action}": use svc platform start | stop | status.`);
+      }
+    });
+}

@@ -1,0 +1,68 @@
+/** Small helpers of the HTTP layer: JSON answers, errors as `{"error"}`, bodies read with a limit. */
+import type { H3Event } from "h3";
+import { errors, isSvcError } from "../../core/errors.ts";
+
+const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
+
+export const jsonText = (status: number, text: string, headers?: Record<string, string>): Response =>
+  new Response(text, { status, headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS });
+
+export const json = (status: number, value: unknown): Response => jsonText(status, JSON.stringify(value));
+
+export const noContent = (): Response => new Response(null, { status: 204 });
+
+/** `{"error": message}` with the error's status (SvcError) or 500 (anything else, logged). */
+export function errorResponse(error: unknown, log?: (line: string) => void): Response {
+  if (isSvcError(error)) return json(error.status, { error: error.message });
+  const status = (error as { status?: number; statusCode?: number })?.status ?? (error as { statusCode?: number })?.statusCode;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    return json(status, { error: String((error as Error).message || "bad request") });
+  }
+  log?.(`internal error: ${(error as Error)?.stack ?? String(error)}`);
+  return json(500, { error: "internal error" });
+}
+
+/** The API key from `Authorization: Bearer <key>` or a bare `Authorization: <key>`. */
+export function presentedKey(event: H3Event): string | undefined {
+  const header = event.req.headers.get("authorization");
+  if (!header) return undefined;
+  const value = header.trim();
+  const m = /^bearer\s+(.+)$/i.exec(value);
+  return (m ? m[1]! : value).trim() || undefined;
+}
+
+async function readLimited(event: H3Event, limit: number): Promise<Buffer> {
+  const length = event.req.headers.get("content-length");
+  if (length !== null && Number(length) > limit) throw errors.PAYLOAD_TOO_LARGE(limit);
+  const body = event.req.body;
+  if (!body) return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    size += chunk.byteLength;
+    if (size > limit) throw errors.PAYLOAD_TOO_LARGE(limit);
+    chunks.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+}
+
+/** The body parsed as JSON (an empty body is `undefined`); 413 over `limit`, 400 when malformed. */
+export async function readJson(event: H3Event, limit: number): Promise<unknown> {
+  let text: string;
+  if (event.req.headers.get("content-length") !== null) {
+    if (Number(event.req.headers.get("content-length")) > limit) throw errors.PAYLOAD_TOO_LARGE(limit);
+    text = await event.req.text();
+  } else {
+    text = (await readLimited(event, limit)).toString("utf8");
+  }
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw errors.BAD_REQUEST(`Malformed JSON body: ${(error as Error).message}`);
+  }
+}
+
+export function queryParam(event: H3Event, name: string): string | null {
+  return event.url.searchParams.get(name);
+}

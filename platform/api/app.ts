@@ -1,0 +1,63 @@
+/** The h3 app: auth, load-balancer host routing, the route families, 404 for everything else. */
+import { H3, type H3Event } from "h3";
+import { errors } from "../../core/errors.ts";
+import type { PlatformContext } from "../context.ts";
+import type { ResolverHooks } from "../graphql/resolvers.ts";
+import { secretMatches } from "../_ids.ts";
+import { createLbProxy } from "../workers/lb-proxy.ts";
+import { json, errorResponse, presentedKey } from "./_http.ts";
+import { registerQueueRoutes } from "./queue-routes.ts";
+import { registerWorkerRoutes } from "./worker-routes.ts";
+import { registerGraphql } from "./graphql.ts";
+import { registerUploadRoutes, ARTIFACT_ROUTE } from "./uploads.ts";
+import { registerFileRoutes } from "./files.ts";
+import type { RateLimiter } from "./rate-limit.ts";
+
+const LB_HOST = /^([a-z0-9][a-z0-9_-]*)\.localhost(?::\d+)?$/i;
+
+/** Routes that check their own credentials (worker token; upload token or key). */
+const selfAuthenticated = (path: string) => path.startsWith("/v2/_worker/") || path.startsWith(`${ARTIFACT_ROUTE}/`);
+
+export function createApi(ctx: PlatformContext, hooks: ResolverHooks): { app: H3; limiter: RateLimiter } {
+  const app = new H3({ silent: true });
+  const proxy = createLbProxy(ctx);
+
+  app.use(async (event: H3Event, next) => {
+    const path = event.url.pathname;
+    if (selfAuthenticated(path)) return next();
+    if (!secretMatches(presentedKey(event), ctx.apiKeyHash)) {
+      const error = errors.UNAUTHORIZED();
+      return json(401, path === "/graphql" ? { error: error.message, errors: [{ message: error.message, extensions: { code: error.code } }] } : { error: error.message });
+    }
+    const host = LB_HOST.exec(event.req.headers.get("host") ?? "");
+    if (host) {
+      try {
+        return await proxy(event, host[1]!.toLowerCase(), path + event.url.search);
+      } catch (error) {
+        return errorResponse(error, ctx.options.log);
+      }
+    }
+    return next();
+  });
+
+  const lb = async (event: H3Event) => {
+    try {
+      const id = event.context.params?.endpoint ?? "";
+      const rest = event.url.pathname.slice(`/lb/${id}`.length) || "/";
+      return await proxy(event, id, rest + event.url.search);
+    } catch (error) {
+      return errorResponse(error, ctx.options.log);
+    }
+  };
+  app.all("/lb/:endpoint", lb);
+  app.all("/lb/:endpoint/**", lb);
+
+  registerWorkerRoutes(app, ctx);
+  registerUploadRoutes(app, ctx);
+  registerFileRoutes(app, ctx);
+  registerGraphql(app, ctx, hooks);
+  const limiter = registerQueueRoutes(app, ctx);
+
+  app.all("/**", (event: H3Event) => json(404, { error: `Not found: ${event.req.method} ${event.url.pathname}` }));
+  return { app, limiter };
+}

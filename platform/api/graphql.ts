@@ -1,0 +1,87 @@
+/**
+ * POST /graphql: the management API. The schema is built once; parsed and validated documents are
+ * cached by query text. Malformed JSON, syntax and validation errors answer 400 with
+ * `{"errors": [...]}`; resolver errors come back in `errors` with HTTP 200 (GraphQL over HTTP),
+ * each with `extensions.code` (the error catalogue's code) when it is one of ours.
+ */
+import type { H3, H3Event } from "h3";
+import { readFileSync } from "node:fs";
+import { buildSchema, execute, parse, validate, GraphQLError, type DocumentNode, type ExecutionResult } from "graphql";
+import { isSvcError } from "../../core/errors.ts";
+import type { PlatformContext } from "../context.ts";
+import { createResolvers, type ResolverHooks } from "../graphql/resolvers.ts";
+import { json, readJson, errorResponse } from "./_http.ts";
+
+const SCHEMA_FILE = new URL("../graphql/schema.graphql", import.meta.url);
+const MAX_BODY_BYTES = 50_000_000;
+const CACHE_SIZE = 256;
+
+function formatError(error: GraphQLError) {
+  const original = error.originalError;
+  const out: Record<string, unknown> = { message: original && isSvcError(original) ? original.message : error.message };
+  if (error.locations) out.locations = error.locations;
+  if (error.path) out.path = error.path;
+  if (original && isSvcError(original)) out.extensions = { code: original.code, status: original.status };
+  else if (original) out.extensions = { code: "INTERNAL" };
+  return out;
+}
+
+const badRequest = (message: string) => json(400, { errors: [{ message }] });
+
+export function registerGraphql(app: H3, ctx: PlatformContext, hooks: ResolverHooks): void {
+  const schema = buildSchema(readFileSync(SCHEMA_FILE, "utf8"));
+  const rootValue = createResolvers(ctx, hooks);
+  const documents = new Map<string, DocumentNode>();
+
+  const documentOf = (query: string): DocumentNode | readonly GraphQLError[] => {
+    const cached = documents.get(query);
+    if (cached) return cached;
+    let document: DocumentNode;
+    try {
+      document = parse(query);
+    } catch (error) {
+      return [error as GraphQLError];
+    }
+    const problems = validate(schema, document);
+    if (problems.length > 0) return problems;
+    if (documents.size >= CACHE_SIZE) documents.delete(documents.keys().next().value!);
+    documents.set(query, document);
+    return document;
+  };
+
+  app.post("/graphql", async (event: H3Event) => {
+    let body: unknown;
+    try {
+      body = await readJson(event, MAX_BODY_BYTES);
+    } catch (error) {
+      const res = errorResponse(error, ctx.options.log);
+      return isSvcError(error) ? json(error.status, { errors: [{ message: error.message }] }) : res;
+    }
+    if (!body || typeof body !== "object" || Array.isArray(body)) return badRequest('The body must be a JSON object {"query", "variables"?, "operationName"?}.');
+    const { query, variables, operationName } = body as Record<string, unknown>;
+    if (typeof query !== "string" || query.trim() === "") return badRequest("query must be a non-empty string.");
+    if (variables !== undefined && variables !== null && (typeof variables !== "object" || Array.isArray(variables))) return badRequest("variables must be an object.");
+    if (operationName !== undefined && operationName !== null && typeof operationName !== "string") return badRequest("operationName must be a string.");
+
+    const document = documentOf(query);
+    if (!("kind" in document)) return json(400, { errors: document.map(formatError) });
+    let result: ExecutionResult;
+    try {
+      result = await execute({
+        schema,
+        document,
+        rootValue,
+        variableValues: (variables as Record<string, unknown>) ?? undefined,
+        operationName: (operationName as string) ?? undefined,
+      });
+    } catch (error) {
+      // execute throws only for unusable input (e.g. an unknown operation name)
+      return badRequest((error as Error).message);
+    }
+    const out: Record<string, unknown> = {};
+    if (result.errors) out.errors = result.errors.map(formatError);
+    if (result.data !== undefined) out.data = result.data;
+    // No data at all: the request itself was unusable (bad variables, unknown operation).
+    return json(result.data === undefined ? 400 : 200, out);
+  });
+}

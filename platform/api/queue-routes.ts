@@ -1,0 +1,165 @@
+/** Queue-based endpoint routes under `/v2/<endpoint_id>/` (reference section 1). */
+import type { H3, H3Event } from "h3";
+import { errors } from "../../core/errors.ts";
+import type { PlatformContext } from "../context.ts";
+import type { EndpointRecord } from "../store/index.ts";
+import { newJobId } from "../_ids.ts";
+import { parseRunBody, DEFAULT_TTL_MS } from "../queue/policy.ts";
+import { shortBody, statusBody, type JobView } from "../queue/views.ts";
+import { json, jsonText, readJson, errorResponse, queryParam } from "./_http.ts";
+import { RateLimiter, type RouteClass } from "./rate-limit.ts";
+
+const DEFAULT_WAIT_MS = 90_000;
+
+function waitParam(event: H3Event): number {
+  const raw = queryParam(event, "wait");
+  if (raw === null || raw === "") return DEFAULT_WAIT_MS;
+  const n = Number(raw);
+  if (!Number.isFinite(n)) throw errors.BAD_REQUEST(`wait must be a number of milliseconds (1000 to 300000), got "${raw}"`);
+  return Math.min(300_000, Math.max(1000, Math.round(n)));
+}
+
+const finalCodes = (view: JobView): number => (view.status === "FAILED" && view.errorType === "InputValidationError" ? 400 : 200);
+
+export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter {
+  const { queue, store, options } = ctx;
+  const limiter = new RateLimiter(options.rateLimits);
+
+  const endpointOf = (event: H3Event): EndpointRecord => {
+    const id = event.context.params?.endpoint ?? "";
+    const endpoint = store.endpoints.get(id);
+    if (!endpoint) throw errors.NOT_FOUND("Endpoint", id);
+    return endpoint;
+  };
+  const jobNotFound = (id: string) => errors.NOT_FOUND("Job", id);
+
+  /** Wraps a route: endpoint lookup, rate limit, errors as `{"error"}`. */
+  const route =
+    (cls: RouteClass | null, fn: (event: H3Event, endpoint: EndpointRecord) => Promise<Response> | Response) =>
+    async (event: H3Event): Promise<Response> => {
+      let release: (() => void) | undefined;
+      try {
+        const endpoint = endpointOf(event);
+        if (cls) release = limiter.enter(endpoint.id, cls);
+        return await fn(event, endpoint);
+      } catch (error) {
+        return errorResponse(error, options.log);
+      } finally {
+        release?.();
+      }
+    };
+
+  const enqueue = async (event: H3Event, endpoint: EndpointRecord, kind: "run" | "runsync") => {
+    if (endpoint.type === "LB") throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is load-balanced: call its routes under ${ctx.baseUrl()}/lb/${endpoint.id}/`);
+    const body = parseRunBody(await readJson(event, kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes));
+    return queue.enqueue({
+      id: newJobId(),
+      endpointId: endpoint.id,
+      kind,
+      input: JSON.stringify(body.input),
+      webhook: body.webhook ?? null,
+      executionTimeoutMs: body.policy?.executionTimeout ?? endpoint.executionTimeoutMs,
+      ttlMs: body.policy?.ttl ?? DEFAULT_TTL_MS,
+      lowPriority: body.policy?.lowPriority ?? false,
+    });
+  };
+
+  const answerWhenFinal = async (event: H3Event, endpoint: EndpointRecord, jobId: string, waitMs: number) => {
+    const view = await queue.waitFinal(jobId, endpoint.id, waitMs, event.req.signal);
+    if (!view) throw jobNotFound(jobId);
+    if (view.finishedAt === null) return jsonText(200, shortBody(view.id, view.status));
+    return jsonText(finalCodes(view), statusBody(view));
+  };
+
+  app.post(
+    "/v2/:endpoint/run",
+    route("run", async (event, endpoint) => {
+      const job = await enqueue(event, endpoint, "run");
+      return jsonText(200, shortBody(job.id, "IN_QUEUE"));
+    }),
+  );
+
+  app.post(
+    "/v2/:endpoint/runsync",
+    route("runsync", async (event, endpoint) => {
+      const wait = waitParam(event);
+      const job = await enqueue(event, endpoint, "runsync");
+      return answerWhenFinal(event, endpoint, job.id, wait);
+    }),
+  );
+
+  app.get(
+    "/v2/:endpoint/status/:job",
+    route("status", (event, endpoint) => {
+      const id = event.context.params!.job!;
+      const view = queue.view(id, endpoint.id);
+      if (!view) throw jobNotFound(id);
+      return jsonText(200, statusBody(view));
+    }),
+  );
+
+  app.get(
+    "/v2/:endpoint/status-sync/:job",
+    route("status", (event, endpoint) => answerWhenFinal(event, endpoint, event.context.params!.job!, waitParam(event))),
+  );
+
+  app.get(
+    "/v2/:endpoint/stream/:job",
+    route("status", async (event, endpoint) => {
+      const id = event.context.params!.job!;
+      const read = await queue.readStream(id, endpoint.id, options.streamWaitMs);
+      if (!read) throw jobNotFound(id);
+      const stream = read.chunks.map((chunk) => `{"output":${chunk}}`).join(",");
+      return jsonText(200, `{"status":"${read.status}","stream":[${stream}]}`);
+    }),
+  );
+
+  const cancel = route("cancel", (event, endpoint) => {
+    const id = event.context.params!.job!;
+    const view = queue.cancel(id, endpoint.id);
+    if (!view) throw jobNotFound(id);
+    return jsonText(200, shortBody(view.id, view.status));
+  });
+  app.post("/v2/:endpoint/cancel/:job", cancel);
+  app.get("/v2/:endpoint/cancel/:job", cancel);
+
+  app.post(
+    "/v2/:endpoint/retry/:job",
+    route("cancel", (event, endpoint) => {
+      const id = event.context.params!.job!;
+      const result = queue.retry(id, endpoint.id);
+      if (!result) throw jobNotFound(id);
+      if (!result.retried) throw errors.BAD_REQUEST(`Job ${id} is ${result.status}: only FAILED or TIMED_OUT jobs can be retried.`);
+      return jsonText(200, shortBody(id, "IN_QUEUE"));
+    }),
+  );
+
+  app.post(
+    "/v2/:endpoint/purge-queue",
+    route("purge", (_event, endpoint) => json(200, { removed: queue.purge(endpoint.id), status: "completed" })),
+  );
+
+  app.get(
+    "/v2/:endpoint/health",
+    route(null, (_event, endpoint) => {
+      const jobs = { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 };
+      for (const row of store.jobs.counts(endpoint.id)) {
+        if (row.status === "COMPLETED") jobs.completed += row.n;
+        else if (row.status === "FAILED" || row.status === "TIMED_OUT") jobs.failed += row.n;
+        else if (row.status === "IN_PROGRESS") jobs.inProgress += row.n;
+        else if (row.status === "IN_QUEUE") jobs.inQueue += row.n;
+        jobs.retried += row.retried ?? 0;
+      }
+      const workers = { idle: 0, running: 0, initializing: 0, ready: 0, throttled: 0, unhealthy: 0 };
+      for (const w of ctx.supervisor.forEndpoint(endpoint.id)) {
+        if (w.stopping && !w.unhealthy) continue;
+        const state = ctx.supervisor.state(w);
+        workers[state]++;
+        if (state === "idle" || state === "running") workers.ready++;
+      }
+      return json(200, { jobs, workers });
+    }),
+  );
+
+  return limiter;
+}

@@ -1,0 +1,107 @@
+/**
+ * Worker protocol routes under `/v2/_worker/<worker_id>/` (contracts section 4 and 6): every one
+ * needs the worker's own token (`Authorization: Bearer <SVC_WORKER_TOKEN>`).
+ */
+import type { H3, H3Event } from "h3";
+import { errors } from "../../core/errors.ts";
+import type { PlatformContext } from "../context.ts";
+import type { WorkerInfo } from "../workers/supervisor.ts";
+import { errorText } from "../queue/views.ts";
+import { json, jsonText, noContent, readJson, errorResponse, presentedKey, queryParam } from "./_http.ts";
+import { saveOutputFile } from "./files.ts";
+
+const MAX_RESULT_BYTES = 200_000_000;
+const MAX_CHUNK_BYTES = 1_000_000;
+const OK = '{"ok":true}';
+
+export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
+  const { queue, supervisor, options } = ctx;
+
+  const route =
+    (fn: (event: H3Event, w: WorkerInfo) => Promise<Response> | Response) =>
+    async (event: H3Event): Promise<Response> => {
+      try {
+        const w = supervisor.authenticate(event.context.params?.worker ?? "", presentedKey(event));
+        if (!w) throw errors.UNAUTHORIZED();
+        supervisor.seen(w);
+        return await fn(event, w);
+      } catch (error) {
+        return errorResponse(error, options.log);
+      }
+    };
+
+  const gone = (jobId: string) => json(404, { error: `Job ${jobId} is no longer this worker's (cancelled, timed out or unknown).` });
+
+  app.get(
+    "/v2/_worker/:worker/job-take",
+    route(async (event, w) => {
+      if (w.stopping || w.unhealthy) return noContent();
+      w.openPolls++;
+      let job;
+      try {
+        job = await queue.take(w.id, w.endpointId, options.longPollMs, event.req.signal);
+      } finally {
+        w.openPolls--;
+      }
+      if (!job) return noContent();
+      return jsonText(200, `{"id":${JSON.stringify(job.id)},"input":${job.input},"executionTimeoutMs":${job.executionTimeoutMs}}`);
+    }),
+  );
+
+  app.post(
+    "/v2/_worker/:worker/job-done/:job",
+    route(async (event, w) => {
+      const jobId = event.context.params!.job!;
+      const body = await readJson(event, MAX_RESULT_BYTES);
+      if (!body || typeof body !== "object" || Array.isArray(body)) throw errors.BAD_REQUEST('job-done needs a JSON object: {"output": ...} or {"error": ...}');
+      const b = body as Record<string, unknown>;
+      let ok: boolean;
+      if (b.status === "IN_PROGRESS") {
+        ok = queue.progress(w.id, jobId, b.output === undefined ? null : JSON.stringify(b.output));
+      } else if (b.error !== undefined && b.error !== null) {
+        const { error, errorType } = errorText(b.error);
+        ok = queue.fail(w.id, jobId, error, errorType);
+      } else {
+        ok = queue.complete(w.id, jobId, JSON.stringify(b.output ?? null));
+      }
+      if (!ok) return gone(jobId);
+      if (b.refresh_worker === true || b.stopPod === true) void supervisor.stop(w, "the handler asked for a fresh worker (refresh_worker)");
+      return jsonText(200, OK);
+    }),
+  );
+
+  app.post(
+    "/v2/_worker/:worker/job-stream/:job",
+    route(async (event, w) => {
+      const jobId = event.context.params!.job!;
+      const body = await readJson(event, MAX_RESULT_BYTES);
+      if (!body || typeof body !== "object" || !("output" in body)) throw errors.BAD_REQUEST('job-stream needs {"output": <chunk>}');
+      const chunk = JSON.stringify((body as { output: unknown }).output ?? null);
+      if (Buffer.byteLength(chunk) > MAX_CHUNK_BYTES) throw errors.PAYLOAD_TOO_LARGE(MAX_CHUNK_BYTES);
+      if (!queue.addChunk(w.id, jobId, chunk)) return gone(jobId);
+      return jsonText(200, OK);
+    }),
+  );
+
+  app.get(
+    "/v2/_worker/:worker/ping",
+    route(() => jsonText(200, OK)),
+  );
+
+  app.get(
+    "/v2/_worker/:worker/signals",
+    route(async (event, w) => {
+      const signals = await supervisor.signals(w, options.longPollMs, event.req.signal);
+      return signals ? json(200, signals) : noContent();
+    }),
+  );
+
+  app.post(
+    "/v2/_worker/:worker/files",
+    route(async (event, w) => {
+      const name = queryParam(event, "name") ?? "";
+      const saved = await saveOutputFile(ctx, event, w.endpointId, name);
+      return json(200, saved);
+    }),
+  );
+}

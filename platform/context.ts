@@ -1,0 +1,20 @@
+/** What the API routes share: the store, the queue, the workers and the settings. */
+import type { Store } from "./store/index.ts";
+import type { JobQueue } from "./queue/queue.ts";
+import type { WebhookSender } from "./queue/webhooks.ts";
+import type { Supervisor } from "./workers/supervisor.ts";
+import type { Autoscaler } from "./workers/autoscaler.ts";
+import type { ResolvedOptions } from "./options.ts";
+
+export interface PlatformContext {
+  store: Store;
+  queue: JobQueue;
+  supervisor: Supervisor;
+  autoscaler: Autoscaler;
+  webhooks: WebhookSender;
+  options: ResolvedOptions;
+  /** sha256 hex of the API key. */
+  apiKeyHash: string;
+  /** `http://127.0.0.1:8787`: known once the server listens. */
+  baseUrl(): string;
+}

@@ -1,0 +1,120 @@
+/**
+ * ensureLocalPlatform: the embedded platform the CLI uses when no PLATFORM_API_URL is set —
+ * the one already running for the state folder, or a detached one started now.
+ */
+import { spawn } from "node:child_process";
+import { closeSync, openSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { request } from "undici";
+import { errors } from "../core/errors.ts";
+import { platformDir, readState, readApiKey, isAlive, LOG_FILE, ensureApiKey } from "./state-dir.ts";
+
+export const DEFAULT_PORT = 8787;
+const BIN = fileURLToPath(new URL("../bin/svc.mjs", import.meta.url));
+
+/** True when a platform answers at `url` and accepts `apiKey`. */
+export async function platformAnswers(url: string, apiKey: string | undefined, timeoutMs = 1500): Promise<boolean> {
+  try {
+    const res = await request(`${url}/graphql`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${apiKey ?? ""}` },
+      body: '{"query":"{ __typename }"}',
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+    await res.body.dump();
+    return res.statusCode === 200;
+  } catch {
+    return false;
+  }
+}
+
+/** The platform running for `dir`, if any (platform.json names a live process that answers). */
+export async function runningPlatform(dir: string): Promise<{ pid: number; url: string; apiKey: string } | undefined> {
+  const state = readState(dir);
+  const apiKey = readApiKey(dir);
+  if (!state || !apiKey || !isAlive(state.pid)) return undefined;
+  return (await platformAnswers(state.url, apiKey)) ? { pid: state.pid, url: state.url, apiKey } : undefined;
+}
+
+const portFree = (port: number, host: string): Promise<boolean> =>
+  new Promise((resolve) => {
+    const server = createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, host, () => server.close(() => resolve(true)));
+  });
+
+export interface DetachOptions {
+  dir: string;
+  host?: string;
+  port?: number;
+}
+
+/** Starts `svc platform start` in the background (its output goes to `<dir>/platform.log`). */
+export function spawnDetached(options: DetachOptions): number {
+  mkdirSync(options.dir, { recursive: true, mode: 0o700 });
+  const log = openSync(join(options.dir, LOG_FILE), "a");
+  try {
+    const args = [BIN, "platform", "start", "--dir", options.dir, "--host", options.host ?? "127.0.0.1", "--port", String(options.port ?? DEFAULT_PORT)];
+    const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", log, log], env: process.env });
+    child.unref();
+    return child.pid ?? 0;
+  } finally {
+    closeSync(log);
+  }
+}
+
+/** Waits until the platform of `dir` answers; fails after `timeoutMs`. */
+export async function waitForPlatform(dir: string, timeoutMs: number, pid?: number): Promise<{ pid: number; url: string; apiKey: string }> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const running = await runningPlatform(dir);
+    if (running) return running;
+    if (pid && !isAlive(pid) && !readState(dir)) {
+      throw errors.PLATFORM_UNREACHABLE(`the embedded platform in ${dir}`, new Error(`it exited at start; see ${join(dir, LOG_FILE)}`));
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw errors.PLATFORM_UNREACHABLE(`the embedded platform in ${dir}`, new Error(`it did not answer within ${timeoutMs} ms; see ${join(dir, LOG_FILE)}`));
+}
+
+/** Starts a detached platform for `dir` and waits for it; the port falls back to a free one. */
+export async function startDetached(options: DetachOptions, timeoutMs = 20_000): Promise<{ pid: number; url: string; apiKey: string }> {
+  const host = options.host ?? "127.0.0.1";
+  let port = options.port ?? DEFAULT_PORT;
+  if (port !== 0 && !(await portFree(port, host))) port = 0;
+  ensureApiKey(options.dir);
+  const pid = spawnDetached({ dir: options.dir, host, port });
+  return waitForPlatform(options.dir, timeoutMs, pid);
+}
+
+/** A platform for the CLI: the running one, or one started now (detached). */
+export async function ensureLocalPlatform(options: { dir?: string; port?: number; timeoutMs?: number } = {}): Promise<{ url: string; apiKey: string }> {
+  const dir = platformDir(options.dir);
+  const running = await runningPlatform(dir);
+  if (running) return { url: running.url, apiKey: running.apiKey };
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // One starter at a time: others wait for the platform it starts.
+  const lock = join(dir, "start.lock");
+  let locked = false;
+  try {
+    writeFileSync(lock, String(process.pid), { flag: "wx" });
+    locked = true;
+  } catch {
+    const age = Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? 0);
+    if (age > 30_000) {
+      rmSync(lock, { force: true });
+      return ensureLocalPlatform(options);
+    }
+  }
+  try {
+    const started = locked
+      ? await startDetached({ dir, port: options.port ?? DEFAULT_PORT }, options.timeoutMs ?? 20_000)
+      : await waitForPlatform(dir, options.timeoutMs ?? 20_000);
+    return { url: started.url, apiKey: started.apiKey };
+  } finally {
+    if (locked) rmSync(lock, { force: true });
+  }
+}

@@ -1,0 +1,104 @@
+/** Options of one embedded platform, with the hosted platform's numbers as defaults. */
+
+export interface RateLimit {
+  /** Requests per window. */
+  requests: number;
+  /** Concurrent requests (0: no limit). */
+  concurrent: number;
+}
+
+export interface RateLimits {
+  windowMs: number;
+  runsync: RateLimit;
+  run: RateLimit;
+  status: RateLimit;
+  cancel: RateLimit;
+  purge: RateLimit;
+}
+
+export interface PlatformOptions {
+  /** Where the database, artifacts, unpacked builds and files live. */
+  dataDir: string;
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** Use this API key instead of the one in `<dataDir>/api-key` (created on first start). */
+  apiKey?: string;
+  /** Image name → Python interpreter; the default maps GPU/torch images to a torch-capable Python. */
+  pythonForImage?: (image: string, endpointName: string) => string;
+  /** How long job-take and signals hold a request open before 204 (contracts: 20 s). */
+  longPollMs?: number;
+  /** SVC_PING_INTERVAL given to workers, in seconds; 3 intervals of silence make a worker unhealthy. */
+  pingIntervalS?: number;
+  /** Period of the timeout/expiry/retention sweeps. */
+  sweepIntervalMs?: number;
+  /** Period of the autoscaler. */
+  scaleIntervalMs?: number;
+  /** Pause between webhook attempts (hosted: 10 s), and how many extra attempts (hosted: 2). */
+  webhookRetryDelayMs?: number;
+  webhookRetries?: number;
+  /** How long a finished job's result is kept. */
+  runsyncRetentionMs?: number;
+  runRetentionMs?: number;
+  /** Output files (contracts section 6). */
+  fileRetentionMs?: number;
+  /** How long a load-balanced request waits for a ready worker before 503. */
+  lbReadyWaitMs?: number;
+  /** Stopping a worker: `stop` signal, then SIGTERM after stopGraceMs, then SIGKILL after killGraceMs. */
+  stopGraceMs?: number;
+  killGraceMs?: number;
+  /** How long /stream/<id> waits for a new chunk before answering an empty list. */
+  streamWaitMs?: number;
+  /** Per-endpoint rate limits (false: none). */
+  rateLimits?: Partial<RateLimits> | false;
+  /** Payload limits in bytes. */
+  maxRunBytes?: number;
+  maxRunsyncBytes?: number;
+  /** Worker log lines kept per endpoint. */
+  logLinesPerEndpoint?: number;
+  /** Where the platform's own messages go (default: stderr). */
+  log?: (line: string) => void;
+}
+
+export const HOSTED_RATE_LIMITS: RateLimits = {
+  windowMs: 10_000,
+  runsync: { requests: 2000, concurrent: 400 },
+  run: { requests: 1000, concurrent: 200 },
+  status: { requests: 2000, concurrent: 0 },
+  cancel: { requests: 100, concurrent: 0 },
+  purge: { requests: 2, concurrent: 0 },
+};
+
+export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits">> & {
+  apiKey?: string;
+  pythonForImage?: PlatformOptions["pythonForImage"];
+  rateLimits: RateLimits | false;
+};
+
+export function resolveOptions(options: PlatformOptions): ResolvedOptions {
+  return {
+    dataDir: options.dataDir,
+    host: options.host ?? "127.0.0.1",
+    port: options.port ?? 8787,
+    apiKey: options.apiKey,
+    pythonForImage: options.pythonForImage,
+    longPollMs: options.longPollMs ?? 20_000,
+    pingIntervalS: options.pingIntervalS ?? 10,
+    sweepIntervalMs: options.sweepIntervalMs ?? 1000,
+    scaleIntervalMs: options.scaleIntervalMs ?? 250,
+    webhookRetryDelayMs: options.webhookRetryDelayMs ?? 10_000,
+    webhookRetries: options.webhookRetries ?? 2,
+    runsyncRetentionMs: options.runsyncRetentionMs ?? 60_000,
+    runRetentionMs: options.runRetentionMs ?? 30 * 60_000,
+    fileRetentionMs: options.fileRetentionMs ?? 7 * 24 * 3600_000,
+    lbReadyWaitMs: options.lbReadyWaitMs ?? 60_000,
+    stopGraceMs: options.stopGraceMs ?? 10_000,
+    killGraceMs: options.killGraceMs ?? 5000,
+    streamWaitMs: options.streamWaitMs ?? 1000,
+    rateLimits: options.rateLimits === false ? false : { ...HOSTED_RATE_LIMITS, ...options.rateLimits },
+    maxRunBytes: options.maxRunBytes ?? 10_000_000,
+    maxRunsyncBytes: options.maxRunsyncBytes ?? 20_000_000,
+    logLinesPerEndpoint: options.logLinesPerEndpoint ?? 5000,
+    log: options.log ?? ((line) => process.stderr.write(`[platform] ${line}\n`)),
+  };
+}

@@ -1,0 +1,30 @@
+/** The body of /run and /runsync (reference section 1), validated with zod. */
+import { z } from "zod";
+import { errors } from "../../core/errors.ts";
+import { formatZodIssues } from "../../core/manifest.ts";
+
+const DAY = 24 * 3600_000;
+
+export const runBodySchema = z.object({
+  input: z.unknown().refine((v) => v !== undefined, "input is required"),
+  webhook: z.url({ protocol: /^https?$/ }).optional(),
+  policy: z
+    .object({
+      executionTimeout: z.number().int().min(5000).max(7 * DAY).optional(),
+      ttl: z.number().int().min(10_000).max(7 * DAY).optional(),
+      lowPriority: z.boolean().optional(),
+    })
+    .optional(),
+  // The hosted platform also accepts s3Config; ignored here.
+  s3Config: z.unknown().optional(),
+});
+
+export type RunBody = z.infer<typeof runBodySchema>;
+
+export const DEFAULT_TTL_MS = DAY;
+
+export function parseRunBody(value: unknown): RunBody {
+  const result = runBodySchema.safeParse(value);
+  if (!result.success) throw errors.BAD_REQUEST(`Invalid request body: ${formatZodIssues(result.error)}`);
+  return result.data;
+}

@@ -1,0 +1,568 @@
+/**
+ * The job queue: jobs waiting or running live in memory (per-endpoint FIFOs, long-poll takers,
+ * waiters); every state change is written to SQLite before it is acknowledged, so a restart
+ * resumes from the database. Finished jobs leave memory at once and are read back from SQLite.
+ */
+import type { JobsRepo } from "../store/jobs.ts";
+import type { JobKind, JobRow, JobStatus } from "../store/index.ts";
+import { Deque } from "./_deque.ts";
+import { viewOfRow, type JobView } from "./views.ts";
+
+export interface ActiveJob {
+  id: string;
+  endpointId: string;
+  kind: JobKind;
+  /** JSON text of the job input. */
+  input: string;
+  webhook: string | null;
+  executionTimeoutMs: number;
+  ttlMs: number;
+  lowPriority: boolean;
+  createdAt: number;
+  status: "IN_QUEUE" | "IN_PROGRESS";
+  startedAt: number | null;
+  workerId: string | null;
+  handbacks: number;
+  /** JSON text of the latest progress update. */
+  progress: string | null;
+  streamSeq: number;
+  streamCursor: number;
+}
+
+export interface EnqueueInput {
+  id: string;
+  endpointId: string;
+  kind: JobKind;
+  input: string;
+  webhook: string | null;
+  executionTimeoutMs: number;
+  ttlMs: number;
+  lowPriority: boolean;
+}
+
+export interface QueueHooks {
+  /** A job entered an endpoint's queue (the autoscaler may start a worker). */
+  onQueued?(job: ActiveJob): void;
+  /** A job left a worker (finished, cancelled, timed out or handed back). */
+  onReleased?(workerId: string, jobId: string): void;
+  /** A running job was cancelled or timed out: tell its worker. */
+  onCancelRunning?(workerId: string, jobId: string): void;
+  /** A job reached a final status (or expired); `webhook` is the job's webhook URL. */
+  onFinal?(view: JobView, webhook: string | null): void;
+}
+
+export interface QueueSettings {
+  runsyncRetentionMs: number;
+  runRetentionMs: number;
+}
+
+interface Taker {
+  workerId: string;
+  done(job: ActiveJob | null): void;
+}
+
+interface EndpointQueue {
+  pending: Deque<ActiveJob>;
+  takers: Taker[];
+  /** Jobs IN_QUEUE (pending may also hold stale entries, skipped on shift). */
+  queued: number;
+  queuedNormal: number;
+}
+
+export type StreamRead = { status: JobStatus; chunks: string[] } | undefined;
+
+const EMPTY: ReadonlySet<string> = new Set();
+
+export class JobQueue {
+  private readonly active = new Map<string, ActiveJob>();
+  private readonly running = new Map<string, ActiveJob>();
+  private readonly endpoints = new Map<string, EndpointQueue>();
+  private readonly waiters = new Map<string, Set<(view: JobView) => void>>();
+  private readonly streamWaiters = new Map<string, Set<() => void>>();
+  private readonly byWorker = new Map<string, Set<string>>();
+
+  constructor(
+    private readonly jobs: JobsRepo,
+    private readonly settings: QueueSettings,
+    public hooks: QueueHooks = {},
+  ) {}
+
+  /** Loads jobs that were waiting or running when the platform last stopped; running ones are requeued as a retry. */
+  recover(now = Date.now()): { requeued: number; expired: number } {
+    let requeued = 0;
+    let expired = 0;
+    for (const row of this.jobs.active()) {
+      if (row.created_at + row.ttl_ms <= now) {
+        this.jobs.remove(row.id);
+        expired++;
+        continue;
+      }
+      if (row.status === "IN_PROGRESS") {
+        this.jobs.requeue(row.id, row.handbacks);
+        requeued++;
+      }
+      const job = this.fromRow(row);
+      this.active.set(job.id, job);
+      this.addPending(job, false);
+    }
+    return { requeued, expired };
+  }
+
+  enqueue(input: EnqueueInput): ActiveJob {
+    const job: ActiveJob = {
+      ...input,
+      createdAt: Date.now(),
+      status: "IN_QUEUE",
+      startedAt: null,
+      workerId: null,
+      handbacks: 0,
+      progress: null,
+      streamSeq: 0,
+      streamCursor: 0,
+    };
+    this.jobs.insert(job);
+    this.active.set(job.id, job);
+    this.addPending(job, false);
+    return job;
+  }
+
+  /** Hands a job to a worker: at once if one waits, else after up to `waitMs` (long poll), else null. */
+  take(workerId: string, endpointId: string, waitMs: number, signal?: AbortSignal): ActiveJob | null | Promise<ActiveJob | null> {
+    const eq = this.endpointQueue(endpointId);
+    const job = this.nextPending(eq);
+    if (job) {
+      this.assign(job, workerId);
+      return job;
+    }
+    if (waitMs <= 0 || signal?.aborted) return null;
+    return new Promise((resolve) => {
+      const finish = (value: ActiveJob | null) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(value);
+      };
+      const taker: Taker = { workerId, done: finish };
+      const drop = () => {
+        const at = eq.takers.indexOf(taker);
+        if (at >= 0) eq.takers.splice(at, 1);
+      };
+      const timer = setTimeout(() => {
+        drop();
+        finish(null);
+      }, waitMs);
+      const onAbort = () => {
+        drop();
+        finish(null);
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      eq.takers.push(taker);
+    });
+  }
+
+  /** Ends the long polls of a worker (it is stopping) with no job. */
+  releaseTakers(workerId: string): void {
+    for (const eq of this.endpoints.values()) {
+      const mine = eq.takers.filter((t) => t.workerId === workerId);
+      if (mine.length === 0) continue;
+      eq.takers = eq.takers.filter((t) => t.workerId !== workerId);
+      for (const t of mine) t.done(null);
+    }
+  }
+
+  /** Ids of the jobs a worker runs. */
+  jobsOf(workerId: string): ReadonlySet<string> {
+    return this.byWorker.get(workerId) ?? EMPTY;
+  }
+
+  /** The running job `jobId` if `workerId` holds it. */
+  heldBy(workerId: string, jobId: string): ActiveJob | undefined {
+    const job = this.running.get(jobId);
+    return job && job.workerId === workerId ? job : undefined;
+  }
+
+  complete(workerId: string, jobId: string, output: string | null): boolean {
+    const job = this.heldBy(workerId, jobId);
+    if (!job) return false;
+    this.finalize(job, "COMPLETED", output, null, null);
+    return true;
+  }
+
+  fail(workerId: string, jobId: string, error: string, errorType: string | null): boolean {
+    const job = this.heldBy(workerId, jobId);
+    if (!job) return false;
+    this.finalize(job, "FAILED", null, error, errorType);
+    return true;
+  }
+
+  progress(workerId: string, jobId: string, output: string | null): boolean {
+    const job = this.heldBy(workerId, jobId);
+    if (!job) return false;
+    job.progress = output;
+    return true;
+  }
+
+  addChunk(workerId: string, jobId: string, chunk: string): boolean {
+    const job = this.heldBy(workerId, jobId);
+    if (!job) return false;
+    this.jobs.addChunk(job.id, job.streamSeq++, chunk);
+    this.wakeStream(job.id);
+    return true;
+  }
+
+  /** Chunks not yet read by a /stream caller, waiting up to `waitMs` for one while the job runs. */
+  async readStream(jobId: string, endpointId: string, waitMs: number): Promise<StreamRead> {
+    const first = this.readStreamNow(jobId, endpointId);
+    if (!first || first.chunks.length > 0 || waitMs <= 0 || !this.active.has(jobId)) return first;
+    await new Promise<void>((resolve) => {
+      let set = this.streamWaiters.get(jobId);
+      if (!set) this.streamWaiters.set(jobId, (set = new Set()));
+      const wake = () => {
+        clearTimeout(timer);
+        set!.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, waitMs);
+      set.add(wake);
+    });
+    return this.readStreamNow(jobId, endpointId);
+  }
+
+  private readStreamNow(jobId: string, endpointId: string): StreamRead {
+    const job = this.active.get(jobId);
+    if (job) {
+      if (job.endpointId !== endpointId) return undefined;
+      const rows = job.streamSeq > job.streamCursor ? this.jobs.chunksFrom(jobId, job.streamCursor) : [];
+      job.streamCursor += rows.length;
+      return { status: job.status, chunks: rows.map((r) => r.chunk) };
+    }
+    const row = this.jobs.get(jobId);
+    if (!row || row.endpoint_id !== endpointId) return undefined;
+    const rows = row.has_stream ? this.jobs.chunksFrom(jobId, row.stream_cursor) : [];
+    if (rows.length > 0) this.jobs.setStreamCursor(jobId, row.stream_cursor + rows.length);
+    return { status: row.status, chunks: rows.map((r) => r.chunk) };
+  }
+
+  private wakeStream(jobId: string): void {
+    const set = this.streamWaiters.get(jobId);
+    if (!set) return;
+    this.streamWaiters.delete(jobId);
+    for (const wake of set) wake();
+  }
+
+  /** The job as /status shows it, or undefined when unknown, expired or of another endpoint. */
+  view(jobId: string, endpointId?: string): JobView | undefined {
+    const job = this.active.get(jobId);
+    if (job) return endpointId === undefined || job.endpointId === endpointId ? this.viewOfActive(job) : undefined;
+    const row = this.jobs.get(jobId);
+    if (!row || (endpointId !== undefined && row.endpoint_id !== endpointId)) return undefined;
+    return viewOfRow(row);
+  }
+
+  /** Waits until the job is final or `waitMs` runs out; answers the view then (undefined: gone). */
+  async waitFinal(jobId: string, endpointId: string, waitMs: number, signal?: AbortSignal): Promise<JobView | undefined> {
+    const job = this.active.get(jobId);
+    if (!job) return this.view(jobId, endpointId);
+    if (job.endpointId !== endpointId) return undefined;
+    const final = await new Promise<JobView | null>((resolve) => {
+      let set = this.waiters.get(jobId);
+      if (!set) this.waiters.set(jobId, (set = new Set()));
+      const done = (view: JobView | null) => {
+        clearTimeout(timer);
+        set!.delete(onFinal);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(view);
+      };
+      const onFinal = (view: JobView) => done(view);
+      const onAbort = () => done(null);
+      const timer = setTimeout(() => done(null), waitMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      set.add(onFinal);
+    });
+    return final ?? this.view(jobId, endpointId);
+  }
+
+  cancel(jobId: string, endpointId: string): JobView | undefined {
+    const job = this.active.get(jobId);
+    if (!job) return this.view(jobId, endpointId);
+    if (job.endpointId !== endpointId) return undefined;
+    const workerId = job.workerId;
+    const view = this.finalize(job, "CANCELLED", null, null, null);
+    if (workerId) this.hooks.onCancelRunning?.(workerId, jobId);
+    return view;
+  }
+
+  /** Requeues a FAILED or TIMED_OUT job under the same id; answers the job's status either way. */
+  retry(jobId: string, endpointId: string): { status: JobStatus; retried: boolean } | undefined {
+    if (this.active.has(jobId)) {
+      const job = this.active.get(jobId)!;
+      return job.endpointId === endpointId ? { status: job.status, retried: false } : undefined;
+    }
+    const row = this.jobs.get(jobId);
+    if (!row || row.endpoint_id !== endpointId) return undefined;
+    if (row.status !== "FAILED" && row.status !== "TIMED_OUT") return { status: row.status, retried: false };
+    const now = Date.now();
+    this.jobs.retry(jobId, now);
+    const job = this.fromRow({ ...row, created_at: now, status: "IN_QUEUE", handbacks: 0, stream_cursor: 0 });
+    this.active.set(job.id, job);
+    this.addPending(job, false);
+    return { status: "IN_QUEUE", retried: true };
+  }
+
+  /** Removes the endpoint's queued jobs (running ones go on); answers how many. */
+  purge(endpointId: string): number {
+    const eq = this.endpoints.get(endpointId);
+    if (!eq) return 0;
+    let removed = 0;
+    for (const job of eq.pending) {
+      if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue;
+      this.forget(job);
+      this.jobs.remove(job.id);
+      this.notify(job.id, { ...this.viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
+      removed++;
+    }
+    eq.pending.clear();
+    eq.queued = 0;
+    eq.queuedNormal = 0;
+    return removed;
+  }
+
+  /** A worker died or went silent: its jobs go back to the queue once, then fail with "worker died". */
+  handBack(workerId: string, jobIds: Iterable<string>): void {
+    for (const jobId of jobIds) {
+      const job = this.heldBy(workerId, jobId);
+      if (!job) continue;
+      if (job.handbacks >= 1) {
+        this.finalize(job, "FAILED", null, "worker died", "WorkerDied");
+        continue;
+      }
+      this.running.delete(job.id);
+      this.unbind(workerId, job.id);
+      job.handbacks++;
+      job.status = "IN_QUEUE";
+      job.startedAt = null;
+      job.workerId = null;
+      job.progress = null;
+      job.streamSeq = 0;
+      job.streamCursor = 0;
+      this.jobs.requeue(job.id, job.handbacks);
+      this.hooks.onReleased?.(workerId, job.id);
+      this.addPending(job, true);
+    }
+  }
+
+  /** Execution timeouts and ttl expiry; answers how many jobs it ended. */
+  sweep(now = Date.now()): number {
+    let ended = 0;
+    for (const job of this.running.values()) {
+      if (job.startedAt !== null && now - job.startedAt > job.executionTimeoutMs) {
+        const workerId = job.workerId;
+        this.finalize(job, "TIMED_OUT", null, `execution timeout: the job ran longer than ${job.executionTimeoutMs} ms`, "ExecutionTimeout");
+        if (workerId) this.hooks.onCancelRunning?.(workerId, job.id);
+        ended++;
+      }
+    }
+    for (const job of this.active.values()) {
+      if (job.createdAt + job.ttlMs > now) continue;
+      // ttl covers queue time plus run time: the job is gone (/status answers 404).
+      const workerId = job.workerId;
+      this.forget(job);
+      this.jobs.remove(job.id);
+      const view: JobView = { ...this.viewOfActive(job), status: "TIMED_OUT", finishedAt: now, output: null, error: "job expired (ttl)", errorType: "TtlExpired" };
+      if (workerId) {
+        this.hooks.onReleased?.(workerId, job.id);
+        this.hooks.onCancelRunning?.(workerId, job.id);
+      }
+      this.notify(job.id, view);
+      this.hooks.onFinal?.(view, job.webhook);
+      ended++;
+    }
+    return ended;
+  }
+
+  /** Deletes finished jobs whose retention ran out. */
+  prune(now = Date.now()): number {
+    let total = 0;
+    for (let n = this.jobs.prune(now); n > 0; n = this.jobs.prune(now)) total += n;
+    return total;
+  }
+
+  /** Drops everything of a deleted endpoint. */
+  removeEndpoint(endpointId: string): void {
+    for (const job of [...this.active.values()]) {
+      if (job.endpointId !== endpointId) continue;
+      this.forget(job);
+      this.notify(job.id, { ...this.viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
+    }
+    const eq = this.endpoints.get(endpointId);
+    if (eq) for (const t of eq.takers.splice(0)) t.done(null);
+    this.endpoints.delete(endpointId);
+    this.jobs.removeEndpoint(endpointId);
+  }
+
+  stats(endpointId: string, now = Date.now()): { queued: number; queuedNormal: number; oldestNormalWaitMs: number; running: number } {
+    const eq = this.endpoints.get(endpointId);
+    let running = 0;
+    for (const job of this.running.values()) if (job.endpointId === endpointId) running++;
+    if (!eq) return { queued: 0, queuedNormal: 0, oldestNormalWaitMs: 0, running };
+    let oldest = 0;
+    if (eq.queuedNormal > 0) {
+      for (const job of eq.pending) {
+        if (job.status === "IN_QUEUE" && !job.lowPriority && this.active.get(job.id) === job) {
+          oldest = now - job.createdAt;
+          break;
+        }
+      }
+    }
+    return { queued: eq.queued, queuedNormal: eq.queuedNormal, oldestNormalWaitMs: oldest, running };
+  }
+
+  /** Number of long-poll takers waiting on an endpoint. */
+  waitingTakers(endpointId: string): number {
+    return this.endpoints.get(endpointId)?.takers.length ?? 0;
+  }
+
+  /** Ends every pending wait (shutdown). */
+  close(): void {
+    for (const eq of this.endpoints.values()) for (const t of eq.takers.splice(0)) t.done(null);
+    for (const [jobId, set] of this.waiters) {
+      const view = this.view(jobId);
+      if (view) for (const fn of [...set]) fn(view);
+    }
+    this.waiters.clear();
+    for (const set of this.streamWaiters.values()) for (const wake of [...set]) wake();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private endpointQueue(endpointId: string): EndpointQueue {
+    let eq = this.endpoints.get(endpointId);
+    if (!eq) this.endpoints.set(endpointId, (eq = { pending: new Deque(), takers: [], queued: 0, queuedNormal: 0 }));
+    return eq;
+  }
+
+  private addPending(job: ActiveJob, front: boolean): void {
+    const eq = this.endpointQueue(job.endpointId);
+    const taker = eq.takers.shift();
+    if (taker) {
+      this.assign(job, taker.workerId);
+      taker.done(job);
+      return;
+    }
+    if (front) eq.pending.unshift(job);
+    else eq.pending.push(job);
+    eq.queued++;
+    if (!job.lowPriority) eq.queuedNormal++;
+    this.hooks.onQueued?.(job);
+  }
+
+  private nextPending(eq: EndpointQueue): ActiveJob | undefined {
+    for (let job = eq.pending.shift(); job; job = eq.pending.shift()) {
+      if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue; // cancelled, expired, purged
+      eq.queued--;
+      if (!job.lowPriority) eq.queuedNormal--;
+      return job;
+    }
+    return undefined;
+  }
+
+  private assign(job: ActiveJob, workerId: string): void {
+    job.status = "IN_PROGRESS";
+    job.startedAt = Date.now();
+    job.workerId = workerId;
+    this.running.set(job.id, job);
+    let held = this.byWorker.get(workerId);
+    if (!held) this.byWorker.set(workerId, (held = new Set()));
+    held.add(job.id);
+    this.jobs.start(job.id, job.startedAt, workerId);
+  }
+
+  /** Takes a job out of memory (queue counters, running set); does not touch the database. */
+  private forget(job: ActiveJob): void {
+    this.active.delete(job.id);
+    if (job.status === "IN_QUEUE") {
+      const eq = this.endpoints.get(job.endpointId);
+      if (eq) {
+        eq.queued--;
+        if (!job.lowPriority) eq.queuedNormal--;
+      }
+    } else {
+      this.running.delete(job.id);
+      if (job.workerId) this.unbind(job.workerId, job.id);
+    }
+    this.wakeStream(job.id);
+  }
+
+  private unbind(workerId: string, jobId: string): void {
+    const held = this.byWorker.get(workerId);
+    if (!held) return;
+    held.delete(jobId);
+    if (held.size === 0) this.byWorker.delete(workerId);
+  }
+
+  private finalize(job: ActiveJob, status: JobStatus, output: string | null, error: string | null, errorType: string | null): JobView {
+    const now = Date.now();
+    const workerId = job.workerId;
+    this.forget(job);
+    const retention = job.kind === "runsync" ? this.settings.runsyncRetentionMs : this.settings.runRetentionMs;
+    this.jobs.finish(job.id, { status, output, error, errorType, finishedAt: now, startedAt: job.startedAt, workerId, pruneAt: now + retention });
+    const view: JobView = {
+      id: job.id,
+      endpointId: job.endpointId,
+      status,
+      createdAt: job.createdAt,
+      startedAt: job.startedAt,
+      finishedAt: now,
+      output,
+      error,
+      errorType,
+      workerId,
+    };
+    if (workerId) this.hooks.onReleased?.(workerId, job.id);
+    this.notify(job.id, view);
+    this.hooks.onFinal?.(view, job.webhook);
+    return view;
+  }
+
+  private notify(jobId: string, view: JobView): void {
+    const set = this.waiters.get(jobId);
+    if (!set) return;
+    this.waiters.delete(jobId);
+    for (const fn of [...set]) fn(view);
+  }
+
+  private viewOfActive(job: ActiveJob): JobView {
+    return {
+      id: job.id,
+      endpointId: job.endpointId,
+      status: job.status,
+      createdAt: job.createdAt,
+      startedAt: job.startedAt,
+      finishedAt: null,
+      output: job.progress,
+      error: null,
+      errorType: null,
+      workerId: job.workerId,
+    };
+  }
+
+  private fromRow(row: JobRow): ActiveJob {
+    return {
+      id: row.id,
+      endpointId: row.endpoint_id,
+      kind: row.kind,
+      input: row.input,
+      webhook: row.webhook,
+      executionTimeoutMs: row.execution_timeout_ms,
+      ttlMs: row.ttl_ms,
+      lowPriority: row.low_priority === 1,
+      createdAt: row.created_at,
+      status: "IN_QUEUE",
+      startedAt: null,
+      workerId: null,
+      handbacks: row.handbacks,
+      progress: null,
+      streamSeq: 0,
+      streamCursor: 0,
+    };
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * startPlatform: the embedded platform in this process — SQLite store, job queue, worker
+ * supervisor and autoscaler, and the HTTP API (REST v2, worker protocol, GraphQL, uploads,
+ * files, load-balancer proxy) on loopback.
+ */
+import { createServer, type Server } from "node:http";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { toNodeHandler } from "h3";
+import { errors } from "../core/errors.ts";
+import { resolveOptions, type PlatformOptions } from "./options.ts";
+import { ensureApiKey, DB_FILE, API_KEY_FILE } from "./state-dir.ts";
+import { createStore } from "./store/index.ts";
+import { JobQueue } from "./queue/queue.ts";
+import { createWebhookSender } from "./queue/webhooks.ts";
+import { statusBody } from "./queue/views.ts";
+import { Supervisor } from "./workers/supervisor.ts";
+import { Autoscaler } from "./workers/autoscaler.ts";
+import { createApi } from "./api/app.ts";
+import { sweepFiles } from "./api/files.ts";
+import { sha256Hex } from "./_ids.ts";
+import type { PlatformContext } from "./context.ts";
+
+export interface RunningPlatform {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  apiKey: string;
+  /** Where the plain-text key is (undefined when the key was passed in). */
+  apiKeyFile?: string;
+  /** True when this start created the API key (first start in this folder). */
+  firstStart: boolean;
+  dataDir: string;
+  /** Jobs found waiting or running at start (requeued). */
+  recovered: { requeued: number; expired: number };
+  /** For tests and benchmarks. */
+  context: PlatformContext;
+  close(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException) => {
+      server.off("listening", onListening);
+      reject(error.code === "EADDRINUSE" ? errors.PORT_IN_USE(port) : error);
+    };
+    const onListening = () => {
+      server.off("error", onError);
+      resolve((server.address() as { port: number }).port);
+    };
+    server.once("error", onError);
+    server.once("listening", onListening);
+    server.listen(port, host);
+  });
+}
+
+export async function startPlatform(input: PlatformOptions): Promise<RunningPlatform> {
+  const options = resolveOptions(input);
+  mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
+  const key = options.apiKey
+    ? { apiKey: options.apiKey, created: false, file: undefined }
+    : ensureApiKey(options.dataDir);
+  const store = createStore(join(options.dataDir, DB_FILE), { logLinesPerEndpoint: options.logLinesPerEndpoint });
+  const apiKeyHash = sha256Hex(key.apiKey);
+  store.meta.set("api_key_hash", apiKeyHash);
+
+  const queue = new JobQueue(store.jobs, { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs });
+  const webhooks = createWebhookSender({ retries: options.webhookRetries, delayMs: options.webhookRetryDelayMs, log: options.log });
+  let baseUrl = "";
+  const supervisor = new Supervisor({ store, queue, options, apiKey: key.apiKey, apiBase: () => baseUrl });
+  supervisor.killOrphans();
+  const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
+  queue.hooks = {
+    onQueued: (job) => autoscaler.onQueued(job.endpointId, job.lowPriority),
+    onReleased: (workerId) => supervisor.released(workerId),
+    onCancelRunning: (workerId, jobId) => supervisor.sendCancel(workerId, jobId),
+    onFinal: (view, webhook) => {
+      if (webhook) webhooks.send(webhook, statusBody(view));
+    },
+  };
+  const recovered = queue.recover();
+  if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
+
+  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, baseUrl: () => baseUrl };
+  const { app, limiter } = createApi(ctx, {
+    async endpointRemoved(endpointId) {
+      const workers = supervisor.forEndpoint(endpointId);
+      queue.removeEndpoint(endpointId);
+      for (const w of workers) void supervisor.stop(w, "endpoint deleted");
+      store.logs.flush();
+      store.logs.removeEndpoint(endpointId);
+      limiter.forget(endpointId);
+    },
+    endpointChanged(endpointId) {
+      autoscaler.kick(endpointId);
+    },
+  });
+
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, toNodeHandler(app));
+  server.headersTimeout = 66_000;
+  let port: number;
+  try {
+    port = await listen(server, options.port, options.host);
+  } catch (error) {
+    await supervisor.close();
+    store.close();
+    throw error;
+  }
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  baseUrl = `http://${host}:${port}`;
+
+  // Background work: timeouts and expiry, liveness, retention, log batches, files.
+  let sweeping = false;
+  let ticks = 0;
+  const sweep = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    try {
+      const now = Date.now();
+      queue.sweep(now);
+      supervisor.sweep(now);
+      if (ticks++ % 5 === 0) {
+        queue.prune(now);
+        store.builds.pruneUploads(now);
+      }
+      if (ticks % 60 === 0) void sweepFiles(ctx, now).catch((error) => options.log(`file sweep failed: ${(error as Error).message}`));
+    } catch (error) {
+      options.log(`sweep failed: ${(error as Error).stack ?? error}`);
+    } finally {
+      sweeping = false;
+    }
+  }, options.sweepIntervalMs);
+  sweep.unref();
+  const flushLogs = setInterval(() => store.logs.flush(), 200);
+  flushLogs.unref();
+  autoscaler.start();
+  autoscaler.tick();
+
+  let closing: Promise<void> | undefined;
+  return {
+    url: baseUrl,
+    apiKey: key.apiKey,
+    apiKeyFile: key.file ?? (options.apiKey ? undefined : join(options.dataDir, API_KEY_FILE)),
+    firstStart: key.created,
+    dataDir: options.dataDir,
+    recovered,
+    context: ctx,
+    close() {
+      closing ??= (async () => {
+        clearInterval(sweep);
+        clearInterval(flushLogs);
+        autoscaler.stop();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        queue.close();
+        server.closeAllConnections();
+        await supervisor.close();
+        webhooks.close();
+        await closed;
+        store.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/** The platform's store: one SQLite database, one repository per table family. */
+import { openDb, type Db } from "./db.ts";
+import { createMetaRepo } from "./meta.ts";
+import { createAppsRepo } from "./apps.ts";
+import { createBuildsRepo } from "./builds.ts";
+import { createEndpointsRepo } from "./endpoints.ts";
+import { createTemplatesRepo } from "./templates.ts";
+import { createJobsRepo } from "./jobs.ts";
+import { createWorkersRepo } from "./workers.ts";
+import { createFilesRepo } from "./files.ts";
+import { createLogsRepo } from "./logs.ts";
+
+export type { EndpointRecord, EnvVar } from "./endpoints.ts";
+export type { TemplateRecord } from "./templates.ts";
+export type { AppRow, EnvironmentRow } from "./apps.ts";
+export type { BuildRow, UploadRow, ArtifactRow } from "./builds.ts";
+export type { JobRow, JobStatus, JobKind, NewJob } from "./jobs.ts";
+export { FINAL_STATUSES } from "./jobs.ts";
+export type { FileRecord } from "./files.ts";
+
+export function createStore(file: string, options: { logLinesPerEndpoint?: number } = {}) {
+  const db: Db = openDb(file);
+  return {
+    db,
+    meta: createMetaRepo(db),
+    apps: createAppsRepo(db),
+    builds: createBuildsRepo(db),
+    endpoints: createEndpointsRepo(db),
+    templates: createTemplatesRepo(db),
+    jobs: createJobsRepo(db),
+    workers: createWorkersRepo(db),
+    files: createFilesRepo(db),
+    logs: createLogsRepo(db, options.logLinesPerEndpoint ?? 5000),
+    close(): void {
+      try {
+        this.logs.flush();
+      } finally {
+        db.close();
+      }
+    },
+  };
+}
+export type Store = ReturnType<typeof createStore>;

@@ -1,0 +1,136 @@
+/** Jobs: every state change is written before it is acknowledged (prepared statements only). */
+import type { Db } from "./db.ts";
+
+export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT";
+export const FINAL_STATUSES: ReadonlySet<JobStatus> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
+export type JobKind = "run" | "runsync";
+
+export interface JobRow {
+  id: string;
+  endpoint_id: string;
+  status: JobStatus;
+  kind: JobKind;
+  input: string;
+  output: string | null;
+  error: string | null;
+  error_type: string | null;
+  webhook: string | null;
+  execution_timeout_ms: number;
+  ttl_ms: number;
+  low_priority: number;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  worker_id: string | null;
+  retries: number;
+  handbacks: number;
+  prune_at: number | null;
+  has_stream: number;
+  stream_cursor: number;
+}
+
+export interface NewJob {
+  id: string;
+  endpointId: string;
+  kind: JobKind;
+  input: string;
+  webhook: string | null;
+  executionTimeoutMs: number;
+  ttlMs: number;
+  lowPriority: boolean;
+  createdAt: number;
+}
+
+export interface FinalUpdate {
+  status: JobStatus;
+  output: string | null;
+  error: string | null;
+  errorType: string | null;
+  finishedAt: number;
+  startedAt: number | null;
+  workerId: string | null;
+  pruneAt: number;
+}
+
+export function createJobsRepo(db: Db) {
+  const q = {
+    insert: db.prepare(
+      "INSERT INTO jobs (id, endpoint_id, status, kind, input, webhook, execution_timeout_ms, ttl_ms, low_priority, created_at) VALUES (?, ?, 'IN_QUEUE', ?, ?, ?, ?, ?, ?, ?)",
+    ),
+    start: db.prepare("UPDATE jobs SET status = 'IN_PROGRESS', started_at = ?, worker_id = ? WHERE id = ?"),
+    finish: db.prepare(
+      "UPDATE jobs SET status = ?, output = ?, error = ?, error_type = ?, finished_at = ?, started_at = ?, worker_id = ?, prune_at = ? WHERE id = ?",
+    ),
+    requeue: db.prepare(
+      "UPDATE jobs SET status = 'IN_QUEUE', started_at = NULL, worker_id = NULL, retries = retries + 1, handbacks = ?, stream_cursor = 0 WHERE id = ?",
+    ),
+    retry: db.prepare(
+      "UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, error_type = NULL, started_at = NULL, finished_at = NULL, worker_id = NULL, prune_at = NULL, retries = retries + 1, handbacks = 0, created_at = ?, stream_cursor = 0 WHERE id = ?",
+    ),
+    get: db.prepare<[string], JobRow>("SELECT * FROM jobs WHERE id = ?"),
+    active: db.prepare<[], JobRow>("SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY rowid"),
+    remove: db.prepare("DELETE FROM jobs WHERE id = ?"),
+    prunable: db.prepare<[number], { id: string; has_stream: number }>("SELECT id, has_stream FROM jobs WHERE prune_at IS NOT NULL AND prune_at < ? LIMIT 5000"),
+    removeStream: db.prepare("DELETE FROM job_stream WHERE job_id = ?"),
+    addChunk: db.prepare("INSERT INTO job_stream (job_id, seq, chunk) VALUES (?, ?, ?)"),
+    markStream: db.prepare("UPDATE jobs SET has_stream = 1 WHERE id = ? AND has_stream = 0"),
+    chunksFrom: db.prepare<[string, number], { seq: number; chunk: string }>("SELECT seq, chunk FROM job_stream WHERE job_id = ? AND seq >= ? ORDER BY seq"),
+    setCursor: db.prepare("UPDATE jobs SET stream_cursor = ? WHERE id = ?"),
+    counts: db.prepare<[string], { status: JobStatus; n: number; retried: number }>(
+      "SELECT status, COUNT(*) AS n, SUM(retries > 0) AS retried FROM jobs WHERE endpoint_id = ? GROUP BY status",
+    ),
+    removeEndpoint: db.prepare("DELETE FROM jobs WHERE endpoint_id = ?"),
+    removeEndpointStreams: db.prepare("DELETE FROM job_stream WHERE job_id IN (SELECT id FROM jobs WHERE endpoint_id = ? AND has_stream = 1)"),
+  };
+  const pruneTx = db.transaction((rows: Array<{ id: string; has_stream: number }>) => {
+    for (const row of rows) {
+      q.remove.run(row.id);
+      if (row.has_stream) q.removeStream.run(row.id);
+    }
+  });
+  const removeEndpointTx = db.transaction((endpointId: string) => {
+    q.removeEndpointStreams.run(endpointId);
+    q.removeEndpoint.run(endpointId);
+  });
+  const removeTx = db.transaction((id: string) => {
+    q.removeStream.run(id);
+    q.remove.run(id);
+  });
+  const requeueTx = db.transaction((id: string, handbacks: number) => {
+    q.requeue.run(handbacks, id);
+    q.removeStream.run(id);
+  });
+  const retryTx = db.transaction((id: string, createdAt: number) => {
+    q.retry.run(createdAt, id);
+    q.removeStream.run(id);
+  });
+  const chunkTx = db.transaction((id: string, seq: number, chunk: string) => {
+    if (seq === 0) q.markStream.run(id);
+    q.addChunk.run(id, seq, chunk);
+  });
+
+  return {
+    insert: (j: NewJob): void =>
+      void q.insert.run(j.id, j.endpointId, j.kind, j.input, j.webhook, j.executionTimeoutMs, j.ttlMs, j.lowPriority ? 1 : 0, j.createdAt),
+    start: (id: string, startedAt: number, workerId: string): void => void q.start.run(startedAt, workerId, id),
+    finish: (id: string, u: FinalUpdate): void =>
+      void q.finish.run(u.status, u.output, u.error, u.errorType, u.finishedAt, u.startedAt, u.workerId, u.pruneAt, id),
+    requeue: (id: string, handbacks: number): void => void requeueTx(id, handbacks),
+    retry: (id: string, createdAt: number): void => void retryTx(id, createdAt),
+    get: (id: string): JobRow | undefined => q.get.get(id),
+    active: (): JobRow[] => q.active.all(),
+    remove: (id: string): void => void removeTx(id),
+    /** Deletes up to 5000 jobs whose retention ran out; returns how many. */
+    prune(now: number): number {
+      const rows = q.prunable.all(now);
+      if (rows.length > 0) pruneTx(rows);
+      return rows.length;
+    },
+    addChunk: (id: string, seq: number, chunk: string): void => void chunkTx(id, seq, chunk),
+    chunksFrom: (id: string, seq: number): Array<{ seq: number; chunk: string }> => q.chunksFrom.all(id, seq),
+    setStreamCursor: (id: string, cursor: number): void => void q.setCursor.run(cursor, id),
+    counts: (endpointId: string) => q.counts.all(endpointId),
+    removeEndpoint: (endpointId: string): void => void removeEndpointTx(endpointId),
+  };
+}
+export type JobsRepo = ReturnType<typeof createJobsRepo>;

@@ -1,0 +1,42 @@
+/** Worker stdout/stderr lines, capped per endpoint; written in batches. */
+import type { Db } from "./db.ts";
+
+export function createLogsRepo(db: Db, capPerEndpoint: number) {
+  const q = {
+    insert: db.prepare("INSERT INTO worker_logs (endpoint_id, worker_id, ts, line) VALUES (?, ?, ?, ?)"),
+    tail: db.prepare<[string, number], { worker_id: string; line: string }>(
+      "SELECT worker_id, line FROM (SELECT id, worker_id, line FROM worker_logs WHERE endpoint_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id",
+    ),
+    cutoff: db.prepare<[string, number], { id: number }>("SELECT id FROM worker_logs WHERE endpoint_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?"),
+    trim: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ? AND id <= ?"),
+    removeEndpoint: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ?"),
+  };
+  let pending: Array<[string, string, number, string]> = [];
+  const touched = new Set<string>();
+  const flushTx = db.transaction((rows: Array<[string, string, number, string]>) => {
+    for (const row of rows) q.insert.run(...row);
+    for (const endpointId of touched) {
+      const cut = q.cutoff.get(endpointId, capPerEndpoint);
+      if (cut) q.trim.run(endpointId, cut.id);
+    }
+    touched.clear();
+  });
+  return {
+    append(endpointId: string, workerId: string, line: string): void {
+      pending.push([endpointId, workerId, Date.now(), line.length > 8192 ? `${line.slice(0, 8192)}…` : line]);
+      touched.add(endpointId);
+    },
+    flush(): void {
+      if (pending.length === 0) return;
+      const rows = pending;
+      pending = [];
+      flushTx(rows);
+    },
+    /** The newest `limit` lines, oldest first, as `[worker id] line`. */
+    tail(endpointId: string, limit: number): string[] {
+      return q.tail.all(endpointId, limit).map((r) => `[${r.worker_id}] ${r.line}`);
+    },
+    removeEndpoint: (endpointId: string): void => void q.removeEndpoint.run(endpointId),
+  };
+}
+export type LogsRepo = ReturnType<typeof createLogsRepo>;

@@ -1,0 +1,52 @@
+/** What a worker of an endpoint runs: which build, which handler, which image and env. */
+import type { Store, EndpointRecord, BuildRow } from "../store/index.ts";
+import { errors } from "../../core/errors.ts";
+
+export interface WorkerTarget {
+  build: BuildRow;
+  artifactPath: string;
+  /** The endpoint's name in the manifest (SVC_ENDPOINT_NAME). */
+  manifestName: string;
+  handler: string;
+  image: string;
+  env: Record<string, string>;
+}
+
+type ManifestEndpoints = Record<string, { name?: string; handler?: string; image?: string; type?: string; env?: Record<string, string> }>;
+
+/**
+ * The manifest endpoint a platform endpoint runs: the one with the same name; else the one whose
+ * name ends the platform name after a prefix (`live-gpu-worker` → `gpu-worker`, the dev server's
+ * endpoints); else the only one of the manifest.
+ */
+export function manifestEndpointFor(endpointName: string, endpoints: ManifestEndpoints): string | undefined {
+  if (endpoints[endpointName]) return endpointName;
+  const names = Object.keys(endpoints).sort((a, b) => b.length - a.length);
+  const suffix = names.find((n) => endpointName.endsWith(`-${n}`));
+  if (suffix) return suffix;
+  return names.length === 1 ? names[0] : undefined;
+}
+
+export function resolveWorkerTarget(store: Store, endpoint: EndpointRecord, buildId: string | null): WorkerTarget {
+  if (!buildId) throw errors.NOT_FOUND("Build of endpoint", endpoint.name);
+  const build = store.builds.get(buildId);
+  if (!build) throw errors.NOT_FOUND("Build", buildId);
+  const artifact = store.builds.artifact(build.sha256);
+  if (!artifact) throw errors.NOT_FOUND("Artifact", build.sha256);
+  const endpoints = (build.manifest.endpoints ?? {}) as ManifestEndpoints;
+  const manifestName = manifestEndpointFor(endpoint.name, endpoints);
+  if (!manifestName) throw errors.NOT_FOUND(`Endpoint in the manifest of build ${build.id}`, endpoint.name);
+  const entry = endpoints[manifestName]!;
+  const template = endpoint.templateId ? store.templates.get(endpoint.templateId) : undefined;
+  const env: Record<string, string> = { ...(entry.env ?? {}) };
+  for (const v of template?.env ?? []) env[v.key] = v.value;
+  for (const v of endpoint.env) env[v.key] = v.value;
+  return {
+    build,
+    artifactPath: artifact.path,
+    manifestName,
+    handler: entry.handler ?? `handlers/${manifestName.replace(/-/g, "_")}.py`,
+    image: endpoint.imageName ?? template?.imageName ?? entry.image ?? "python",
+    env,
+  };
+}

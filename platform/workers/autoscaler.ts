@@ -1,0 +1,109 @@
+/**
+ * The autoscaler: keeps workersMin warm, scales up to workersMax (QUEUE_DELAY for queue endpoints:
+ * a queued job waited more than scalerValue seconds, but the first worker starts at once;
+ * REQUEST_COUNT for load-balanced ones: in-flight requests / scalerValue), stops workers idle
+ * longer than idleTimeout, and replaces outdated ones (their endpoint changed). lowPriority jobs
+ * never cause a scale-up.
+ */
+import type { EndpointsRepo } from "../store/endpoints.ts";
+import type { EndpointRecord } from "../store/index.ts";
+import type { JobQueue } from "../queue/queue.ts";
+import type { Supervisor, WorkerInfo } from "./supervisor.ts";
+
+export class Autoscaler {
+  /** LB requests waiting for a ready worker, per endpoint. */
+  readonly lbWaiting = new Map<string, number>();
+  private timer?: NodeJS.Timeout;
+  private kicked = new Set<string>();
+
+  constructor(
+    private readonly endpoints: EndpointsRepo,
+    private readonly queue: JobQueue,
+    private readonly supervisor: Supervisor,
+    private readonly intervalMs: number,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => this.tick(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  /** Re-evaluates one endpoint soon (a job arrived, an LB request waits). */
+  kick(endpointId: string): void {
+    if (this.kicked.has(endpointId)) return;
+    this.kicked.add(endpointId);
+    queueMicrotask(() => {
+      this.kicked.delete(endpointId);
+      const endpoint = this.endpoints.get(endpointId);
+      if (endpoint) this.scale(endpoint);
+    });
+  }
+
+  /** Called for every queued job: only an endpoint with no worker at all needs an immediate look. */
+  onQueued(endpointId: string, lowPriority: boolean): void {
+    if (lowPriority) return;
+    for (const w of this.supervisor.workers.values()) if (w.endpointId === endpointId && !w.stopping) return;
+    this.kick(endpointId);
+  }
+
+  tick(now = Date.now()): void {
+    for (const endpoint of this.endpoints.list()) this.scale(endpoint, now);
+  }
+
+  scale(endpoint: EndpointRecord, now = Date.now()): void {
+    const key = this.supervisor.configKey(endpoint);
+    const all = this.supervisor.forEndpoint(endpoint.id).filter((w) => !w.stopping && !w.unhealthy);
+    const current: WorkerInfo[] = [];
+    for (const w of all) {
+      if (w.configKey === key) current.push(w);
+      else if (!this.supervisor.busy(w)) void this.supervisor.stop(w, "outdated: the endpoint changed");
+    }
+    const n = current.length;
+    const min = Math.min(endpoint.workersMin, endpoint.workersMax);
+    let target = Math.max(min, n);
+
+    if (endpoint.type === "QB") {
+      const stats = this.queue.stats(endpoint.id, now);
+      if (stats.queuedNormal > 0) {
+        if (n === 0) target = Math.max(target, 1);
+        else if (stats.oldestNormalWaitMs > endpoint.scalerValue * 1000) {
+          const spare = current.filter((w) => !w.ready || !this.supervisor.busy(w)).length;
+          const extra = stats.queuedNormal - spare;
+          if (extra > 0) target = Math.max(target, n + extra);
+        }
+      }
+    } else {
+      const waiting = this.lbWaiting.get(endpoint.id) ?? 0;
+      let inFlight = waiting;
+      for (const w of current) inFlight += w.inFlight;
+      const perWorker = Math.max(1, endpoint.scalerValue);
+      const desired = Math.ceil(inFlight / perWorker);
+      target = Math.max(target, desired);
+      if (waiting > 0 && current.every((w) => !w.ready)) target = Math.max(target, n + (n === 0 ? 1 : 0));
+    }
+    target = Math.min(target, endpoint.workersMax);
+
+    for (let i = n; i < target; i++) if (!this.supervisor.start(endpoint)) break;
+
+    // Scale down: idle longer than idleTimeout, above workersMin.
+    let live = n;
+    if (live <= min) return;
+    const idleMs = endpoint.idleTimeout * 1000;
+    for (const w of current) {
+      if (live <= min) break;
+      if (w.ready && !this.supervisor.busy(w) && now - w.idleSince >= idleMs && !this.hasDemand(endpoint, now)) {
+        void this.supervisor.stop(w, `idle for ${endpoint.idleTimeout} s`);
+        live--;
+      }
+    }
+  }
+
+  private hasDemand(endpoint: EndpointRecord, now: number): boolean {
+    if (endpoint.type === "LB") return (this.lbWaiting.get(endpoint.id) ?? 0) > 0;
+    return this.queue.stats(endpoint.id, now).queued > 0;
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * Load-balanced endpoints: requests to `/lb/<endpoint_id>/...` or with `Host: <endpoint_id>.localhost`
+ * are proxied to a ready worker (GET /ping answered 200), round robin. With none ready, one is
+ * started and the request waits for it up to `lbReadyWaitMs`, then answers 503 NO_WORKER_READY.
+ */
+import type { H3Event } from "h3";
+import { Readable } from "node:stream";
+import { request } from "undici";
+import { errors } from "../../core/errors.ts";
+import type { PlatformContext } from "../context.ts";
+import type { WorkerInfo } from "./supervisor.ts";
+
+const HOP_BY_HOP = new Set([
+  "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "authorization", "content-length",
+]);
+
+export function createLbProxy(ctx: PlatformContext) {
+  const { store, supervisor, autoscaler, options } = ctx;
+  const turn = new Map<string, number>();
+
+  const readyWorkers = (endpointId: string) =>
+    supervisor.forEndpoint(endpointId).filter((w) => w.ready && w.lbPort && !w.stopping && !w.unhealthy && !w.exited);
+
+  async function pick(endpointId: string, name: string, signal: AbortSignal): Promise<WorkerInfo> {
+    const deadline = Date.now() + options.lbReadyWaitMs;
+    for (;;) {
+      const ready = readyWorkers(endpointId);
+      if (ready.length > 0) {
+        const i = (turn.get(endpointId) ?? 0) % ready.length;
+        turn.set(endpointId, i + 1);
+        return ready[i]!;
+      }
+      const remaining = deadline - Date.now();
+      if (remaining <= 0 || signal.aborted) throw errors.NO_WORKER_READY(name);
+      autoscaler.lbWaiting.set(endpointId, (autoscaler.lbWaiting.get(endpointId) ?? 0) + 1);
+      try {
+        autoscaler.kick(endpointId);
+        await supervisor.waitReady(endpointId, Math.min(remaining, 1000), signal);
+      } finally {
+        autoscaler.lbWaiting.set(endpointId, (autoscaler.lbWaiting.get(endpointId) ?? 1) - 1);
+      }
+    }
+  }
+
+  return async function proxy(event: H3Event, endpointId: string, path: string): Promise<Response> {
+    const endpoint = store.endpoints.get(endpointId);
+    if (!endpoint) throw errors.NOT_FOUND("Endpoint", endpointId);
+    if (endpoint.type !== "LB") throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is queue-based: use ${ctx.baseUrl()}/v2/${endpoint.id}/run or /runsync.`);
+    const worker = await pick(endpoint.id, endpoint.name, event.req.signal);
+    const headers: Record<string, string> = {};
+    event.req.headers.forEach((value, key) => {
+      if (!HOP_BY_HOP.has(key)) headers[key] = value;
+    });
+    headers["x-forwarded-host"] = event.req.headers.get("host") ?? "";
+    const method = event.req.method;
+    const hasBody = method !== "GET" && method !== "HEAD" && event.req.body !== null;
+    worker.inFlight++;
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
+      worker.inFlight--;
+      if (worker.inFlight === 0) supervisor.released(worker.id);
+    };
+    try {
+      const res = await request(`http://127.0.0.1:${worker.lbPort}${path}`, {
+        method: method as "GET",
+        headers,
+        body: hasBody ? Readable.fromWeb(event.req.body as import("node:stream/web").ReadableStream) : undefined,
+        headersTimeout: endpoint.executionTimeoutMs,
+        bodyTimeout: endpoint.executionTimeoutMs,
+        signal: event.req.signal,
+      });
+      const out = new Headers();
+      for (const [key, value] of Object.entries(res.headers)) {
+        if (HOP_BY_HOP.has(key) || value === undefined) continue;
+        for (const v of Array.isArray(value) ? value : [value]) out.append(key, v);
+      }
+      if (res.statusCode === 204 || res.statusCode === 304 || method === "HEAD") {
+        await res.body.dump();
+        release();
+        return new Response(null, { status: res.statusCode, headers: out });
+      }
+      res.body.once("close", release);
+      res.body.once("error", release);
+      return new Response(Readable.toWeb(res.body) as unknown as ReadableStream, { status: res.statusCode, headers: out });
+    } catch (error) {
+      release();
+      if (event.req.signal.aborted) throw error;
+      throw errors.PLATFORM_ERROR(`${method} ${path} on worker ${worker.id}`, (error as Error).message);
+    }
+  };
+}

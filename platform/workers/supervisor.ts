@@ -1,0 +1,473 @@
+/**
+ * The worker supervisor: starts `python handlers/<endpoint>.py` in a build's unpacked folder,
+ * captures its output as worker logs, tracks its state and liveness, and stops it (a `stop`
+ * signal, then SIGTERM, then SIGKILL). A worker that exits or goes silent hands its jobs back.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { request } from "undici";
+import type { Store, EndpointRecord } from "../store/index.ts";
+import type { JobQueue } from "../queue/queue.ts";
+import type { ResolvedOptions } from "../options.ts";
+import { newId, newSecret, sha256Hex, secretMatches } from "../_ids.ts";
+import { BuildUnpacker } from "./unpack.ts";
+import { defaultPythonForImage } from "./interpreter.ts";
+import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
+
+export type WorkerState = "initializing" | "idle" | "running" | "unhealthy";
+
+export interface WorkerInfo {
+  id: string;
+  endpointId: string;
+  type: "QB" | "LB";
+  tokenHash: string;
+  /** Build, image and env this worker runs; a different key on its endpoint makes it outdated. */
+  configKey: string;
+  proc?: ChildProcess;
+  startedAt: number;
+  /** QB: took its first job request; LB: answered GET /ping. */
+  ready: boolean;
+  unhealthy: boolean;
+  stopping: boolean;
+  exited: boolean;
+  lastSeen: number;
+  openPolls: number;
+  idleSince: number;
+  lbPort?: number;
+  lbFailures: number;
+  probing: boolean;
+  inFlight: number;
+  cancel: string[];
+  stop: boolean;
+  signalWaiter?: () => void;
+  exit: Promise<void>;
+}
+
+/** Platform variables a user's env may not override. */
+const PASS_THROUGH_ENV = [
+  "PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP", "LD_LIBRARY_PATH",
+  "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME", "HF_HOME", "TORCH_HOME", "XDG_CACHE_HOME", "SSL_CERT_FILE",
+];
+
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const port = (server.address() as { port: number }).port;
+      server.close(() => resolve(port));
+    });
+  });
+
+export interface SupervisorDeps {
+  store: Store;
+  queue: JobQueue;
+  options: ResolvedOptions;
+  apiKey: string;
+  apiBase: () => string;
+}
+
+export class Supervisor {
+  readonly workers = new Map<string, WorkerInfo>();
+  private readonly unpacker: BuildUnpacker;
+  private readonly readyWaiters = new Map<string, Set<() => void>>();
+  /** Endpoint id → time before which no worker is started (after a start failure). */
+  private readonly backoff = new Map<string, number>();
+  private closed = false;
+  private lbProbe?: NodeJS.Timeout;
+  private lbStartProbe?: NodeJS.Timeout;
+
+  constructor(private readonly deps: SupervisorDeps) {
+    this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
+    const probeMs = Math.max(50, Math.min(1000, deps.options.pingIntervalS * 1000));
+    this.lbProbe = setInterval(() => this.probeLb(), probeMs);
+    this.lbProbe.unref();
+    this.lbStartProbe = setInterval(() => this.pollStartingLb(), 25);
+    this.lbStartProbe.unref();
+  }
+
+  private get log() {
+    return this.deps.options.log;
+  }
+
+  /** Stops processes left over by a platform that was killed. */
+  killOrphans(): void {
+    for (const w of this.deps.store.workers.live()) {
+      if (w.pid && w.pid !== process.pid) {
+        try {
+          process.kill(w.pid, "SIGKILL");
+        } catch {
+          /* already gone */
+        }
+      }
+    }
+    this.deps.store.workers.markAllStopped();
+  }
+
+  forEndpoint(endpointId: string): WorkerInfo[] {
+    const out: WorkerInfo[] = [];
+    for (const w of this.workers.values()) if (w.endpointId === endpointId) out.push(w);
+    return out;
+  }
+
+  state(w: WorkerInfo): WorkerState {
+    if (w.unhealthy) return "unhealthy";
+    if (!w.ready) return "initializing";
+    return this.busy(w) ? "running" : "idle";
+  }
+
+  busy(w: WorkerInfo): boolean {
+    return w.inFlight > 0 || this.deps.queue.jobsOf(w.id).size > 0;
+  }
+
+  configKey(endpoint: EndpointRecord): string {
+    const build = this.buildIdOf(endpoint);
+    return sha256Hex(JSON.stringify([build, endpoint.type, endpoint.imageName, endpoint.templateId, endpoint.env, endpoint.name]));
+  }
+
+  buildIdOf(endpoint: EndpointRecord): string | null {
+    if (endpoint.buildId) return endpoint.buildId;
+    if (endpoint.environmentId) return this.deps.store.apps.environment(endpoint.environmentId)?.activeBuildId ?? null;
+    return null;
+  }
+
+  /** Can a worker be started for this endpoint now (it has a build; no recent start failure)? */
+  canStart(endpoint: EndpointRecord, now = Date.now()): boolean {
+    if (this.closed || !this.buildIdOf(endpoint)) return false;
+    return (this.backoff.get(endpoint.id) ?? 0) <= now;
+  }
+
+  authenticate(workerId: string, token: string | undefined): WorkerInfo | undefined {
+    const w = this.workers.get(workerId);
+    return w && !w.exited && secretMatches(token, w.tokenHash) ? w : undefined;
+  }
+
+  /** The worker called the platform: it is alive. */
+  seen(w: WorkerInfo, now = Date.now()): void {
+    w.lastSeen = now;
+    if (w.type === "QB") this.markReady(w);
+  }
+
+  markReady(w: WorkerInfo): void {
+    if (w.ready) return;
+    w.ready = true;
+    w.idleSince = Date.now();
+    const set = this.readyWaiters.get(w.endpointId);
+    if (set) for (const fn of [...set]) fn();
+  }
+
+  /** Waits until some worker of the endpoint is ready (true) or `ms` runs out (false). */
+  waitReady(endpointId: string, ms: number, signal?: AbortSignal): Promise<boolean> {
+    return new Promise((resolve) => {
+      let set = this.readyWaiters.get(endpointId);
+      if (!set) this.readyWaiters.set(endpointId, (set = new Set()));
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        set!.delete(onReady);
+        signal?.removeEventListener("abort", onAbort);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const onAbort = () => done(false);
+      const timer = setTimeout(() => done(false), ms);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      set.add(onReady);
+    });
+  }
+
+  /** A job left the worker: it may be idle now. */
+  released(workerId: string): void {
+    const w = this.workers.get(workerId);
+    if (w && !this.busy(w)) w.idleSince = Date.now();
+  }
+
+  sendCancel(workerId: string, jobId: string): void {
+    const w = this.workers.get(workerId);
+    if (!w || w.exited) return;
+    w.cancel.push(jobId);
+    this.wakeSignals(w);
+  }
+
+  private wakeSignals(w: WorkerInfo): void {
+    const fn = w.signalWaiter;
+    w.signalWaiter = undefined;
+    fn?.();
+  }
+
+  /** Long poll for signals: `{cancel, stop}` when there is one, else null after `waitMs`. */
+  async signals(w: WorkerInfo, waitMs: number, abort?: AbortSignal): Promise<{ cancel: string[]; stop: boolean } | null> {
+    const take = () => {
+      if (w.cancel.length === 0 && !w.stop) return null;
+      const out = { cancel: w.cancel, stop: w.stop };
+      w.cancel = [];
+      return out;
+    };
+    const now = take();
+    if (now || waitMs <= 0) return now;
+    w.openPolls++;
+    try {
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          abort?.removeEventListener("abort", done);
+          if (w.signalWaiter === done) w.signalWaiter = undefined;
+          resolve();
+        };
+        const previous = w.signalWaiter;
+        w.signalWaiter = done;
+        previous?.(); // one poller per worker: an older poll answers now
+        const timer = setTimeout(done, waitMs);
+        abort?.addEventListener("abort", done, { once: true });
+      });
+    } finally {
+      w.openPolls--;
+    }
+    return take();
+  }
+
+  /** Starts one worker for the endpoint (asynchronously); undefined when it cannot start. */
+  start(endpoint: EndpointRecord): WorkerInfo | undefined {
+    if (!this.canStart(endpoint)) return undefined;
+    const token = newSecret("wkt_");
+    let resolveExit!: () => void;
+    const now = Date.now();
+    const w: WorkerInfo = {
+      id: newId("wk"),
+      endpointId: endpoint.id,
+      type: endpoint.type,
+      tokenHash: sha256Hex(token),
+      configKey: this.configKey(endpoint),
+      startedAt: now,
+      ready: false,
+      unhealthy: false,
+      stopping: false,
+      exited: false,
+      lastSeen: now,
+      openPolls: 0,
+      idleSince: now,
+      lbFailures: 0,
+      probing: false,
+      inFlight: 0,
+      cancel: [],
+      stop: false,
+      exit: new Promise<void>((resolve) => (resolveExit = resolve)),
+    };
+    this.workers.set(w.id, w);
+    void this.spawnWorker(endpoint, w, token, resolveExit);
+    return w;
+  }
+
+  private async spawnWorker(endpoint: EndpointRecord, w: WorkerInfo, token: string, resolveExit: () => void): Promise<void> {
+    const { store, options } = this.deps;
+    let target: WorkerTarget;
+    try {
+      target = resolveWorkerTarget(store, endpoint, this.buildIdOf(endpoint));
+      const dir = await this.unpacker.ensure(target.build.id, target.artifactPath);
+      const python = options.pythonForImage
+        ? options.pythonForImage(target.image, endpoint.name)
+        : await defaultPythonForImage(target.image, endpoint.name, (line) => {
+            this.log(line);
+            store.logs.append(endpoint.id, "platform", line);
+          });
+      if (w.stopping || this.closed) throw new Error("stopped before it started");
+      const env = await this.workerEnv(endpoint, w, token, target, dir);
+      const proc = spawn(python, [target.handler], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+      w.proc = proc;
+      store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
+      this.capture(proc, endpoint.id, w.id);
+      proc.on("error", (error) => this.platformLog(endpoint.id, w.id, `worker ${w.id} could not start ${python}: ${error.message}`));
+      proc.on("exit", (code, signal) => {
+        this.platformLog(endpoint.id, w.id, `worker ${w.id} exited (${signal ? `signal ${signal}` : `code ${code}`})`);
+        if (!w.stopping && !w.ready) this.backoff.set(endpoint.id, Date.now() + 2000);
+        this.onExit(w);
+        resolveExit();
+      });
+    } catch (error) {
+      this.platformLog(endpoint.id, w.id, `worker ${w.id} did not start: ${(error as Error).message}`);
+      this.backoff.set(endpoint.id, Date.now() + 5000);
+      this.onExit(w);
+      resolveExit();
+    }
+  }
+
+  private async workerEnv(endpoint: EndpointRecord, w: WorkerInfo, token: string, target: WorkerTarget, dir: string): Promise<NodeJS.ProcessEnv> {
+    const base = this.deps.apiBase();
+    const prefix = `${base}/v2/_worker/${w.id}`;
+    const env: NodeJS.ProcessEnv = {};
+    for (const key of PASS_THROUGH_ENV) if (process.env[key] !== undefined) env[key] = process.env[key];
+    Object.assign(env, target.env);
+    Object.assign(env, {
+      PYTHONUNBUFFERED: "1",
+      PYTHONPATH: `${dir}:${join(dir, "site-packages")}`,
+      SVC_WORKER_ID: w.id,
+      SVC_WORKER_TOKEN: token,
+      SVC_ENDPOINT_ID: endpoint.id,
+      SVC_ENDPOINT_NAME: target.manifestName,
+      SVC_BUILD_ID: target.build.id,
+      SVC_API_BASE: base,
+      SVC_JOB_TAKE_URL: `${prefix}/job-take`,
+      SVC_JOB_DONE_URL: `${prefix}/job-done/$ID`,
+      SVC_JOB_STREAM_URL: `${prefix}/job-stream/$ID`,
+      SVC_PING_URL: `${prefix}/ping`,
+      SVC_SIGNALS_URL: `${prefix}/signals`,
+      SVC_PING_INTERVAL: String(this.deps.options.pingIntervalS),
+      PLATFORM_API_URL: base,
+      PLATFORM_API_KEY: this.deps.apiKey,
+    });
+    if (endpoint.type === "LB") {
+      w.lbPort = await freePort();
+      env.SVC_LB_PORT = String(w.lbPort);
+    }
+    return env;
+  }
+
+  private capture(proc: ChildProcess, endpointId: string, workerId: string): void {
+    const logs = this.deps.store.logs;
+    for (const stream of [proc.stdout, proc.stderr]) {
+      if (!stream) continue;
+      let rest = "";
+      stream.setEncoding("utf8");
+      stream.on("data", (chunk: string) => {
+        const lines = (rest + chunk).split("\n");
+        rest = lines.pop() ?? "";
+        for (const line of lines) logs.append(endpointId, workerId, line.replace(/\r$/, ""));
+      });
+      stream.on("end", () => {
+        if (rest) logs.append(endpointId, workerId, rest);
+        rest = "";
+      });
+    }
+  }
+
+  private platformLog(endpointId: string, workerId: string, line: string): void {
+    this.deps.store.logs.append(endpointId, workerId, `[platform] ${line}`);
+  }
+
+  private onExit(w: WorkerInfo): void {
+    if (w.exited) return;
+    w.exited = true;
+    this.workers.delete(w.id);
+    this.deps.store.workers.stopped(w.id);
+    this.deps.queue.releaseTakers(w.id);
+    // At shutdown, running jobs stay IN_PROGRESS in the database: the next start requeues them.
+    const held = this.closed ? [] : [...this.deps.queue.jobsOf(w.id)];
+    if (held.length > 0) this.deps.queue.handBack(w.id, held);
+    this.wakeSignals(w);
+  }
+
+  /** Graceful stop: `stop` signal (QB) or SIGTERM (LB), then SIGTERM/SIGKILL after the grace periods. */
+  stop(w: WorkerInfo, reason: string): Promise<void> {
+    if (w.stopping || w.exited) return w.exit;
+    w.stopping = true;
+    this.platformLog(w.endpointId, w.id, `stopping worker ${w.id}: ${reason}`);
+    this.deps.queue.releaseTakers(w.id);
+    const { stopGraceMs, killGraceMs } = this.deps.options;
+    const kill = (signal: NodeJS.Signals) => {
+      if (!w.exited && w.proc && w.proc.exitCode === null) w.proc.kill(signal);
+    };
+    if (w.type === "QB" && w.ready) {
+      w.stop = true;
+      this.wakeSignals(w);
+      const t1 = setTimeout(() => {
+        kill("SIGTERM");
+        const t2 = setTimeout(() => kill("SIGKILL"), killGraceMs);
+        t2.unref();
+      }, stopGraceMs);
+      t1.unref();
+    } else {
+      kill("SIGTERM");
+      const t2 = setTimeout(() => kill("SIGKILL"), killGraceMs);
+      t2.unref();
+    }
+    return w.exit;
+  }
+
+  /** Kills at once (unhealthy, deleted endpoint at shutdown). */
+  kill(w: WorkerInfo): Promise<void> {
+    w.stopping = true;
+    if (w.proc && w.proc.exitCode === null && !w.exited) w.proc.kill("SIGKILL");
+    else if (!w.proc) this.onExit(w);
+    return w.exit;
+  }
+
+  /** Liveness: QB workers silent for 3 ping intervals are unhealthy (killed, jobs handed back). */
+  sweep(now = Date.now()): void {
+    const silentMs = 3 * this.deps.options.pingIntervalS * 1000;
+    for (const w of this.workers.values()) {
+      if (w.exited || w.unhealthy || w.type !== "QB" || !w.ready) continue;
+      if (w.openPolls > 0) {
+        w.lastSeen = now;
+        continue;
+      }
+      if (now - w.lastSeen > silentMs) this.markUnhealthy(w, `no heartbeat for ${Math.round((now - w.lastSeen) / 1000)} s`);
+    }
+  }
+
+  private markUnhealthy(w: WorkerInfo, why: string): void {
+    w.unhealthy = true;
+    this.platformLog(w.endpointId, w.id, `worker ${w.id} is unhealthy: ${why}`);
+    const held = [...this.deps.queue.jobsOf(w.id)];
+    if (held.length > 0) this.deps.queue.handBack(w.id, held);
+    void this.kill(w);
+  }
+
+  /** LB workers: ready once GET /ping answers 200; 3 failed probes in a row make one unhealthy. */
+  private probeLb(): void {
+    for (const w of this.workers.values()) {
+      if (w.type !== "LB" || !w.lbPort || !w.ready || w.exited || w.unhealthy || w.stopping || w.probing) continue;
+      void this.pingLb(w).then((ok) => {
+        if (ok) {
+          w.lbFailures = 0;
+          w.lastSeen = Date.now();
+          this.markReady(w);
+        } else if (w.ready && ++w.lbFailures >= 3 && !w.exited) {
+          this.markUnhealthy(w, "GET /ping failed 3 times");
+        }
+      });
+    }
+  }
+
+  /** Polls a starting LB worker's /ping quickly (cold start matters). */
+  async pingLb(w: WorkerInfo): Promise<boolean> {
+    w.probing = true;
+    try {
+      const res = await request(`http://127.0.0.1:${w.lbPort}/ping`, { method: "GET", headersTimeout: 2000, bodyTimeout: 2000 });
+      await res.body.dump();
+      return res.statusCode === 200;
+    } catch {
+      return false;
+    } finally {
+      w.probing = false;
+    }
+  }
+
+  /** Fast readiness polling for LB workers that are starting. */
+  pollStartingLb(): void {
+    for (const w of this.workers.values()) {
+      if (w.type === "LB" && !w.ready && w.lbPort && w.proc && !w.exited && !w.stopping && !w.probing) {
+        void this.pingLb(w).then((ok) => ok && this.markReady(w));
+      }
+    }
+  }
+
+  async stopEndpoint(endpointId: string): Promise<void> {
+    await Promise.all(this.forEndpoint(endpointId).map((w) => this.stop(w, "endpoint deleted")));
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.lbProbe) clearInterval(this.lbProbe);
+    if (this.lbStartProbe) clearInterval(this.lbStartProbe);
+    const all = [...this.workers.values()];
+    for (const w of all) {
+      w.stopping = true;
+      if (w.proc && w.proc.exitCode === null) w.proc.kill("SIGTERM");
+    }
+    const deadline = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());
+    await Promise.race([Promise.all(all.map((w) => w.exit)), deadline]);
+    for (const w of all) if (!w.exited) await this.kill(w).catch(() => undefined);
+    for (const w of all) this.onExit(w);
+  }
+}
