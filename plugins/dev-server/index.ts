@@ -189,9 +189,35 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     const urls = provisioner.urls();
     if (Object.keys(urls).length === 0) return;
     try {
+      // Builds are content-addressed: an unchanged app shares its build with `svc deploy`. The
+      // live- URLs must not replace a deployed environment's URLs (its cross-endpoint calls read them).
+      const app = appId ? await client.getApp(appId.name) : null;
+      if (app?.environments.some((env) => env.activeBuildId === build)) {
+        logger.debug(`build ${build} is active in an environment: live- URLs not recorded on it`);
+        return;
+      }
       await client.setBuildEndpointUrls(build, urls);
     } catch (error) {
       logger.warn(`could not record the live- endpoint URLs on build ${build}: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * A FAILED job's body does not say whether the function rejected its input: the platform says it
+   * with HTTP 400 on runsync / status-sync, which the client's runsync does not pass on. One
+   * status-sync call on the (final) job answers at once with that code.
+   */
+  async function finalHttpStatus(remote: RemoteRef, job: Job): Promise<number | undefined> {
+    if (job.status !== "FAILED") return undefined;
+    try {
+      const res = await fetch(`${remote.url}/status-sync/${encodeURIComponent(job.id)}?wait=1000`, {
+        headers: { authorization: `Bearer ${client.apiKey}`, accept: "application/json" },
+        signal: AbortSignal.timeout(5000),
+      });
+      await res.arrayBuffer();
+      return res.status === 400 || res.status === 200 ? res.status : undefined;
+    } catch {
+      return undefined;
     }
   }
 
@@ -225,12 +251,17 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         if (!known || known.id !== remote.id) void recordUrls(buildId!);
         return remote;
       },
-      runsync: (remote, input, timeoutMs): Promise<Job> =>
-        client.runsync(remote.url || remote.id, input, {
+      async runsync(remote, input, timeoutMs) {
+        const job = (await client.runsync(remote.url || remote.id, input, {
           timeoutMs,
-          onPending: (job) => logger.debug(`job ${job.id}: ${job.status}`),
-        }) as Promise<Job>,
-      status: (remote, jobId) => client.status(remote.url || remote.id, jobId) as Promise<Job>,
+          onPending: (pending) => logger.debug(`job ${pending.id}: ${pending.status}`),
+        })) as Job;
+        return { job, httpStatus: await finalHttpStatus(remote, job) };
+      },
+      async status(remote, jobId) {
+        const job = (await client.status(remote.url || remote.id, jobId)) as Job;
+        return { job, httpStatus: await finalHttpStatus(remote, job) };
+      },
       lbRequest: (remote, method, path, body, headers) => client.lbRequest(remote.url, method, path, body, headers),
       syncTimeoutMs: options.syncTimeoutMs ?? DEFAULT_SYNC_TIMEOUT_MS,
     };
@@ -380,8 +411,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         await served!.close().catch(() => {});
         await running?.catch(() => {});
         if (!closeOptions.keepEndpoints) {
-          const deleted = await provisioner.teardown();
-          if (deleted.length) logger.info(`deleted ${deleted.join(", ")}`);
+          await provisioner.teardown();
         }
       })();
       return closed;

@@ -67,7 +67,7 @@ export function isInputError(job: Job): boolean {
  * HTTP status of a runsync answer of the dev server: 200 final, 400 input rejected (by the function
  * or by the platform), 202 not final after the wait (the body carries the job id and a status URL).
  */
-export function runsyncStatus(job: Job, platformStatus = 200): number {
+export function runsyncStatus(job: Job, platformStatus?: number): number {
   if (platformStatus === 400 || isInputError(job)) return 400;
   if (!isFinal(job)) return 202;
   return 200;

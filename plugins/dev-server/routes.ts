@@ -27,8 +27,9 @@ export interface DevRoutesState {
   health(): Record<string, unknown>;
   /** The endpoint's platform side, deployed first when lazy. */
   ensure(endpoint: string): Promise<RemoteRef>;
-  runsync(remote: RemoteRef, input: Record<string, unknown>, timeoutMs: number): Promise<Job>;
-  status(remote: RemoteRef, jobId: string): Promise<Job>;
+  /** The job, and the HTTP status the platform gave its final answer when known (400: input rejected). */
+  runsync(remote: RemoteRef, input: Record<string, unknown>, timeoutMs: number): Promise<{ job: Job; httpStatus?: number }>;
+  status(remote: RemoteRef, jobId: string): Promise<{ job: Job; httpStatus?: number }>;
   lbRequest(remote: RemoteRef, method: string, path: string, body: string | undefined, headers: Record<string, string>): Promise<LbResponse>;
   /** How long runsync waits for a final job before answering 202 (ms). */
   syncTimeoutMs: number;
@@ -107,8 +108,8 @@ async function dispatch(state: DevRoutesState, event: H3Event): Promise<Response
       timeoutMs = Math.min(wait, MAX_SYNC_WAIT_MS);
     }
     const remote = await state.ensure(resolved.target.endpoint);
-    const job = await state.runsync(remote, parsed.input, timeoutMs);
-    const status = runsyncStatus(job);
+    const { job, httpStatus } = await state.runsync(remote, parsed.input, timeoutMs);
+    const status = runsyncStatus(job, httpStatus);
     if (status === 202) {
       const base = `${event.url.origin}/${preferredAlias(table, resolved.target.module)}`;
       const several = (table.modules.get(resolved.target.module)?.qb.length ?? 0) > 1;
@@ -120,8 +121,8 @@ async function dispatch(state: DevRoutesState, event: H3Event): Promise<Response
 
   if (resolved.kind === "qb-status") {
     const remote = await state.ensure(resolved.target.endpoint);
-    const job = await state.status(remote, resolved.jobId);
-    return json(runsyncStatus(job) === 400 ? 400 : 200, job);
+    const { job, httpStatus } = await state.status(remote, resolved.jobId);
+    return json(runsyncStatus(job, httpStatus) === 400 ? 400 : 200, job);
   }
 
   // Load-balanced route: forward the path below the module as sent (its escapes untouched).

@@ -345,14 +345,16 @@ function fakeState(overrides: Partial<DevRoutesState> = {}): DevRoutesState & { 
       calls.push(`ensure ${endpoint}`);
       return { id: `ep_${endpoint}`, url: `http://p/v2/ep_${endpoint}` };
     },
-    async runsync(remote, input): Promise<Job> {
+    async runsync(remote, input) {
       calls.push(`runsync ${remote.id} ${JSON.stringify(input)}`);
-      if (input.slow) return { id: "job_slow", status: "IN_QUEUE" };
-      if (input.bad) return { id: "job_bad", status: "FAILED", error: { error_type: "InputValidationError", error_message: "bad" } };
-      return { id: "job_1", status: "COMPLETED", output: { echo: input }, delayTime: 1, executionTime: 2 };
+      if (input.slow) return { job: { id: "job_slow", status: "IN_QUEUE" } };
+      if (input.bad) return { job: { id: "job_bad", status: "FAILED", error: "bad" }, httpStatus: 400 };
+      if (input.badType) return { job: { id: "job_bad", status: "FAILED", error: { error_type: "InputValidationError", error_message: "bad" } } };
+      if (input.fail) return { job: { id: "job_fail", status: "FAILED", error: "boom" }, httpStatus: 200 };
+      return { job: { id: "job_1", status: "COMPLETED", output: { echo: input }, delayTime: 1, executionTime: 2 } as Job };
     },
     async status(_remote, jobId) {
-      return { id: jobId, status: "COMPLETED", output: 1 };
+      return { job: { id: jobId, status: "COMPLETED", output: 1 } };
     },
     async lbRequest(remote, method, path, body, headers) {
       calls.push(`lb ${remote.id} ${method} ${path} ${body ?? ""} ${headers["content-type"] ?? ""}`);
@@ -384,6 +386,8 @@ describe("routes (h3 app)", () => {
     expect(await polled.json()).toMatchObject({ id: "job_slow", status: "COMPLETED" });
 
     expect((await h3.request("/hello/runsync", { method: "POST", body: '{"bad": true}' })).status).toBe(400);
+    expect((await h3.request("/hello/runsync", { method: "POST", body: '{"badType": true}' })).status).toBe(400);
+    expect((await h3.request("/hello/runsync", { method: "POST", body: '{"fail": true}' })).status).toBe(200);
     const badJson = await h3.request("/hello/runsync", { method: "POST", body: "{nope" });
     expect(badJson.status).toBe(400);
     expect(await badJson.json()).toMatchObject({ error: { code: "BAD_REQUEST" } });
@@ -393,7 +397,7 @@ describe("routes (h3 app)", () => {
     expect(await unknown.json()).toMatchObject({ error: { code: "UNKNOWN_MODULE" } });
     expect((await h3.request("/hello/runsync?wait=abc", { method: "POST" })).status).toBe(400);
     // Bad input never reached the platform.
-    expect(state.calls.filter((c) => c.startsWith("runsync")).length).toBe(4);
+    expect(state.calls.filter((c) => c.startsWith("runsync")).length).toBe(6);
   });
 
   it("proxies load-balanced routes with method, path, query and body", async () => {
