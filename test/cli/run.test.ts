@@ -1,0 +1,155 @@
+/**
+ * `svc run` as a user runs it: the real CLI in a child process (bin/svc.mjs), against a real
+ * embedded platform in this process: ready banner, port fallback, SIGINT clean-up, a wrong key,
+ * the auto-provision confirmation in a non-TTY.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
+import { copyDevApp, startTestPlatform, type TestPlatform } from "../plugins/_dev-platform.ts";
+
+const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
+
+interface Run {
+  child: ChildProcessWithoutNullStreams;
+  output(): string;
+  waitFor(pattern: RegExp, ms?: number): Promise<RegExpMatchArray>;
+  exited: Promise<number | null>;
+}
+
+function svc(args: string[], env: Record<string, string>): Run {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: { ...process.env, NO_COLOR: "1", NODE_ENV: "test", ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let text = "";
+  const listeners = new Set<() => void>();
+  const onData = (chunk: Buffer) => {
+    text += chunk.toString();
+    for (const listener of listeners) listener();
+  };
+  child.stdout.on("data", onData);
+  child.stderr.on("data", onData);
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return {
+    child,
+    output: () => text,
+    exited,
+    waitFor(pattern, ms = 60_000) {
+      return new Promise((resolve, reject) => {
+        const check = () => {
+          const match = text.match(pattern);
+          if (match) {
+            listeners.delete(check);
+            clearTimeout(timer);
+            resolve(match);
+          }
+        };
+        const timer = setTimeout(() => {
+          listeners.delete(check);
+          reject(new Error(`timed out waiting for ${pattern}; output:\n${text}`));
+        }, ms);
+        listeners.add(check);
+        void exited.then(() => setTimeout(() => {
+          if (listeners.has(check)) {
+            listeners.delete(check);
+            clearTimeout(timer);
+            reject(new Error(`svc exited before ${pattern}; output:\n${text}`));
+          }
+        }, 50));
+        check();
+      });
+    },
+  };
+}
+
+async function freePortTaken(): Promise<{ port: number; server: Server }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "localhost", resolve));
+  return { port: (server.address() as { port: number }).port, server };
+}
+
+describe("svc run (CLI)", { timeout: 120_000 }, () => {
+  let platform: TestPlatform;
+  let client: PlatformClient;
+  let env: Record<string, string>;
+  const roots: string[] = [];
+  const runs: Run[] = [];
+  const liveNames = async () => (await client.listEndpoints()).filter((e) => e.name.startsWith("live-")).map((e) => e.name).sort();
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    client = createPlatformClient({ url: platform.url, apiKey: platform.apiKey });
+    env = { PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey };
+  });
+  afterAll(async () => {
+    for (const run of runs) if (run.child.exitCode === null) run.child.kill("SIGKILL");
+    await platform?.close();
+    for (const root of roots) await rm(root, { recursive: true, force: true });
+  });
+
+  const start = async (args: string[], extraEnv: Record<string, string> = {}) => {
+    const root = await copyDevApp();
+    roots.push(root);
+    const run = svc(["run", "--root", root, ...args], { ...env, ...extraEnv });
+    runs.push(run);
+    return { root, run };
+  };
+
+  it("prints the ready banner, takes the next port when the requested one is in use, and deletes its live- endpoints on SIGINT", async () => {
+    const blocker = await freePortTaken();
+    try {
+      const { run } = await start(["--port", String(blocker.port), "--no-reload"]);
+      const [, url] = await run.waitFor(/ready in .* at (http:\/\/\S+)/);
+      expect(run.output()).toMatch(new RegExp(`port ${blocker.port} is in use; using port (\\d+) instead`));
+      expect(new URL(url!).port).not.toBe(String(blocker.port));
+      expect(run.output()).toContain("/hello/runsync");
+      expect(await (await fetch(`${url}/`)).json()).toMatchObject({ status: "ok", app: "dev-app" });
+
+      const res = await fetch(`${url}/hello/runsync`, { method: "POST", body: JSON.stringify({ name: "CLI" }) });
+      expect(await res.json()).toMatchObject({ output: { greeting: "Hello, CLI!" } });
+      expect(await liveNames()).toEqual(["live-hello"]);
+
+      run.child.kill("SIGINT");
+      expect(await run.exited).toBe(0);
+      expect(run.output()).toContain("deleted live-hello");
+      expect(await liveNames()).toEqual([]);
+    } finally {
+      await new Promise((r) => blocker.server.close(r));
+    }
+  });
+
+  it("fails with AUTH_FAILED and exit code 1 on a wrong API key, before saying it is ready", async () => {
+    const { run } = await start(["--port", "0", "--no-reload"], { PLATFORM_API_KEY: "not-the-key" });
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain("AUTH_FAILED");
+    expect(run.output()).toContain("PLATFORM_API_KEY");
+    expect(run.output()).not.toMatch(/ready/);
+    expect(await liveNames()).toEqual([]);
+  });
+
+  it("--auto-provision with more than 5 endpoints asks first: refuses without a terminal, deploys all with --yes", async () => {
+    const root = await copyDevApp();
+    roots.push(root);
+    await mkdir(join(root, "more"), { recursive: true });
+    for (let i = 0; i < 5; i++) {
+      await writeFile(join(root, "more", `w${i}.py`), `from svc import Endpoint\n\n\n@Endpoint(name="w${i}", cpu="cpu3c-2-4")\ndef w${i}() -> int:\n    return ${i}\n`);
+    }
+    const refused = svc(["run", "--root", root, "--port", "0", "--no-reload", "--auto-provision"], env);
+    runs.push(refused);
+    expect(await refused.exited).toBe(1);
+    expect(refused.output()).toContain("CONFIRMATION_REQUIRED");
+    expect(await liveNames()).toEqual([]);
+
+    const confirmed = svc(["run", "--root", root, "--port", "0", "--no-reload", "--auto-provision", "--yes"], env);
+    runs.push(confirmed);
+    await confirmed.waitFor(/ready in/);
+    expect(await liveNames()).toEqual(["live-api", "live-hello", "live-w0", "live-w1", "live-w2", "live-w3", "live-w4"]);
+    confirmed.child.kill("SIGTERM");
+    expect(await confirmed.exited).toBe(0);
+    expect(await liveNames()).toEqual([]);
+  });
+});
