@@ -1,0 +1,129 @@
+/**
+ * Dev-server reload benchmark (not a test: prints figures, asserts nothing).
+ * Run: npx tsx bench/dev-reload/run.ts [--rounds 5]
+ *
+ * An embedded platform in this process, fixtures/dev-app copied to a temp folder, `svc run`'s
+ * server started in lazy mode with reload on, live-hello deployed by a first call. Then:
+ *
+ *   edit, no deps       one Python file edited (requirements unchanged): reload = discovery of the
+ *                       changed file only, pack, upload, live-hello moved to the new build
+ *   dependency added    requirements.txt gains a package: pip runs once (needs PyPI)
+ *   edit, deps cached   a Python edit after that: the install comes from the requirement-hash cache
+ *   unchanged save      same bytes saved again: artifact unchanged, upload skipped
+ *
+ * "reload" is the pipeline + platform time the dev server reports; "save→reloaded" adds the
+ * debounce and the watcher; "save→new output" is until a runsync call answers the edited code
+ * (includes the worker restart on the platform).
+ */
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createPlatformClient } from "../../core/client/index.ts";
+import { createLogger } from "../../core/logger.ts";
+import { startDevServer, type ReloadReport } from "../../plugins/dev-server/index.ts";
+
+const args = process.argv.slice(2);
+const rounds = Number(args[args.indexOf("--rounds") + 1] || 5) || 5;
+const FIXTURE = new URL("../../fixtures/dev-app/", import.meta.url).pathname;
+
+const platformMod = (await import("../../platform/index.ts")) as unknown as {
+  startPlatform(o: Record<string, unknown>): Promise<{ url: string; apiKey: string; close(): Promise<void> }>;
+};
+const dataDir = await mkdtemp(join(tmpdir(), "svc-bench-platform-"));
+const root = await mkdtemp(join(tmpdir(), "svc-bench-dev-"));
+await cp(FIXTURE, root, { recursive: true });
+const platform = await platformMod.startPlatform({ dataDir, port: 0, host: "127.0.0.1", log: () => {} });
+const client = createPlatformClient({ url: platform.url, apiKey: platform.apiKey });
+const server = await startDevServer({ root, client, port: 0, logger: createLogger("warn") });
+
+const call = async (name: string) => {
+  const res = await fetch(`${server.url}/hello/runsync`, { method: "POST", body: JSON.stringify({ name }) });
+  return (await res.json()) as { output?: { greeting?: string } };
+};
+
+const ms = (n: number) => `${Math.round(n)} ms`;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const rows: Array<{ case: string; reload: string; saveToReloaded: string; saveToOutput: string; note: string }> = [];
+
+const t = performance.now();
+await call("warm-up");
+const firstCall = performance.now() - t;
+
+const file = join(root, "workers/hello.py");
+let version = 0;
+
+async function editAndMeasure(mutate: () => Promise<void>, expectGreeting?: string): Promise<{ report: ReloadReport; toReloaded: number; toOutput: number }> {
+  const next = server.nextReload();
+  const started = performance.now();
+  await mutate();
+  const report = await next;
+  const toReloaded = performance.now() - started;
+  let toOutput = Number.NaN;
+  if (expectGreeting) {
+    for (;;) {
+      const job = await call("bench");
+      if (job.output?.greeting?.startsWith(expectGreeting)) break;
+    }
+    toOutput = performance.now() - started;
+  }
+  if (!report.ok) throw new Error(`reload failed: ${report.error?.message}`);
+  return { report, toReloaded, toOutput };
+}
+
+/** Changes GREETING in hello.py; answers the new greeting prefix. */
+function nextGreeting(): { greeting: string; write: () => Promise<void> } {
+  const greeting = `v${++version}`;
+  return {
+    greeting,
+    write: async () => writeFile(file, (await readFile(file, "utf8")).replace(/GREETING = "[^"]*"/, `GREETING = "${greeting}"`)),
+  };
+}
+
+async function caseRows(name: string, n: number, step: () => Promise<{ report: ReloadReport; toReloaded: number; toOutput: number }>, note: string) {
+  const results = [];
+  for (let i = 0; i < n; i++) results.push(await step());
+  rows.push({
+    case: name,
+    reload: ms(median(results.map((r) => r.report.ms))),
+    saveToReloaded: ms(median(results.map((r) => r.toReloaded))),
+    saveToOutput: results.some((r) => !Number.isNaN(r.toOutput)) ? ms(median(results.map((r) => r.toOutput))) : "-",
+    note: `${note}${n > 1 ? ` (median of ${n})` : ""}; upload ${results.every((r) => r.report.uploadSkipped) ? "skipped" : "sent"}, parsed ${results[0]!.report.parsedFiles} file(s)`,
+  });
+}
+
+try {
+  await caseRows("edit, no deps", rounds, () => {
+    const edit = nextGreeting();
+    return editAndMeasure(edit.write, edit.greeting);
+  }, "one .py edited");
+
+  let online = false;
+  try {
+    online = (await fetch("https://pypi.org/simple/six/", { method: "HEAD", signal: AbortSignal.timeout(5000) })).ok;
+  } catch {
+    online = false;
+  }
+  if (online) {
+    await caseRows("dependency added", 1, () => editAndMeasure(() => writeFile(join(root, "requirements.txt"), "six==1.17.0\n")), "requirements.txt += six (pip install)");
+    await caseRows("edit, deps cached", rounds, () => {
+      const edit = nextGreeting();
+      return editAndMeasure(edit.write, edit.greeting);
+    }, "one .py edited, deps from the requirement-hash cache");
+  } else {
+    rows.push({ case: "dependency added", reload: "-", saveToReloaded: "-", saveToOutput: "-", note: "skipped: PyPI unreachable" });
+  }
+
+  await caseRows("unchanged save", 1, async () => {
+    const started = performance.now();
+    const report = await server.reload(["workers/hello.py"]);
+    return { report, toReloaded: performance.now() - started, toOutput: Number.NaN };
+  }, "same bytes (reload forced)");
+} finally {
+  await server.close();
+  await platform.close();
+  await rm(root, { recursive: true, force: true });
+  await rm(dataDir, { recursive: true, force: true });
+}
+
+console.log(`first call (lazy deploy + cold start): ${ms(firstCall)}`);
+console.table(rows);
