@@ -147,7 +147,7 @@ describe("svc run (CLI)", { timeout: 120_000 }, () => {
     const confirmed = svc(["run", "--root", root, "--port", "0", "--no-reload", "--auto-provision", "--yes"], env);
     runs.push(confirmed);
     await confirmed.waitFor(/ready in/);
-    expect(await liveNames()).toEqual(["live-api", "live-hello", "live-w0", "live-w1", "live-w2", "live-w3", "live-w4"]);
+    expect(await liveNames()).toEqual(["live-api", "live-hello", "live-slow", "live-w0", "live-w1", "live-w2", "live-w3", "live-w4"]);
     confirmed.child.kill("SIGTERM");
     expect(await confirmed.exited).toBe(0);
     expect(await liveNames()).toEqual([]);

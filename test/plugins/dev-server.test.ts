@@ -11,7 +11,7 @@ import type { SvcError } from "../../core/errors.ts";
 import { createLogger } from "../../core/logger.ts";
 import { readResourceCache } from "../../plugins/dev-server/resource-cache.ts";
 import { startDevServer, type DevServer } from "../../plugins/dev-server/index.ts";
-import { copyDevApp, startTestPlatform, type TestPlatform } from "./_dev-platform.ts";
+import { copyDevApp, removeDir, startTestPlatform, type TestPlatform } from "./_dev-platform.ts";
 
 const liveNames = async (client: PlatformClient) =>
   (await client.listEndpoints())
@@ -26,6 +26,12 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
   let client: PlatformClient;
   const lines: string[] = [];
   const logger = createLogger("info", (line) => lines.push(line));
+  const roots: string[] = [];
+  const app = async (): Promise<string> => {
+    const root = await copyDevApp();
+    roots.push(root);
+    return root;
+  };
 
   beforeAll(async () => {
     platform = await startTestPlatform();
@@ -33,6 +39,7 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
   });
   afterAll(async () => {
     await platform?.close();
+    for (const root of roots) await removeDir(root);
   });
 
   describe("lazy mode", () => {
@@ -40,7 +47,7 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
     let server: DevServer;
 
     beforeAll(async () => {
-      root = await copyDevApp();
+      root = await app();
       server = await startDevServer({ root, client, port: 0, logger, debounceMs: 100 });
     });
     afterAll(async () => {
@@ -55,6 +62,7 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
       expect(body.endpoints.map((e) => [e.name, e.state])).toEqual([
         ["api", "lazy"],
         ["hello", "lazy"],
+        ["slow", "lazy"],
       ]);
       expect(await liveNames(client)).toEqual([]);
     });
@@ -94,6 +102,23 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
       expect(echo.status).toBe(200);
       expect(await echo.json()).toEqual({ echo: "hi" });
       expect(await liveNames(client)).toEqual(["live-api", "live-hello"]);
+    });
+
+    it("answers 202 with the job id and a status URL when the job outlives the wait; the status URL gives the result", async () => {
+      const res = await post(`${server.url}/slow/runsync?wait=300`, { seconds: 2.5 });
+      expect(res.status).toBe(202);
+      const pending = (await res.json()) as { id: string; status: string; statusUrl: string };
+      expect(["IN_QUEUE", "IN_PROGRESS"]).toContain(pending.status);
+      expect(pending.statusUrl).toBe(`${server.url}/slow/status/${pending.id}`);
+      expect(res.headers.get("location")).toBe(pending.statusUrl);
+      let job: { id: string; status: string; output?: unknown } = pending;
+      for (let i = 0; i < 100 && job.status !== "COMPLETED"; i++) {
+        await new Promise((r) => setTimeout(r, 200));
+        const poll = await fetch(pending.statusUrl);
+        expect(poll.status).toBe(200);
+        job = (await poll.json()) as typeof job;
+      }
+      expect(job).toMatchObject({ id: pending.id, status: "COMPLETED", output: { slept: 2.5 } });
     });
 
     it("serves /docs (Swagger UI, local assets) and /openapi.json with one operation per function and route", async () => {
@@ -151,7 +176,7 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
     });
 
     it("deletes its live- endpoints and their cache entries when it stops", async () => {
-      expect(Object.keys((await readResourceCache(root)).resources)).toHaveLength(2);
+      expect(Object.keys((await readResourceCache(root)).resources)).toHaveLength(3);
       await server.close();
       expect(await liveNames(client)).toEqual([]);
       expect(Object.keys((await readResourceCache(root)).resources)).toEqual([]);
@@ -160,12 +185,12 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
   });
 
   it("--auto-provision deploys every endpoint at startup and a restart reuses them from the cache (same ids)", async () => {
-    const root = await copyDevApp();
+    const root = await app();
     const first = await startDevServer({ root, client, port: 0, logger, autoProvision: true, reload: false });
     let second: DevServer | undefined;
     try {
-      expect(first.provisioner.status().map((s) => s.state)).toEqual(["provisioned", "provisioned"]);
-      expect(await liveNames(client)).toEqual(["live-api", "live-hello"]);
+      expect(first.provisioner.status().map((s) => s.state)).toEqual(["provisioned", "provisioned", "provisioned"]);
+      expect(await liveNames(client)).toEqual(["live-api", "live-hello", "live-slow"]);
       const ids = first.provisioner.status().map((s) => s.id);
       const cache = await readResourceCache(root);
       expect(Object.values(cache.resources).map((r) => r.id).sort()).toEqual([...ids].sort());
@@ -174,7 +199,7 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
 
       second = await startDevServer({ root, client, port: 0, logger, autoProvision: true, reload: false });
       expect(second.provisioner.status().map((s) => s.id)).toEqual(ids);
-      expect(await liveNames(client)).toEqual(["live-api", "live-hello"]);
+      expect(await liveNames(client)).toEqual(["live-api", "live-hello", "live-slow"]);
       const res = await post(`${second.url}/hello/runsync`, { name: "again" });
       expect(await res.json()).toMatchObject({ output: { greeting: "Hello, again!" } });
     } finally {
@@ -185,7 +210,7 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
   });
 
   it("refuses to start with a wrong API key (AUTH_FAILED) and deploys nothing", async () => {
-    const root = await copyDevApp();
+    const root = await app();
     const wrong = createPlatformClient({ url: platform.url, apiKey: "wrong-key" });
     const error = (await startDevServer({ root, client: wrong, port: 0, logger }).catch((e: unknown) => e)) as SvcError;
     expect(error.code).toBe("AUTH_FAILED");
