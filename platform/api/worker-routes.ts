@@ -60,7 +60,8 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
         ok = queue.progress(w.id, jobId, b.output === undefined ? null : JSON.stringify(b.output));
       } else if (b.error !== undefined && b.error !== null) {
         const { error, errorType } = errorText(b.error);
-        ok = queue.fail(w.id, jobId, error, errorType);
+        // The runtime enforces executionTimeout and reports it so: the job is TIMED_OUT, not FAILED.
+        ok = queue.fail(w.id, jobId, error, errorType, errorType === "ExecutionTimeoutError" ? "TIMED_OUT" : "FAILED");
       } else {
         ok = queue.complete(w.id, jobId, JSON.stringify(b.output ?? null));
       }

@@ -72,6 +72,8 @@ interface EndpointQueue {
 export type StreamRead = { status: JobStatus; chunks: string[] } | undefined;
 
 const EMPTY: ReadonlySet<string> = new Set();
+/** How long after its executionTimeout the platform itself times a running job out. */
+export const TIMEOUT_GRACE_MS = 2000;
 
 export class JobQueue {
   private readonly active = new Map<string, ActiveJob>();
@@ -187,10 +189,10 @@ export class JobQueue {
     return true;
   }
 
-  fail(workerId: string, jobId: string, error: string, errorType: string | null): boolean {
+  fail(workerId: string, jobId: string, error: string, errorType: string | null, status: "FAILED" | "TIMED_OUT" = "FAILED"): boolean {
     const job = this.heldBy(workerId, jobId);
     if (!job) return false;
-    this.finalize(job, "FAILED", null, error, errorType);
+    this.finalize(job, status, null, error, errorType);
     return true;
   }
 
@@ -354,7 +356,8 @@ export class JobQueue {
   sweep(now = Date.now()): number {
     let ended = 0;
     for (const job of this.running.values()) {
-      if (job.startedAt !== null && now - job.startedAt > job.executionTimeoutMs) {
+      // The worker enforces the timeout itself (and reports it); this later deadline catches hung workers.
+      if (job.startedAt !== null && now - job.startedAt > job.executionTimeoutMs + TIMEOUT_GRACE_MS) {
         const workerId = job.workerId;
         this.finalize(job, "TIMED_OUT", null, `execution timeout: the job ran longer than ${job.executionTimeoutMs} ms`, "ExecutionTimeout");
         if (workerId) this.hooks.onCancelRunning?.(workerId, job.id);
@@ -505,6 +508,7 @@ export class JobQueue {
     this.forget(job);
     const retention = job.kind === "runsync" ? this.settings.runsyncRetentionMs : this.settings.runRetentionMs;
     this.jobs.finish(job.id, { status, output, error, errorType, finishedAt: now, startedAt: job.startedAt, workerId, pruneAt: now + retention });
+    if (job.streamCursor > 0) this.jobs.setStreamCursor(job.id, job.streamCursor);
     const view: JobView = {
       id: job.id,
       endpointId: job.endpointId,

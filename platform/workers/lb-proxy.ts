@@ -11,8 +11,10 @@ import type { PlatformContext } from "../context.ts";
 import type { WorkerInfo } from "./supervisor.ts";
 
 const HOP_BY_HOP = new Set([
-  "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "authorization", "content-length",
+  "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "authorization",
 ]);
+/** Bodies without a length are buffered (the worker's HTTP server reads Content-Length only). */
+const MAX_BUFFERED_BODY = 20_000_000;
 
 export function createLbProxy(ctx: PlatformContext) {
   const { store, supervisor, autoscaler, options } = ctx;
@@ -54,6 +56,14 @@ export function createLbProxy(ctx: PlatformContext) {
     headers["x-forwarded-host"] = event.req.headers.get("host") ?? "";
     const method = event.req.method;
     const hasBody = method !== "GET" && method !== "HEAD" && event.req.body !== null;
+    let body: Readable | Buffer | undefined;
+    if (hasBody && headers["content-length"] !== undefined) body = Readable.fromWeb(event.req.body as import("node:stream/web").ReadableStream);
+    else if (hasBody) {
+      const bytes = Buffer.from(await event.req.arrayBuffer());
+      if (bytes.length > MAX_BUFFERED_BODY) throw errors.PAYLOAD_TOO_LARGE(MAX_BUFFERED_BODY);
+      body = bytes;
+      headers["content-length"] = String(bytes.length);
+    }
     worker.inFlight++;
     let released = false;
     const release = () => {
@@ -66,7 +76,7 @@ export function createLbProxy(ctx: PlatformContext) {
       const res = await request(`http://127.0.0.1:${worker.lbPort}${path}`, {
         method: method as "GET",
         headers,
-        body: hasBody ? Readable.fromWeb(event.req.body as import("node:stream/web").ReadableStream) : undefined,
+        body,
         headersTimeout: endpoint.executionTimeoutMs,
         bodyTimeout: endpoint.executionTimeoutMs,
         signal: event.req.signal,

@@ -49,9 +49,19 @@ export function checkEntry(raw: string, type: string, linkpath: string | undefin
     const target = linkpath ?? "";
     if (!target) throw errors.ARTIFACT_UNSAFE(raw, "empty link target");
     if (target.startsWith("/") || /^[a-zA-Z]:/.test(target)) throw errors.ARTIFACT_UNSAFE(raw, `link to absolute path ${target}`);
-    const resolved = posix.normalize(posix.join(posix.dirname(path), target));
-    if (resolved === ".." || resolved.startsWith("../")) throw errors.ARTIFACT_UNSAFE(raw, `link to ${target} escapes the folder`);
-    if (throughLink(`${resolved}/`, state)) throw errors.ARTIFACT_UNSAFE(raw, `link to ${target} goes through another link`);
+    // Resolve step by step (not normalized first): `x/l/..` must not pass through the link x/l.
+    const stack: string[] = [];
+    const parts = [...posix.dirname(path).split("/"), ...target.split("/")];
+    parts.forEach((part, i) => {
+      if (part === "" || part === ".") return;
+      if (part === "..") {
+        if (stack.length === 0) throw errors.ARTIFACT_UNSAFE(raw, `link to ${target} escapes the folder`);
+        stack.pop();
+        return;
+      }
+      stack.push(part);
+      if (i < parts.length - 1 && state.links.has(stack.join("/"))) throw errors.ARTIFACT_UNSAFE(raw, `link to ${target} goes through another link`);
+    });
     state.links.add(path);
     return;
   }
