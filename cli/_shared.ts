@@ -2,7 +2,7 @@
 import { existsSync } from "node:fs";
 import { resolve, join } from "node:path";
 import { isSvcError } from "../core/errors.ts";
-import { createLogger, type Logger } from "../core/logger.ts";
+import { createLogger, paint, type Logger } from "../core/logger.ts";
 
 export interface CommonFlags {
   root?: string;
@@ -36,9 +36,9 @@ export function reportError(error: unknown, json: boolean): number {
     return 1;
   }
   if (isSvcError(error)) {
-    process.stderr.write(`\x1b[31merror\x1b[0m [${error.code}] ${error.message}\n`);
+    process.stderr.write(`${paint(31, "error")} [${error.code}] ${error.message}\n`);
   } else {
-    process.stderr.write(`\x1b[31merror\x1b[0m ${(error as Error)?.stack ?? String(error)}\n`);
+    process.stderr.write(`${paint(31, "error")} ${(error as Error)?.stack ?? String(error)}\n`);
   }
   return 1;
 }

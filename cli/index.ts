@@ -1,6 +1,7 @@
 /** The svc command line: cac with one file per command under cli/commands/. */
 import { cac } from "cac";
 import { commands } from "./commands/index.ts";
+import { errors } from "../core/errors.ts";
 import { reportError } from "./_shared.ts";
 
 const cli = cac("svc");
@@ -11,10 +12,12 @@ cli.version(process.env.npm_package_version ?? "0.1.0");
 try {
   cli.parse(process.argv, { run: false });
   if (!cli.matchedCommand && cli.args.length > 0) {
-    throw new Error(`Unknown command "${cli.args[0]}". Run \`svc --help\` for the list of commands.`);
+    throw errors.UNKNOWN_COMMAND(String(cli.args[0]));
   }
   if (!cli.matchedCommand && !cli.options.help && !cli.options.version) cli.outputHelp();
   await cli.runMatchedCommand();
 } catch (error) {
-  process.exitCode = reportError(error, Boolean(cli.options.json));
+  // cac reports bad flags and missing arguments as CACError: show them as usage errors, not crashes.
+  const usage = (error as Error)?.name === "CACError" ? errors.CLI_USAGE((error as Error).message, cli.matchedCommandName) : error;
+  process.exitCode = reportError(usage, Boolean(cli.options.json));
 }

@@ -165,6 +165,13 @@ export const errors = {
   NO_WORKER_READY: (endpoint: string) =>
     new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time.`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
 
+  // command line
+  UNKNOWN_COMMAND: (name: string) =>
+    new SvcError("UNKNOWN_COMMAND", `Unknown command "${name}".`, { remedy: "Run `svc --help` for the list of commands." }),
+
+  CLI_USAGE: (message: string, command?: string) =>
+    new SvcError("CLI_USAGE", message, { remedy: `Run \`svc ${command ? `${command} ` : ""}--help\` for the accepted options.` }),
+
   // dev server
   PORT_IN_USE: (port: number) => new SvcError("PORT_IN_USE", `Port ${port} is in use and no free port was found after it.`, { remedy: "Pass --port with a free port." }),
 };

@@ -23,7 +23,7 @@ export interface Logger {
 
 const order: LogLevel[] = ["silent", "error", "warn", "info", "debug"];
 const useColor = process.stderr.isTTY && !process.env.NO_COLOR;
-const paint = (code: number, text: string) => (useColor ? `\x1b[${code}m${text}\x1b[0m` : text);
+export const paint = (code: number, text: string) => (useColor ? `\x1b[${code}m${text}\x1b[0m` : text);
 
 export function createLogger(level: LogLevel = "info", write: (line: string) => void = (line) => process.stderr.write(`${line}\n`)): Logger {
   const enabled = (at: LogLevel) => order.indexOf(at) <= order.indexOf(logger.level);
