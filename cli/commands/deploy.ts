@@ -67,18 +67,10 @@ interface PreviewPlatform {
   close(): Promise<void>;
 }
 
+/** An embedded platform of its own: temp data dir, loopback, a free port, its own API key. */
 async function startPreviewPlatform(dataDir: string, logger: Logger): Promise<PreviewPlatform> {
-  const specifier = "../../platform/index.ts";
-  const mod = (await import(specifier)) as {
-    startPlatform(options: { dataDir: string; port: number; host: string; log?: (line: string) => void }): Promise<{
-      url: string;
-      apiKey: string;
-      close?: () => Promise<void>;
-      stop?: () => Promise<void>;
-    }>;
-  };
-  const platform = await mod.startPlatform({ dataDir, port: 0, host: "127.0.0.1", log: (line) => logger.debug(`[platform] ${line}`) });
-  return { url: platform.url, apiKey: platform.apiKey, close: async () => void (await (platform.close ?? platform.stop)?.call(platform)) };
+  const { startPlatform } = await import("../../platform/index.ts");
+  return startPlatform({ dataDir, port: 0, host: "127.0.0.1", log: (line) => logger.debug(`[platform] ${line}`) });
 }
 
 const waitForSignal = (signals: NodeJS.Signals[]) =>

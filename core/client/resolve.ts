@@ -12,22 +12,9 @@ export interface ResolvedPlatform {
   embedded: boolean;
 }
 
-type EnsureLocalPlatform = () => Promise<{ url: string; apiKey: string }>;
-
-// Loaded lazily: importing platform/ pulls in SQLite and the server, which remote deploys never need.
-const PLATFORM_MODULES = ["../../platform/index.ts", "../../platform/server.ts"];
-
-async function loadEnsureLocalPlatform(): Promise<EnsureLocalPlatform> {
-  let lastError: unknown;
-  for (const specifier of PLATFORM_MODULES) {
-    try {
-      const mod = (await import(specifier)) as { ensureLocalPlatform?: EnsureLocalPlatform };
-      if (typeof mod.ensureLocalPlatform === "function") return mod.ensureLocalPlatform;
-    } catch (error) {
-      lastError = error;
-    }
-  }
-  throw errors.PLATFORM_UNREACHABLE("the embedded platform", lastError ?? new Error("platform/ exports no ensureLocalPlatform()"));
+/** Loaded lazily: remote deploys never need platform/ (SQLite, the server) in the process. */
+async function loadEnsureLocalPlatform() {
+  return (await import("../../platform/ensure.ts")).ensureLocalPlatform;
 }
 
 export const trimUrl = (url: string): string => url.trim().replace(/\/+$/, "");

@@ -1,8 +1,9 @@
 /**
- * `svc deploy` / `svc undeploy` behaviour: the real pipeline (discover → … → configure) on
- * fixtures/deploy-app, deploying through core/client to the platform test double
- * (test/_support/fake-platform.ts).
+ * `svc deploy` / `svc undeploy` behaviour on fixtures/deploy-app: first in-process against the
+ * platform test double (test/_support/fake-platform.ts: fast, inspectable), then end to end
+ * against a real embedded platform through the CLI.
  */
+import { execFile } from "node:child_process";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,11 +13,13 @@ import { createLogger } from "../../core/logger.ts";
 import type { SvcError } from "../../core/errors.ts";
 import { connect } from "../../cli/_platform.ts";
 import { runDeploy } from "../../cli/commands/deploy.ts";
-import { formatDeploySummary } from "../../cli/commands/_deploy-output.ts";
+import { formatDeploySummary, type DeploySummary } from "../../cli/commands/_deploy-output.ts";
 import { deleteEnvironmentEndpoints, undeployTargets } from "../../cli/commands/undeploy.ts";
+import { startPlatform, type RunningPlatform } from "../../platform/index.ts";
 import { startFakePlatform, type FakePlatform } from "../_support/fake-platform.ts";
 
 const FIXTURE = new URL("../../fixtures/deploy-app/", import.meta.url).pathname;
+const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 
 async function rejection(promise: Promise<unknown>): Promise<SvcError> {
   try {
@@ -109,7 +112,7 @@ describe("svc deploy (platform test double)", () => {
   });
 
   it("an endpoint removed from the app is deleted on the next deploy, and said so", async () => {
-    await rm(join(root, "api.py"));
+    await rm(join(root, "web.py"));
     lines.length = 0;
     await deploy("production");
     const production = (await client.getApp("deploy-app"))!.environments.find((e) => e.name === "production")!;
@@ -117,7 +120,7 @@ describe("svc deploy (platform test double)", () => {
     expect(lines.some((line) => /deleted endpoint api .*no longer in the manifest/.test(line))).toBe(true);
     // staging is untouched
     expect((await client.getApp("deploy-app"))!.environments.find((e) => e.name === "staging")!.endpoints).toHaveLength(2);
-    await cp(join(FIXTURE, "api.py"), join(root, "api.py"));
+    await cp(join(FIXTURE, "web.py"), join(root, "web.py"));
   });
 
   it("a wrong API key is AUTH_FAILED with the remedy, before anything is built", async () => {
@@ -150,5 +153,99 @@ describe("svc deploy (platform test double)", () => {
     const all = await undeployTargets(client, "deploy-app", { all: true });
     await deleteEnvironmentEndpoints(client, all);
     expect(fake.state.endpoints).toHaveLength(0);
+  });
+});
+
+/**
+ * The same behaviours end to end: a REAL embedded platform started in this process
+ * (startPlatform on a temp data dir, port 0), workers running the Python runtime, and the CLI
+ * itself (bin/svc.mjs) for the user-facing output.
+ */
+describe("svc deploy on the embedded platform (e2e)", () => {
+  let platform: RunningPlatform;
+  let client: PlatformClient;
+  let root: string;
+  let dataDir: string;
+
+  const svc = (args: string[], apiKey = platform.apiKey) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        process.execPath,
+        [BIN, ...args, "--root", root],
+        { env: { ...process.env, PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: apiKey, NO_COLOR: "1" }, timeout: 120_000 },
+        (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), "svc-e2e-platform-"));
+    root = await mkdtemp(join(tmpdir(), "svc-e2e-app-"));
+    await cp(FIXTURE, root, { recursive: true });
+    platform = await startPlatform({ dataDir, port: 0, log: () => {} });
+    client = createPlatformClient(platform);
+  });
+  afterAll(async () => {
+    await platform?.close();
+    await rm(dataDir, { recursive: true, force: true });
+    await rm(root, { recursive: true, force: true });
+  });
+
+  it("deploys, lists endpoints by type, and a runsync answers the function's output", async () => {
+    const result = await svc(["deploy", "--json"]);
+    expect(result.stderr).not.toContain("error");
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout) as DeploySummary;
+    expect(summary).toMatchObject({ ok: true, app: "deploy-app", environment: "production", uploadSkipped: false });
+    const hello = summary.endpoints.find((e) => e.name === "hello")!;
+    const api = summary.endpoints.find((e) => e.name === "api")!;
+    expect(hello.runsync).toBe(`${hello.url}/runsync`);
+    expect(api.routes?.map((r) => `${r.method} ${r.path}`).sort()).toEqual(["GET /health", "POST /echo"]);
+
+    const job = await client.runsync(hello.id, { name: "Ada" });
+    expect(job.status).toBe("COMPLETED");
+    expect(job.output).toEqual({ greeting: "Hello, Ada!" });
+    const echo = await client.lbRequest(api.url, "POST", "/echo", { text: "hi" });
+    expect(echo).toMatchObject({ status: 200, body: { echo: "hi" } });
+  });
+
+  it("a second deploy with no change skips the upload and updates the endpoints in place", async () => {
+    const before = (await client.listEndpoints()).map((e) => e.id).sort();
+    const result = await svc(["deploy"]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("upload skipped");
+    expect(result.stdout).toContain("Queue-based endpoints");
+    expect(result.stdout).toContain("Load-balanced endpoints");
+    expect((await client.listEndpoints()).map((e) => e.id).sort()).toEqual(before);
+  });
+
+  it("--env staging creates a second environment; then no --env is ENVIRONMENT_AMBIGUOUS", async () => {
+    expect((await svc(["deploy", "--env", "staging", "--json"])).code).toBe(0);
+    const app = (await client.getApp("deploy-app"))!;
+    expect(app.environments.map((e) => e.name).sort()).toEqual(["production", "staging"]);
+    expect(await client.listEndpoints()).toHaveLength(4);
+    const ambiguous = await svc(["deploy"]);
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toContain("[ENVIRONMENT_AMBIGUOUS]");
+    const listed = await svc(["env", "list", "--json"]);
+    expect(JSON.parse(listed.stdout).environments.map((e: { name: string }) => e.name).sort()).toEqual(["production", "staging"]);
+  });
+
+  it("a wrong API key is AUTH_FAILED with the remedy", async () => {
+    const result = await svc(["deploy"], "not-the-key");
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("[AUTH_FAILED]");
+    expect(result.stderr).toContain("Check that PLATFORM_API_KEY is set correctly, in .env or exported");
+  });
+
+  it("undeploy removes the environment's endpoints", async () => {
+    const result = await svc(["undeploy", "--env", "staging", "--yes", "--json"]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout).deleted).toHaveLength(2);
+    const app = (await client.getApp("deploy-app"))!;
+    expect(app.environments.find((e) => e.name === "staging")!.endpoints).toEqual([]);
+    expect(await client.listEndpoints()).toHaveLength(2);
+    const refused = await svc(["undeploy", "--env", "production"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("[CONFIRMATION_REQUIRED]");
   });
 });
