@@ -97,7 +97,7 @@ async function preview(root: string, flags: DeployFlags, logger: Logger): Promis
     logger.info(`preview platform on ${platform.url} (data in ${dataDir})`);
     const client = createPlatformClient(platform);
     const { summary } = await runDeploy({ root, client, env: flags.env, exclude: parseList(flags.exclude), noDeps: flags.deps === false, logger });
-    if (flags.json) printJson({ ...summary, preview: true, apiKey: platform.apiKey });
+    if (flags.json) printJson({ ...summary, preview: true, apiKey: platform.apiKey, dataDir });
     else process.stdout.write(`${formatDeploySummary(summary, platform.apiKey)}\n\nPreview running. Press Ctrl+C to stop it and remove everything.\n`);
   } catch (error) {
     await cleanup();

@@ -3,7 +3,7 @@
  * platform test double (test/_support/fake-platform.ts: fast, inspectable), then end to end
  * against a real embedded platform through the CLI.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -247,5 +247,47 @@ describe("svc deploy on the embedded platform (e2e)", () => {
     const refused = await svc(["undeploy", "--env", "production"]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("[CONFIRMATION_REQUIRED]");
+  });
+});
+
+describe("svc deploy --preview", () => {
+  it("serves the app from a temporary embedded platform until SIGINT, then removes it", async () => {
+    const root = await mkdtemp(join(tmpdir(), "svc-preview-app-"));
+    await cp(FIXTURE, root, { recursive: true });
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" };
+    delete env.PLATFORM_API_URL;
+    delete env.PLATFORM_API_KEY;
+    const child = spawn(process.execPath, [BIN, "deploy", "--preview", "--json", "--root", root], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    let stdout = "";
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    try {
+      const summary = await new Promise<DeploySummary & { apiKey: string; dataDir: string; preview: boolean }>((resolve, reject) => {
+        child.stdout.on("data", (chunk) => {
+          stdout += chunk;
+          try {
+            resolve(JSON.parse(stdout));
+          } catch {
+            // not all of it yet
+          }
+        });
+        void exited.then((code) => reject(new Error(`preview exited early (${code}): ${stderr}`)));
+      });
+      expect(summary.preview).toBe(true);
+      expect(summary.platform).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      const client = createPlatformClient({ url: summary.platform, apiKey: summary.apiKey });
+      const hello = summary.endpoints.find((e) => e.name === "hello")!;
+      expect((await client.runsync(hello.runsync!.replace(/\/runsync$/, ""), { name: "preview" })).output).toEqual({ greeting: "Hello, preview!" });
+
+      child.kill("SIGINT");
+      expect(await exited).toBe(0);
+      expect(stderr).toContain("preview stopped");
+      expect((await rejection(client.listApps())).code).toBe("PLATFORM_UNREACHABLE");
+      await expect(readFile(join(summary.dataDir, "api-key"), "utf8")).rejects.toThrow();
+    } finally {
+      child.kill("SIGKILL");
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
