@@ -290,26 +290,27 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   // 4. Reloads: one at a time; changes that arrive meanwhile are batched into the next one.
   let running: Promise<ReloadReport> | undefined;
-  let queued: string[] | undefined;
+  let queued: Set<string> | undefined;
+  let queuedRun: Promise<ReloadReport> | undefined;
   const waiters: Array<(report: ReloadReport) => void> = [];
   let closing = false;
 
   function scheduleReload(files: string[]): Promise<ReloadReport> {
     if (running) {
-      queued = [...new Set([...(queued ?? []), ...files])];
-      return running.then(() => scheduleReload([]));
+      queued ??= new Set();
+      for (const file of files) queued.add(file);
+      queuedRun ??= running.then(() => {
+        const next = [...(queued ?? [])].sort();
+        queued = undefined;
+        queuedRun = undefined;
+        return closing ? lastReload! : scheduleReload(next);
+      });
+      return queuedRun;
     }
     running = doReload(files).finally(() => {
       running = undefined;
     });
-    return running.then((report) => {
-      if (queued && !closing) {
-        const next = queued;
-        queued = undefined;
-        return scheduleReload(next);
-      }
-      return report;
-    });
+    return running;
   }
 
   async function doReload(files: string[]): Promise<ReloadReport> {

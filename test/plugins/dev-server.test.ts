@@ -161,6 +161,13 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
       expect(reloads).toBe(0);
     });
 
+    it("runs one reload at a time and batches what arrives meanwhile into the next one", async () => {
+      const [a, b, c] = await Promise.all([server.reload(["workers/hello.py"]), server.reload(["workers/api.py"]), server.reload(["workers/slow.py"])]);
+      expect(a.files).toEqual(["workers/hello.py"]);
+      expect(b).toBe(c);
+      expect(b.files).toEqual(["workers/api.py", "workers/slow.py"]);
+    });
+
     it("keeps serving the previous build when an edit breaks the syntax", async () => {
       const file = join(root, "workers/hello.py");
       const good = await readFile(file, "utf8");
