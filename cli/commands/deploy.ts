@@ -16,6 +16,7 @@ import { runPipeline } from "../../core/build.ts";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { BuildContext } from "../../core/types.ts";
+import { API_KEY_FILE, platformDir } from "../../platform/state-dir.ts";
 import { connect } from "../_platform.ts";
 import { commandLogger, loadDotEnv, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
 import { deploySummary, formatDeploySummary, type DeploySummary } from "./_deploy-output.ts";
@@ -127,9 +128,10 @@ export function registerDeploy(cli: CAC): void {
       const logger = commandLogger(flags);
       loadDotEnv(root);
       if (flags.preview) return preview(root, flags, logger);
-      const { client } = await connect(root);
+      const { client, platform } = await connect(root);
       const { summary } = await runDeploy({ root, client, env: flags.env, exclude: parseList(flags.exclude), noDeps: flags.deps === false, logger });
       if (flags.json) printJson(summary);
-      else process.stdout.write(`${formatDeploySummary(summary)}\n`);
+      // The embedded platform's key lives in its state folder, not in the user's environment.
+      else process.stdout.write(`${formatDeploySummary(summary, platform.embedded ? `$(cat ${join(platformDir(), API_KEY_FILE)})` : undefined)}\n`);
     });
 }
