@@ -3,6 +3,7 @@
  * Python workers, on fixtures/dev-app: lazy provisioning, runsync, LB proxy, docs, reload,
  * auto-provision with the resource cache, a wrong key, and the clean-up on stop.
  */
+import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -222,6 +223,8 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
     const error = (await startDevServer({ root, client: wrong, port: 0, logger }).catch((e: unknown) => e)) as SvcError;
     expect(error.code).toBe("AUTH_FAILED");
     expect(error.message).toContain("PLATFORM_API_KEY");
+    // The key is checked first: nothing was built, nothing deployed.
+    expect(existsSync(join(root, ".svc"))).toBe(false);
     expect(await liveNames(client)).toEqual([]);
   });
 });
