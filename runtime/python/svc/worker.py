@@ -68,12 +68,19 @@ def _serve_lb(env: WorkerEnv, endpoint: Endpoint, loop: LoopThread) -> int:
     return 0
 
 
+def _put_app_first_on_path(root: str) -> None:
+    """`python handlers/api.py` puts handlers/ first on sys.path, so the user's `api.py` would
+    import the handler instead: drop that folder and search the artifact root first."""
+    handlers = os.path.dirname(os.path.abspath(sys.argv[0])) if sys.argv and sys.argv[0] else None
+    keep = [p for p in sys.path if os.path.abspath(p or ".") not in (handlers, root)]
+    sys.path[:] = [root] + keep
+
+
 def serve(endpoint_name: str) -> None:
     """Run this process as a worker of `endpoint_name` until the platform stops it; exits the process."""
     _log.setup()
     cwd = os.getcwd()
-    if cwd not in sys.path:  # `python handlers/x.py` puts handlers/ first, not the artifact root
-        sys.path.insert(0, cwd)
+    _put_app_first_on_path(cwd)
     manifest = _manifest.load(cwd)
     spec = _manifest.endpoint(manifest, endpoint_name)
     os.environ.setdefault("SVC_ENDPOINT_NAME", endpoint_name)  # before import: decides local vs remote

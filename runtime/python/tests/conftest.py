@@ -44,6 +44,8 @@ ENDPOINTS = [
     _endpoint("sq", "QB", "app.cross", [_fn("square", "app.cross", is_async=True)]),
     _endpoint("caller-sync", "QB", "app.cross", [_fn("call_sync", "app.cross")]),
     _endpoint("caller-async", "QB", "app.cross", [_fn("call_async", "app.cross", is_async=True)]),
+    # A top-level module named like its endpoint, so like its handler file (handlers/shadow.py).
+    _endpoint("shadow", "QB", "shadow", [_fn("shadow", "shadow")]),
     _endpoint("api", "LB", "app.api", [
         _fn("add", "app.api", httpMethod="POST", httpPath="/add"),
         _fn("shout", "app.api", is_async=True, httpMethod="POST", httpPath="/shout"),
@@ -59,6 +61,8 @@ def build_artifact(root: Path) -> Path:
     """Lay out an unpacked artifact as contracts section 1 describes (no site-packages)."""
     shutil.copytree(RUNTIME / "svc", root / "svc", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(APP_DIR, root / "app", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "shadow.py").write_text(
+        'from svc import Endpoint\n\n\n@Endpoint(name="shadow")\ndef shadow():\n    return {"module": __name__}\n')
     manifest = {
         "version": 1, "app": "runtime-tests", "pythonVersion": "3.11", "fingerprint": "sha256:test",
         "endpoints": {e["name"]: e for e in ENDPOINTS},

@@ -153,3 +153,9 @@ def test_concurrency_modifier_lets_one_worker_run_two_jobs(platform, start_worke
     second = platform.submit("conc", {"role": "b", "flag": flag})
     assert platform.wait_job(first)["output"] == "saw b"
     assert platform.wait_job(second)["output"] == "b"
+
+
+def test_user_module_named_like_its_handler_is_imported_not_the_handler(platform, start_worker):
+    start_worker("shadow")
+    job = platform.wait_job(platform.submit("shadow", {}))
+    assert (job["status"], job["output"]) == ("COMPLETED", {"module": "shadow"})
