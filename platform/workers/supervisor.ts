@@ -42,6 +42,7 @@ export interface WorkerInfo {
   stop: boolean;
   signalWaiter?: () => void;
   exit: Promise<void>;
+  resolveExit: () => void;
 }
 
 /** Platform variables a user's env may not override. */
@@ -232,6 +233,7 @@ export class Supervisor {
     if (!this.canStart(endpoint)) return undefined;
     const token = newSecret("wkt_");
     let resolveExit!: () => void;
+    const exit = new Promise<void>((resolve) => (resolveExit = resolve));
     const now = Date.now();
     const w: WorkerInfo = {
       id: newId("wk"),
@@ -252,14 +254,15 @@ export class Supervisor {
       inFlight: 0,
       cancel: [],
       stop: false,
-      exit: new Promise<void>((resolve) => (resolveExit = resolve)),
+      exit,
+      resolveExit,
     };
     this.workers.set(w.id, w);
-    void this.spawnWorker(endpoint, w, token, resolveExit);
+    void this.spawnWorker(endpoint, w, token);
     return w;
   }
 
-  private async spawnWorker(endpoint: EndpointRecord, w: WorkerInfo, token: string, resolveExit: () => void): Promise<void> {
+  private async spawnWorker(endpoint: EndpointRecord, w: WorkerInfo, token: string): Promise<void> {
     const { store, options } = this.deps;
     let target: WorkerTarget;
     try {
@@ -277,18 +280,23 @@ export class Supervisor {
       w.proc = proc;
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
       this.capture(proc, endpoint.id, w.id);
-      proc.on("error", (error) => this.platformLog(endpoint.id, w.id, `worker ${w.id} could not start ${python}: ${error.message}`));
+      proc.on("error", (error) => {
+        this.platformLog(endpoint.id, w.id, `worker ${w.id} could not start ${python}: ${error.message}`);
+        if (proc.pid === undefined) {
+          // spawn failed (no such interpreter): no exit event follows
+          this.backoff.set(endpoint.id, Date.now() + 2000);
+          this.onExit(w);
+        }
+      });
       proc.on("exit", (code, signal) => {
         this.platformLog(endpoint.id, w.id, `worker ${w.id} exited (${signal ? `signal ${signal}` : `code ${code}`})`);
         if (!w.stopping && !w.ready) this.backoff.set(endpoint.id, Date.now() + 2000);
         this.onExit(w);
-        resolveExit();
       });
     } catch (error) {
       this.platformLog(endpoint.id, w.id, `worker ${w.id} did not start: ${(error as Error).message}`);
       this.backoff.set(endpoint.id, Date.now() + 5000);
       this.onExit(w);
-      resolveExit();
     }
   }
 
@@ -355,6 +363,7 @@ export class Supervisor {
     const held = this.closed ? [] : [...this.deps.queue.jobsOf(w.id)];
     if (held.length > 0) this.deps.queue.handBack(w.id, held);
     this.wakeSignals(w);
+    w.resolveExit();
   }
 
   /** Graceful stop: `stop` signal (QB) or SIGTERM (LB), then SIGTERM/SIGKILL after the grace periods. */

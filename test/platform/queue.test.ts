@@ -129,14 +129,14 @@ describe("job queue", () => {
     queue.hooks.onFinal = (v) => finals.push(`${v.id}:${v.status}`);
     const old = queue.enqueue(job({ ttlMs: 10_000 }));
     const slow = queue.enqueue(job({ executionTimeoutMs: 5000 }));
-    const now = Date.now();
-    expect(queue.sweep(now)).toBe(0);
+    expect(queue.sweep(Date.now())).toBe(0);
     // take `slow` (old is first: cancel nothing, take both in order)
     const first = await queue.take("wk_1", "ep_a", 0);
     expect(first?.id).toBe(old.id);
     const second = await queue.take("wk_2", "ep_a", 0);
     expect(second?.id).toBe(slow.id);
-    queue.sweep(now + 5000 + TIMEOUT_GRACE_MS + 1);
+    const now = Date.now();
+    queue.sweep(now + 5000 + TIMEOUT_GRACE_MS + 10);
     expect(queue.view(slow.id)?.status).toBe("TIMED_OUT");
     queue.sweep(now + 10_001);
     expect(queue.view(old.id)).toBeUndefined();

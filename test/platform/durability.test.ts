@@ -1,0 +1,80 @@
+/**
+ * Durability: `svc platform start` as a child process is killed with SIGKILL while jobs wait and
+ * run; after a restart on the same folder every accepted job completes. Also `platform status/stop`.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { spawn, execFile, type ChildProcess } from "node:child_process";
+import { readFileSync, existsSync } from "node:fs";
+import { rm } from "node:fs/promises";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { api, buildFixtureArtifact, deploy, tempDir, waitFinal, waitFor } from "./_support.ts";
+import { platformAnswers } from "../../platform/ensure.ts";
+
+const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
+const run = promisify(execFile);
+const children: ChildProcess[] = [];
+let dir: string;
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+
+async function startChild(port: number): Promise<{ child: ChildProcess; url: string; apiKey: string }> {
+  const child = spawn(process.execPath, [BIN, "platform", "start", "--dir", dir, "--port", String(port)], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SVC_PLATFORM_DIR: dir } });
+  children.push(child);
+  let output = "";
+  child.stdout!.on("data", (c) => (output += c));
+  child.stderr!.on("data", (c) => (output += c));
+  const url = `http://127.0.0.1:${port}`;
+  const apiKey = await waitFor(`the platform to answer (${output})`, async () => {
+    if (!existsSync(join(dir, "api-key"))) return undefined;
+    const key = readFileSync(join(dir, "api-key"), "utf8").trim();
+    return (await platformAnswers(url, key)) ? key : undefined;
+  }, 20_000, 100);
+  return { child, url, apiKey };
+}
+
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null) c.kill("SIGKILL");
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("durability", () => {
+  it("jobs accepted by /run survive kill -9 of the platform and complete after a restart", async () => {
+    dir = await tempDir("svc-platform-durable-");
+    const port = await freePort();
+    const first = await startChild(port);
+    const p = { url: first.url, apiKey: first.apiKey };
+    const { endpoints } = await deploy(p, await buildFixtureArtifact(), [{ name: "work", workersMax: 2, scalerValue: 0 }]);
+    const id = endpoints.work!.id;
+
+    const slow = (await api(p, "POST", `/v2/${id}/run`, { input: { op: "sleep", seconds: 3 } })).body.id as string;
+    const quick: string[] = [];
+    for (let i = 0; i < 20; i++) quick.push((await api(p, "POST", `/v2/${id}/run`, { input: { op: "sleep", seconds: 0.5 } })).body.id);
+    await waitFor("the slow job to run", async () => (await api(p, "GET", `/v2/${id}/status/${slow}`)).body.status === "IN_PROGRESS", 15_000);
+
+    first.child.kill("SIGKILL");
+    await new Promise((r) => first.child.once("exit", r));
+
+    const second = await startChild(port);
+    const q = { url: second.url, apiKey: second.apiKey };
+    expect(second.apiKey).toBe(first.apiKey);
+    for (const job of [slow, ...quick]) expect((await waitFinal(q, id, job, 40_000)).status).toBe("COMPLETED");
+    const health = (await api(q, "GET", `/v2/${id}/health`)).body;
+    expect(health.jobs.retried).toBeGreaterThanOrEqual(1); // the job running at the crash was requeued as a retry
+
+    const status = await run(process.execPath, [BIN, "platform", "status", "--dir", dir, "--json"]);
+    expect(JSON.parse(status.stdout)).toMatchObject({ running: true, url: second.url, pid: second.child.pid });
+    const stop = await run(process.execPath, [BIN, "platform", "stop", "--dir", dir, "--json"]);
+    expect(JSON.parse(stop.stdout)).toMatchObject({ stopped: true });
+    expect(second.child.exitCode ?? (await new Promise((r) => second.child.once("exit", r)))).toBe(0);
+    expect(existsSync(join(dir, "platform.json"))).toBe(false);
+  }, 80_000);
+});
