@@ -1,5 +1,5 @@
 /** Ids and secrets: random, url- and hostname-safe. */
-import { randomBytes, randomUUID, createHash, timingSafeEqual } from "node:crypto";
+import { randomBytes, randomUUID, createHash, hash, timingSafeEqual } from "node:crypto";
 
 const ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -21,7 +21,7 @@ export const sha256Hex = (text: string | Buffer): string => createHash("sha256")
 /** Compares a presented secret with a stored sha256 hex digest in constant time. */
 export function secretMatches(presented: string | undefined, storedHashHex: string | undefined): boolean {
   if (!presented || !storedHashHex) return false;
-  const a = createHash("sha256").update(presented).digest();
+  const a = hash("sha256", presented, "buffer");
   const b = Buffer.from(storedHashHex, "hex");
   return a.length === b.length && timingSafeEqual(a, b);
 }

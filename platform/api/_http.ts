@@ -1,18 +1,21 @@
 /** Small helpers of the HTTP layer: JSON answers, errors as `{"error"}`, bodies read with a limit. */
-import type { H3Event } from "h3";
+import { HTTPResponse, type H3Event } from "h3";
 import { errors, isSvcError } from "../../core/errors.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
-export const jsonText = (status: number, text: string, headers?: Record<string, string>): Response =>
-  new Response(text, { status, headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS });
+/** An answer h3 turns into srvx's fast response (no web Response object per request). */
+export type Answer = HTTPResponse | Response;
 
-export const json = (status: number, value: unknown): Response => jsonText(status, JSON.stringify(value));
+export const jsonText = (status: number, text: string, headers?: Record<string, string>): HTTPResponse =>
+  new HTTPResponse(text, { status, headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS });
 
-export const noContent = (): Response => new Response(null, { status: 204 });
+export const json = (status: number, value: unknown): HTTPResponse => jsonText(status, JSON.stringify(value));
+
+export const noContent = (): HTTPResponse => new HTTPResponse(null, { status: 204 });
 
 /** `{"error": message}` with the error's status (SvcError) or 500 (anything else, logged). */
-export function errorResponse(error: unknown, log?: (line: string) => void): Response {
+export function errorResponse(error: unknown, log?: (line: string) => void): HTTPResponse {
   if (isSvcError(error)) return json(error.status, { error: error.message });
   const status = (error as { status?: number; statusCode?: number })?.status ?? (error as { statusCode?: number })?.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500) {

@@ -6,7 +6,7 @@ import type { EndpointRecord } from "../store/index.ts";
 import { newJobId } from "../_ids.ts";
 import { parseRunBody, DEFAULT_TTL_MS } from "../queue/policy.ts";
 import { shortBody, statusBody, type JobView } from "../queue/views.ts";
-import { json, jsonText, readJson, errorResponse, queryParam } from "./_http.ts";
+import { json, jsonText, readJson, errorResponse, queryParam, type Answer } from "./_http.ts";
 import { RateLimiter, type RouteClass } from "./rate-limit.ts";
 
 const DEFAULT_WAIT_MS = 90_000;
@@ -35,8 +35,8 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter 
 
   /** Wraps a route: endpoint lookup, rate limit, errors as `{"error"}`. */
   const route =
-    (cls: RouteClass | null, fn: (event: H3Event, endpoint: EndpointRecord) => Promise<Response> | Response) =>
-    async (event: H3Event): Promise<Response> => {
+    (cls: RouteClass | null, fn: (event: H3Event, endpoint: EndpointRecord) => Promise<Answer> | Answer) =>
+    async (event: H3Event): Promise<Answer> => {
       let release: (() => void) | undefined;
       try {
         const endpoint = endpointOf(event);
@@ -75,6 +75,7 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter 
     "/v2/:endpoint/run",
     route("run", async (event, endpoint) => {
       const job = await enqueue(event, endpoint, "run");
+      await store.jobs.durable(); // committed before it is acknowledged: survives kill -9
       return jsonText(200, shortBody(job.id, "IN_QUEUE"));
     }),
   );

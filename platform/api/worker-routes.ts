@@ -7,7 +7,7 @@ import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import type { WorkerInfo } from "../workers/supervisor.ts";
 import { errorText } from "../queue/views.ts";
-import { json, jsonText, noContent, readJson, errorResponse, presentedKey, queryParam } from "./_http.ts";
+import { json, jsonText, noContent, readJson, errorResponse, presentedKey, queryParam, type Answer } from "./_http.ts";
 import { saveOutputFile } from "./files.ts";
 
 const MAX_RESULT_BYTES = 200_000_000;
@@ -18,8 +18,8 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
   const { queue, supervisor, options } = ctx;
 
   const route =
-    (fn: (event: H3Event, w: WorkerInfo) => Promise<Response> | Response) =>
-    async (event: H3Event): Promise<Response> => {
+    (fn: (event: H3Event, w: WorkerInfo) => Promise<Answer> | Answer) =>
+    async (event: H3Event): Promise<Answer> => {
       try {
         const w = supervisor.authenticate(event.context.params?.worker ?? "", presentedKey(event));
         if (!w) throw errors.UNAUTHORIZED();
@@ -39,7 +39,7 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
       w.openPolls++;
       let job;
       try {
-        job = await queue.take(w.id, w.endpointId, options.longPollMs, event.req.signal);
+        job = await queue.take(w.id, w.endpointId, options.longPollMs, () => event.req.signal);
       } finally {
         w.openPolls--;
       }

@@ -129,13 +129,15 @@ export class JobQueue {
   }
 
   /** Hands a job to a worker: at once if one waits, else after up to `waitMs` (long poll), else null. */
-  take(workerId: string, endpointId: string, waitMs: number, signal?: AbortSignal): ActiveJob | null | Promise<ActiveJob | null> {
+  take(workerId: string, endpointId: string, waitMs: number, abortSignal?: AbortSignal | (() => AbortSignal)): ActiveJob | null | Promise<ActiveJob | null> {
     const eq = this.endpointQueue(endpointId);
     const job = this.nextPending(eq);
     if (job) {
       this.assign(job, workerId);
       return job;
     }
+    // The request's signal is only looked at when the poll has to wait (creating it costs).
+    const signal = typeof abortSignal === "function" ? abortSignal() : abortSignal;
     if (waitMs <= 0 || signal?.aborted) return null;
     return new Promise((resolve) => {
       const finish = (value: ActiveJob | null) => {

@@ -18,7 +18,7 @@ export type { JobRow, JobStatus, JobKind, NewJob } from "./jobs.ts";
 export { FINAL_STATUSES } from "./jobs.ts";
 export type { FileRecord } from "./files.ts";
 
-export function createStore(file: string, options: { logLinesPerEndpoint?: number } = {}) {
+export function createStore(file: string, options: { logLinesPerEndpoint?: number; onError?: (error: unknown) => void } = {}) {
   const db: Db = openDb(file);
   return {
     db,
@@ -27,12 +27,13 @@ export function createStore(file: string, options: { logLinesPerEndpoint?: numbe
     builds: createBuildsRepo(db),
     endpoints: createEndpointsRepo(db),
     templates: createTemplatesRepo(db),
-    jobs: createJobsRepo(db),
+    jobs: createJobsRepo(db, options.onError),
     workers: createWorkersRepo(db),
     files: createFilesRepo(db),
     logs: createLogsRepo(db, options.logLinesPerEndpoint ?? 5000),
     close(): void {
       try {
+        this.jobs.flush();
         this.logs.flush();
       } finally {
         db.close();

@@ -26,6 +26,10 @@ export interface WorkerInfo {
   configKey: string;
   proc?: ChildProcess;
   startedAt: number;
+  /** When the process was spawned (after the build was unpacked). */
+  spawnedAt?: number;
+  /** Process start → first job-take (QB) or first GET /ping 200 (LB). */
+  coldStartMs?: number;
   /** QB: took its first job request; LB: answered GET /ping. */
   ready: boolean;
   unhealthy: boolean;
@@ -155,6 +159,10 @@ export class Supervisor {
     if (w.ready) return;
     w.ready = true;
     w.idleSince = Date.now();
+    if (w.spawnedAt) {
+      w.coldStartMs = w.idleSince - w.spawnedAt;
+      this.platformLog(w.endpointId, w.id, `worker ${w.id} ready ${w.coldStartMs} ms after its process started`);
+    }
     const set = this.readyWaiters.get(w.endpointId);
     if (set) for (const fn of [...set]) fn();
   }
@@ -276,6 +284,7 @@ export class Supervisor {
           });
       if (w.stopping || this.closed) throw new Error("stopped before it started");
       const env = await this.workerEnv(endpoint, w, token, target, dir);
+      w.spawnedAt = Date.now();
       const proc = spawn(python, [target.handler], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
       w.proc = proc;
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);

@@ -10,7 +10,8 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { api, buildFixtureArtifact, deploy, tempDir, waitFinal, waitFor } from "./_support.ts";
-import { platformAnswers } from "../../platform/ensure.ts";
+import { platformAnswers, ensureLocalPlatform } from "../../platform/ensure.ts";
+import { readState, isAlive } from "../../platform/state-dir.ts";
 
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 const run = promisify(execFile);
@@ -77,4 +78,20 @@ describe("durability", () => {
     expect(second.child.exitCode ?? (await new Promise((r) => second.child.once("exit", r)))).toBe(0);
     expect(existsSync(join(dir, "platform.json"))).toBe(false);
   }, 80_000);
+
+  it("ensureLocalPlatform starts a detached platform once and finds it afterwards", async () => {
+    const own = await tempDir("svc-platform-ensure-");
+    try {
+      const first = await ensureLocalPlatform({ dir: own, port: await freePort() });
+      expect(await platformAnswers(first.url, first.apiKey)).toBe(true);
+      const again = await ensureLocalPlatform({ dir: own });
+      expect(again).toEqual(first);
+      const state = readState(own)!;
+      expect(state.url).toBe(first.url);
+      process.kill(state.pid, "SIGTERM");
+      await waitFor("the detached platform to stop", () => !isAlive(state.pid), 15_000);
+    } finally {
+      await rm(own, { recursive: true, force: true });
+    }
+  }, 40_000);
 });

@@ -1,0 +1,186 @@
+/**
+ * Embedded platform benchmark (prints figures, asserts nothing). Run: npx tsx bench/platform/run.ts
+ *
+ *   runsync round trip  no-op job, one warm worker, sequential: p50/p99 of the client's round trip
+ *                       (the function itself takes ~0 ms, so this is all overhead: HTTP, queue,
+ *                       SQLite, the worker's take/done calls)       goals p50 ≤ 2 ms, p99 ≤ 10 ms
+ *   /run throughput     N no-op jobs submitted with 64 in flight, 4 warm workers: jobs/s from the
+ *                       first submit to the last completion            goal ≥ 2,000 jobs/s
+ *   cold start          process start → first job-take, fresh endpoints   goal ≤ 300 ms
+ *   RSS                 the platform process after 100,000 jobs         goal flat, ≤ 300 MB
+ *
+ * The platform runs in its own process (bench/platform/_server.ts) with rate limits off; the
+ * workers are the real Python runtime on fixtures/platform-app.
+ * Options: --jobs <n> throughput jobs (default 20000), --rss-jobs <n> (default 100000),
+ * --samples <n> round trips (default 2000), --skip-rss.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { resolve } from "node:path";
+import { availableParallelism } from "node:os";
+import { createInterface } from "node:readline";
+import { Pool } from "undici";
+import { buildFixtureArtifact, deploy, gqlOk, saveEndpoint, tempDir, waitFor } from "../../test/platform/_support.ts";
+
+const args = process.argv.slice(2);
+const opt = (name: string, fallback: number) => {
+  const i = args.indexOf(name);
+  return i >= 0 ? Number(args[i + 1]) : fallback;
+};
+const THROUGHPUT_JOBS = opt("--jobs", 20_000);
+const RSS_JOBS = opt("--rss-jobs", 100_000);
+const SAMPLES = opt("--samples", 2000);
+const SERVER = resolve(import.meta.dirname, "_server.ts");
+
+const rssMb = (pid: number) => {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : NaN;
+};
+/** CPU seconds (user + system) of a process and of its direct children. */
+const cpuSeconds = (pid: number): { self: number; children: number } => {
+  const ticks = (id: string | number) => {
+    try {
+      const f = readFileSync(`/proc/${id}/stat`, "utf8").split(") ")[1]!.split(" ");
+      return (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      return 0;
+    }
+  };
+  let kids: string[] = [];
+  try {
+    kids = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+  } catch {
+    /* not Linux */
+  }
+  return { self: ticks(pid), children: kids.reduce((sum, k) => sum + ticks(k), 0) };
+};
+const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const fmt = (n: number, digits = 2) => n.toFixed(digits);
+
+async function startServer(dir: string): Promise<{ child: ChildProcess; url: string; apiKey: string; pid: number }> {
+  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", SERVER, dir], { stdio: ["ignore", "pipe", "inherit"], cwd: resolve(import.meta.dirname, "../..") });
+  const line = await new Promise<string>((res, rej) => {
+    createInterface({ input: child.stdout! }).once("line", res);
+    child.once("exit", (code) => rej(new Error(`platform exited (${code})`)));
+  });
+  return { child, ...JSON.parse(line) };
+}
+
+const dir = await tempDir("svc-platform-bench-");
+const server = await startServer(dir);
+const p = { url: server.url, apiKey: server.apiKey };
+const headers = { authorization: `Bearer ${p.apiKey}`, "content-type": "application/json" };
+const pool = new Pool(p.url, { connections: 128, pipelining: 1 });
+const call = async (method: "GET" | "POST", path: string, body?: unknown) => {
+  const res = await pool.request({ method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.statusCode, body: (await res.body.json()) as any };
+};
+const results: Array<[string, string, string]> = [];
+
+try {
+  const artifact = await buildFixtureArtifact();
+  const { buildId, endpoints } = await deploy(p, artifact, [{ name: "work", workersMin: 1, workersMax: 1 }]);
+  const work = endpoints.work!.id;
+  const rssStart = rssMb(server.pid);
+
+  // ---- runsync round trip
+  await waitFor("a warm worker", async () => (await call("GET", `/v2/${work}/health`)).body.workers.idle === 1, 30_000);
+  const single = new Pool(p.url, { connections: 1 });
+  const once = async () => {
+    const t0 = performance.now();
+    const res = await single.request({ method: "POST", path: `/v2/${work}/runsync`, headers, body: '{"input":{"op":"noop"}}' });
+    const body = (await res.body.json()) as { status: string; executionTime: number };
+    if (body.status !== "COMPLETED") throw new Error(JSON.stringify(body));
+    return { rt: performance.now() - t0, exec: body.executionTime };
+  };
+  for (let i = 0; i < 200; i++) await once();
+  const rts: number[] = [];
+  const execs: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const { rt, exec } = await once();
+    rts.push(rt);
+    execs.push(exec);
+  }
+  rts.sort((a, b) => a - b);
+  execs.sort((a, b) => a - b);
+  results.push(["runsync round trip p50 / p99", `${fmt(pct(rts, 50))} ms / ${fmt(pct(rts, 99))} ms`, "p50 ≤ 2 ms, p99 ≤ 10 ms"]);
+  results.push(["  of which the worker (executionTime p50)", `${pct(execs, 50)} ms`, "(Python runtime: take → done)"]);
+  await single.close();
+
+  // ---- /run throughput, 4 workers
+  const { saveEndpoint: four } = await gqlOk<any>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id } }", { i: { id: work, name: "work", workersMin: 4, workersMax: 4, buildId } });
+  await waitFor("4 warm workers", async () => (await call("GET", `/v2/${four.id}/health`)).body.workers.idle === 4, 30_000);
+  // health counts retained jobs (runsync results are pruned after 1 min): wait for an empty queue instead
+  const drained = async () => {
+    const h = (await call("GET", `/v2/${work}/health`)).body.jobs;
+    return h.inQueue === 0 && h.inProgress === 0;
+  };
+  const submitAll = async (n: number) => {
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < n) {
+          next++;
+          const r = await call("POST", `/v2/${work}/run`, { input: { op: "noop" } });
+          if (r.status !== 200) throw new Error(JSON.stringify(r));
+        }
+      }),
+    );
+  };
+  const cpu0 = cpuSeconds(server.pid);
+  const client0 = process.cpuUsage();
+  const t0 = performance.now();
+  await submitAll(THROUGHPUT_JOBS);
+  const submitted = performance.now();
+  await waitFor("all jobs to complete", drained, 600_000, 50);
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu1 = cpuSeconds(server.pid);
+  const client1 = process.cpuUsage(client0);
+  results.push([`/run throughput, 4 workers (${THROUGHPUT_JOBS} jobs)`, `${fmt(THROUGHPUT_JOBS / elapsed, 0)} jobs/s`, "≥ 2,000 jobs/s"]);
+  results.push(["  submission alone (64 in flight)", `${fmt(THROUGHPUT_JOBS / ((submitted - t0) / 1000), 0)} jobs/s`, ""]);
+  results.push([
+    "  CPU used meanwhile: platform / 4 workers / bench client",
+    `${fmt(cpu1.self - cpu0.self, 1)} s / ${fmt(cpu1.children - cpu0.children, 1)} s / ${fmt((client1.user + client1.system) / 1e6, 1)} s`,
+    `in ${fmt(elapsed, 1)} s wall on ${availableParallelism()} CPUs`,
+  ]);
+
+  // ---- cold start
+  const colds: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const cold = await saveEndpoint(p, buildId, { name: "awork", workersMin: 0, workersMax: 1 });
+    const c0 = performance.now();
+    const r = await call("POST", `/v2/${cold.id}/runsync`, { input: { value: 1 } });
+    const firstJob = performance.now() - c0;
+    if (r.body.status !== "COMPLETED") throw new Error(JSON.stringify(r.body));
+    const logs = await gqlOk<{ workerLogs: string[] }>(p, "query($e: String!) { workerLogs(endpointId: $e) }", { e: cold.id });
+    const ready = logs.workerLogs.map((l) => /ready (\d+) ms after its process started/.exec(l)).find(Boolean);
+    colds.push(Number(ready?.[1] ?? NaN));
+    if (i === 0) results.push(["  first runsync on a cold endpoint", `${fmt(firstJob, 0)} ms`, ""]);
+    await gqlOk(p, "mutation($id: String!) { deleteEndpoint(id: $id) }", { id: cold.id });
+  }
+  colds.sort((a, b) => a - b);
+  results.splice(results.length - 1, 0, ["worker cold start (process start → first job-take), median of 5", `${colds[2]} ms (min ${colds[0]}, max ${colds[4]})`, "≤ 300 ms"]);
+
+  // ---- RSS after 100,000 jobs
+  if (!args.includes("--skip-rss")) {
+    const rssBefore = rssMb(server.pid);
+    const samples: string[] = [];
+    const chunk = RSS_JOBS / 4;
+    for (let i = 1; i <= 4; i++) {
+      await submitAll(chunk);
+      await waitFor("jobs to complete", drained, 600_000, 200);
+      samples.push(`${fmt(rssMb(server.pid), 0)}`);
+    }
+    results.push([`platform RSS: start / before / after each ${chunk} jobs (MB)`, `${fmt(rssStart, 0)} / ${fmt(rssBefore, 0)} / ${samples.join(" / ")}`, "flat, ≤ 300 MB"]);
+  }
+} finally {
+  await pool.close().catch(() => {});
+  server.child.kill("SIGTERM");
+  await new Promise((r) => server.child.once("exit", r));
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const width = Math.max(...results.map((r) => r[0].length));
+process.stdout.write("\nembedded platform benchmark\n");
+for (const [what, value, goal] of results) process.stdout.write(`${what.padEnd(width)}  ${value.padEnd(34)} ${goal}\n`);
