@@ -122,7 +122,10 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
         queue.prune(now);
         store.builds.pruneUploads(now);
       }
-      if (ticks % 60 === 0) void sweepFiles(ctx, now).catch((error) => options.log(`file sweep failed: ${(error as Error).message}`));
+      if (ticks % 60 === 0) {
+        void sweepFiles(ctx, now).catch((error) => options.log(`file sweep failed: ${(error as Error).message}`));
+        store.workers.prune(now - 24 * 3600_000);
+      }
     } catch (error) {
       options.log(`sweep failed: ${(error as Error).stack ?? error}`);
     } finally {
