@@ -10,25 +10,16 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import { createLogger } from "../../core/logger.ts";
-import type { SvcError } from "../../core/errors.ts";
 import { connect } from "../../cli/_platform.ts";
 import { runDeploy } from "../../cli/commands/deploy.ts";
 import { formatDeploySummary, type DeploySummary } from "../../cli/commands/_deploy-output.ts";
 import { deleteEnvironmentEndpoints, undeployTargets } from "../../cli/commands/undeploy.ts";
 import { startPlatform, type RunningPlatform } from "../../platform/index.ts";
 import { startFakePlatform, type FakePlatform } from "../_support/fake-platform.ts";
+import { rejection } from "../_support/rejection.ts";
 
 const FIXTURE = new URL("../../fixtures/deploy-app/", import.meta.url).pathname;
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
-
-async function rejection(promise: Promise<unknown>): Promise<SvcError> {
-  try {
-    await promise;
-  } catch (error) {
-    return error as SvcError;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("svc deploy (platform test double)", () => {
   let fake: FakePlatform;

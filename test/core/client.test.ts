@@ -12,15 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createPlatformClient, planEnvironment, resolvePlatform, type PlatformClient } from "../../core/client/index.ts";
 import { SvcError } from "../../core/errors.ts";
 import { startFakePlatform, type FakePlatform } from "../_support/fake-platform.ts";
-
-const codeOf = async (promise: Promise<unknown>) => {
-  try {
-    await promise;
-  } catch (error) {
-    return error as SvcError;
-  }
-  throw new Error("expected a rejection");
-};
+import { rejection } from "../_support/rejection.ts";
 
 describe("planEnvironment (deploy environment rules)", () => {
   it("creates the app and `production` when there is no app", () => {
@@ -53,7 +45,7 @@ describe("planEnvironment (deploy environment rules)", () => {
 
 describe("resolvePlatform", () => {
   it("PLATFORM_API_URL without PLATFORM_API_KEY is AUTH_MISSING with the remedy", async () => {
-    const error = await codeOf(resolvePlatform({ PLATFORM_API_URL: "http://x.test" }));
+    const error = await rejection(resolvePlatform({ PLATFORM_API_URL: "http://x.test" }));
     expect(error.code).toBe("AUTH_MISSING");
     expect(error.message).toMatch(/PLATFORM_API_KEY.*\.env or exported/s);
   });
@@ -83,11 +75,11 @@ describe("createPlatformClient against the test double", () => {
 
   it("a wrong API key is AUTH_FAILED with the spec's remedy (GraphQL and REST)", async () => {
     const bad = createPlatformClient({ url: fake.url, apiKey: "wrong" });
-    const gqlError = await codeOf(bad.listApps());
+    const gqlError = await rejection(bad.listApps());
     expect(gqlError).toBeInstanceOf(SvcError);
     expect(gqlError.code).toBe("AUTH_FAILED");
     expect(gqlError.remedy).toBe("Check that PLATFORM_API_KEY is set correctly, in .env or exported in your shell.");
-    const restError = await codeOf(bad.runsync("ep_x", {}));
+    const restError = await rejection(bad.runsync("ep_x", {}));
     expect(restError.code).toBe("AUTH_FAILED");
   });
 
@@ -99,13 +91,13 @@ describe("createPlatformClient against the test double", () => {
       });
     });
     const offline = createPlatformClient({ url: `http://127.0.0.1:${port}`, apiKey: "k" });
-    expect((await codeOf(offline.listApps())).code).toBe("PLATFORM_UNREACHABLE");
-    expect((await codeOf(offline.runsync("ep_x", {}))).code).toBe("PLATFORM_UNREACHABLE");
+    expect((await rejection(offline.listApps())).code).toBe("PLATFORM_UNREACHABLE");
+    expect((await rejection(offline.runsync("ep_x", {}))).code).toBe("PLATFORM_UNREACHABLE");
   });
 
   it("GraphQL errors are PLATFORM_ERROR carrying the platform's message", async () => {
     await client.createApp("dup");
-    const error = await codeOf(client.createApp("dup"));
+    const error = await rejection(client.createApp("dup"));
     expect(error.code).toBe("PLATFORM_ERROR");
     expect(error.message).toContain('app "dup" already exists');
     expect(error.message).toContain("createApp");
@@ -206,7 +198,7 @@ describe("createPlatformClient against the test double", () => {
     const job = await client.run(ep.id, { a: 1 });
     expect(job.status).toBe("IN_QUEUE");
     expect(job.id).toBeTruthy();
-    expect((await codeOf(client.status(ep.id, "nope"))).code).toBe("NOT_FOUND");
+    expect((await rejection(client.status(ep.id, "nope"))).code).toBe("NOT_FOUND");
   });
 
   it("lbRequest sends method, path and JSON body to the endpoint URL", async () => {

@@ -8,11 +8,11 @@ import type { BuildContext, BuildOptions, EndpointSpec, ResolvedConfig, SvcPlugi
 
 export const FIXTURES = resolve(import.meta.dirname, "../../fixtures");
 
-/** Copies `fixtures/<name>` into a fresh temp folder and returns its path. */
+/** Copies `fixtures/<name>` (without its `.svc/`) into a fresh temp folder and returns its path. */
 export function copyFixture(name: string): string {
   // the fixture's own folder name, so the app name (and the manifest) is the same in every copy
   const dir = join(mkdtempSync(join(tmpdir(), "svc-test-")), name.split("/").pop()!);
-  cpSync(join(FIXTURES, name), dir, { recursive: true, filter: (src) => !src.includes(`${"/"}.svc`) });
+  cpSync(join(FIXTURES, name), dir, { recursive: true, filter: (src) => !src.split("/").includes(".svc") });
   return dir;
 }
 
