@@ -6,20 +6,14 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from .config import T5Config
+from .norm import RMSNorm
 
 
-class T5LayerNorm(nn.Module):
-    """T5 norm: RMS scaling only (no mean, no bias), statistics in fp32."""
+class T5LayerNorm(RMSNorm):
+    """T5's norm: the normalised activations take the weight's dtype (as the published encoder does)."""
 
-    def __init__(self, dim, eps=1e-6):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
-
-    def forward(self, x):
-        xf = x.float()
-        xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
-        return xf.to(self.weight.dtype) * self.weight
+    def _out_dtype(self, x):
+        return self.weight.dtype
 
 
 class T5Attention(nn.Module):

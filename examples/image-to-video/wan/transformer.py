@@ -8,19 +8,8 @@ import torch.nn.functional as F
 
 from .attention import attention
 from .config import TransformerConfig
+from .norm import RMSNorm
 from .rope import apply_rope, rope_tables
-
-
-class RMSNorm(nn.Module):
-    def __init__(self, dim, eps=1e-6):
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
-
-    def forward(self, x):
-        xf = x.float()
-        xf = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
-        return xf.to(x.dtype) * self.weight
 
 
 class LayerNorm(nn.LayerNorm):
