@@ -6,7 +6,8 @@ export interface EnvVar {
   value: string;
 }
 
-export interface PlatformEndpoint {
+/** An endpoint's settings: what the platform stores and what its API answers (platform/store keeps these too). */
+export interface EndpointSettings {
   id: string;
   name: string;
   type: EndpointType;
@@ -25,6 +26,9 @@ export interface PlatformEndpoint {
   env: EnvVar[];
   environmentId: string | null;
   buildId: string | null;
+}
+
+export interface PlatformEndpoint extends EndpointSettings {
   /** Queue: `{base}/v2/<id>`; load-balanced: `{base}/lb/<id>` (embedded) or `https://<id>.<host>`. */
   url: string;
   createdAt: string;

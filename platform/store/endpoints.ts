@@ -1,30 +1,17 @@
 /** Endpoints (kept in memory too: every queue request looks one up). */
+import type { EndpointSettings, EnvVar } from "../../core/client/types.ts";
 import type { Db } from "./db.ts";
 
-export interface EnvVar { key: string; value: string }
+export type { EnvVar };
 
-export interface EndpointRecord {
-  id: string;
-  name: string;
-  type: "QB" | "LB";
-  gpuIds: string | null;
-  gpuCount: number | null;
-  instanceIds: string[] | null;
-  workersMin: number;
-  workersMax: number;
-  idleTimeout: number;
+/** What the store keeps: the settings the API answers plus the other saveEndpoint fields (svc's client reads none of those). */
+export interface EndpointRecord extends EndpointSettings {
   scalerType: "QUEUE_DELAY" | "REQUEST_COUNT";
-  scalerValue: number;
-  executionTimeoutMs: number;
-  templateId: string | null;
-  imageName: string | null;
-  env: EnvVar[];
-  environmentId: string | null;
-  buildId: string | null;
   locations: string | null;
   networkVolumeId: string | null;
   flashBootType: string | null;
   minCudaVersion: string | null;
+  /** ms since the epoch (the API answers ISO text). */
   createdAt: number;
 }
 

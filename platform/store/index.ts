@@ -15,7 +15,6 @@ export type { TemplateRecord } from "./templates.ts";
 export type { AppRow, EnvironmentRow } from "./apps.ts";
 export type { BuildRow, UploadRow, ArtifactRow } from "./builds.ts";
 export type { JobRow, JobStatus, JobKind, NewJob } from "./jobs.ts";
-export { FINAL_STATUSES } from "./jobs.ts";
 export type { FileRecord } from "./files.ts";
 
 export function createStore(file: string, options: { logLinesPerEndpoint?: number; onError?: (error: unknown) => void } = {}) {

@@ -1,8 +1,8 @@
 /** Jobs: every state change is written before it is acknowledged (prepared statements only). */
+import type { JobStatus } from "../../core/client/types.ts";
 import type { Db } from "./db.ts";
 
-export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT";
-export const FINAL_STATUSES: ReadonlySet<JobStatus> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
+export type { JobStatus };
 export type JobKind = "run" | "runsync";
 
 export interface JobRow {
