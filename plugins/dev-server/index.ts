@@ -252,14 +252,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         return remote;
       },
       async runsync(remote, input, timeoutMs) {
-        const job = (await client.runsync(remote.url || remote.id, input, {
+        const job = await client.runsync(remote.url || remote.id, input, {
           timeoutMs,
           onPending: (pending) => logger.debug(`job ${pending.id}: ${pending.status}`),
-        })) as Job;
+        });
         return { job, httpStatus: await finalHttpStatus(remote, job) };
       },
       async status(remote, jobId) {
-        const job = (await client.status(remote.url || remote.id, jobId)) as Job;
+        const job = await client.status(remote.url || remote.id, jobId);
         return { job, httpStatus: await finalHttpStatus(remote, job) };
       },
       lbRequest: (remote, method, path, body, headers) => client.lbRequest(remote.url, method, path, body, headers),

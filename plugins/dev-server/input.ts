@@ -6,6 +6,10 @@
  * whose keys are all envelope keys and include `input` is read as the envelope, so a function with a
  * parameter named `input` must be called with the envelope: `{"input": {"input": ...}}`.
  */
+import { isFinalJob, type Job } from "../../core/client/types.ts";
+
+export type { Job };
+
 export type ParsedInput = { ok: true; input: Record<string, unknown> } | { ok: false; message: string };
 
 const ENVELOPE_KEYS = new Set(["input", "webhook", "policy"]);
@@ -32,20 +36,6 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The platform's job object (reference/platform-api.md section 1). */
-export interface Job {
-  id: string;
-  status: "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT" | string;
-  output?: unknown;
-  error?: unknown;
-  delayTime?: number;
-  executionTime?: number;
-  workerId?: string;
-}
-
-export const FINAL_STATUSES = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
-export const isFinal = (job: Pick<Job, "status">): boolean => FINAL_STATUSES.has(job.status);
-
 /** True when a FAILED job failed because the function rejected its input. */
 export function isInputError(job: Job): boolean {
   if (job.status !== "FAILED") return false;
@@ -69,6 +59,6 @@ export function isInputError(job: Job): boolean {
  */
 export function runsyncStatus(job: Job, platformStatus?: number): number {
   if (platformStatus === 400 || isInputError(job)) return 400;
-  if (!isFinal(job)) return 202;
+  if (!isFinalJob(job)) return 202;
   return 200;
 }
