@@ -27,6 +27,10 @@ export async function appName(flags: PlatformFlags, command: string): Promise<st
   return config.app;
 }
 
+/** Endpoints across the given environments. */
+export const endpointCount = (environments: readonly { endpoints: readonly unknown[] }[]): number =>
+  environments.reduce((n, environment) => n + environment.endpoints.length, 0);
+
 /** Plain aligned columns; the header underlined with dashes. */
 export function formatTable(headers: string[], rows: Array<Array<string | number | null | undefined>>): string {
   const cells = rows.map((row) => row.map((cell) => (cell === null || cell === undefined || cell === "" ? "-" : String(cell))));

@@ -1,7 +1,7 @@
 /** Helpers every command uses: project root, .env loading, error reporting, JSON output. */
 import { existsSync } from "node:fs";
 import { resolve, join } from "node:path";
-import { isSvcError } from "../core/errors.ts";
+import { errors, isSvcError } from "../core/errors.ts";
 import { createLogger, paint, type Logger } from "../core/logger.ts";
 
 export interface CommonFlags {
@@ -12,6 +12,19 @@ export interface CommonFlags {
 
 export function projectRoot(flags: CommonFlags): string {
   return resolve(flags.root ?? process.cwd());
+}
+
+/** `--exclude a,b --exclude c` → ["a", "b", "c"]. */
+export function parseList(value: string | string[] | undefined): string[] {
+  return [value ?? []].flat().flatMap((item) => String(item).split(",")).map((item) => item.trim()).filter(Boolean);
+}
+
+/** `--port`: an integer from 0 to 65535 (0: any free port), `fallback` when absent; CLI_USAGE otherwise. */
+export function parsePort(value: number | string | undefined, fallback: number, command: string): number {
+  if (value === undefined || value === "") return fallback;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw errors.CLI_USAGE(`--port must be an integer from 0 to 65535, not "${value}".`, command);
+  return port;
 }
 
 /** Loads `<root>/.env` into process.env without overriding variables already set in the shell. */

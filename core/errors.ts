@@ -34,6 +34,9 @@ export const isSvcError = (error: unknown): error is SvcError => error instanceo
 export type ErrorCode = keyof typeof errors;
 
 const AUTH_REMEDY = "Check that PLATFORM_API_KEY is set correctly, in .env or exported in your shell.";
+/** Remedies of a NOT_FOUND app or environment (the name is a deploy's --app / --env, or the folder name). */
+export const APPS_REMEDY = "`svc app list` shows the apps on this platform; `svc deploy` creates the app.";
+export const ENVIRONMENTS_REMEDY = "`svc env list` shows the app's environments; pass one with --env <name>.";
 
 /** Builders, one per code. Keep them sorted by area. */
 export const errors = {
@@ -145,7 +148,7 @@ export const errors = {
     new SvcError("ENVIRONMENT_AMBIGUOUS", `App "${app}" has several environments (${names.join(", ")}) and no --env was given.`, {
       remedy: "Choose one with --env <name>.",
     }),
-  NOT_FOUND: (what: string, name: string) => new SvcError("NOT_FOUND", `${what} "${name}" was not found.`, { status: 404 }),
+  NOT_FOUND: (what: string, name: string, remedy?: string) => new SvcError("NOT_FOUND", `${what} "${name}" was not found.`, { status: 404, remedy }),
   JOB_WAIT_FAILED: (endpoint: string, jobId: string, cause: unknown) =>
     new SvcError("JOB_WAIT_FAILED", `Lost contact while waiting on job ${jobId} of endpoint ${endpoint}: ${String((cause as Error)?.message ?? cause)}`, {
       remedy: `The job may still be running: ask for its status (GET <endpoint url>/status/${jobId}) once the platform answers again.`,
@@ -171,6 +174,10 @@ export const errors = {
 
   CLI_USAGE: (message: string, command?: string) =>
     new SvcError("CLI_USAGE", message, { remedy: `Run \`svc ${command ? `${command} ` : ""}--help\` for the accepted options.` }),
+  PLATFORM_ALREADY_RUNNING: (dir: string, url: string, pid: number) =>
+    new SvcError("PLATFORM_ALREADY_RUNNING", `A platform already runs for ${dir} at ${url} (pid ${pid}).`, {
+      remedy: "Use that one, stop it with `svc platform stop`, or start another with --dir <folder> --port <port>.",
+    }),
 
   // dev server
   PORT_IN_USE: (port: number) => new SvcError("PORT_IN_USE", `Port ${port} is in use and no free port was found after it.`, { remedy: "Pass --port with a free port." }),

@@ -1,8 +1,8 @@
 /** `svc app list | create <name> | delete <name>`: apps on the platform. */
 import type { CAC } from "cac";
 import type { PlatformApp, PlatformClient } from "../../core/client/index.ts";
-import { errors } from "../../core/errors.ts";
-import { confirm, connect, printTable, type PlatformFlags } from "../_platform.ts";
+import { APPS_REMEDY, errors } from "../../core/errors.ts";
+import { confirm, connect, endpointCount, printTable, type PlatformFlags } from "../_platform.ts";
 import { printJson, projectRoot } from "../_shared.ts";
 import { deleteEnvironmentEndpoints } from "./undeploy.ts";
 
@@ -10,7 +10,7 @@ const appRow = (app: PlatformApp) => [
   app.name,
   app.id,
   app.environments.map((environment) => environment.name).join(","),
-  app.environments.reduce((n, environment) => n + environment.endpoints.length, 0),
+  endpointCount(app.environments),
   app.createdAt,
 ];
 const APP_HEADERS = ["NAME", "ID", "ENVIRONMENTS", "ENDPOINTS", "CREATED"];
@@ -20,15 +20,15 @@ export async function appCommand(client: PlatformClient, action: string, name: s
     case "list":
       return { apps: await client.listApps() };
     case "create": {
-      if (!name) throw errors.BAD_REQUEST("Usage: svc app create <name>");
+      if (!name) throw errors.CLI_USAGE("Usage: svc app create <name>", "app");
       if (await client.getApp(name)) throw errors.PLATFORM_ERROR("createApp", `app "${name}" already exists`);
       return { app: await client.createApp(name) };
     }
     case "delete": {
-      if (!name) throw errors.BAD_REQUEST("Usage: svc app delete <name>");
+      if (!name) throw errors.CLI_USAGE("Usage: svc app delete <name>", "app");
       const app = await client.getApp(name);
-      if (!app) throw errors.NOT_FOUND("App", name);
-      const count = app.environments.reduce((n, environment) => n + environment.endpoints.length, 0);
+      if (!app) throw errors.NOT_FOUND("App", name, APPS_REMEDY);
+      const count = endpointCount(app.environments);
       if (!(await confirm(`Delete app ${name} with ${app.environments.length} environment(s) and ${count} endpoint(s)?`, flags, `delete app ${name}`))) return undefined;
       const endpoints = await deleteEnvironmentEndpoints(client, app.environments);
       for (const environment of app.environments) await client.deleteEnvironment(environment.id);
@@ -36,7 +36,7 @@ export async function appCommand(client: PlatformClient, action: string, name: s
       return { deleted: { app: app.name, id: app.id, endpoints } };
     }
     default:
-      throw errors.BAD_REQUEST(`Unknown action "${action}": use svc app list | create <name> | delete <name>.`);
+      throw errors.CLI_USAGE(`Unknown action "${action}": use svc app list | create <name> | delete <name>.`, "app");
   }
 }
 

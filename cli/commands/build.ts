@@ -4,7 +4,7 @@ import type { CAC } from "cac";
 import { runPipeline } from "../../core/build.ts";
 import { formatBytes } from "../../core/errors.ts";
 import type { BuildContext } from "../../core/types.ts";
-import { commandLogger, loadDotEnv, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
+import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
 
 interface BuildFlags extends CommonFlags {
   analyze?: boolean;
@@ -12,11 +12,6 @@ interface BuildFlags extends CommonFlags {
   /** cac turns `--no-deps` into `deps: false`. */
   deps?: boolean;
   keepBuild?: boolean;
-}
-
-/** `--exclude a,b --exclude c` → ["a", "b", "c"]. */
-export function parseList(value: string | string[] | undefined): string[] {
-  return [value ?? []].flat().flatMap((item) => String(item).split(",")).map((item) => item.trim()).filter(Boolean);
 }
 
 /** The machine-readable result of `svc build --json`. */

@@ -18,7 +18,7 @@ import type { Logger } from "../../core/logger.ts";
 import type { BuildContext } from "../../core/types.ts";
 import { API_KEY_FILE, platformDir } from "../../platform/state-dir.ts";
 import { connect } from "../_platform.ts";
-import { commandLogger, loadDotEnv, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
+import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
 import { deploySummary, formatDeploySummary, type DeploySummary } from "./_deploy-output.ts";
 
 interface DeployFlags extends CommonFlags {
@@ -49,10 +49,6 @@ export async function runDeploy(options: DeployOptions): Promise<{ ctx: BuildCon
     },
   });
   return { ctx, summary: deploySummary(ctx, options.client.url) };
-}
-
-export function parseList(value: string | string[] | undefined): string[] {
-  return [value ?? []].flat().flatMap((item) => String(item).split(",")).map((item) => item.trim()).filter(Boolean);
 }
 
 /** True when a container engine answers (`docker info` exits 0 within 5 s). */

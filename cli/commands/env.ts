@@ -1,7 +1,7 @@
 /** `svc env list | create <name> | delete <name>`: the app's environments. */
 import type { CAC } from "cac";
 import type { PlatformClient, PlatformEnvironment } from "../../core/client/index.ts";
-import { errors } from "../../core/errors.ts";
+import { ENVIRONMENTS_REMEDY, errors } from "../../core/errors.ts";
 import { appName, confirm, connect, printTable, type PlatformFlags } from "../_platform.ts";
 import { printJson, projectRoot } from "../_shared.ts";
 import { deleteEnvironmentEndpoints } from "./undeploy.ts";
@@ -16,16 +16,16 @@ export async function envCommand(client: PlatformClient, app: string, action: st
       return { app, environments: found?.environments ?? [] };
     }
     case "create": {
-      if (!name) throw errors.BAD_REQUEST("Usage: svc env create <name>");
+      if (!name) throw errors.CLI_USAGE("Usage: svc env create <name>", "env");
       const found = (await client.getApp(app)) ?? (await client.createApp(app));
       if (found.environments.some((environment) => environment.name === name)) throw errors.PLATFORM_ERROR("createEnvironment", `environment "${name}" already exists in app "${app}"`);
       return { app, environment: await client.createEnvironment(found.id, name) };
     }
     case "delete": {
-      if (!name) throw errors.BAD_REQUEST("Usage: svc env delete <name>");
+      if (!name) throw errors.CLI_USAGE("Usage: svc env delete <name>", "env");
       const found = await client.getApp(app);
       const environment = found?.environments.find((item) => item.name === name);
-      if (!environment) throw errors.NOT_FOUND(`Environment of app "${app}"`, name);
+      if (!environment) throw errors.NOT_FOUND(`Environment of app "${app}"`, name, ENVIRONMENTS_REMEDY);
       const detail = environment.endpoints.length ? ` and its ${environment.endpoints.length} endpoint(s)` : "";
       if (!(await confirm(`Delete environment ${name} of ${app}${detail}?`, flags, `delete environment ${name}`))) return undefined;
       // Endpoints first: an environment must not leave endpoints running (and billing) behind.
@@ -34,7 +34,7 @@ export async function envCommand(client: PlatformClient, app: string, action: st
       return { app, deleted: { environment: environment.name, id: environment.id, endpoints: deleted } };
     }
     default:
-      throw errors.BAD_REQUEST(`Unknown action "${action}": use svc env list | create <name> | delete <name>.`);
+      throw errors.CLI_USAGE(`Unknown action "${action}": use svc env list | create <name> | delete <name>.`, "env");
   }
 }
 

@@ -2,7 +2,7 @@
 import type { CAC } from "cac";
 import { join } from "node:path";
 import { errors } from "../../core/errors.ts";
-import { printJson } from "../_shared.ts";
+import { parsePort, printJson } from "../_shared.ts";
 
 interface PlatformCommandFlags {
   port?: number | string;
@@ -23,21 +23,15 @@ function usageHint(url: string, keyFile: string): string {
   ].join("\n");
 }
 
-function portOf(flags: PlatformCommandFlags): number {
-  const port = flags.port === undefined ? DEFAULT_PORT : Number(flags.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw errors.BAD_REQUEST(`--port must be a port number, got "${flags.port}"`);
-  return port;
-}
-
 async function start(flags: PlatformCommandFlags): Promise<void> {
-  const { platformDir, readState, isAlive, writeState, removeState } = await import("../../platform/state-dir.ts");
+  const { platformDir, readState, isAlive, writeState, removeState, API_KEY_FILE } = await import("../../platform/state-dir.ts");
   const { runningPlatform, startDetached } = await import("../../platform/ensure.ts");
   const dir = platformDir(flags.dir);
   const host = flags.host ?? "127.0.0.1";
-  const port = portOf(flags);
+  const port = parsePort(flags.port, DEFAULT_PORT, "platform");
   const running = await runningPlatform(dir);
-  if (running) throw errors.BAD_REQUEST(`A platform already runs for ${dir} at ${running.url} (pid ${running.pid}). Stop it with \`svc platform stop\`.`);
-  const keyFile = join(dir, "api-key");
+  if (running) throw errors.PLATFORM_ALREADY_RUNNING(dir, running.url, running.pid);
+  const keyFile = join(dir, API_KEY_FILE);
 
   if (flags.detach) {
     const started = await startDetached({ dir, host, port });
@@ -100,11 +94,11 @@ async function stop(flags: PlatformCommandFlags): Promise<void> {
 }
 
 async function status(flags: PlatformCommandFlags): Promise<void> {
-  const { platformDir, readState } = await import("../../platform/state-dir.ts");
+  const { platformDir, readState, API_KEY_FILE } = await import("../../platform/state-dir.ts");
   const { runningPlatform } = await import("../../platform/ensure.ts");
   const dir = platformDir(flags.dir);
   const running = await runningPlatform(dir);
-  const keyFile = join(dir, "api-key");
+  const keyFile = join(dir, API_KEY_FILE);
   if (flags.json) {
     return printJson(running ? { ok: true, running: true, url: running.url, pid: running.pid, dir, apiKeyFile: keyFile } : { ok: true, running: false, dir, lastState: readState(dir) ?? null });
   }
@@ -132,7 +126,7 @@ export function registerPlatform(cli: CAC): void {
         case "status":
           return status(flags);
         default:
-          throw errors.BAD_REQUEST(`Unknown action "${action}": use svc platform start | stop | status.`);
+          throw errors.CLI_USAGE(`Unknown action "${action}": use svc platform start | stop | status.`, "platform");
       }
     });
 }

@@ -6,7 +6,9 @@
 import type { CAC } from "cac";
 import { startDevServer, type DevServer } from "../../plugins/dev-server/index.ts";
 import { confirm, connect } from "../_platform.ts";
-import { commandLogger, projectRoot, type CommonFlags } from "../_shared.ts";
+import { commandLogger, parsePort, projectRoot, type CommonFlags } from "../_shared.ts";
+
+const DEFAULT_PORT = 8888;
 
 interface RunFlags extends CommonFlags {
   host?: string;
@@ -16,18 +18,11 @@ interface RunFlags extends CommonFlags {
   yes?: boolean;
 }
 
-export function parsePort(value: number | string | undefined): number {
-  if (value === undefined || value === "") return 8888;
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`--port must be an integer from 0 to 65535, not "${value}".`);
-  return port;
-}
-
 export function registerRun(cli: CAC): void {
   cli
     .command("run", "Start the local development server (functions run on the platform as live- endpoints)")
     .option("--host <host>", "Address to bind", { default: "localhost" })
-    .option("-p, --port <port>", "Port; when it is in use the next free one is taken", { default: 8888 })
+    .option("-p, --port <port>", "Port; when it is in use the next free one is taken", { default: DEFAULT_PORT })
     .option("--reload", "Reload on code changes (--no-reload to turn off)", { default: true })
     .option("--auto-provision", "Deploy every endpoint at startup instead of on its first call")
     .option("--yes", "Do not ask before deploying more than 5 endpoints")
@@ -37,7 +32,7 @@ export function registerRun(cli: CAC): void {
     .action(async (flags: RunFlags) => {
       const root = projectRoot(flags);
       const logger = commandLogger(flags);
-      const port = parsePort(flags.port);
+      const port = parsePort(flags.port, DEFAULT_PORT, "run");
       const { client } = await connect(root);
       const server: DevServer = await startDevServer({
         root,

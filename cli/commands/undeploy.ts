@@ -1,9 +1,8 @@
 /** `svc undeploy [--env name] [--all] [--yes]`: delete the app's endpoints in one environment (or all of them). */
 import type { CAC } from "cac";
 import { findEnvironment, type PlatformClient, type PlatformEnvironment } from "../../core/client/index.ts";
-import { errors } from "../../core/errors.ts";
 import { mapLimit, PROVISION_CONCURRENCY } from "../../plugins/provision.ts";
-import { appName, confirm, connect, printTable, type PlatformFlags } from "../_platform.ts";
+import { appName, confirm, connect, endpointCount, printTable, type PlatformFlags } from "../_platform.ts";
 import { printJson, projectRoot } from "../_shared.ts";
 
 interface UndeployFlags extends PlatformFlags {
@@ -17,11 +16,7 @@ export interface UndeployResult {
 
 /** The environments `svc undeploy` acts on (same --env rules as deploy, nothing created). */
 export async function undeployTargets(client: PlatformClient, app: string, flags: { env?: string; all?: boolean }): Promise<PlatformEnvironment[]> {
-  if (flags.all) {
-    const found = await client.getApp(app);
-    if (!found) throw errors.NOT_FOUND("App", app);
-    return found.environments;
-  }
+  if (flags.all) return client.listEnvironments(app);
   return [(await findEnvironment(client, app, flags.env)).environment];
 }
 
@@ -45,7 +40,7 @@ export function registerUndeploy(cli: CAC): void {
       const { client } = await connect(root);
       const app = await appName(flags, "undeploy");
       const environments = await undeployTargets(client, app, flags);
-      const count = environments.reduce((n, environment) => n + environment.endpoints.length, 0);
+      const count = endpointCount(environments);
       const where = environments.map((environment) => environment.name).join(", ");
       if (count === 0) {
         if (flags.json) printJson({ ok: true, app, deleted: [] });

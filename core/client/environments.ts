@@ -3,7 +3,7 @@
  * no app yet → create it and the `--env` environment (default `production`); `--env` unknown →
  * create it; exactly one environment → use it; several and no `--env` → ENVIRONMENT_AMBIGUOUS.
  */
-import { errors } from "../errors.ts";
+import { APPS_REMEDY, ENVIRONMENTS_REMEDY, errors } from "../errors.ts";
 import type { PlatformClient } from "./index.ts";
 import type { PlatformApp, PlatformEnvironment } from "./types.ts";
 
@@ -56,9 +56,9 @@ export async function resolveDeployTarget(client: PlatformClient, appName: strin
  */
 export async function findEnvironment(client: PlatformClient, appName: string, requested?: string): Promise<{ app: PlatformApp; environment: PlatformEnvironment }> {
   const app = await client.getApp(appName);
-  if (!app) throw errors.NOT_FOUND("App", appName);
+  if (!app) throw errors.NOT_FOUND("App", appName, APPS_REMEDY);
   const plan = planEnvironment(appName, app, requested);
   const environment = app.environments.find((env) => env.name === plan.environment);
-  if (!environment) throw errors.NOT_FOUND(`Environment of app "${appName}"`, plan.environment);
+  if (!environment) throw errors.NOT_FOUND(`Environment of app "${appName}"`, plan.environment, ENVIRONMENTS_REMEDY);
   return { app, environment };
 }

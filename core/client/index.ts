@@ -29,7 +29,7 @@
  * builds: getBuild(id), deployBuildToEnvironment(envId, buildId), setBuildEndpointUrls(buildId, urls);
  * workerLogs(endpointId, limit?). The deploy environment rules are in ./environments.ts.
  */
-import { errors } from "../errors.ts";
+import { APPS_REMEDY, errors } from "../errors.ts";
 import { createGraphQLRunner, documents } from "./_graphql.ts";
 import { httpRequest } from "./_http.ts";
 import { createQueueApi } from "./queue.ts";
@@ -84,7 +84,7 @@ export function createPlatformClient(options: PlatformClientOptions) {
     /** Environments of the app named `appName`; NOT_FOUND when there is no such app. */
     async listEnvironments(appName: string): Promise<PlatformEnvironment[]> {
       const app = await this.getApp(appName);
-      if (!app) throw errors.NOT_FOUND("App", appName);
+      if (!app) throw errors.NOT_FOUND("App", appName, APPS_REMEDY);
       return app.environments;
     },
     async deleteEnvironment(id: string): Promise<boolean> {
