@@ -1,5 +1,5 @@
 /** Helpers every command uses: project root, .env loading, error reporting, JSON output. */
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { resolve, join } from "node:path";
 import { errors, isSvcError } from "../core/errors.ts";
 import { createLogger, paint, type Logger } from "../core/logger.ts";
@@ -10,8 +10,11 @@ export interface CommonFlags {
   quiet?: boolean;
 }
 
+/** `--root` or the current folder; PROJECT_NOT_FOUND when it is not a folder (before anything starts). */
 export function projectRoot(flags: CommonFlags): string {
-  return resolve(flags.root ?? process.cwd());
+  const root = resolve(flags.root ?? process.cwd());
+  if (!statSync(root, { throwIfNoEntry: false })?.isDirectory()) throw errors.PROJECT_NOT_FOUND(root);
+  return root;
 }
 
 /** `--exclude a,b --exclude c` → ["a", "b", "c"]. */

@@ -63,8 +63,8 @@ export const errors = {
       remedy: "Make the callback async (or return a Promise), or use tap() for synchronous work.",
     }),
   PROJECT_NOT_FOUND: (root: string) =>
-    new SvcError("PROJECT_NOT_FOUND", `${root} does not look like an svc project (no Python files, no svc.config.ts).`, {
-      remedy: "Run `svc init` to create one, or run svc from the project folder.",
+    new SvcError("PROJECT_NOT_FOUND", `Project folder ${root} does not exist or is not a folder.`, {
+      remedy: "Run svc from the project folder or pass --root <folder>; `svc init` creates a project.",
     }),
 
   // discovery and grouping
