@@ -94,8 +94,11 @@ export async function readManifest(file: string): Promise<Manifest> {
   }
 }
 
+/** The bytes of a manifest file (validate it first: parseManifest). */
+export const manifestText = (manifest: Manifest): string => `${JSON.stringify(manifest, null, 2)}\n`;
+
 export async function writeManifest(file: string, manifest: Manifest): Promise<void> {
   const valid = parseManifest(manifest, file);
   await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, `${JSON.stringify(valid, null, 2)}\n`);
+  await writeFile(file, manifestText(valid));
 }

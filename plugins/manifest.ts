@@ -7,8 +7,9 @@
 import { createHash } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { MANIFEST_FILE, MANIFEST_VERSION, parseManifest, writeManifest, type Manifest, type ManifestEndpoint } from "../core/manifest.ts";
+import { MANIFEST_FILE, MANIFEST_VERSION, manifestText, parseManifest, type Manifest, type ManifestEndpoint } from "../core/manifest.ts";
 import type { BuildContext, EndpointSpec, SvcPlugin } from "../core/types.ts";
+import { writeIfChanged } from "./_fs.ts";
 
 export const PLUGIN_NAME = "svc:manifest";
 export const CREATE_STAGE = -100;
@@ -21,12 +22,8 @@ export function manifest(): SvcPlugin {
       pipeline.hooks.manifest.tapPromise({ name: PLUGIN_NAME, stage: CREATE_STAGE }, async (_manifest, ctx) => createManifest(ctx));
       pipeline.hooks.manifest.tapPromise({ name: PLUGIN_NAME, stage: WRITE_STAGE }, async (current, ctx) => {
         const valid = parseManifest(current, MANIFEST_FILE);
-        const text = `${JSON.stringify(valid, null, 2)}\n`;
-        for (const file of [join(ctx.outDir, MANIFEST_FILE), join(ctx.buildDir, MANIFEST_FILE)]) {
-          // Same bytes as writeManifest; unchanged files keep their mtime for the dev server.
-          const existing = await readFile(file, "utf8").catch(() => undefined);
-          if (existing !== text) await writeManifest(file, valid);
-        }
+        const text = manifestText(valid);
+        await Promise.all([join(ctx.outDir, MANIFEST_FILE), join(ctx.buildDir, MANIFEST_FILE)].map((file) => writeIfChanged(file, text)));
         return valid;
       });
     },

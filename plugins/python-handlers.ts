@@ -4,10 +4,11 @@
  * did not change is not rewritten (the dev server relies on unchanged mtimes); handler files of
  * endpoints that no longer exist are removed.
  */
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { errors } from "../core/errors.ts";
 import type { EndpointSpec, SvcPlugin } from "../core/types.ts";
+import { writeIfChanged } from "./_fs.ts";
 
 export const PLUGIN_NAME = "svc:python-handlers";
 export const HANDLERS_DIR = "handlers";
@@ -55,12 +56,4 @@ export async function writeHandlers(buildDir: string, endpoints: readonly Endpoi
   for (const entry of await readdir(dir)) {
     if (entry.endsWith(".py") && !keep.has(entry)) await rm(join(dir, entry), { force: true });
   }
-}
-
-/** Writes only when the content differs; answers whether it wrote. */
-export async function writeIfChanged(file: string, content: string): Promise<boolean> {
-  const current = await readFile(file, "utf8").catch(() => undefined);
-  if (current === content) return false;
-  await writeFile(file, content);
-  return true;
 }
