@@ -1,6 +1,6 @@
 /** The public API of svc as a library. */
 export { defineConfig, loadConfig, DEFAULT_IMAGES } from "./config.ts";
-export { Pipeline, STAGES, type PipelineHooks, type StageName } from "./pipeline.ts";
+export { Pipeline, STAGES } from "./pipeline.ts";
 export { runPipeline, createContext, resolvePluginList } from "./build.ts";
 export { SvcError, errors, isSvcError, type ErrorCode } from "./errors.ts";
 export { manifestSchema, readManifest, writeManifest, parseManifest } from "./manifest.ts";

@@ -3,8 +3,7 @@
  * Compiler). Plugins tap the hooks by name; the runner calls them in order and records timings.
  */
 import { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
-import { errors } from "./errors.ts";
-import { formatBytes } from "./errors.ts";
+import { errors, formatBytes } from "./errors.ts";
 import type { Manifest } from "./manifest.ts";
 import type { Artifact, BuildContext, DeployedEndpoint, DiscoveredFunction, EndpointSpec, Requirement, SvcPlugin } from "./types.ts";
 

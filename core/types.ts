@@ -4,10 +4,10 @@
  */
 import type { Manifest, ManifestEndpoint } from "./manifest.ts";
 import type { Logger } from "./logger.ts";
-import type { Pipeline } from "./pipeline.ts";
+import type { Pipeline, PipelineHooks, StageName } from "./pipeline.ts";
 import type { PlatformClient } from "./client/index.ts";
 
-export type { Manifest, ManifestEndpoint, Logger, Pipeline, PlatformClient };
+export type { Manifest, ManifestEndpoint, Logger, Pipeline, PipelineHooks, StageName, PlatformClient };
 
 export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
 export type EndpointType = "QB" | "LB";
