@@ -114,7 +114,7 @@ export async function resolveConfig(root: string, raw: unknown, file?: string): 
   if (!parsed.success) throw errors.CONFIG_INVALID(formatZodIssues(parsed.error), file);
   const config: SvcConfig = parsed.data;
   return {
-    app: config.app ?? appNameFromFolder(root),
+    app: config.app ?? toAppName(basename(root)),
     pythonVersion: config.pythonVersion ?? "3.11",
     plugins: await resolvePlugins(root, config.plugins ?? []),
     disablePlugins: config.disablePlugins ?? [],
@@ -126,9 +126,9 @@ export async function resolveConfig(root: string, raw: unknown, file?: string): 
   };
 }
 
-function appNameFromFolder(root: string): string {
-  const name = basename(root).toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "");
-  return name || "app";
+/** An app name the platform and the config schema accept (lowercase letters, digits and '-'), from a folder name. */
+export function toAppName(raw: string): string {
+  return raw.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "") || "app";
 }
 
 /** Flattens plugin options; package names are imported from the app's node_modules. */

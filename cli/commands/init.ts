@@ -4,6 +4,7 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { CAC } from "cac";
+import { toAppName } from "../../core/config.ts";
 import { errors } from "../../core/errors.ts";
 
 export const TEMPLATE_DIR = fileURLToPath(new URL("../../templates/init/", import.meta.url));
@@ -14,11 +15,6 @@ const RENAMES: Record<string, string> = { _gitignore: ".gitignore" };
 interface InitFlags {
   force?: boolean;
   root?: string;
-}
-
-/** An app name the platform and the config schema accept: lowercase letters, digits and '-'. */
-export function appName(raw: string): string {
-  return raw.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "") || "app";
 }
 
 async function templateFiles(dir = TEMPLATE_DIR, prefix = ""): Promise<string[]> {
@@ -40,7 +36,7 @@ export interface InitResult {
 
 /** Writes the template into `dir`; refuses to overwrite existing files unless `force`. */
 export async function initProject(dir: string, options: { name?: string; force?: boolean } = {}): Promise<InitResult> {
-  const name = appName(options.name ?? basename(dir));
+  const name = toAppName(options.name ?? basename(dir));
   const plan = (await templateFiles()).map((file) => {
     const target = file.split("/").map((part) => RENAMES[part] ?? part).join("/");
     return { source: join(TEMPLATE_DIR, file), target };
