@@ -8,26 +8,14 @@
  */
 import type { EndpointInput, PlatformClient, PlatformEndpoint } from "../core/client/index.ts";
 import type { DeployedEndpoint, ManifestEndpoint, SvcPlugin } from "../core/types.ts";
+import { mapLimit } from "./_map-limit.ts";
 import { deployTarget, platformClient } from "./_platform.ts";
 
 export const PLUGIN_NAME = "svc:provision";
 /** Concurrent saveEndpoint / deleteEndpoint calls (spec 8: concurrent resource deployments). */
 export const PROVISION_CONCURRENCY = 3;
-export const DEV_PREFIX = "live-";
-
-/** Runs `fn` over `items`, at most `limit` at a time; results in input order; the first error wins. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index]!, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
+/** Name prefix of the dev server's endpoints (`svc run`); a deploy's clean-up leaves them alone. */
+export const LIVE_PREFIX = "live-";
 
 /** The saveEndpoint input for one manifest endpoint. */
 export function endpointInput(
@@ -56,7 +44,7 @@ export function endpointInput(
 
 /** Whether a clean-up with this prefix may delete an endpoint of this name. */
 export function inPrefixScope(name: string, prefix: string): boolean {
-  return prefix ? name.startsWith(prefix) : !name.startsWith(DEV_PREFIX);
+  return prefix ? name.startsWith(prefix) : !name.startsWith(LIVE_PREFIX);
 }
 
 export interface ProvisionResult {

@@ -12,6 +12,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/types.ts";
 import { PLUGIN_NAME as PIP_PLUGIN, type PipInstallMeta } from "./pip-install.ts";
+import { mapLimit } from "./_map-limit.ts";
 import { comparePaths, writeTarGz, type TarFile } from "./_tar.ts";
 
 export const PLUGIN_NAME = "svc:tar-pack";
@@ -62,19 +63,8 @@ export async function walkFiles(dir: string, skip: (name: string) => boolean = (
   return out;
 }
 
-/** `Promise.all(items.map(fn))` with at most `limit` calls in flight (big trees would run out of file handles). */
-async function mapLimit<T, R>(items: T[], fn: (item: T) => Promise<R>, limit = 64): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
-}
+/** stat and fingerprint reads in flight at once (big trees would run out of file handles). */
+const FILE_CONCURRENCY = 64;
 
 const skipPycache = (name: string) => name === "__pycache__" || name.endsWith(".pyc");
 
@@ -107,7 +97,7 @@ async function collectInputs(ctx: BuildContext, listDeps: boolean): Promise<Inpu
     if (immutable) keyed.push(`deps:${pip!.hash}`);
     if (listDeps || !immutable) for (const { rel, abs } of await walkFiles(ctx.depsDir, skipPycache)) add(`site-packages/${rel}`, abs, "dependency");
   }
-  const files = await mapLimit([...byPath], async ([path, { source }]): Promise<TarFile> => ({ path, source, size: (await stat(source)).size }));
+  const files = await mapLimit([...byPath], FILE_CONCURRENCY, async ([path, { source }]): Promise<TarFile> => ({ path, source, size: (await stat(source)).size }));
   files.sort((a, b) => comparePaths(a.path, b.path));
   return { files, keyed };
 }
@@ -116,7 +106,7 @@ async function collectInputs(ctx: BuildContext, listDeps: boolean): Promise<Inpu
 async function fingerprint(input: Input): Promise<string> {
   const hash = createHash("sha256");
   hash.update(`svc-artifact-v${FORMAT_VERSION}\0${input.keyed.join("\0")}\0`);
-  const parts = await mapLimit(input.files, async (file) => {
+  const parts = await mapLimit(input.files, FILE_CONCURRENCY, async (file) => {
     if (file.size <= CONTENT_HASH_LIMIT) return createHash("sha256").update(await readFile(file.source)).digest("hex");
     const info = await stat(file.source);
     return `${info.size}:${info.mtimeMs}:${info.ino}`;

@@ -20,7 +20,7 @@ import type { PlatformClient } from "../../core/client/index.ts";
 import type { BuildContext, DeployedEndpoint, DiscoveredFunction, Manifest, SvcPlugin } from "../../core/types.ts";
 import { errors } from "../../core/errors.ts";
 import { sharedParser } from "../discover-python/index.ts";
-import { LIVE_PREFIX } from "./resource-cache.ts";
+import { LIVE_PREFIX } from "../provision.ts";
 import { Provisioner, type EndpointStatus } from "./provisioner.ts";
 import { createDevApp, type DevRoutesState, type RemoteRef } from "./routes.ts";
 import { buildRouteTable, preferredAlias, type RouteTable } from "./routes-table.ts";

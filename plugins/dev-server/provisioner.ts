@@ -6,14 +6,13 @@
 import { errors } from "../../core/errors.ts";
 import type { Logger, Manifest, ManifestEndpoint } from "../../core/types.ts";
 import type { PlatformClient } from "../../core/client/index.ts";
-import { endpointInput as provisionInput } from "../provision.ts";
+import { mapLimit } from "../_map-limit.ts";
+import { endpointInput as provisionInput, LIVE_PREFIX, PROVISION_CONCURRENCY } from "../provision.ts";
 import {
   cachedFor,
   configHash,
   dropCached,
   getCached,
-  LIVE_PREFIX,
-  mapLimit,
   planResources,
   putCached,
   readResourceCache,
@@ -23,7 +22,6 @@ import {
   type ResourceCache,
 } from "./resource-cache.ts";
 
-export const MAX_CONCURRENT_DEPLOYS = 3;
 
 /** The platform calls the provisioner makes (a fake in unit tests). */
 export type ProvisionClient = Pick<PlatformClient, "url" | "saveEndpoint" | "deleteEndpoint">;
@@ -134,7 +132,7 @@ export class Provisioner {
 
   /** Deploys every endpoint, at most `concurrency` at a time. */
   async provisionAll(names: string[] = this.endpointNames()): Promise<RemoteEndpoint[]> {
-    return mapLimit(names, this.options.concurrency ?? MAX_CONCURRENT_DEPLOYS, (name) => this.ensure(name));
+    return mapLimit(names, this.options.concurrency ?? PROVISION_CONCURRENCY, (name) => this.ensure(name));
   }
 
   /** The endpoint's platform side, deploying it first when it is not yet (lazy mode's first call). */
@@ -190,7 +188,7 @@ export class Provisioner {
     }
     const provisioned = [...this.states].filter(([, s]) => s.state === "provisioned" || (s.state === "failed" && s.remote)).map(([name]) => name);
     const updated: string[] = [];
-    await mapLimit(provisioned, this.options.concurrency ?? MAX_CONCURRENT_DEPLOYS, async (name) => {
+    await mapLimit(provisioned, this.options.concurrency ?? PROVISION_CONCURRENCY, async (name) => {
       const state = this.states.get(name)!;
       const input = endpointInput(this.endpoint(name), { prefix: this.prefix, buildId });
       if (state.hash === configHash(input) && state.buildId === buildId) return;
@@ -206,7 +204,7 @@ export class Provisioner {
   async teardown(): Promise<string[]> {
     await Promise.allSettled([...this.states.values()].map((s) => s.pending));
     const deleted: string[] = [];
-    await mapLimit([...this.states], this.options.concurrency ?? MAX_CONCURRENT_DEPLOYS, async ([name, state]) => {
+    await mapLimit([...this.states], this.options.concurrency ?? PROVISION_CONCURRENCY, async ([name, state]) => {
       if (!state.remote) return;
       await this.deleteRemote(name, state.remote.id).catch((error: Error) => {
         this.options.logger.warn(`could not delete ${this.prefix}${name} (${state.remote!.id}): ${error.message}`);

@@ -12,7 +12,6 @@ import { dirname, join } from "node:path";
 import type { EndpointInput } from "../../core/client/index.ts";
 
 export const RESOURCE_CACHE_FILE = join(".platform", "resources.pkl");
-export const LIVE_PREFIX = "live-";
 
 export interface CachedResource {
   /** Endpoint name in the app (`hello`). */
@@ -118,24 +117,4 @@ export function planResources(
     if (entry.configHash === hash) return { action: "reuse", endpoint, hash, cached: entry };
     return { action: "update", endpoint, hash, cached: entry };
   });
-}
-
-/** Runs `fn` over `items`, at most `limit` at a time; rejects with the first error after all settle. */
-export async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  let failed: { error: unknown } | undefined;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      try {
-        results[index] = await fn(items[index]!, index);
-      } catch (error) {
-        failed ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  if (failed) throw failed.error;
-  return results;
 }
