@@ -12,6 +12,7 @@ import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from "node:fs/
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { errors } from "../core/errors.ts";
 import type { BuildContext, ExcludedRequirement, Requirement, SvcPlugin } from "../core/types.ts";
+import { pythonInterpreter } from "./_python.ts";
 import { normalizeName } from "./_requirements.ts";
 import { describeReason, exclusionReasons } from "./exclude-preinstalled.ts";
 import { pipOptionsOf } from "./resolve-deps.ts";
@@ -31,11 +32,6 @@ export interface PipInstallMeta {
   cacheHit: boolean;
   /** Packages removed from the installed tree because they are excluded. */
   pruned: string[];
-}
-
-/** The interpreter command: `SVC_PYTHON` or `python3`. */
-export function pythonCommand(): string {
-  return process.env.SVC_PYTHON || "python3";
 }
 
 /** The requirements.txt written into the build (and handed to pip). */
@@ -82,7 +78,7 @@ export function pipArgs(target: string, requirementsFile: string, pythonVersion:
 }
 
 function runPip(args: string[], ctx: BuildContext): Promise<void> {
-  const python = pythonCommand();
+  const python = pythonInterpreter();
   return new Promise((resolvePromise, reject) => {
     const child = spawn(python, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PIP_NO_WARN_SCRIPT_LOCATION: "1" } });
     let output = "";

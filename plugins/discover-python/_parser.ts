@@ -10,11 +10,11 @@ import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 import { errors } from "../../core/errors.ts";
 import type { HttpMethod, StaticValue } from "../../core/types.ts";
+import { pythonInterpreter } from "../_python.ts";
 
 export const DISCOVER_SCRIPT = fileURLToPath(new URL("./discover.py", import.meta.url));
 
-/** The interpreter discovery runs: `SVC_PYTHON`, else `python3`. */
-export const pythonInterpreter = (): string => process.env.SVC_PYTHON || "python3";
+export { pythonInterpreter };
 
 export interface RawDeclaration {
   line: number;
