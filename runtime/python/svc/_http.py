@@ -1,16 +1,38 @@
-"""Minimal JSON-over-HTTP client on urllib (the worker image has nothing else)."""
+"""Minimal JSON-over-HTTP client on the standard library (the worker image has nothing else).
+
+Connections are kept alive and reused: a small pool of idle `http.client` connections per
+(scheme, host, port), shared by the worker's threads (a job's result is posted from a thread
+that lives only as long as the job, so a per-thread connection would not be reused). A pooled
+connection the server has closed meanwhile is detected before use when possible; when a reused
+connection still fails before an answer arrives (reset, broken pipe, closed without a status
+line) the request is sent once more on a fresh connection. That can repeat a POST the server did
+receive: job-done and job-stream are safe to repeat (the platform answers 404 for a job that is
+no longer the worker's, and the runtime drops the result then).
+
+Requests that an HTTP proxy from the environment applies to still go through urllib (one
+connection per request); loopback calls (the embedded platform) never use a proxy.
+"""
+import http.client
 import json
+import select
+import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # Loopback calls (the embedded platform) must never go through an HTTP proxy from the environment.
 _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 _default = urllib.request.build_opener()
+_PROXIES = urllib.request.getproxies()  # what _default's ProxyHandler read at import
+_USER_AGENT = "Python-urllib/%d.%d" % sys.version_info[:2]
+_IDLE_MAX = 8  # idle connections kept per host
+_STALE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)  # RemoteDisconnected is a ConnectionResetError
+_REDIRECTS = (301, 302, 303, 307, 308)
 
 
 class TransportError(Exception):
@@ -24,29 +46,122 @@ class Response:
     text: str
 
 
-def _opener(url: str) -> urllib.request.OpenerDirector:
-    host = urllib.parse.urlsplit(url).hostname or ""
-    return _direct if host in _LOOPBACK or host.endswith(".localhost") else _default
+_Key = Tuple[str, str, int]
+_idle: Dict[_Key, List[http.client.HTTPConnection]] = {}
+_idle_lock = threading.Lock()
+_proxied: Dict[_Key, bool] = {}
+
+
+def _is_loopback(host: str) -> bool:
+    return host in _LOOPBACK or host.endswith(".localhost")
+
+
+def _uses_proxy(key: _Key, host: str) -> bool:
+    known = _proxied.get(key)
+    if known is None:
+        scheme = key[0]
+        known = (not _is_loopback(host) and scheme in _PROXIES
+                 and not urllib.request.proxy_bypass(f"{host}:{key[2]}" if key[2] else host))
+        _proxied[key] = known
+    return known
+
+
+def _checkout(key: _Key) -> Optional[http.client.HTTPConnection]:
+    with _idle_lock:
+        conns = _idle.get(key)
+        conn = conns.pop() if conns else None
+    if conn is not None and conn.sock is not None:
+        # An idle socket that is readable was closed by the server (EOF) or holds junk: drop it.
+        try:
+            readable = select.select([conn.sock], [], [], 0)[0]
+        except (OSError, ValueError):
+            readable = [conn.sock]
+        if readable:
+            conn.close()
+    return conn
+
+
+def _checkin(key: _Key, conn: http.client.HTTPConnection) -> None:
+    with _idle_lock:
+        conns = _idle.setdefault(key, [])
+        if len(conns) < _IDLE_MAX:
+            conns.append(conn)
+            return
+    conn.close()
+
+
+def _new_connection(key: _Key, timeout: float) -> http.client.HTTPConnection:
+    scheme, host, port = key
+    if scheme == "https":
+        return http.client.HTTPSConnection(host, port or None, timeout=timeout)
+    return http.client.HTTPConnection(host, port or None, timeout=timeout)
+
+
+def _send(key: _Key, method: str, target: str, data: Optional[bytes], headers: Dict[str, str],
+          timeout: float) -> Tuple[int, bytes, Optional[str]]:
+    """One request on a pooled connection; answers (status, body, Location header)."""
+    conn = _checkout(key)
+    for attempt in (0, 1):
+        reused = conn is not None and conn.sock is not None
+        if conn is None:
+            conn = _new_connection(key, timeout)
+        conn.timeout = timeout
+        if conn.sock is not None:
+            conn.sock.settimeout(timeout)
+        try:
+            conn.request(method, target, body=data, headers=headers)
+            resp = conn.getresponse()
+            raw = resp.read()
+        except _STALE:
+            conn.close()
+            if reused and attempt == 0:  # the server closed the kept-alive connection: once more, fresh
+                conn = None
+                continue
+            raise
+        except BaseException:
+            conn.close()  # state unknown (timeout, interrupted read): never reuse it
+            raise
+        location = resp.getheader("Location") if resp.status in _REDIRECTS else None
+        _checkin(key, conn)  # after a `Connection: close` answer http.client has closed it: reconnects next time
+        return resp.status, raw, location
+    raise AssertionError("unreachable")
+
+
+def _urllib(method: str, url: str, data: Optional[bytes], headers: Dict[str, str], timeout: float,
+            opener: urllib.request.OpenerDirector) -> Tuple[int, bytes]:
+    req = urllib.request.Request(url, data=data, method=method, headers=headers)
+    try:
+        with opener.open(req, timeout=timeout) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as err:
+        return err.code, err.read()
 
 
 def request(method: str, url: str, body: Any = None, *, token: Optional[str] = None, timeout: float = 30,
             data: Optional[bytes] = None, content_type: str = "application/json") -> Response:
     """Send one request; HTTP error statuses come back as a Response, not as an exception."""
-    headers: Dict[str, str] = {"Accept": "application/json"}
+    headers: Dict[str, str] = {"Accept": "application/json", "User-Agent": _USER_AGENT}
     if token:
         headers["Authorization"] = f"Bearer {token}"
     if body is not None:
         data = json.dumps(body).encode("utf-8")
     if data is not None:
         headers["Content-Type"] = content_type
-    req = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
-        with _opener(url).open(req, timeout=timeout) as resp:
-            status, raw = resp.status, resp.read()
-    except urllib.error.HTTPError as err:
-        status, raw = err.code, err.read()
-    except (urllib.error.URLError, OSError) as err:  # includes socket timeouts and resets
-        raise TransportError(f"{method} {url}: {getattr(err, 'reason', err)}") from err
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname or ""
+        key: _Key = (parts.scheme, host, parts.port or 0)
+        if parts.scheme not in ("http", "https") or _uses_proxy(key, host):
+            status, raw = _urllib(method, url, data, headers, timeout, _default)
+        else:
+            target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            status, raw, location = _send(key, method, target, data, headers, timeout)
+            if location is not None:  # rare: let urllib follow redirects as it always did
+                opener = _direct if _is_loopback(host) else _default
+                status, raw = _urllib(method, url, data, headers, timeout, opener)
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
+        # includes socket timeouts, resets, refused connections and malformed answers
+        raise TransportError(f"{method} {url}: {getattr(err, 'reason', None) or err!r}") from err
     text = raw.decode("utf-8", "replace")
     try:
         parsed = json.loads(text) if text.strip() else None
