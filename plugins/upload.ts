@@ -11,6 +11,13 @@ import { platformClient } from "./_platform.ts";
 
 export const PLUGIN_NAME = "svc:upload";
 
+/** The first 12 hex digits of an artifact's sha256, for log lines. */
+export const shortSha = (sha256: string): string => sha256.replace(/^sha256:/, "").slice(0, 12);
+
+/** The log line after an upload (content-addressed: `skipped` when the platform had the bytes). */
+export const uploadedLine = (sha256: string, skipped: boolean): string =>
+  skipped ? `  the platform already has artifact ${shortSha(sha256)}: upload skipped` : `  uploaded artifact ${shortSha(sha256)}`;
+
 export function upload(): SvcPlugin {
   return {
     name: PLUGIN_NAME,
@@ -25,10 +32,9 @@ export function upload(): SvcPlugin {
         ctx.app = { id: target.app.id, name: target.app.name };
         ctx.environment = { id: target.environment.id, name: target.environment.name };
 
-        const short = ctx.artifact.sha256.replace(/^sha256:/, "").slice(0, 12);
-        ctx.logger.info(`  uploading ${formatBytes(ctx.artifact.size)} artifact (${short}) to ${appName}/${target.environment.name}`);
+        ctx.logger.info(`  uploading ${formatBytes(ctx.artifact.size)} artifact (${shortSha(ctx.artifact.sha256)}) to ${appName}/${target.environment.name}`);
         const result = await client.uploadArtifact(target.app.id, ctx.artifact, ctx.manifest);
-        ctx.logger.info(result.skipped ? `  the platform already has artifact ${short}: upload skipped` : `  uploaded artifact ${short}`);
+        ctx.logger.info(uploadedLine(ctx.artifact.sha256, result.skipped));
         ctx.upload = { buildId: result.buildId, skipped: result.skipped };
         return result.buildId;
       });

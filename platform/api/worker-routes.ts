@@ -7,12 +7,16 @@ import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import type { WorkerInfo } from "../workers/supervisor.ts";
 import { errorText } from "../queue/views.ts";
+import type { ActiveJob } from "../queue/queue.ts";
 import { json, jsonText, noContent, readJson, errorResponse, presentedKey, queryParam, type Answer } from "./_http.ts";
 import { saveOutputFile } from "./files.ts";
 
 const MAX_RESULT_BYTES = 200_000_000;
 const MAX_CHUNK_BYTES = 1_000_000;
 const OK = '{"ok":true}';
+
+/** A job as job-take hands it out; `input` is already JSON text. */
+const takeBody = (job: ActiveJob): string => `{"id":${JSON.stringify(job.id)},"input":${job.input},"executionTimeoutMs":${job.executionTimeoutMs}}`;
 
 export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
   const { queue, supervisor, options } = ctx;
@@ -44,7 +48,7 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
         w.openPolls--;
       }
       if (!job) return noContent();
-      return jsonText(200, `{"id":${JSON.stringify(job.id)},"input":${job.input},"executionTimeoutMs":${job.executionTimeoutMs}}`);
+      return jsonText(200, takeBody(job));
     }),
   );
 
@@ -67,6 +71,12 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
       }
       if (!ok) return gone(jobId);
       if (b.refresh_worker === true || b.stopPod === true) void supervisor.stop(w, "the handler asked for a fresh worker (refresh_worker)");
+      // Done-and-take (contracts, "Runtime decisions"): `take=1` on a final result hands the next
+      // queued job in this answer, saving the worker a job-take round trip. Never waits.
+      if (b.status !== "IN_PROGRESS" && !w.stopping && !w.unhealthy && queryParam(event, "take") === "1") {
+        const next = queue.takeNow(w.id, w.endpointId);
+        if (next) return jsonText(200, `{"ok":true,"next":${takeBody(next)}}`);
+      }
       return jsonText(200, OK);
     }),
   );

@@ -163,6 +163,14 @@ export class JobQueue {
     });
   }
 
+  /** Hands the endpoint's next queued job to a worker, or null when none waits (no long poll). */
+  takeNow(workerId: string, endpointId: string): ActiveJob | null {
+    const job = this.nextPending(this.endpointQueue(endpointId));
+    if (!job) return null;
+    this.assign(job, workerId);
+    return job;
+  }
+
   /** Ends the long polls of a worker (it is stopping) with no job. */
   releaseTakers(workerId: string): void {
     for (const eq of this.endpoints.values()) {

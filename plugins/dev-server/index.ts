@@ -21,6 +21,7 @@ import type { BuildContext, DeployedEndpoint, DiscoveredFunction, Manifest, SvcP
 import { errors } from "../../core/errors.ts";
 import { sharedParser } from "../discover-python/index.ts";
 import { LIVE_PREFIX } from "../provision.ts";
+import { shortSha, uploadedLine } from "../upload.ts";
 import { Provisioner, type EndpointStatus } from "./provisioner.ts";
 import { createDevApp, type DevRoutesState, type RemoteRef } from "./routes.ts";
 import { buildRouteTable, preferredAlias, type RouteTable } from "./routes-table.ts";
@@ -136,11 +137,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const session: Session = {
     async upload(ctx) {
       if (!ctx.artifact || !ctx.manifest) throw errors.BUILD_MISSING(ctx.root);
-      const short = ctx.artifact.sha256.replace(/^sha256:/, "").slice(0, 12);
       if (buildId && artifactSha === ctx.artifact.sha256) {
         lastUploadSkipped = true;
         ctx.upload = { buildId, skipped: true };
-        ctx.logger.info(`  artifact ${short} unchanged: upload skipped`);
+        ctx.logger.info(`  artifact ${shortSha(ctx.artifact.sha256)} unchanged: upload skipped`);
         return buildId;
       }
       const name = ctx.manifest.app;
@@ -151,7 +151,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       const result = await client.uploadArtifact(appId.id, ctx.artifact, ctx.manifest);
       lastUploadSkipped = result.skipped;
       ctx.upload = { buildId: result.buildId, skipped: result.skipped };
-      ctx.logger.info(result.skipped ? `  the platform already has artifact ${short}: upload skipped` : `  uploaded artifact ${short}`);
+      ctx.logger.info(uploadedLine(ctx.artifact.sha256, result.skipped));
       return result.buildId;
     },
     async provision(ctx) {

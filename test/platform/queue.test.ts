@@ -63,6 +63,17 @@ describe("job queue", () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(90);
   });
 
+  it("takeNow hands the next queued job without waiting (job-done?take=1), or null", () => {
+    expect(queue.takeNow("wk_1", "ep_a")).toBeNull();
+    const a = queue.enqueue(job());
+    const b = queue.enqueue(job());
+    expect(queue.takeNow("wk_1", "ep_a")?.id).toBe(a.id);
+    expect(queue.takeNow("wk_2", "ep_a")?.id).toBe(b.id);
+    expect(queue.view(b.id)).toMatchObject({ status: "IN_PROGRESS", workerId: "wk_2" });
+    expect(queue.stats("ep_a").queued).toBe(0);
+    expect(queue.takeNow("wk_1", "ep_a")).toBeNull();
+  });
+
   it("drops a long poll whose request was aborted (no job goes to a closed connection)", async () => {
     const abort = new AbortController();
     const waiting = queue.take("wk_1", "ep_a", 5000, abort.signal);

@@ -164,7 +164,7 @@ class JobRunner:
                 output = dict(output)
                 refresh = bool(output.pop("refresh_worker"))
         try:
-            self.client.done(job.id, {"output": output}, stream=self.is_stream)
+            self.client.done(job.id, {"output": output}, stream=self.is_stream, take_next=not refresh)
         except (TypeError, ValueError) as exc:  # not JSON: report that instead of the output
             self.client.done(job.id, error_body(TypeError(f"job output is not JSON serialisable: {exc}")))
             return refresh

@@ -1,6 +1,6 @@
 """The worker's client for the platform's worker routes (contracts section 4)."""
 import urllib.parse
-from typing import Any, Dict, Iterable, Optional
+from typing import Any, Callable, Dict, Iterable, Optional
 
 from . import _http
 from ._env import WorkerEnv
@@ -14,6 +14,10 @@ MIN_EMPTY_POLL_S = 0.2  # spacing of empty long polls when a platform answers th
 class WorkerClient:
     def __init__(self, env: WorkerEnv) -> None:
         self.env = env
+        # Done-and-take: when `wants_next()` is true a final job-done asks for the next job
+        # (`take=1`); a job in the answer goes to `on_next(payload)` (a job-take answer's body).
+        self.wants_next: Optional[Callable[[], bool]] = None
+        self.on_next: Optional[Callable[[Dict[str, Any]], None]] = None
 
     def _job_url(self, template: str, job_id: str) -> str:
         return template.replace("$ID", urllib.parse.quote(job_id, safe=""))
@@ -24,9 +28,14 @@ class WorkerClient:
         url = f"{self.env.take_url}{sep}job_in_progress={int(in_progress)}"
         return _http.request("GET", url, token=self.env.token, timeout=LONG_POLL_TIMEOUT_S)
 
-    def done(self, job_id: str, body: Dict[str, Any], stream: bool = False) -> bool:
-        """Report a job's result, retried up to 3 times. False when the platform no longer wants it."""
+    def done(self, job_id: str, body: Dict[str, Any], stream: bool = False, take_next: bool = True) -> bool:
+        """Report a job's result, retried up to 3 times. False when the platform no longer wants it.
+
+        With `take_next` (and `wants_next()`), the answer may carry the next job: see `on_next`."""
         url = f"{self._job_url(self.env.done_url, job_id)}?isStream={'true' if stream else 'false'}"
+        take = bool(take_next and self.on_next and self.wants_next and self.wants_next())
+        if take:
+            url += "&take=1"
         try:
             resp = _http.request_with_retries("POST", url, body, token=self.env.token, retries=DONE_RETRIES)
         except _http.TransportError as err:
@@ -38,6 +47,10 @@ class WorkerClient:
         if resp.status != 200:
             logger.error("job %s: job-done answered HTTP %s: %s", job_id, resp.status, resp.text[:200])
             return False
+        if take and self.on_next and isinstance(resp.body, dict):
+            nxt = resp.body.get("next")
+            if isinstance(nxt, dict) and "id" in nxt:
+                self.on_next(nxt)
         return True
 
     def stream(self, job_id: str, chunk: Any) -> bool:

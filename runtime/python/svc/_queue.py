@@ -28,6 +28,9 @@ class QueueWorker:
         self.cond = threading.Condition()
         self.stopping = threading.Event()
         self.exit_code = 0
+        self.handed = threading.local()  # `.next`: a job handed in a job-done answer, run next on this thread
+        client.wants_next = self._wants_next
+        client.on_next = self._handed_next
 
     # -- called from other threads -------------------------------------------------------------
     def job_ids(self) -> List[str]:
@@ -62,29 +65,53 @@ class QueueWorker:
                 logger.error("concurrency_modifier failed, keeping %d: %s", self.concurrency, exc)
         return self.concurrency
 
-    def _run_job(self, job: Job) -> None:
-        try:
-            if self.runner.run(job):
-                logger.info("job %s asked for a fresh worker (refresh_worker): stopping", job.id)
-                self.stop()
-        except Exception:  # a bug here must not leave the slot taken forever
-            logger.exception("job %s: runtime error", job.id)
-        finally:
-            with self.cond:
-                self.running.pop(job.id, None)
-                self.cond.notify_all()
+    def _wants_next(self) -> bool:
+        """Asked on a job's thread while its job still counts as running: is there room for one more?"""
+        if self.stopping.is_set() or not getattr(self.handed, "active", False):
+            return False
+        with self.cond:
+            return len(self.running) <= self.concurrency
 
-    def _start(self, payload: Dict[str, Any]) -> None:
+    def _handed_next(self, payload: Dict[str, Any]) -> None:
+        if getattr(self.handed, "active", False):
+            self.handed.next = payload  # run by _run_job once the current job is off the books
+        else:
+            self._start(payload)
+
+    def _run_job(self, job: Optional[Job]) -> None:
+        self.handed.active = True
+        while job is not None:
+            try:
+                if self.runner.run(job):
+                    logger.info("job %s asked for a fresh worker (refresh_worker): stopping", job.id)
+                    self.stop()
+            except Exception:  # a bug here must not leave the slot taken forever
+                logger.exception("job %s: runtime error", job.id)
+            finally:
+                payload, self.handed.next = getattr(self.handed, "next", None), None
+                with self.cond:
+                    self.running.pop(job.id, None)
+                    # The next job takes the slot at once: the take loop never sees it free.
+                    job = self._admit(payload) if payload is not None else None
+                    self.cond.notify_all()
+
+    def _admit(self, payload: Dict[str, Any]) -> Optional[Job]:
+        """A job from the platform, booked as running (None when a cancel overtook it). Holds self.cond."""
         timeout_ms = payload.get("executionTimeoutMs")
         job = Job(id=str(payload["id"]), input=payload.get("input"),
                   timeout_s=timeout_ms / 1000 if timeout_ms else self.default_timeout_s)
+        if job.id in self.early_cancels:
+            del self.early_cancels[job.id]
+            logger.info("job %s: cancelled before it started; not run", job.id)
+            return None
+        self.running[job.id] = job
+        return job
+
+    def _start(self, payload: Dict[str, Any]) -> None:
         with self.cond:
-            if job.id in self.early_cancels:
-                del self.early_cancels[job.id]
-                logger.info("job %s: cancelled before it started; not run", job.id)
-                return
-            self.running[job.id] = job
-        threading.Thread(target=self._run_job, args=(job,), name=f"svc-job-{job.id}", daemon=True).start()
+            job = self._admit(payload)
+        if job is not None:
+            threading.Thread(target=self._run_job, args=(job,), name=f"svc-job-{job.id}", daemon=True).start()
 
     def _take(self) -> Optional[float]:
         """One job-take; returns how long to wait before the next one."""

@@ -46,6 +46,9 @@ class FakePlatform:
         self.fail_done = 0  # answer this many job-done calls with 500
         self.take_429 = 0  # answer this many job-take calls with 429
         self.cancel_on_take: set = set()  # job ids cancelled while their job-take answer is on its way
+        self.done_and_take = True  # job-done?take=1 hands the next queued job (contracts, "Runtime decisions")
+        self.take_calls = 0
+        self.close_after_each = False  # close each connection after its answer (no `Connection: close`)
         self.server = _Server(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
         self.server.platform = self  # type: ignore[attr-defined]
@@ -135,6 +138,7 @@ class FakePlatform:
             return 401, {"error": "bad worker token"}
         if op == "job-take":
             with self.cond:
+                self.take_calls += 1
                 if self.take_429:
                     self.take_429 -= 1
                     return 429, {"error": "slow down"}
@@ -178,15 +182,23 @@ class FakePlatform:
             if op == "job-stream":
                 job["stream"].append(body["output"])
                 return 200, {"ok": True}
-            self.done_calls.append({"job_id": job_id, "isStream": query.get("isStream"), "body": body})
+            self.done_calls.append({"job_id": job_id, "isStream": query.get("isStream"), "take": query.get("take"),
+                                    "body": body})
             if self.fail_done:
                 self.fail_done -= 1
                 return 500, {"error": "transient"}
+            final = "error" in body or body.get("status") != "IN_PROGRESS"
             if "error" in body:
                 job.update(status="FAILED", error=body["error"])
-            elif body.get("status") != "IN_PROGRESS":
+            elif final:
                 job.update(status="COMPLETED", output=body.get("output"))
             self.cond.notify_all()
+            queue = self.queues[worker["endpoint"]]
+            if final and self.done_and_take and query.get("take") == "1" and queue and wid not in self.stopped:
+                nxt = self.jobs[queue.popleft()]
+                nxt.update(status="IN_PROGRESS", worker=wid)
+                return 200, {"ok": True, "next": {"id": nxt["id"], "input": nxt["input"],
+                                                  "executionTimeoutMs": nxt["executionTimeoutMs"]}}
             return 200, {"ok": True}
 
     def handle_public(self, h: "_Handler", endpoint: str, op: str, job_id: Optional[str]):
@@ -227,6 +239,8 @@ class _Server(ThreadingHTTPServer):
 
 
 class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, like the platform's node server
+
     def _dispatch(self) -> None:
         platform: FakePlatform = self.server.platform  # type: ignore[attr-defined]
         url = urllib.parse.urlsplit(self.path)
@@ -246,6 +260,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+        if platform.close_after_each:
+            self.close_connection = True
 
     do_GET = do_POST = _dispatch
 

@@ -159,3 +159,42 @@ def test_user_module_named_like_its_handler_is_imported_not_the_handler(platform
     start_worker("shadow")
     job = platform.wait_job(platform.submit("shadow", {}))
     assert (job["status"], job["output"]) == ("COMPLETED", {"module": "shadow"})
+
+
+def test_job_done_hands_the_next_job_so_a_busy_worker_skips_job_take(platform, start_worker):
+    start_worker("echo")
+    platform.wait_for(lambda: platform.take_calls >= 1)  # idle: long-polling job-take
+    with platform.cond:  # queue three at once: the first goes to the poll, the others ride on job-done
+        ids = [platform.submit("echo", {"text": str(i)}) for i in range(3)]
+        takes = platform.take_calls
+    for job_id in ids:
+        assert platform.wait_job(job_id)["status"] == "COMPLETED"
+    assert [platform.done_calls_for(i)[0]["take"] for i in ids] == ["1", "1", "1"]
+    assert platform.take_calls - takes <= 2  # the poll that got job 1, and the next (idle) one
+
+
+def test_without_done_and_take_the_worker_falls_back_to_job_take(platform, start_worker):
+    platform.done_and_take = False  # an older platform ignores take=1
+    start_worker("echo")
+    ids = [platform.submit("echo", {"text": str(i)}) for i in range(3)]
+    for job_id in ids:
+        assert platform.wait_job(job_id)["status"] == "COMPLETED"
+
+
+def test_refresh_worker_asks_for_no_next_job(platform, start_worker):
+    worker = start_worker("outcome")
+    with platform.cond:
+        first = platform.submit("outcome", {"mode": "refresh"})
+        second = platform.submit("outcome", {"mode": "refresh"})
+    assert platform.wait_job(first)["output"] == {"ok": 1}
+    assert platform.done_calls_for(first)[0]["take"] is None
+    assert worker.wait_exit() == 0
+    assert platform.jobs[second]["status"] == "IN_QUEUE"
+
+
+def test_worker_copes_with_a_platform_that_closes_each_connection(platform, start_worker):
+    platform.close_after_each = True  # kept-alive sockets closed by the server between requests
+    start_worker("echo")
+    ids = [platform.submit("echo", {"text": str(i)}) for i in range(5)]
+    for job_id in ids:
+        assert platform.wait_job(job_id)["status"] == "COMPLETED"
