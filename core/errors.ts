@@ -122,6 +122,10 @@ export const errors = {
     new SvcError("ARTIFACT_TOO_LARGE", `The artifact is ${formatBytes(size)}, over the ${formatBytes(limit)} limit.\nBiggest entries:\n${biggest}`, {
       remedy: "Use --exclude <packages> to leave out more packages (those pre-installed in the base image are excluded already).",
     }),
+  ARTIFACT_SOURCE_CHANGED: (file: string, read: number, expected: number) =>
+    new SvcError("ARTIFACT_SOURCE_CHANGED", `${file} changed while it was being packed (${read} bytes read, ${expected} expected).`, {
+      remedy: "Build again once nothing writes to the app folder (or leave that file out with .svcignore).",
+    }),
   ARTIFACT_UNSAFE: (entry: string, why: string) =>
     new SvcError("ARTIFACT_UNSAFE", `Refusing to unpack artifact entry "${entry}": ${why}.`, {
       remedy: "Rebuild the artifact with `svc build`; artifacts may not contain absolute paths, '..' or links leaving the folder.",

@@ -10,6 +10,7 @@ import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { constants, createGzip } from "node:zlib";
 import { Header, Pax } from "tar";
+import { errors } from "../core/errors.ts";
 
 /** docs/contracts.md section 1. */
 export const ARTIFACT_MTIME = new Date("2000-01-01T00:00:00Z");
@@ -71,7 +72,7 @@ async function* tarStream(files: TarFile[]): AsyncGenerator<Buffer> {
         yield chunk;
       }
     }
-    if (read !== file.size) throw new Error(`${file.source} changed while it was being packed (${read} bytes read, ${file.size} expected)`);
+    if (read !== file.size) throw errors.ARTIFACT_SOURCE_CHANGED(file.source, read, file.size);
     const padding = (BLOCK - (file.size % BLOCK)) % BLOCK;
     if (padding) yield Buffer.alloc(padding);
   }
