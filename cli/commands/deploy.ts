@@ -122,9 +122,11 @@ export function registerDeploy(cli: CAC): void {
     .action(async (flags: DeployFlags) => {
       const root = projectRoot(flags);
       const logger = commandLogger(flags);
-      loadDotEnv(root);
-      if (flags.preview) return preview(root, flags, logger);
-      const { client, platform } = await connect(root);
+      if (flags.preview) {
+        loadDotEnv(root);
+        return preview(root, flags, logger);
+      }
+      const { client, platform } = await connect(root); // loads .env first
       const { summary } = await runDeploy({ root, client, env: flags.env, exclude: parseList(flags.exclude), noDeps: flags.deps === false, logger });
       if (flags.json) printJson(summary);
       // The embedded platform's key lives in its state folder, not in the user's environment.
