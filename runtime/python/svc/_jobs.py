@@ -8,6 +8,7 @@ dropped. The platform keeps its own, later deadline only for workers that die or
 """
 import inspect
 import json
+import queue
 import threading
 import time
 import traceback
@@ -48,23 +49,55 @@ def error_body(exc: BaseException) -> Dict[str, Any]:
     return {"error": {"error_type": kind, "error_message": str(exc), "error_traceback": trace}}
 
 
+_IDLE_THREAD_S = 60.0  # an idle runner thread exits after this long
+_tasks: "queue.SimpleQueue[Callable[[], None]]" = queue.SimpleQueue()
+_idle_threads = 0
+_idle_lock = threading.Lock()
+
+
+def _runner_thread(first: Callable[[], None]) -> None:
+    global _idle_threads
+    task: Optional[Callable[[], None]] = first
+    while True:
+        if task is not None:
+            task()
+            with _idle_lock:
+                _idle_threads += 1
+        try:
+            task = _tasks.get(timeout=_IDLE_THREAD_S)
+        except queue.Empty:
+            with _idle_lock:
+                if _tasks.empty():  # else a task was queued for this thread meanwhile: take it
+                    _idle_threads -= 1
+                    return
+            task = None
+
+
 def _in_daemon_thread(work: Callable[[], Any], name: str) -> "Future[Any]":
-    """Run sync user code on its own daemon thread.
+    """Run sync user code on a daemon thread: an idle one from an earlier job, else a new one.
 
     Not a ThreadPoolExecutor: its threads are joined at interpreter exit, so one sync job
-    abandoned after a cancel or timeout could keep a stopping worker from exiting.
+    abandoned after a cancel or timeout could keep a stopping worker from exiting. Reusing a
+    thread saves a thread start per job; an abandoned job keeps its thread, the next job gets another.
     """
+    global _idle_threads
     future: "Future[Any]" = Future()
 
     def target() -> None:
         if not future.set_running_or_notify_cancel():
             return
+        threading.current_thread().name = name
         try:
             future.set_result(work())
         except BaseException as exc:  # noqa: B902 - handed to the waiting job thread
             future.set_exception(exc)
 
-    threading.Thread(target=target, name=name, daemon=True).start()
+    with _idle_lock:
+        if _idle_threads > 0:
+            _idle_threads -= 1
+            _tasks.put(target)
+            return future
+    threading.Thread(target=_runner_thread, args=(target,), name=name, daemon=True).start()
     return future
 
 
