@@ -1,11 +1,11 @@
 /** The svc command line: cac with one file per command under cli/commands/. */
 import { cac } from "cac";
-import { commands } from "./commands/index.ts";
+import { commandsFor } from "./commands/index.ts";
 import { errors } from "../core/errors.ts";
 import { reportError } from "./_shared.ts";
 
 const cli = cac("svc");
-for (const register of commands) register(cli);
+for (const register of await Promise.all(commandsFor(process.argv.slice(2)).map((load) => load()))) register(cli);
 cli.help();
 cli.version(process.env.npm_package_version ?? "0.1.0");
 

@@ -1,11 +1,14 @@
 /** Shared by svc:upload, svc:provision and svc:configure: the run's platform client and target. */
-import { createPlatformClient, resolvePlatform, type PlatformClient } from "../core/client/index.ts";
+import type { PlatformClient } from "../core/client/index.ts";
 import { errors } from "../core/errors.ts";
 import type { BuildContext } from "../core/types.ts";
 
 /** ctx.client, or a client for the resolved platform (PLATFORM_API_URL or the embedded one). */
 export async function platformClient(ctx: BuildContext): Promise<PlatformClient> {
-  ctx.client ??= createPlatformClient(await resolvePlatform());
+  if (ctx.client) return ctx.client;
+  // Imported on first use: `svc build` never needs the HTTP and GraphQL clients.
+  const { createPlatformClient, resolvePlatform } = await import("../core/client/index.ts");
+  ctx.client = createPlatformClient(await resolvePlatform());
   return ctx.client;
 }
 

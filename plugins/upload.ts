@@ -4,7 +4,7 @@
  * environment → use it; several and no `--env` → ENVIRONMENT_AMBIGUOUS), then uploads the artifact.
  * Content-addressed: an artifact the platform already has (same sha256) is not sent again.
  */
-import { resolveDeployTarget } from "../core/client/index.ts";
+import { resolveDeployTarget } from "../core/client/environments.ts";
 import { errors, formatBytes } from "../core/errors.ts";
 import type { SvcPlugin } from "../core/types.ts";
 import { platformClient } from "./_platform.ts";
