@@ -144,11 +144,12 @@ class JobRunner:
     def run(self, job: Job) -> bool:
         """Run and report `job`; True when its output asked for a fresh worker (`refresh_worker`)."""
         started = time.monotonic()
-        logger.info("job %s: started", job.id)
+        # One log line per job, written when it ends (id, outcome, duration); "started" only at DEBUG.
+        logger.debug("job %s: started", job.id)
         try:
             kwargs = kwargs_for(self.fn, job.input)
         except Exception as exc:
-            logger.info("job %s: rejected input: %s", job.id, exc)
+            logger.info("job %s: rejected input after %.2f s: %s", job.id, time.monotonic() - started, exc)
             self.client.done(job.id, error_body(exc))
             return False
         if self.is_async:
@@ -161,7 +162,7 @@ class JobRunner:
         if job.cancelled:
             job.abandoned = True
             future.cancel()
-            logger.info("job %s: cancelled by the platform; not reported", job.id)
+            logger.info("job %s: cancelled by the platform after %.2f s; not reported", job.id, time.monotonic() - started)
             return False
         if not finished:
             job.abandoned = True
@@ -179,7 +180,7 @@ class JobRunner:
             output = future.result()
         except BaseException as exc:  # noqa: B902 - user code may raise anything, SystemExit included
             if isinstance(exc, _Abandoned) or job.abandoned:
-                logger.info("job %s: stopped; the platform no longer holds it", job.id)
+                logger.info("job %s: stopped after %.2f s; the platform no longer holds it", job.id, elapsed)
                 return False
             logger.error("job %s: failed after %.2f s: %s: %s", job.id, elapsed, type(exc).__name__, exc)
             self.client.done(job.id, error_body(exc))
