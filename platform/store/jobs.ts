@@ -61,9 +61,11 @@ export interface FinalUpdate {
 const GROUP_COMMIT_MS = 2;
 
 class WriteBatch {
-  private ops: Array<() => void> = [];
+  private ops: Array<(() => void) | null> = [];
   private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
   private scheduled = false;
+  /** Job id → index in `ops` of its "started" write, for the batch not yet committed. */
+  private starts = new Map<string, number>();
 
   constructor(private readonly db: Db, private readonly onError: (error: unknown) => void) {}
 
@@ -80,6 +82,26 @@ class WriteBatch {
     else setTimeout(() => this.flush(), wait);
   }
 
+  /** A job's "started" write: dropped again by `finished` if the job ends before this batch commits. */
+  addStart(id: string, op: () => void): void {
+    this.starts.set(id, this.ops.length);
+    this.add(op);
+  }
+
+  /**
+   * The job's final write is being added. If its "started" write is still in this uncommitted
+   * batch, that write is dropped: the final write sets everything it would (status, started_at,
+   * worker_id) and both commit in the same transaction or not at all, so no reader and no
+   * restart can tell the difference (a crash before the commit loses both either way: the job is
+   * still IN_QUEUE in the database and simply runs again).
+   */
+  finished(id: string): void {
+    const at = this.starts.get(id);
+    if (at === undefined) return;
+    this.starts.delete(id);
+    this.ops[at] = null;
+  }
+
   durable(): Promise<void> {
     if (this.ops.length === 0) return Promise.resolve();
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
@@ -93,9 +115,10 @@ class WriteBatch {
     const waiters = this.waiters;
     this.ops = [];
     this.waiters = [];
+    if (this.starts.size > 0) this.starts = new Map();
     try {
       this.db.transaction(() => {
-        for (const op of ops) op();
+        for (const op of ops) if (op !== null) op();
       })();
     } catch (error) {
       this.onError(error);
@@ -175,9 +198,11 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
     flush: (): void => batch.flush(),
     insert: (j: NewJob): void =>
       batch.add(() => q.insert.run(j.id, j.endpointId, j.kind, j.input, j.webhook, j.executionTimeoutMs, j.ttlMs, j.lowPriority ? 1 : 0, j.createdAt)),
-    start: (id: string, startedAt: number, workerId: string): void => batch.add(() => q.start.run(startedAt, workerId, id)),
-    finish: (id: string, u: FinalUpdate): void =>
-      batch.add(() => q.finish.run(u.status, u.output, u.error, u.errorType, u.finishedAt, u.startedAt, u.workerId, u.pruneAt, id)),
+    start: (id: string, startedAt: number, workerId: string): void => batch.addStart(id, () => q.start.run(startedAt, workerId, id)),
+    finish: (id: string, u: FinalUpdate): void => {
+      batch.finished(id); // a "started" write still pending is redundant now (same transaction)
+      batch.add(() => q.finish.run(u.status, u.output, u.error, u.errorType, u.finishedAt, u.startedAt, u.workerId, u.pruneAt, id));
+    },
     requeue: (id: string, handbacks: number): void => batch.add(() => requeueTx(id, handbacks)),
     retry: (id: string, createdAt: number): void => batch.add(() => retryTx(id, createdAt)),
     get: (id: string): JobRow | undefined => read(() => q.get.get(id)),

@@ -1,6 +1,7 @@
 /** The job queue on a real SQLite store, no HTTP: lifecycle, long poll, cancel, retry, purge, ttl, hand-back, recovery. */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { rm } from "node:fs/promises";
+import Database from "better-sqlite3";
 import { join } from "node:path";
 import { createStore, type Store } from "../../platform/store/index.ts";
 import { JobQueue, type EnqueueInput, TIMEOUT_GRACE_MS } from "../../platform/queue/queue.ts";
@@ -181,6 +182,31 @@ describe("job queue", () => {
     const ids = [(await fresh.take("wk_9", "ep_a", 0))?.id, (await fresh.take("wk_9", "ep_a", 0))?.id];
     expect(ids).toEqual([a.id, b.id]);
     fresh.close();
+  });
+
+  it("folds a job's start into its final write when both fall in one group commit; a start committed alone is what a crash sees", async () => {
+    const other = new Database(join(dir, "platform.db"), { readonly: true }); // sees committed rows only, like a restart
+    const committed = (id: string) => other.prepare("SELECT status, started_at, worker_id FROM jobs WHERE id = ?").get(id) as { status: string; started_at: number | null; worker_id: string | null } | undefined;
+    try {
+      const a = queue.enqueue(job());
+      store.jobs.flush();
+      expect(committed(a.id)?.status).toBe("IN_QUEUE");
+      const taken = queue.takeNow("wk_1", "ep_a")!;
+      expect(queue.complete("wk_1", a.id, "1")).toBe(true);
+      expect(committed(a.id)?.status).toBe("IN_QUEUE"); // neither write committed yet: a crash reruns the job
+      store.jobs.flush();
+      expect(committed(a.id)).toEqual({ status: "COMPLETED", started_at: taken.startedAt, worker_id: "wk_1" });
+
+      const b = queue.enqueue(job());
+      queue.takeNow("wk_1", "ep_a");
+      store.jobs.flush(); // the start commits on its own: after a crash here the job is requeued as a retry
+      expect(committed(b.id)).toMatchObject({ status: "IN_PROGRESS", worker_id: "wk_1" });
+      expect(queue.complete("wk_1", b.id, "2")).toBe(true);
+      store.jobs.flush();
+      expect(committed(b.id)?.status).toBe("COMPLETED");
+    } finally {
+      other.close();
+    }
   });
 
   it("streams chunks once to /stream readers, in order", async () => {
