@@ -21,7 +21,14 @@ export const sha256Hex = (text: string | Buffer): string => createHash("sha256")
 /** Compares a presented secret with a stored sha256 hex digest in constant time. */
 export function secretMatches(presented: string | undefined, storedHashHex: string | undefined): boolean {
   if (!presented || !storedHashHex) return false;
-  const a = hash("sha256", presented, "buffer");
-  const b = Buffer.from(storedHashHex, "hex");
-  return a.length === b.length && timingSafeEqual(a, b);
+  return digestMatches(presented, Buffer.from(storedHashHex, "hex"));
+}
+
+/** The stored sha256 hex digest as bytes, decoded once (hot routes compare against it per request). */
+export const secretDigest = (storedHashHex: string): Buffer => Buffer.from(storedHashHex, "hex");
+
+/** Compares a presented secret with a precomputed sha256 digest (`secretDigest`) in constant time. */
+export function digestMatches(presented: string | undefined, digest: Buffer | undefined): boolean {
+  if (!presented || !digest || digest.length !== 32) return false;
+  return timingSafeEqual(hash("sha256", presented, "buffer"), digest);
 }

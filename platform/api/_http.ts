@@ -29,6 +29,8 @@ export function errorResponse(error: unknown, log?: (line: string) => void): HTT
 export function presentedKey(event: H3Event): string | undefined {
   const header = event.req.headers.get("authorization");
   if (!header) return undefined;
+  // Fast path (every worker and API request): exactly `Bearer <key>`, nothing to trim.
+  if (header.startsWith("Bearer ") && header.charCodeAt(7) > 32 && header.charCodeAt(header.length - 1) > 32) return header.slice(7);
   const value = header.trim();
   const m = /^bearer\s+(.+)$/i.exec(value);
   return (m ? m[1]! : value).trim() || undefined;

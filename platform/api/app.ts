@@ -3,7 +3,7 @@ import { H3, type H3Event } from "h3";
 import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import type { ResolverHooks } from "../graphql/resolvers.ts";
-import { secretMatches } from "../_ids.ts";
+import { digestMatches, secretDigest } from "../_ids.ts";
 import { createLbProxy } from "../workers/lb-proxy.ts";
 import { json, errorResponse, presentedKey } from "./_http.ts";
 import { registerQueueRoutes } from "./queue-routes.ts";
@@ -21,11 +21,12 @@ const selfAuthenticated = (path: string) => path.startsWith("/v2/_worker/") || p
 export function createApi(ctx: PlatformContext, hooks: ResolverHooks): { app: H3; limiter: RateLimiter } {
   const app = new H3({ silent: true });
   const proxy = createLbProxy(ctx);
+  const apiKeyDigest = secretDigest(ctx.apiKeyHash);
 
   app.use(async (event: H3Event, next) => {
     const path = event.url.pathname;
     if (selfAuthenticated(path)) return next();
-    if (!secretMatches(presentedKey(event), ctx.apiKeyHash)) {
+    if (!digestMatches(presentedKey(event), apiKeyDigest)) {
       const error = errors.UNAUTHORIZED();
       return json(401, path === "/graphql" ? { error: error.message, errors: [{ message: error.message, extensions: { code: error.code } }] } : { error: error.message });
     }

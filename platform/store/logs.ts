@@ -11,10 +11,25 @@ export function createLogsRepo(db: Db, capPerEndpoint: number) {
     trim: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ? AND id <= ?"),
     removeEndpoint: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ?"),
   };
+  // Lines are written in batches (every 200 ms, see server.ts) with one statement per BLOCK lines.
+  const BLOCK = 32;
+  const insertBlock = db.prepare(`INSERT INTO worker_logs (endpoint_id, worker_id, ts, line) VALUES ${Array(BLOCK).fill("(?, ?, ?, ?)").join(", ")}`);
+  const params: unknown[] = new Array(BLOCK * 4);
   let pending: Array<[string, string, number, string]> = [];
   const touched = new Set<string>();
   const flushTx = db.transaction((rows: Array<[string, string, number, string]>) => {
-    for (const row of rows) q.insert.run(...row);
+    let i = 0;
+    for (; i + BLOCK <= rows.length; i += BLOCK) {
+      for (let k = 0; k < BLOCK; k++) {
+        const row = rows[i + k]!;
+        params[k * 4] = row[0];
+        params[k * 4 + 1] = row[1];
+        params[k * 4 + 2] = row[2];
+        params[k * 4 + 3] = row[3];
+      }
+      insertBlock.run(params);
+    }
+    for (; i < rows.length; i++) q.insert.run(...rows[i]!);
     for (const endpointId of touched) {
       const cut = q.cutoff.get(endpointId, capPerEndpoint);
       if (cut) q.trim.run(endpointId, cut.id);

@@ -10,7 +10,7 @@ import { request } from "undici";
 import type { Store, EndpointRecord } from "../store/index.ts";
 import type { JobQueue } from "../queue/queue.ts";
 import type { ResolvedOptions } from "../options.ts";
-import { newId, newSecret, sha256Hex, secretMatches } from "../_ids.ts";
+import { newId, newSecret, sha256Hex, secretDigest, digestMatches } from "../_ids.ts";
 import { BuildUnpacker } from "./unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
 import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
@@ -22,6 +22,8 @@ export interface WorkerInfo {
   endpointId: string;
   type: "QB" | "LB";
   tokenHash: string;
+  /** `tokenHash` as bytes (decoded once: every worker request is checked against it). */
+  tokenDigest: Buffer;
   /** Build, image and env this worker runs; a different key on its endpoint makes it outdated. */
   configKey: string;
   proc?: ChildProcess;
@@ -146,7 +148,7 @@ export class Supervisor {
 
   authenticate(workerId: string, token: string | undefined): WorkerInfo | undefined {
     const w = this.workers.get(workerId);
-    return w && !w.exited && secretMatches(token, w.tokenHash) ? w : undefined;
+    return w && !w.exited && digestMatches(token, w.tokenDigest) ? w : undefined;
   }
 
   /** The worker called the platform: it is alive. */
@@ -243,11 +245,13 @@ export class Supervisor {
     let resolveExit!: () => void;
     const exit = new Promise<void>((resolve) => (resolveExit = resolve));
     const now = Date.now();
+    const tokenHash = sha256Hex(token);
     const w: WorkerInfo = {
       id: newId("wk"),
       endpointId: endpoint.id,
       type: endpoint.type,
-      tokenHash: sha256Hex(token),
+      tokenHash,
+      tokenDigest: secretDigest(tokenHash),
       configKey: this.configKey(endpoint),
       startedAt: now,
       ready: false,
