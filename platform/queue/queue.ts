@@ -3,22 +3,16 @@
  * waiters); every state change is written to SQLite before it is acknowledged, so a restart
  * resumes from the database. Finished jobs leave memory at once and are read back from SQLite.
  */
-import type { JobsRepo } from "../store/jobs.ts";
+import type { JobsRepo, NewJob } from "../store/jobs.ts";
 import type { JobKind, JobRow, JobStatus } from "../store/index.ts";
 import { Deque } from "./_deque.ts";
 import { viewOfRow, type JobView } from "./views.ts";
 
-export interface ActiveJob {
-  id: string;
-  endpointId: string;
-  kind: JobKind;
-  /** JSON text of the job input. */
-  input: string;
-  webhook: string | null;
-  executionTimeoutMs: number;
-  ttlMs: number;
-  lowPriority: boolean;
-  createdAt: number;
+/** What /run and /runsync hand the queue: a stored job before its creation time is stamped. */
+export type EnqueueInput = Omit<NewJob, "createdAt">;
+
+/** A job waiting or running: its stored fields plus the in-memory run state. */
+export interface ActiveJob extends NewJob {
   status: "IN_QUEUE" | "IN_PROGRESS";
   startedAt: number | null;
   workerId: string | null;
@@ -27,17 +21,6 @@ export interface ActiveJob {
   progress: string | null;
   streamSeq: number;
   streamCursor: number;
-}
-
-export interface EnqueueInput {
-  id: string;
-  endpointId: string;
-  kind: JobKind;
-  input: string;
-  webhook: string | null;
-  executionTimeoutMs: number;
-  ttlMs: number;
-  lowPriority: boolean;
 }
 
 export interface QueueHooks {

@@ -33,6 +33,7 @@ export interface NewJob {
   id: string;
   endpointId: string;
   kind: JobKind;
+  /** JSON text of the job input. */
   input: string;
   webhook: string | null;
   executionTimeoutMs: number;
