@@ -118,10 +118,17 @@ export const errors = {
       remedy:
         "Check the package names and versions. Dependencies are installed for Linux x86_64 as binary wheels only; pick a version that has a manylinux wheel, or exclude the package with --exclude.",
     }),
-  ARTIFACT_TOO_LARGE: (size: number, limit: number, biggest: string) =>
-    new SvcError("ARTIFACT_TOO_LARGE", `The artifact is ${formatBytes(size)}, over the ${formatBytes(limit)} limit.\nBiggest entries:\n${biggest}`, {
-      remedy: "Use --exclude <packages> to leave out more packages (those pre-installed in the base image are excluded already).",
-    }),
+  /** `which` size broke the limit: the .tar.gz file (artifact size) or the tree it unpacks to (deployment size); spec 8. */
+  ARTIFACT_TOO_LARGE: (which: "compressed" | "unpacked", sizes: { compressed: number; unpacked: number }, limit: number, biggest: string) =>
+    new SvcError(
+      "ARTIFACT_TOO_LARGE",
+      `${
+        which === "compressed"
+          ? `The artifact .svc/artifact.tar.gz is ${overBytes(sizes.compressed, limit)} compressed, over the ${formatBytes(limit)} artifact-size limit (it unpacks to ${formatBytes(sizes.unpacked)}).`
+          : `The artifact unpacks to ${overBytes(sizes.unpacked, limit)}, over the ${formatBytes(limit)} deployment-size limit (the .tar.gz itself is ${formatBytes(sizes.compressed)}).`
+      }\nBiggest entries, unpacked:\n${biggest}`,
+      { remedy: "Use --exclude <packages> to leave out more packages (those pre-installed in the base image are excluded already)." },
+    ),
   ARTIFACT_SOURCE_CHANGED: (file: string, read: number, expected: number) =>
     new SvcError("ARTIFACT_SOURCE_CHANGED", `${file} changed while it was being packed (${read} bytes read, ${expected} expected).`, {
       remedy: "Build again once nothing writes to the app folder (or leave that file out with .svcignore).",
@@ -168,7 +175,24 @@ export const errors = {
   BAD_REQUEST: (message: string) => new SvcError("BAD_REQUEST", message, { status: 400 }),
   UNAUTHORIZED: () => new SvcError("UNAUTHORIZED", "Missing or invalid API key.", { remedy: AUTH_REMEDY, status: 401 }),
   PAYLOAD_TOO_LARGE: (limit: number) => new SvcError("PAYLOAD_TOO_LARGE", `Request body is over the ${formatBytes(limit)} limit.`, { status: 413 }),
-  RATE_LIMITED: (route: string) => new SvcError("RATE_LIMITED", `Too many requests to ${route}; slow down and retry.`, { status: 429 }),
+  RATE_LIMITED: (route: string, limit: string) =>
+    new SvcError("RATE_LIMITED", `Too many requests to ${route}: over the limit of ${limit} per endpoint (the hosted platform's).`, {
+      status: 429,
+      remedy: "Slow down and retry. On the embedded platform (local load tests) lift the limits with `svc platform start --no-rate-limits` or SVC_PLATFORM_RATE_LIMITS=off.",
+    }),
+  JSON_TOO_DEEP: (where: string, limit: number) =>
+    new SvcError("JSON_TOO_DEEP", `${where} is nested deeper than ${limit} levels, the platform's JSON nesting limit.`, {
+      status: 400,
+      remedy: "Send flatter JSON (docs/platform.md, \"Limits\").",
+    }),
+  JOB_OUTPUT_INVALID: (why: string) =>
+    new SvcError("JOB_OUTPUT_INVALID", `The job's result could not be stored: ${why}.`, {
+      remedy: "Return JSON values only: no NaN or Infinity (use null or a string), nesting within the platform's limit (docs/platform.md, \"Limits\").",
+    }),
+  ARTIFACT_LIMIT: (entry: string, why: string) =>
+    new SvcError("ARTIFACT_LIMIT", `Refusing to unpack the artifact at entry "${entry}": ${why}.`, {
+      remedy: "Rebuild with `svc build`, which refuses artifacts over 1.5 GB unpacked; leave big folders or packages out (.svcignore, --exclude).",
+    }),
   NO_WORKER_READY: (endpoint: string) =>
     new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time.`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
 
@@ -186,6 +210,11 @@ export const errors = {
   // dev server
   PORT_IN_USE: (port: number) => new SvcError("PORT_IN_USE", `Port ${port} is in use and no free port was found after it.`, { remedy: "Pass --port with a free port." }),
 };
+
+/** A size over `limit`, in bytes as well when rounding would show both as the same figure. */
+function overBytes(size: number, limit: number): string {
+  return formatBytes(size) === formatBytes(limit) ? `${formatBytes(size)} (${size} bytes, limit ${limit})` : formatBytes(size);
+}
 
 export function formatBytes(bytes: number): string {
   const units = ["B", "KB", "MB", "GB"];

@@ -3,7 +3,7 @@
  * the app's sources, the build folder (handlers, manifest, requirements.txt), the Python SDK as
  * `svc/` and the installed dependencies as `site-packages/`. Deterministic and streaming (see
  * _tar.ts). When the inputs' fingerprint equals the last artifact's, the artifact is reused as is.
- * After a successful run the build folder is removed unless `--keep-build`.
+ * After the run, failed or not, the build folder is removed unless `--keep-build`.
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
@@ -164,8 +164,8 @@ export function tarPack(): SvcPlugin {
     apply(pipeline) {
       pipeline.hooks.pack.tapPromise(PLUGIN_NAME, async (artifact, ctx) => artifact ?? packArtifact(ctx));
       pipeline.hooks.done.tapPromise(PLUGIN_NAME, async (ctx) => {
-        // only after a successful pack: a failed build keeps .svc/.build/ to look at
-        if (ctx.meta.has("error") || !ctx.artifact || ctx.options.keepBuild) return;
+        // after a pack or a failed build (spec 2.5: removed by default); a run that stopped earlier keeps its output
+        if (ctx.options.keepBuild || (!ctx.artifact && !ctx.meta.has("error"))) return;
         await rm(ctx.buildDir, { recursive: true, force: true });
       });
     },

@@ -1,12 +1,12 @@
 /** svc:tar-pack, svc:size-guard, svc:analyze and plugin replacement, through the full build pipeline. */
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, existsSync, utimesSync, writeFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { list } from "tar";
 import { describe, expect, it } from "vitest";
-import { runPipeline } from "../../core/build.ts";
+import { runBuild as runPipeline } from "../../testing/index.ts";
 import { createLogger } from "../../core/logger.ts";
-import { isSvcError } from "../../core/errors.ts";
+import { formatBytes, isSvcError } from "../../core/errors.ts";
 import { SDK_DIR, walkFiles } from "../../plugins/tar-pack.ts";
 import { copyFixture } from "./_helpers.ts";
 
@@ -96,16 +96,55 @@ describe("svc:size-guard", () => {
   it("refuses an artifact over the limit, listing the biggest entries and the --exclude remedy", async () => {
     const root = copyFixture("pack-app");
     writeFileSync(join(root, "data", "weights.bin"), Buffer.alloc(100_000, 7));
-    writeFileSync(join(root, "svc.config.ts"), "export default { maxArtifactBytes: 20000 };\n");
+    writeFileSync(join(root, "svc.config.ts"), "export default { maxArtifactBytes: 50000 };\n");
     const error = await runPipeline({ root, logger: quiet(), options: { noDeps: true } }).catch((e: unknown) => e);
     expect(isSvcError(error)).toBe(true);
     const svcError = error as import("../../core/errors.ts").SvcError;
     expect(svcError.code).toBe("ARTIFACT_TOO_LARGE");
-    expect(svcError.message).toMatch(/over the 20\.0 KB limit/);
+    // 100 KB of one repeated byte: the .tar.gz is small, the unpacked tree breaks the limit
+    const packed = statSync(join(root, ".svc", "artifact.tar.gz")).size;
+    expect(packed).toBeLessThan(50_000);
+    expect(svcError.message).toMatch(/^The artifact unpacks to \d{3}\.\d KB, over the 50\.0 KB deployment-size limit/);
+    expect(svcError.message).toContain(`(the .tar.gz itself is ${formatBytes(packed)})`);
     // biggest first: data/ (the 100 KB file) leads the list
-    expect(svcError.message).toMatch(/Biggest entries:\n\s+entry\s+size\s+share\s+files\n\s+data\/\s+100\.0 KB/);
+    expect(svcError.message).toMatch(/Biggest entries, unpacked:\n\s+entry\s+size\s+share\s+files\n\s+data\/\s+100\.0 KB/);
     expect(svcError.message).toContain("svc/");
     expect(svcError.remedy).toContain("--exclude");
+    // a failed build removes .svc/.build like a good one
+    expect(existsSync(join(root, ".svc", ".build"))).toBe(false);
+  });
+
+  it("names the compressed size when the .tar.gz itself breaks the limit, and --keep-build keeps .svc/.build", async () => {
+    const root = copyFixture("pack-app");
+    writeFileSync(join(root, "data", "noise.bin"), randomBytes(100_000));
+    // A packer that stores without compressing (gzip level 0): the file is a little bigger than its content.
+    writeFileSync(
+      join(root, "svc.config.ts"),
+      `import { mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { gzipSync } from "node:zlib";
+export default {
+  maxArtifactBytes: 100_000,
+  plugins: [{
+    name: "svc:tar-pack",
+    apply(pipeline) {
+      pipeline.hooks.pack.tapPromise("svc:tar-pack", async (_artifact, ctx) => {
+        const data = readFileSync(ctx.root + "/data/noise.bin");
+        const path = ctx.outDir + "/artifact.tar.gz";
+        mkdirSync(ctx.outDir, { recursive: true });
+        writeFileSync(path, gzipSync(data, { level: 0 }));
+        return { path, sha256: "stored", size: statSync(path).size, unpackedSize: data.length, entries: [{ path: "data/noise.bin", size: data.length }] };
+      });
+    },
+  }],
+};
+`,
+    );
+    const error = (await runPipeline({ root, logger: quiet(), options: { noDeps: true, keepBuild: true } }).catch((e: unknown) => e)) as import("../../core/errors.ts").SvcError;
+    const size = statSync(join(root, ".svc", "artifact.tar.gz")).size;
+    expect(size).toBeGreaterThan(100_000);
+    expect(error.code).toBe("ARTIFACT_TOO_LARGE");
+    expect(error.message).toContain(`The artifact .svc/artifact.tar.gz is 100.0 KB (${size} bytes, limit 100000) compressed, over the 100.0 KB artifact-size limit (it unpacks to 100.0 KB)`);
+    expect(existsSync(join(root, ".svc", ".build", "svc_manifest.json"))).toBe(true);
   });
 
   it("lets an artifact under the limit pass", async () => {
