@@ -73,7 +73,7 @@ def test_seed_determinism_and_expert_switch():
     d = generate(c, rgb, "p", "", 9, 6, 5.0, 5.0, seed=12)
     assert a.frames.shape == (9, 32, 48, 3) and a.frames.dtype == np.uint8
     assert np.array_equal(a.frames, b.frames) and not np.array_equal(a.frames, d.frames)
-    # UniPC, shift 5, 6 steps: t = 999.8, 961.3, 908.9, 833.0, 713.9, 499.7 → high-noise for t >= 900
+    # UniPC, shift 5, 6 steps: t = 999, 961, 908, 833, 713, 499 → high-noise for t >= 900
     assert a.experts_used == [0, 0, 0, 1, 1, 1]
     assert c.experts[0] is not c.experts[1]
     g = generate(c, rgb, "p", "", 9, 6, 1.0, 5.0, seed=11)
@@ -163,3 +163,21 @@ def test_bf16_pipeline_with_clip_branch():
     rgb = np.zeros((48, 32, 3), np.uint8)
     r = generate(c, rgb, "p", "", 5, 2, 4.0, 3.0, seed=0, solver="euler")
     assert r.frames.shape == (5, 48, 32, 3) and r.experts_used == [0, 0]
+
+
+def test_model_receives_the_integer_timesteps(monkeypatch):
+    import torch
+    from wan.loader import load_components
+    from wan.pipeline import generate
+    from wan.scheduler import Schedule
+    c = load_components("tiny")
+    seen = []
+    for expert in c.experts:
+        orig = expert.forward
+        def spy(x, t, *a, _orig=orig, **k):
+            seen.append(t)
+            return _orig(x, t, *a, **k)
+        monkeypatch.setattr(expert, "forward", spy)
+    generate(c, np.zeros((32, 32, 3), np.uint8), "p", "", 5, 4, 5.0, 3.0, seed=0)
+    assert all(t.dtype == torch.int64 for t in seen)
+    assert [int(t[0]) for t in seen] == Schedule(4, 3.0).timesteps == [999, 899, 749, 499]

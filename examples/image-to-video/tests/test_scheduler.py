@@ -3,29 +3,40 @@ import math
 import pytest
 import torch
 
-from wan.scheduler import FlowEuler, FlowUniPC, make_scheduler, shifted_sigmas
+from wan.scheduler import SIGMA_MAX, FlowEuler, FlowUniPC, Schedule, make_scheduler, shifted_sigmas
+
+# The authors' integer timesteps (issue 8): σ' · 1000 truncated.
+GOLDEN_40_AT_5 = [999, 994, 989, 983, 978, 972, 965, 959, 952, 944, 937, 929, 920, 911, 902, 892,
+                  882, 870, 859, 846, 833, 818, 803, 786, 768, 749, 728, 706, 681, 654, 624, 591,
+                  555, 514, 468, 416, 356, 288, 208, 113]
 
 
 def test_sigma_shift_values():
-    assert shifted_sigmas(4, 1.0) == pytest.approx([1.0, 0.75, 0.5, 0.25])
+    assert SIGMA_MAX == pytest.approx(0.999, abs=1e-7) and SIGMA_MAX != 0.999  # the float32 value
+    assert shifted_sigmas(4, 1.0, 1.0) == pytest.approx([1.0, 0.75, 0.5, 0.25])
     # σ' = 5σ / (1 + 4σ)
-    assert shifted_sigmas(4, 5.0) == pytest.approx([1.0, 15 / 16, 2.5 / 3, 1.25 / 2])
+    assert shifted_sigmas(4, 5.0, 1.0) == pytest.approx([1.0, 15 / 16, 2.5 / 3, 1.25 / 2])
     s = shifted_sigmas(30, 5.0)
     assert len(s) == 30 and all(a > b for a, b in zip(s, s[1:]))
 
 
-def test_euler_timesteps():
-    e = FlowEuler(4, 5.0)
-    assert e.timesteps == pytest.approx([1000.0, 937.5, 833.333333, 625.0])
-    assert e.sigmas[-1] == 0.0 and len(e.sigmas) == 5
+def test_integer_timesteps_match_the_authors():
+    assert Schedule(40, 5.0).timesteps == GOLDEN_40_AT_5
+    assert Schedule(30, 5.0).timesteps[-6:] == [555, 499, 434, 356, 262, 146]
+    assert Schedule(4, 3.0).timesteps == [999, 899, 749, 499]
+    for name in ("euler", "unipc"):
+        ts = make_scheduler(name, 40, 5.0).timesteps
+        assert ts == GOLDEN_40_AT_5 and all(type(t) is int for t in ts)
 
 
-def test_unipc_timesteps_start_below_one():
-    u = FlowUniPC(4, 5.0)
-    s0 = 5 * 0.999 / (1 + 4 * 0.999)
-    assert u.timesteps[0] == pytest.approx(1000 * s0)
-    assert u.timesteps[2] == pytest.approx(1000 * (5 * 0.4995 / (1 + 4 * 0.4995)))
-    assert u.sigmas[-1] == 0.0
+def test_sigmas_are_float32_and_end_at_zero():
+    import numpy as np
+    for sched in (FlowEuler(4, 5.0), FlowUniPC(4, 5.0)):
+        assert len(sched.sigmas) == 5 and sched.sigmas[-1] == 0.0
+        assert all(float(np.float32(s)) == s for s in sched.sigmas)
+        s0 = 5 * SIGMA_MAX / (1 + 4 * SIGMA_MAX)
+        assert sched.sigmas[0] == pytest.approx(s0, rel=1e-7)
+        assert sched.timesteps[0] == int(1000 * s0) == 999
 
 
 def _run(sched, x, velocity):

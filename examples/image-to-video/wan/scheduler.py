@@ -1,27 +1,43 @@
 """Flow-matching samplers with timestep shift: Euler and UniPC (order 2, data prediction).
 
-The model predicts velocity v = noise - x0 on the path x_σ = (1-σ)·x0 + σ·noise.
+The model predicts velocity v = noise - x0 on the path x_σ = (1-σ)·x0 + σ·noise. Both samplers
+share the authors' schedule (README.md, "Fidelity to the reference"): σ from 0.999 down,
+shifted, stored as float32, and the model is given σ·1000 truncated to an integer.
 """
 import math
 from typing import List
 
+import numpy as np
 import torch
 
+# The authors' scheduler starts at σ = 1 - 1/1000 (a float32 value): λ = log(α/σ) must be finite.
+SIGMA_MAX = float(np.float32(0.999))
+NUM_TRAIN_TIMESTEPS = 1000
 
-def shifted_sigmas(steps: int, shift: float, sigma_max: float = 1.0) -> List[float]:
-    """linspace(sigma_max, 0, steps+1)[:-1] shifted by σ' = shift·σ / (1 + (shift-1)·σ)."""
+
+def shifted_sigmas(steps: int, shift: float, sigma_max: float = SIGMA_MAX) -> List[float]:
+    """linspace(sigma_max, 0, steps+1)[:-1] shifted by σ' = shift·σ / (1 + (shift-1)·σ), float64."""
     if steps < 1:
         raise ValueError("steps must be >= 1")
-    base = [sigma_max * (1.0 - i / steps) for i in range(steps)]
-    return [shift * s / (1.0 + (shift - 1.0) * s) for s in base]
+    base = np.linspace(sigma_max, 0.0, steps + 1)[:-1]
+    return (shift * base / (1 + (shift - 1) * base)).tolist()
 
 
-class FlowEuler:
+class Schedule:
+    """sigmas (steps + 1, ending at 0, float32 values) and the integer timesteps the model sees."""
+
+    def __init__(self, steps: int, shift: float):
+        shifted = shifted_sigmas(steps, shift)
+        self.timesteps: List[int] = [int(s * NUM_TRAIN_TIMESTEPS) for s in shifted]  # truncation
+        self.sigmas: List[float] = [float(np.float32(s)) for s in shifted] + [0.0]
+        self.steps = steps
+
+
+class FlowEuler(Schedule):
     order = 1
 
     def __init__(self, steps: int, shift: float):
-        self.sigmas = shifted_sigmas(steps, shift) + [0.0]
-        self.timesteps = [s * 1000.0 for s in self.sigmas[:-1]]
+        super().__init__(steps, shift)
         self.i = 0
 
     def step(self, v: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -30,18 +46,13 @@ class FlowEuler:
         return (x.float() + (s_next - s) * v.float()).to(x.dtype)
 
 
-class FlowUniPC:
+class FlowUniPC(Schedule):
     """UniPC multistep (B(h) = e^h - 1 variant) predicting x0 = x - σ·v, with the UniC corrector
     and order lowered to 1 for the first step (warm-up) and the last step."""
 
-    # The original UniPC scheduler starts at σ = 1 - 1/1000: λ = log(α/σ) must be finite there.
-    SIGMA_MAX = 0.999
-
     def __init__(self, steps: int, shift: float, order: int = 2):
+        super().__init__(steps, shift)
         self.order = order
-        self.sigmas = shifted_sigmas(steps, shift, self.SIGMA_MAX) + [0.0]
-        self.timesteps = [s * 1000.0 for s in self.sigmas[:-1]]
-        self.steps = steps
         self.i = 0
         self.x0s: List[torch.Tensor] = []   # data predictions, newest last
         self.last_x = None
