@@ -3,7 +3,8 @@
 Serves `GET /ping`, every declared route and `POST /execute`. Errors become JSON answers:
 400 bad JSON or input (InputValidationError), 404 unknown path or function, 405 wrong method,
 500 an exception in the app (`{"error", "error_type", "error_message"}`; the traceback goes
-to the log, not to the caller).
+to the log, not to the caller). When the app's module did not import, `UnavailableApp` answers
+every request but `GET /ping` with 503 and the import error (docs/platform.md).
 """
 import inspect
 import json
@@ -105,6 +106,19 @@ class LBApp:
             raise HttpError(status, f"{kind}: {exc}", error_type=kind, error_message=str(exc)) from None
 
 
+class UnavailableApp:
+    """The app's module did not import: `/ping` stays healthy (so the platform routes here and the
+    caller learns why), everything else answers 503 with the import error."""
+
+    def __init__(self, error: Dict[str, Any]) -> None:
+        self.error = {k: v for k, v in error.items() if k != "error_traceback"}  # the traceback is in the log
+
+    def handle(self, method: str, raw_path: str, body: bytes) -> Tuple[int, Any]:
+        if _norm(urllib.parse.urlsplit(raw_path).path) == "/ping":
+            return 200, {"status": "healthy"}
+        raise HttpError(503, self.error["error_message"], **{k: v for k, v in self.error.items() if k != "error"})
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: "LBServer"
     protocol_version = "HTTP/1.1"  # keep-alive for the platform's proxy
@@ -141,12 +155,12 @@ class LBServer(ThreadingHTTPServer):
     daemon_threads = False  # stop() lets requests in flight finish
     block_on_close = True
 
-    def __init__(self, app: LBApp, port: int, host: str = "127.0.0.1") -> None:
+    def __init__(self, app: "LBApp | UnavailableApp", port: int, host: str = "127.0.0.1") -> None:
         super().__init__((host, port), _Handler)
         self.app = app
 
 
-def make_server(endpoint: Endpoint, loop: LoopThread, port: Optional[int]) -> LBServer:
+def make_server(app: "LBApp | UnavailableApp", port: Optional[int]) -> LBServer:
     if port is None:
         raise RuntimeError("SVC_LB_PORT is not set: a load-balanced worker needs the port to listen on")
-    return LBServer(LBApp(endpoint, loop), port)
+    return LBServer(app, port)

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional
 API_KEY = "test-api-key"
 FINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT")
 
-_WORKER_RE = re.compile(r"^/v2/_worker/([^/]+)/(job-take|job-done|job-stream|ping|signals|files)(?:/([^/]+))?$")
+_WORKER_RE = re.compile(r"^/v2/_worker/([^/]+)/(job-take|job-done|job-stream|ping|signals|files|error)(?:/([^/]+))?$")
 _PUBLIC_RE = re.compile(r"^/v2/([^/_][^/]*)/(runsync|status|execute)(?:/([^/]+))?$")
 _GET_BUILD_RE = re.compile(r'getBuild\(\s*id:\s*"([^"]+)"\s*\)')
 
@@ -48,6 +48,7 @@ class FakePlatform:
         self.cancel_on_take: set = set()  # job ids cancelled while their job-take answer is on its way
         self.done_and_take = True  # job-done?take=1 hands the next queued job (contracts, "Runtime decisions")
         self.take_calls = 0
+        self.reported_errors: List[Dict[str, Any]] = []  # POST error (SVC_ERROR_URL): an import failure
         self.close_after_each = False  # close each connection after its answer (no `Connection: close`)
         self.server = _Server(("127.0.0.1", 0), _Handler)
         self.server.daemon_threads = True
@@ -76,7 +77,7 @@ class FakePlatform:
             "SVC_ENDPOINT_NAME": w["endpoint"], "SVC_BUILD_ID": self.build_id, "SVC_API_BASE": self.base,
             "SVC_JOB_TAKE_URL": f"{prefix}/job-take", "SVC_JOB_DONE_URL": f"{prefix}/job-done/$ID",
             "SVC_JOB_STREAM_URL": f"{prefix}/job-stream/$ID", "SVC_PING_URL": f"{prefix}/ping",
-            "SVC_SIGNALS_URL": f"{prefix}/signals", "PLATFORM_API_URL": self.base, "PLATFORM_API_KEY": API_KEY,
+            "SVC_SIGNALS_URL": f"{prefix}/signals", "SVC_ERROR_URL": f"{prefix}/error", "PLATFORM_API_URL": self.base, "PLATFORM_API_KEY": API_KEY,
         }
 
     def submit(self, endpoint: str, input: Any, timeout_ms: int = 600000) -> str:
@@ -166,6 +167,11 @@ class FakePlatform:
         if op == "ping":
             with self.cond:
                 self.pings.append({"worker": wid, "job_id": query.get("job_id"), "at": time.monotonic()})
+                self.cond.notify_all()
+            return 200, {"ok": True}
+        if op == "error":
+            with self.cond:
+                self.reported_errors.append({"worker": wid, **json.loads(h.body)})
                 self.cond.notify_all()
             return 200, {"ok": True}
         if op == "files":
