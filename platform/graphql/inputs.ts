@@ -1,18 +1,20 @@
 /** zod schemas of the GraphQL inputs: ranges and references the GraphQL types cannot say. */
 import { z } from "zod";
 import { errors } from "../../core/errors.ts";
+import { ENDPOINT_LIMITS as LIMITS, GPU_GROUPS, SCALER_TYPES } from "../../core/endpoint-schema.ts";
 import { formatZodIssues } from "../../core/manifest.ts";
 
-export const GPU_TIERS = ["AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO"] as const;
-const DAY_MS = 24 * 3600_000;
-
-const envVars = z.array(z.object({ key: z.string().min(1).max(256), value: z.string().max(65_536) })).max(500);
+/** Endpoint bounds come from the one Endpoint schema (core/endpoint-schema.ts), as in the build and the SDK. */
+const range = (bounds: { min: number; max: number }, scale = 1) => z.number().int().min(bounds.min * scale).max(bounds.max * scale);
+const envVars = z
+  .array(z.object({ key: z.string().min(1).max(LIMITS.envVars.nameLength), value: z.string().max(LIMITS.envVars.valueLength) }))
+  .max(LIMITS.envVars.max);
 const opt = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
 
 const gpuIds = z
   .string()
   .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
-  .pipe(z.array(z.enum(GPU_TIERS, { message: `each GPU id must be one of ${GPU_TIERS.join(", ")}` })).min(1).max(3))
+  .pipe(z.array(z.enum(GPU_GROUPS, { message: `each GPU id must be one of ${GPU_GROUPS.join(", ")}` })).min(LIMITS.gpuTypes.min).max(LIMITS.gpuTypes.max))
   .transform((ids) => ids.join(","));
 
 export const endpointInputSchema = z
@@ -23,14 +25,14 @@ export const endpointInputSchema = z
     templateId: opt(z.string().min(1)),
     template: opt(z.object({ imageName: z.string().min(1), env: opt(envVars), containerDiskInGb: opt(z.number().int().min(1).max(2000)) })),
     gpuIds: opt(gpuIds),
-    gpuCount: opt(z.number().int().min(1).max(8)),
-    instanceIds: opt(z.array(z.string().min(1)).min(1).max(10)),
-    workersMin: opt(z.number().int().min(0).max(100)),
-    workersMax: opt(z.number().int().min(0).max(100)),
-    idleTimeout: opt(z.number().int().min(0).max(86_400)),
-    scalerType: opt(z.enum(["QUEUE_DELAY", "REQUEST_COUNT"])),
-    scalerValue: opt(z.number().int().min(0).max(10_000)),
-    executionTimeoutMs: opt(z.number().int().min(5000).max(7 * DAY_MS)),
+    gpuCount: opt(range(LIMITS.gpuCount)),
+    instanceIds: opt(z.array(z.string().min(1)).min(LIMITS.cpuFlavours.min).max(LIMITS.cpuFlavours.max)),
+    workersMin: opt(range(LIMITS.workers)),
+    workersMax: opt(range(LIMITS.workers)),
+    idleTimeout: opt(range(LIMITS.idleTimeoutS)),
+    scalerType: opt(z.enum(SCALER_TYPES)),
+    scalerValue: opt(range(LIMITS.scalerValue)),
+    executionTimeoutMs: opt(range(LIMITS.executionTimeoutS, 1000)),
     networkVolumeId: opt(z.string()),
     locations: opt(z.string()),
     flashBootType: opt(z.string()),

@@ -63,12 +63,12 @@ describe("svc:group-endpoints normalisation", () => {
     expect(one({ cpu: ["cpu3c-2-4", "cpu5c-4-8"] }).hardware).toEqual({ instanceIds: ["cpu3c-2-4", "cpu5c-4-8"] });
     expect(one({ gpu: null, cpu: "cpu3c-4-8" }).hardware).toEqual({ instanceIds: ["cpu3c-4-8"] });
     expect(one({ workers: 5 }).scaling).toMatchObject({ workersMin: 0, workersMax: 5 });
-    expect(one({ workers: [2, 4], idle_timeout: 0, scaler_type: "REQUEST_COUNT", scaler_value: 1.5 }).scaling).toEqual({
+    expect(one({ workers: [2, 4], idle_timeout: 0, scaler_type: "REQUEST_COUNT", scaler_value: 0 }).scaling).toEqual({
       workersMin: 2,
       workersMax: 4,
       idleTimeout: 0,
       scalerType: "REQUEST_COUNT",
-      scalerValue: 1.5,
+      scalerValue: 0,
     });
     expect(one({ execution_timeout: 30.5 }).executionTimeoutMs).toBe(30_500);
     expect(one({ env: { A: "1" }, dependencies: ["pillow>=10", " requests "] })).toMatchObject({ env: { A: "1" }, dependencies: ["pillow>=10", "requests"] });
@@ -89,16 +89,38 @@ describe("svc:group-endpoints normalisation", () => {
     expect(await invalid({ workers: "3" })).toContain("workers");
     expect(await invalid({ idle_timeout: -1 })).toContain("idle_timeout");
     expect(await invalid({ scaler_type: "CPU" })).toContain("QUEUE_DELAY, REQUEST_COUNT");
-    expect(await invalid({ scaler_value: 0 })).toContain("scaler_value");
+    expect(await invalid({ scaler_value: -1 })).toContain("scaler_value");
     expect(await invalid({ execution_timeout: 0 })).toContain("execution_timeout");
-    expect(await invalid({ env: { A: 1 } })).toContain("env A must be a string");
-    expect(await invalid({ env: ["A"] })).toContain("dict of str to str");
+    expect(await invalid({ env: { A: 1 } })).toContain('env value of "A" must be a string');
+    expect(await invalid({ env: ["A"] })).toContain("str names to str values");
     expect(await invalid({ dependencies: "pillow" })).toContain("list of requirement strings");
     expect(await invalid({ flashboot: "yes" })).toContain("flashboot");
     expect(await invalid({ gpus: "ADA_24" })).toContain('unknown argument "gpus"');
     expect(await invalid({ name: "bad name" })).toContain("letters, digits, '-' and '_'");
     expect(await invalid({ name: null })).toContain("name is required");
     expect(await invalid({ name: 3 })).toContain("name must be a string");
+  });
+});
+
+describe("svc:group-endpoints applies the one Endpoint schema's bounds (core/endpoint-schema.ts)", () => {
+  it.each([
+    [{ execution_timeout: 2 }, "execution_timeout must be a number of seconds from 5 to 604800 (7 days), got 2"],
+    [{ execution_timeout: 1_000_000 }, "from 5 to 604800 (7 days), got 1000000"],
+    [{ execution_timeout: 4.999 }, "execution_timeout"],
+    [{ workers: [0, 101] }, "<= 100"],
+    [{ gpu: "ADA_24", gpu_count: 9 }, "gpu_count must be an integer from 1 to 8"],
+    [{ idle_timeout: 86_401 }, "idle_timeout must be a whole number of seconds from 0 to 86400"],
+    [{ idle_timeout: 2.5 }, "whole number"],
+    [{ scaler_value: 1.5 }, "scaler_value must be an integer from 0 to 10000"],
+    [{ cpu: Array.from({ length: 11 }, () => "cpu3c-2-4") }, "1 to 10"],
+  ] as Array<[Record<string, StaticValue>, string]>)("%j", async (args, message) => {
+    expect(await invalid(args)).toContain(message);
+  });
+
+  it("accepts the bounds themselves", () => {
+    expect(one({ execution_timeout: 5 }).executionTimeoutMs).toBe(5_000);
+    expect(one({ execution_timeout: 604_800 }).executionTimeoutMs).toBe(604_800_000);
+    expect(one({ workers: [100, 100], idle_timeout: 86_400, scaler_value: 10_000 }).scaling).toMatchObject({ workersMax: 100, idleTimeout: 86_400, scalerValue: 10_000 });
   });
 });
 

@@ -1,19 +1,20 @@
 """Validation of `Endpoint(...)` arguments at decoration time.
 
-The build checks the same rules statically (core/manifest.ts); checking again here gives the
-same message when the code is run directly, e.g. in unit tests.
+The rules, bounds and messages come from `_schema.py`, generated from the one Endpoint schema
+(core/endpoint-schema.ts) that the build and the platform check too: code run directly (unit tests,
+a worker) refuses exactly what `svc build` refuses, with the same message.
 """
 import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
-from .gpu import GpuGroup
+from . import _schema as schema
+from ._schema import GpuGroup
 
-DEFAULT_CPU = "cpu3c-2-4"
-SCALER_TYPES = ("QUEUE_DELAY", "REQUEST_COUNT")
-MAX_GPU_TYPES = 3
-MAX_EXECUTION_TIMEOUT_S = 7 * 24 * 3600  # the platform's documented maximum
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]*$", re.IGNORECASE)  # same rule as core/manifest.ts
+DEFAULT_CPU = schema.DEFAULT_CPU
+_NAME_RE = re.compile(schema.NAME_PATTERN)
+_CPU_RE = re.compile(schema.CPU_FLAVOUR_PATTERN)
+_ENV_NAME_RE = re.compile(schema.ENV_NAME_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -24,17 +25,17 @@ class EndpointConfig:
     gpu_count: int
     workers_min: int
     workers_max: int
-    idle_timeout: float
-    scaler_type: str
-    scaler_value: float
+    idle_timeout: int
+    scaler_type: Optional[str]  # None: by kind, QUEUE_DELAY (queue-based) or REQUEST_COUNT (load-balanced)
+    scaler_value: int
     execution_timeout: float
     env: Dict[str, str] = field(default_factory=dict)
     dependencies: List[str] = field(default_factory=list)
     flashboot: bool = True
 
 
-def _fail(name: Any, message: str) -> None:
-    raise ValueError(f"Endpoint(name={name!r}): {message}")
+def _fail(name: Any, rule: str, got: Any = None) -> None:
+    raise ValueError(f"Endpoint(name={name!r}): " + schema.MESSAGES[rule].replace("{got}", repr(got)))
 
 
 def _is_int(value: Any) -> bool:
@@ -42,29 +43,38 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-def _gpu_ids(name: str, gpu: Any) -> List[str]:
+def _within(value: Any, bounds: Dict[str, int]) -> bool:
+    return bounds["min"] <= value <= bounds["max"]
+
+
+def _gpu_ids(name: str, gpu: Any, gpu_count: Any) -> Tuple[List[str], int]:
     items = list(gpu) if isinstance(gpu, (list, tuple)) else [gpu]
-    if not 1 <= len(items) <= MAX_GPU_TYPES:
-        _fail(name, f"gpu takes 1 to {MAX_GPU_TYPES} GPU types, got {len(items)}")
-    valid = [g.value for g in GpuGroup]
+    if not _within(len(items), schema.GPU_TYPES):
+        _fail(name, "gpuTypes", len(items))
     ids = []
     for item in items:
         value = item.value if isinstance(item, GpuGroup) else item
-        if value not in valid:
-            _fail(name, f"unknown gpu {item!r}; use a GpuGroup member: {', '.join(valid)}")
+        if value not in schema.GPU_GROUPS:
+            _fail(name, "gpu", item)
         ids.append(value)
     if len(set(ids)) != len(ids):
-        _fail(name, f"gpu lists a type twice: {ids}")
-    return ids
+        _fail(name, "gpuTwice")
+    count = schema.DEFAULT_GPU_COUNT if gpu_count is None else gpu_count
+    if not _is_int(count) or not _within(count, schema.GPU_COUNT):
+        _fail(name, "gpuCount", count)
+    return ids, count
 
 
 def _cpu_ids(name: str, cpu: Any) -> List[str]:
     items = list(cpu) if isinstance(cpu, (list, tuple)) else [cpu]
-    if not items or not all(isinstance(c, str) and c.strip() for c in items):
-        _fail(name, f"cpu must be a CPU flavour string such as {DEFAULT_CPU!r} or a list of them, got {cpu!r}")
+    if not _within(len(items), schema.CPU_FLAVOURS):
+        _fail(name, "cpuFlavours", cpu)
+    for item in items:
+        if not isinstance(item, str) or not _CPU_RE.match(item):
+            _fail(name, "cpu", item)
     return items
 
 
@@ -74,43 +84,58 @@ def _workers(name: str, workers: Any) -> Tuple[int, int]:
     elif isinstance(workers, (list, tuple)) and len(workers) == 2 and all(_is_int(w) for w in workers):
         low, high = workers
     else:
-        _fail(name, f"workers must be (min, max) or an int max, got {workers!r}")
-    if low < 0 or high < low:
-        _fail(name, f"workers needs 0 <= min <= max, got ({low}, {high})")
+        _fail(name, "workers", workers)
+    if low < schema.WORKERS["min"] or high < low or high > schema.WORKERS["max"]:
+        _fail(name, "workersRange", (low, high))
     return low, high
 
 
-def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = 1, workers: Any = (0, 3),
-                 idle_timeout: Any = 5, scaler_type: Any = "QUEUE_DELAY", scaler_value: Any = 4,
-                 execution_timeout: Any = 600, env: Any = None, dependencies: Any = None,
-                 flashboot: Any = True) -> EndpointConfig:
+def _env(name: str, env: Any) -> Dict[str, str]:
+    if not isinstance(env, dict) or len(env) > schema.ENV_VARS["max"]:
+        _fail(name, "env", env)
+    for key, value in env.items():
+        if not isinstance(key, str) or not _ENV_NAME_RE.match(key) or len(key) > schema.ENV_VARS["nameLength"]:
+            _fail(name, "envName", key)
+        if not isinstance(value, str) or len(value) > schema.ENV_VARS["valueLength"]:
+            _fail(name, "envValue", key)
+    return dict(env)
+
+
+def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = None,
+                 workers: Any = schema.DEFAULT_WORKERS, idle_timeout: Any = schema.DEFAULT_IDLE_TIMEOUT_S,
+                 scaler_type: Any = None, scaler_value: Any = schema.DEFAULT_SCALER_VALUE,
+                 execution_timeout: Any = schema.DEFAULT_EXECUTION_TIMEOUT_S, env: Any = None,
+                 dependencies: Any = None, flashboot: Any = schema.DEFAULT_FLASHBOOT) -> EndpointConfig:
+    if name is None:
+        _fail(name, "nameMissing")
     if not isinstance(name, str) or not _NAME_RE.match(name):
-        _fail(name, "name must be a non-empty string of letters, digits, '-' and '_' starting with a letter or digit")
+        _fail(name, "name", name)
     if gpu is not None and cpu is not None:
-        _fail(name, "give gpu or cpu, not both")
-    gpu_ids = _gpu_ids(name, gpu) if gpu is not None else None
-    cpu_ids = _cpu_ids(name, cpu) if cpu is not None else (None if gpu_ids else [DEFAULT_CPU])
-    if not _is_int(gpu_count) or gpu_count < 1:
-        _fail(name, f"gpu_count must be an int >= 1, got {gpu_count!r}")
+        _fail(name, "gpuAndCpu")
+    gpu_ids, cpu_ids = None, None
+    if gpu is not None:
+        gpu_ids, gpu_count = _gpu_ids(name, gpu, gpu_count)
+    else:
+        if gpu_count is not None:
+            _fail(name, "gpuCountWithoutGpu")
+        gpu_count = schema.DEFAULT_GPU_COUNT
+        cpu_ids = _cpu_ids(name, DEFAULT_CPU if cpu is None else cpu)
     workers_min, workers_max = _workers(name, workers)
-    if not _is_number(idle_timeout) or idle_timeout < 0:
-        _fail(name, f"idle_timeout must be a number of seconds >= 0, got {idle_timeout!r}")
-    if scaler_type not in SCALER_TYPES:
-        _fail(name, f"scaler_type must be one of {', '.join(SCALER_TYPES)}, got {scaler_type!r}")
-    if not _is_number(scaler_value) or scaler_value < 0:
-        _fail(name, f"scaler_value must be a number >= 0, got {scaler_value!r}")
-    if not _is_number(execution_timeout) or not 0 < execution_timeout <= MAX_EXECUTION_TIMEOUT_S:
-        _fail(name, f"execution_timeout must be seconds in (0, {MAX_EXECUTION_TIMEOUT_S}], got {execution_timeout!r}")
-    env = {} if env is None else env
-    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
-        _fail(name, "env must be a dict of str to str")
+    if not _is_int(idle_timeout) or not _within(idle_timeout, schema.IDLE_TIMEOUT_S):
+        _fail(name, "idleTimeout", idle_timeout)
+    if scaler_type is not None and scaler_type not in schema.SCALER_TYPES:
+        _fail(name, "scalerType", scaler_type)
+    if not _is_int(scaler_value) or not _within(scaler_value, schema.SCALER_VALUE):
+        _fail(name, "scalerValue", scaler_value)
+    if not _is_number(execution_timeout) or not _within(execution_timeout, schema.EXECUTION_TIMEOUT_S):
+        _fail(name, "executionTimeout", execution_timeout)
     dependencies = [] if dependencies is None else dependencies
     if not isinstance(dependencies, (list, tuple)) or not all(isinstance(d, str) and d.strip() for d in dependencies):
-        _fail(name, "dependencies must be a list of requirement strings")
+        _fail(name, "dependencies", dependencies)
     if not isinstance(flashboot, bool):
-        _fail(name, f"flashboot must be True or False, got {flashboot!r}")
+        _fail(name, "flashboot", flashboot)
     return EndpointConfig(name=name, gpu_ids=gpu_ids, cpu_ids=cpu_ids, gpu_count=gpu_count,
                           workers_min=workers_min, workers_max=workers_max, idle_timeout=idle_timeout,
                           scaler_type=scaler_type, scaler_value=scaler_value,
-                          execution_timeout=execution_timeout, env=dict(env),
-                          dependencies=list(dependencies), flashboot=flashboot)
+                          execution_timeout=execution_timeout, env=_env(name, {} if env is None else env),
+                          dependencies=[d.strip() for d in dependencies], flashboot=flashboot)

@@ -3,7 +3,7 @@ import asyncio
 import functools
 import inspect
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import remote
 from ._config import EndpointConfig, build_config
@@ -65,11 +65,14 @@ class Endpoint:
 
     Queue-based: `@Endpoint(name="gpu-worker", gpu=GpuGroup.ADA_24)` on one function.
     Load-balanced: `api = Endpoint(name="api")`, then `@api.post("/generate")` on each route.
+    The arguments' rules are those of core/endpoint-schema.ts (see `_config.py`); `gpu_count=None`
+    means 1 with a GPU, and `scaler_type=None` means QUEUE_DELAY (queue-based) or REQUEST_COUNT
+    (load-balanced).
     """
 
-    def __init__(self, name: str, gpu: Any = None, cpu: Any = None, gpu_count: int = 1,
-                 workers: Any = (0, 3), idle_timeout: float = 5, scaler_type: str = "QUEUE_DELAY",
-                 scaler_value: float = 4, execution_timeout: float = 600,
+    def __init__(self, name: str, gpu: Any = None, cpu: Any = None, gpu_count: Optional[int] = None,
+                 workers: Union[int, Tuple[int, int]] = (0, 3), idle_timeout: int = 5,
+                 scaler_type: Optional[str] = None, scaler_value: int = 4, execution_timeout: float = 600,
                  env: Optional[Dict[str, str]] = None, dependencies: Optional[List[str]] = None,
                  flashboot: bool = True) -> None:
         self.config: EndpointConfig = build_config(

@@ -125,7 +125,7 @@ def test_queue_endpoint_takes_one_function_and_no_routes():
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    ({"gpu": "H100"}, "unknown gpu 'H100'"),
+    ({"gpu": "H100"}, "invalid GPU id 'H100'"),
     ({"gpu": ["ADA_24"] * 1 + ["AMPERE_16", "AMPERE_24", "AMPERE_48"]}, "1 to 3"),
     ({"gpu": ["ADA_24", GpuGroup.ADA_24]}, "twice"),
     ({"gpu": "ADA_24", "cpu": "cpu3c-2-4"}, "not both"),
@@ -135,6 +135,15 @@ def test_queue_endpoint_takes_one_function_and_no_routes():
     ({"gpu_count": 0}, "gpu_count"),
     ({"scaler_type": "CPU"}, "QUEUE_DELAY, REQUEST_COUNT"),
     ({"execution_timeout": 0}, "execution_timeout"),
+    # the bounds of the one Endpoint schema (core/endpoint-schema.ts), as the build and platform check them
+    ({"execution_timeout": 2}, r"execution_timeout must be a number of seconds from 5 to 604800 \(7 days\), got 2"),
+    ({"execution_timeout": 1000000}, "from 5 to 604800"),
+    ({"workers": (0, 101)}, "<= 100"),
+    ({"gpu": "ADA_24", "gpu_count": 9}, "from 1 to 8"),
+    ({"gpu_count": 2}, "gpu_count needs gpu="),
+    ({"idle_timeout": 2.5}, "whole number of seconds"),
+    ({"scaler_value": 1.5}, "scaler_value must be an integer"),
+    ({"env": {"1BAD": "x"}}, "env name '1BAD'"),
     ({"idle_timeout": -1}, "idle_timeout"),
     ({"env": {"A": 1}}, "env"),
     ({"dependencies": "pillow"}, "dependencies"),
@@ -155,7 +164,7 @@ def test_defaults_and_normalisation():
     cfg = Endpoint(name="defaults").config
     assert cfg.cpu_ids == ["cpu3c-2-4"] and cfg.gpu_ids is None
     assert (cfg.workers_min, cfg.workers_max, cfg.idle_timeout, cfg.execution_timeout) == (0, 3, 5, 600)
-    assert (cfg.scaler_type, cfg.scaler_value, cfg.flashboot) == ("QUEUE_DELAY", 4, True)
+    assert (cfg.scaler_type, cfg.scaler_value, cfg.flashboot) == (None, 4, True)  # None: by kind
     cfg = Endpoint(name="gpus", gpu=[GpuGroup.ADA_24, "AMPERE_48"], workers=5).config
     assert cfg.gpu_ids == ["ADA_24", "AMPERE_48"] and cfg.cpu_ids is None
     assert (cfg.workers_min, cfg.workers_max) == (0, 5)

@@ -1,0 +1,192 @@
+/**
+ * The one source of the `@Endpoint(...)` argument rules: names, types, bounds, defaults, the GPU
+ * list and the messages. The build checks decorator arguments with it (svc:group-endpoints, error at
+ * file:line), the platform checks its endpoint input with its bounds (platform/graphql/inputs.ts),
+ * and the Python SDK's runtime check reads runtime/python/svc/_schema.py, generated from it by
+ * scripts/generate-endpoint-schema.ts (a test keeps it up to date). docs/contracts.md section 3.
+ */
+import type { EndpointType, Hardware, Scaling, StaticValue } from "./types.ts";
+
+/** GPU tiers (platform `gpuIds`, SDK `GpuGroup` members), in the documented order. */
+export const GPU_GROUPS = ["AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO"] as const;
+export const SCALER_TYPES = ["QUEUE_DELAY", "REQUEST_COUNT"] as const;
+
+/** The parameters of `Endpoint(...)`, in positional order. */
+export const ENDPOINT_ARGUMENTS = [
+  "name",
+  "gpu",
+  "cpu",
+  "gpu_count",
+  "workers",
+  "idle_timeout",
+  "scaler_type",
+  "scaler_value",
+  "execution_timeout",
+  "env",
+  "dependencies",
+  "flashboot",
+] as const;
+export type EndpointArgument = (typeof ENDPOINT_ARGUMENTS)[number];
+
+const DAY_S = 24 * 3600;
+
+/** Inclusive bounds. Seconds for the timeouts; the platform takes executionTimeoutMs (× 1000). */
+export const ENDPOINT_LIMITS = {
+  namePattern: "^[A-Za-z0-9][A-Za-z0-9_-]*$",
+  gpuTypes: { min: 1, max: 3 },
+  gpuCount: { min: 1, max: 8 },
+  cpuFlavourPattern: "^[A-Za-z0-9][A-Za-z0-9._-]*$",
+  cpuFlavours: { min: 1, max: 10 },
+  workers: { min: 0, max: 100 },
+  idleTimeoutS: { min: 0, max: DAY_S },
+  scalerValue: { min: 0, max: 10_000 },
+  executionTimeoutS: { min: 5, max: 7 * DAY_S },
+  envNamePattern: "^[A-Za-z_][A-Za-z0-9_]*$",
+  envVars: { max: 500, nameLength: 256, valueLength: 65_536 },
+} as const;
+
+/** What an argument left out (or given as None) means. */
+export const ENDPOINT_DEFAULTS = {
+  cpu: "cpu3c-2-4",
+  gpuCount: 1,
+  workers: [0, 3] as const,
+  idleTimeoutS: 5,
+  scalerType: { QB: "QUEUE_DELAY", LB: "REQUEST_COUNT" } as const,
+  scalerValue: 4,
+  executionTimeoutS: 600,
+  flashboot: true,
+} as const;
+
+const L = ENDPOINT_LIMITS;
+/** One message per rule; `{got}` is the value given. The SDK raises the same texts. */
+export const ENDPOINT_MESSAGES = {
+  unknown: `unknown argument {got}; Endpoint(...) takes ${ENDPOINT_ARGUMENTS.join(", ")}`,
+  nameMissing: `name is required (Endpoint(name="my-endpoint", ...))`,
+  name: "name must be a string of letters, digits, '-' and '_' starting with a letter or digit, got {got}",
+  gpuAndCpu: "give either gpu= or cpu=, not both",
+  gpuTypes: `gpu takes one GpuGroup or a list of ${L.gpuTypes.min} to ${L.gpuTypes.max}, got {got}`,
+  gpu: `invalid GPU id {got}; valid GpuGroup members: ${GPU_GROUPS.join(", ")}`,
+  gpuTwice: "gpu lists the same GpuGroup twice",
+  gpuCount: `gpu_count must be an integer from ${L.gpuCount.min} to ${L.gpuCount.max}, got {got}`,
+  gpuCountWithoutGpu: "gpu_count needs gpu=",
+  cpuFlavours: `cpu takes a CPU flavour ("${ENDPOINT_DEFAULTS.cpu}") or a list of ${L.cpuFlavours.min} to ${L.cpuFlavours.max} of them, got {got}`,
+  cpu: `invalid CPU flavour {got}; use a name like "${ENDPOINT_DEFAULTS.cpu}"`,
+  workers: "workers must be an integer max or a (min, max) pair of integers, got {got}",
+  workersRange: `workers (min, max) needs ${L.workers.min} <= min <= max <= ${L.workers.max}, got {got}`,
+  idleTimeout: `idle_timeout must be a whole number of seconds from ${L.idleTimeoutS.min} to ${L.idleTimeoutS.max}, got {got}`,
+  scalerType: `scaler_type must be one of ${SCALER_TYPES.join(", ")}, got {got}`,
+  scalerValue: `scaler_value must be an integer from ${L.scalerValue.min} to ${L.scalerValue.max}, got {got}`,
+  executionTimeout: `execution_timeout must be a number of seconds from ${L.executionTimeoutS.min} to ${L.executionTimeoutS.max} (7 days), got {got}`,
+  env: `env must be a dict of at most ${L.envVars.max} str names to str values, got {got}`,
+  envName: `env name {got} is not a valid environment variable name (letters, digits, '_', at most ${L.envVars.nameLength} characters)`,
+  envValue: `env value of {got} must be a string of at most ${L.envVars.valueLength} characters`,
+  dependencies: `dependencies must be a list of requirement strings ("pillow>=10"), got {got}`,
+  flashboot: "flashboot must be True or False, got {got}",
+} as const;
+export type EndpointRule = keyof typeof ENDPOINT_MESSAGES;
+
+/** The normalised settings of one endpoint (what the manifest and the platform receive). */
+export interface EndpointSettingsFromArguments {
+  hardware: Hardware;
+  scaling: Scaling;
+  executionTimeoutMs: number;
+  env: Record<string, string>;
+  dependencies: string[];
+}
+
+export class EndpointArgumentError extends Error {
+  constructor(
+    readonly rule: EndpointRule,
+    got?: unknown,
+  ) {
+    super(ENDPOINT_MESSAGES[rule].replace("{got}", got === undefined ? "" : show(got)));
+  }
+}
+
+const fail = (rule: EndpointRule, got?: unknown): never => {
+  throw new EndpointArgumentError(rule, got);
+};
+const isNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
+const isInt = (value: unknown): value is number => isNumber(value) && Number.isInteger(value);
+const within = (value: number, range: { min: number; max: number }) => value >= range.min && value <= range.max;
+const show = (value: unknown): string => (typeof value === "string" ? JSON.stringify(value) : (JSON.stringify(value) ?? String(value)));
+
+/** The endpoint's name, checked. Throws EndpointArgumentError. */
+export function endpointNameOf(args: Record<string, StaticValue>): string {
+  const name = args.name;
+  if (name === undefined || name === null) fail("nameMissing");
+  if (typeof name !== "string" || !new RegExp(L.namePattern).test(name)) fail("name", name);
+  return name as string;
+}
+
+/**
+ * Decorator arguments (as evaluated statically; None = not given) → the endpoint's settings.
+ * Throws EndpointArgumentError naming the first rule broken.
+ */
+export function normaliseEndpointArguments(args: Record<string, StaticValue>, type: EndpointType): EndpointSettingsFromArguments {
+  for (const key of Object.keys(args)) if (!(ENDPOINT_ARGUMENTS as readonly string[]).includes(key)) fail("unknown", key);
+  endpointNameOf(args);
+  const arg = (key: EndpointArgument): StaticValue | undefined => (args[key] === null ? undefined : args[key]);
+
+  const gpu = arg("gpu");
+  const cpu = arg("cpu");
+  const gpuCount = arg("gpu_count");
+  let hardware: Hardware;
+  if (gpu !== undefined && cpu !== undefined) fail("gpuAndCpu");
+  if (gpu !== undefined) {
+    const ids = Array.isArray(gpu) ? gpu : [gpu];
+    if (!within(ids.length, L.gpuTypes)) fail("gpuTypes", ids.length);
+    for (const id of ids) if (typeof id !== "string" || !(GPU_GROUPS as readonly string[]).includes(id)) fail("gpu", id);
+    if (new Set(ids).size !== ids.length) fail("gpuTwice");
+    const count = gpuCount ?? ENDPOINT_DEFAULTS.gpuCount;
+    if (!isInt(count) || !within(count, L.gpuCount)) fail("gpuCount", count);
+    hardware = { gpuIds: ids as string[], gpuCount: count as number };
+  } else {
+    if (gpuCount !== undefined) fail("gpuCountWithoutGpu");
+    const flavours = cpu === undefined ? [ENDPOINT_DEFAULTS.cpu] : Array.isArray(cpu) ? cpu : [cpu];
+    if (!within(flavours.length, L.cpuFlavours)) fail("cpuFlavours", cpu);
+    const pattern = new RegExp(L.cpuFlavourPattern);
+    for (const flavour of flavours) if (typeof flavour !== "string" || !pattern.test(flavour)) fail("cpu", flavour);
+    hardware = { instanceIds: flavours as string[] };
+  }
+
+  const workers = arg("workers") ?? [...ENDPOINT_DEFAULTS.workers];
+  let range: [number, number];
+  if (isInt(workers)) range = [0, workers];
+  else if (Array.isArray(workers) && workers.length === 2 && isInt(workers[0]) && isInt(workers[1])) range = [workers[0], workers[1]];
+  else return fail("workers", workers);
+  const [workersMin, workersMax] = range;
+  if (workersMin < L.workers.min || workersMax < workersMin || workersMax > L.workers.max) fail("workersRange", range);
+
+  const idleTimeout = arg("idle_timeout") ?? ENDPOINT_DEFAULTS.idleTimeoutS;
+  if (!isInt(idleTimeout) || !within(idleTimeout, L.idleTimeoutS)) fail("idleTimeout", idleTimeout);
+  const scalerType = arg("scaler_type") ?? ENDPOINT_DEFAULTS.scalerType[type];
+  if (typeof scalerType !== "string" || !(SCALER_TYPES as readonly string[]).includes(scalerType)) fail("scalerType", scalerType);
+  const scalerValue = arg("scaler_value") ?? ENDPOINT_DEFAULTS.scalerValue;
+  if (!isInt(scalerValue) || !within(scalerValue, L.scalerValue)) fail("scalerValue", scalerValue);
+
+  const timeout = arg("execution_timeout") ?? ENDPOINT_DEFAULTS.executionTimeoutS;
+  if (!isNumber(timeout) || !within(timeout, L.executionTimeoutS)) fail("executionTimeout", timeout);
+
+  const env = arg("env") ?? {};
+  if (typeof env !== "object" || Array.isArray(env) || Object.keys(env).length > L.envVars.max) fail("env", env);
+  const envName = new RegExp(L.envNamePattern);
+  for (const [key, value] of Object.entries(env as Record<string, StaticValue>)) {
+    if (!envName.test(key) || key.length > L.envVars.nameLength) fail("envName", key);
+    if (typeof value !== "string" || value.length > L.envVars.valueLength) fail("envValue", key);
+  }
+
+  const dependencies = arg("dependencies") ?? [];
+  if (!Array.isArray(dependencies) || dependencies.some((dep) => typeof dep !== "string" || dep.trim() === "")) fail("dependencies", dependencies);
+
+  const flashboot = arg("flashboot");
+  if (flashboot !== undefined && typeof flashboot !== "boolean") fail("flashboot", flashboot);
+
+  return {
+    hardware,
+    scaling: { workersMin, workersMax, idleTimeout: idleTimeout as number, scalerType: scalerType as Scaling["scalerType"], scalerValue: scalerValue as number },
+    executionTimeoutMs: Math.round((timeout as number) * 1000),
+    env: env as Record<string, string>,
+    dependencies: (dependencies as string[]).map((dep) => dep.trim()),
+  };
+}
