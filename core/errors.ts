@@ -12,8 +12,12 @@ export class SvcError extends Error {
   readonly remedy?: string;
   /** Suggested HTTP status when a server reports it. */
   readonly status: number;
+  /** PLUGIN_ERROR: the plugin and the hook that threw, and the thrown error's own code (as rollup's logPluginError). */
+  readonly plugin?: string;
+  readonly hook?: string;
+  readonly pluginCode?: string;
 
-  constructor(code: ErrorCode, message: string, extra: { remedy?: string; loc?: SourceLocation; status?: number; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message: string, extra: { remedy?: string; loc?: SourceLocation; status?: number; cause?: unknown; plugin?: { name: string; hook: string; code?: string } } = {}) {
     const where = extra.loc ? `${extra.loc.file}:${extra.loc.line}: ` : "";
     super(`${where}${message}${extra.remedy ? `\n  → ${extra.remedy}` : ""}`, { cause: extra.cause });
     this.name = "SvcError";
@@ -22,10 +26,15 @@ export class SvcError extends Error {
     this.line = extra.loc?.line;
     this.remedy = extra.remedy;
     this.status = extra.status ?? 400;
+    if (extra.plugin) {
+      this.plugin = extra.plugin.name;
+      this.hook = extra.plugin.hook;
+      this.pluginCode = extra.plugin.code;
+    }
   }
 
   toJSON() {
-    return { code: this.code, message: this.message, file: this.file, line: this.line, remedy: this.remedy };
+    return { code: this.code, message: this.message, file: this.file, line: this.line, remedy: this.remedy, plugin: this.plugin, hook: this.hook, pluginCode: this.pluginCode };
   }
 }
 
@@ -62,6 +71,16 @@ export const errors = {
     new SvcError("PLUGIN_HOOK_NOT_PROMISE", `Plugin "${plugin}" tapped hook "${hook}" with tapPromise but its callback did not return a promise.`, {
       remedy: "Make the callback async (or return a Promise), or use tap() for synchronous work.",
     }),
+  PLUGIN_ERROR: (plugin: string, hook: string, cause: unknown) => {
+    const thrown = cause as { message?: unknown; code?: unknown; stack?: unknown } | undefined;
+    const code = typeof thrown?.code === "string" || typeof thrown?.code === "number" ? String(thrown.code) : undefined;
+    const at = typeof thrown?.stack === "string" ? firstStackFrame(thrown.stack) : undefined;
+    return new SvcError("PLUGIN_ERROR", `Plugin "${plugin}" failed in hook "${hook}": ${String(thrown?.message ?? cause)}${code ? ` [${code}]` : ""}${at ? `\n  at ${at}` : ""}`, {
+      remedy: `Fix the plugin or report it to its author; remove "${plugin}" from plugins in svc.config.ts (or add it to disablePlugins) to build without it.`,
+      cause,
+      plugin: { name: plugin, hook, code },
+    });
+  },
   PROJECT_NOT_FOUND: (root: string) =>
     new SvcError("PROJECT_NOT_FOUND", `Project folder ${root} does not exist or is not a folder.`, {
       remedy: "Run svc from the project folder or pass --root <folder>; `svc init` creates a project.",
@@ -145,13 +164,23 @@ export const errors = {
     new SvcError("INIT_WOULD_OVERWRITE", `svc init would overwrite: ${files.join(", ")}.`, { remedy: "Use --force to overwrite, or init into an empty folder." }),
 
   // platform client
-  AUTH_FAILED: (url: string) => new SvcError("AUTH_FAILED", `The platform at ${url} refused the API key.`, { remedy: AUTH_REMEDY, status: 401 }),
+  /** `hint`: where the key came from and what else would work (the embedded platform's own key). */
+  AUTH_FAILED: (url: string, hint?: string) =>
+    new SvcError("AUTH_FAILED", `The platform at ${url} refused the API key${hint ? ` ${hint}` : ""}.`, { remedy: AUTH_REMEDY, status: 401 }),
   AUTH_MISSING: () => new SvcError("AUTH_MISSING", "PLATFORM_API_KEY is not set.", { remedy: AUTH_REMEDY, status: 401 }),
   PLATFORM_UNREACHABLE: (url: string, cause: unknown) =>
     new SvcError("PLATFORM_UNREACHABLE", `Cannot reach the platform at ${url}: ${String((cause as Error)?.message ?? cause)}`, {
       remedy: "Start the embedded platform with `svc platform start`, or check PLATFORM_API_URL.",
       status: 502,
       cause,
+    }),
+  PLATFORM_URL_INVALID: (url: string) =>
+    new SvcError("PLATFORM_URL_INVALID", `PLATFORM_API_URL "${url}" is not an address svc can call: it needs http:// or https:// and a host.`, {
+      remedy: `Set PLATFORM_API_URL to the platform's full address (for example ${/^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? "http://127.0.0.1:8787" : `http://${url}`}), in .env or exported; leave it empty to use the embedded platform.`,
+    }),
+  PLATFORM_NOT_CONFIGURED: () =>
+    new SvcError("PLATFORM_NOT_CONFIGURED", "PLATFORM_API_URL is not set and no embedded platform was given to start.", {
+      remedy: "Set PLATFORM_API_URL and PLATFORM_API_KEY (in .env or exported), or run the svc CLI, which starts the embedded platform when PLATFORM_API_URL is empty.",
     }),
   PLATFORM_ERROR: (operation: string, message: string) =>
     new SvcError("PLATFORM_ERROR", `The platform answered an error to ${operation}: ${message}`, { status: 502 }),
@@ -170,6 +199,7 @@ export const errors = {
     new SvcError("CONFIRMATION_REQUIRED", `Refusing to ${action} without confirmation.`, {
       remedy: "Pass --yes to confirm (stdin is not a terminal, so svc cannot ask).",
     }),
+  CONFIRMATION_DECLINED: (action: string, remedy: string) => new SvcError("CONFIRMATION_DECLINED", `You answered no: not going to ${action}.`, { remedy }),
 
   // platform server (HTTP answers)
   BAD_REQUEST: (message: string) => new SvcError("BAD_REQUEST", message, { status: 400 }),
@@ -184,6 +214,11 @@ export const errors = {
     new SvcError("JSON_TOO_DEEP", `${where} is nested deeper than ${limit} levels, the platform's JSON nesting limit.`, {
       status: 400,
       remedy: "Send flatter JSON (docs/platform.md, \"Limits\").",
+    }),
+  JSON_MALFORMED: (where: string, detail: string) =>
+    new SvcError("JSON_MALFORMED", `${where} is not valid JSON (${detail}).`, {
+      status: 400,
+      remedy: "Send standard JSON: NaN, Infinity, comments and trailing commas are not JSON.",
     }),
   JOB_OUTPUT_INVALID: (why: string) =>
     new SvcError("JOB_OUTPUT_INVALID", `The job's result could not be stored: ${why}.`, {
@@ -214,6 +249,12 @@ export const errors = {
 /** A size over `limit`, in bytes as well when rounding would show both as the same figure. */
 function overBytes(size: number, limit: number): string {
   return formatBytes(size) === formatBytes(limit) ? `${formatBytes(size)} (${size} bytes, limit ${limit})` : formatBytes(size);
+}
+
+/** `file:line:column` of a stack's first frame (source-mapped when source maps are on), without node: internals. */
+function firstStackFrame(stack: string): string | undefined {
+  const frame = stack.split("\n").find((line) => /^\s+at /.test(line) && !line.includes("node:"));
+  return frame?.trim().replace(/^at (?:.*? \()?(.*?)\)?$/, "$1").replace(/^file:\/\//, "");
 }
 
 export function formatBytes(bytes: number): string {

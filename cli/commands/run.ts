@@ -33,43 +33,58 @@ export function registerRun(cli: CAC): void {
       const root = projectRoot(flags);
       const logger = commandLogger(flags);
       const port = parsePort(flags.port, DEFAULT_PORT, "run");
-      const { client } = await connect(root);
-      const server: DevServer = await startDevServer({
-        root,
-        client,
-        host: String(flags.host ?? "localhost"),
-        port,
-        reload: flags.reload !== false,
-        autoProvision: Boolean(flags.autoProvision),
-        yes: Boolean(flags.yes),
-        confirm: (question) => confirm(question, { yes: flags.yes }, "deploy more than 5 live- endpoints"),
-        logger,
-      });
-      await waitForStop(server, logger);
+      // Handled from the start, not from "ready": a signal during startup (or just as the banner
+      // prints) must not kill the process with live- endpoints still deployed.
+      const stop = stopSignals(logger);
+      try {
+        const { client } = await connect(root);
+        if (stop.received) return;
+        const server: DevServer = await startDevServer({
+          root,
+          client,
+          host: String(flags.host ?? "localhost"),
+          port,
+          reload: flags.reload !== false,
+          autoProvision: Boolean(flags.autoProvision),
+          yes: Boolean(flags.yes),
+          confirm: (question) => confirm(question, { yes: flags.yes }, "deploy more than 5 live- endpoints"),
+          logger,
+        });
+        const signal = await stop.next;
+        logger.info(`\n${signal}: stopping, deleting live- endpoints…`);
+        await server.close().catch((error: Error) => logger.warn(`clean-up failed: ${error.message}`));
+      } finally {
+        stop.dispose();
+      }
     });
 }
 
-/** Resolves once a signal stopped the server and its `live-` endpoints are deleted. */
-function waitForStop(server: DevServer, logger: { info(m: string): void; warn(m: string): void }): Promise<void> {
-  return new Promise((resolve) => {
-    let stopping = false;
-    const stop = (signal: NodeJS.Signals) => {
-      if (stopping) {
-        logger.warn(`${signal} again: exiting now; live- endpoints not yet deleted stay in .platform/resources.pkl and are reused or deleted by the next svc run`);
-        process.exit(130);
-      }
-      stopping = true;
-      logger.info(`\n${signal}: stopping, deleting live- endpoints…`);
-      server
-        .close()
-        .catch((error: Error) => logger.warn(`clean-up failed: ${error.message}`))
-        .finally(() => {
-          process.off("SIGINT", stop);
-          process.off("SIGTERM", stop);
-          resolve();
-        });
-    };
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-  });
+interface StopSignals {
+  /** The first SIGINT/SIGTERM, once it arrives. */
+  next: Promise<NodeJS.Signals>;
+  received?: NodeJS.Signals;
+  dispose(): void;
+}
+
+/** The first signal asks for a clean stop; a second one exits at once (live- endpoints left to the next run). */
+function stopSignals(logger: { info(m: string): void; warn(m: string): void }): StopSignals {
+  let resolveNext!: (signal: NodeJS.Signals) => void;
+  const state: StopSignals = {
+    next: new Promise((resolve) => (resolveNext = resolve)),
+    dispose() {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    },
+  };
+  function onSignal(signal: NodeJS.Signals) {
+    if (state.received) {
+      logger.warn(`${signal} again: exiting now; live- endpoints not yet deleted stay in .platform/resources.pkl and are reused or deleted by the next svc run`);
+      process.exit(130);
+    }
+    state.received = signal;
+    resolveNext(signal);
+  }
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+  return state;
 }

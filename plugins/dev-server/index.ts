@@ -166,7 +166,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
             const question = `Deploy ${changes.length} ${prefix} endpoints (${changes.map((c) => c.endpoint).join(", ")}) to ${client.url}?`;
             const action = `deploy ${changes.length} ${prefix} endpoints`;
             if (!options.confirm) throw errors.CONFIRMATION_REQUIRED(action);
-            if (!(await options.confirm(question))) throw errors.CONFIRMATION_REQUIRED(action);
+            if (!(await options.confirm(question))) {
+              throw errors.CONFIRMATION_DECLINED(action, "Run `svc run` without --auto-provision to deploy each endpoint on its first call, or answer y (or pass --yes) to deploy them all now.");
+            }
           }
           const reused = plan.filter((step) => step.action === "reuse").map((step) => `${prefix}${step.endpoint}`);
           if (reused.length) ctx.logger.info(`  reusing cached ${reused.join(", ")}`);

@@ -1,7 +1,8 @@
 /**
  * `svc run` as a user runs it: the real CLI in a child process (bin/svc.mjs), against a real
  * embedded platform in this process: ready banner, port fallback, SIGINT clean-up, a wrong key,
- * the auto-provision confirmation in a non-TTY.
+ * the auto-provision confirmation in a non-TTY and on a terminal (a pseudo-terminal from Python's
+ * pty module), a signal during startup.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { mkdir, rm, writeFile } from "node:fs/promises";
@@ -131,13 +132,19 @@ describe("svc run (CLI)", { timeout: 120_000 }, () => {
     expect(await liveNames()).toEqual([]);
   });
 
-  it("--auto-provision with more than 5 endpoints asks first: refuses without a terminal, deploys all with --yes", async () => {
+  /** The dev app plus five small endpoints: eight in all, over the confirmation threshold. */
+  const appWithEightEndpoints = async () => {
     const root = await copyDevApp();
     roots.push(root);
     await mkdir(join(root, "more"), { recursive: true });
     for (let i = 0; i < 5; i++) {
       await writeFile(join(root, "more", `w${i}.py`), `from svc import Endpoint\n\n\n@Endpoint(name="w${i}", cpu="cpu3c-2-4")\ndef w${i}() -> int:\n    return ${i}\n`);
     }
+    return root;
+  };
+
+  it("--auto-provision with more than 5 endpoints asks first: refuses without a terminal, deploys all with --yes", async () => {
+    const root = await appWithEightEndpoints();
     const refused = svc(["run", "--root", root, "--port", "0", "--no-reload", "--auto-provision"], env);
     runs.push(refused);
     expect(await refused.exited).toBe(1);
@@ -150,6 +157,49 @@ describe("svc run (CLI)", { timeout: 120_000 }, () => {
     expect(await liveNames()).toEqual(["live-api", "live-hello", "live-slow", "live-w0", "live-w1", "live-w2", "live-w3", "live-w4"]);
     confirmed.child.kill("SIGTERM");
     expect(await confirmed.exited).toBe(0);
+    expect(await liveNames()).toEqual([]);
+  });
+
+  it("a SIGTERM while the live- endpoints deploy at startup still deletes them and exits 0", async () => {
+    // The signal handlers used to be installed only after the ready banner: a signal before that
+    // (or right as it printed, under load) killed the process (exit code null) with endpoints left.
+    const root = await appWithEightEndpoints();
+    const run = svc(["run", "--root", root, "--port", "0", "--no-reload", "--auto-provision", "--yes"], env);
+    runs.push(run);
+    await run.waitFor(/deploying live-/);
+    run.child.kill("SIGTERM");
+    expect(await run.exited).toBe(0);
+    expect(run.output()).toContain("SIGTERM: stopping, deleting live- endpoints");
+    expect(await liveNames()).toEqual([]);
+  });
+
+  it("answering n at the auto-provision prompt on a terminal says so (not 'stdin is not a terminal')", async () => {
+    const root = await appWithEightEndpoints();
+    const answerNo = [
+      "import os, pty, sys",
+      "pid, fd = pty.fork()",
+      "if pid == 0: os.execvp(sys.argv[1], sys.argv[1:])",
+      "seen, answered = b'', False",
+      "while True:",
+      "    try: data = os.read(fd, 4096)",
+      "    except OSError: break",
+      "    if not data: break",
+      "    sys.stdout.buffer.write(data); sys.stdout.flush(); seen += data",
+      "    if not answered and b'[y/N]' in seen: os.write(fd, b'n\\n'); answered = True",
+      "sys.exit(os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]))",
+    ].join("\n");
+    const child = spawn("python3", ["-c", answerNo, process.execPath, BIN, "run", "--root", root, "--port", "0", "--no-reload", "--auto-provision"], {
+      env: { ...process.env, NO_COLOR: "1", ...env },
+    });
+    let text = "";
+    child.stdout.on("data", (chunk: Buffer) => (text += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (text += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    expect(text).toMatch(/Deploy 8 live- endpoints \(api, hello, slow, w0, w1, w2, w3, w4\) to .* \[y\/N\]/);
+    expect(code, text).toBe(1);
+    expect(text).toContain("[CONFIRMATION_DECLINED] You answered no: not going to deploy 8 live- endpoints.");
+    expect(text).toContain("without --auto-provision");
+    expect(text).not.toContain("not a terminal");
     expect(await liveNames()).toEqual([]);
   });
 });
