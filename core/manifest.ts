@@ -6,11 +6,26 @@ import { readFile, writeFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
 import { errors } from "./errors.ts";
+import type { StaticValue } from "./types.ts";
 
 export const MANIFEST_VERSION = 1;
 export const MANIFEST_FILE = "svc_manifest.json";
 
 const httpMethod = z.enum(["GET", "POST", "PUT", "DELETE", "PATCH"]);
+
+const staticValue: z.ZodType<StaticValue> = z.lazy(() =>
+  z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(staticValue), z.record(z.string(), staticValue)]),
+);
+
+/** A function parameter as discovery read it from the AST (core/types.ts FunctionParam). */
+const functionParam = z.strictObject({
+  name: z.string().min(1),
+  kind: z.enum(["positional_only", "positional_or_keyword", "var_positional", "keyword_only", "var_keyword"]),
+  annotation: z.string().optional(),
+  required: z.boolean(),
+  default: staticValue.optional(),
+  defaultSource: z.string().optional(),
+});
 
 const manifestFunction = z.strictObject({
   name: z.string().min(1),
@@ -20,6 +35,8 @@ const manifestFunction = z.strictObject({
   isGenerator: z.boolean(),
   httpMethod: httpMethod.optional(),
   httpPath: z.string().startsWith("/").optional(),
+  params: z.array(functionParam).optional(),
+  returns: z.string().optional(),
 });
 
 const hardware = z

@@ -29,6 +29,30 @@ export interface EndpointDeclaration extends SourceLocation {
   args: Record<string, StaticValue>;
 }
 
+/** A parameter of a decorated function, from the AST (discovery never runs the code). */
+export interface FunctionParam {
+  name: string;
+  kind: "positional_only" | "positional_or_keyword" | "var_positional" | "keyword_only" | "var_keyword";
+  /** The annotation as written (`str`, `list[str] | None`); a string annotation is unquoted. */
+  annotation?: string;
+  required: boolean;
+  /** The default, when it is a static value (literal, constant, GpuGroup member). */
+  default?: StaticValue;
+  /** The default's source text, when it is not static (`dict()`). */
+  defaultSource?: string;
+}
+
+/** An import that runs when a Python module is imported (module level; see docs/manifest.md). */
+export interface PythonImport {
+  /** Dotted module as written (`a.b` of `import a.b` / `from a.b import c`); "" for `from . import x`. */
+  module: string;
+  /** Names of a `from ... import` (candidate submodules); empty for `import x`. */
+  names: string[];
+  /** Leading dots of a relative import; 0 for an absolute one. */
+  level: number;
+  line: number;
+}
+
 /** One decorated function found by discovery. */
 export interface DiscoveredFunction extends SourceLocation {
   name: string;
@@ -39,6 +63,10 @@ export interface DiscoveredFunction extends SourceLocation {
   declaration: EndpointDeclaration;
   /** Present for a route of a load-balanced endpoint (`@api.post("/x")`). */
   route?: { method: HttpMethod; path: string };
+  /** Its parameters, in order (the job's input / the route's body are their keyword arguments). */
+  params?: FunctionParam[];
+  /** The return annotation as written. */
+  returns?: string;
 }
 
 export interface Hardware {
@@ -143,6 +171,8 @@ export interface BuildContext {
   depsDir?: string;
   /** App source files (POSIX, relative to root) that go into the artifact. */
   sourceFiles: string[];
+  /** Module-level imports of each app Python file, by file (svc:discover-python). */
+  pythonImports?: Record<string, PythonImport[]>;
   artifact?: Artifact;
   /** The platform's id of the uploaded build (svc:upload). */
   buildId?: string;

@@ -5,15 +5,18 @@
  * Field by field: docs/manifest.md.
  */
 import { createHash } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { MANIFEST_FILE, MANIFEST_VERSION, manifestText, parseManifest, type Manifest, type ManifestEndpoint } from "../core/manifest.ts";
 import type { BuildContext, EndpointSpec, SvcPlugin } from "../core/types.ts";
+import { fileIndexOf, type FileIndex } from "./_file-index.ts";
 import { writeIfChanged } from "./_fs.ts";
+import { mapLimit } from "./_map-limit.ts";
 
 export const PLUGIN_NAME = "svc:manifest";
 export const CREATE_STAGE = -100;
 export const WRITE_STAGE = 100;
+/** Files hashed at once (each streams in small chunks: memory stays bounded whatever their size). */
+const HASH_CONCURRENCY = 8;
 
 export function manifest(): SvcPlugin {
   return {
@@ -23,7 +26,9 @@ export function manifest(): SvcPlugin {
       pipeline.hooks.manifest.tapPromise({ name: PLUGIN_NAME, stage: WRITE_STAGE }, async (current, ctx) => {
         const valid = parseManifest(current, MANIFEST_FILE);
         const text = manifestText(valid);
-        await Promise.all([join(ctx.outDir, MANIFEST_FILE), join(ctx.buildDir, MANIFEST_FILE)].map((file) => writeIfChanged(file, text)));
+        const index = await fileIndexOf(ctx);
+        await Promise.all([join(ctx.outDir, MANIFEST_FILE), join(ctx.buildDir, MANIFEST_FILE)].map((file) => writeIfChanged(file, text, index)));
+        await index.save();
         return valid;
       });
     },
@@ -45,7 +50,7 @@ export async function createManifest(ctx: BuildContext): Promise<Manifest> {
     version: MANIFEST_VERSION,
     app: ctx.config.app,
     pythonVersion: ctx.config.pythonVersion,
-    fingerprint: await fingerprint(ctx.root, ctx.sourceFiles),
+    fingerprint: await fingerprint(ctx.root, ctx.sourceFiles, await fileIndexOf(ctx)),
     endpoints,
     functions,
     routes,
@@ -70,6 +75,8 @@ function manifestEndpoint(endpoint: EndpointSpec): ManifestEndpoint {
       isAsync: fn.isAsync,
       isGenerator: fn.isGenerator,
       ...(fn.route ? { httpMethod: fn.route.method, httpPath: fn.route.path } : {}),
+      ...(fn.params ? { params: fn.params } : {}),
+      ...(fn.returns ? { returns: fn.returns } : {}),
     })),
     hardware: { ...endpoint.hardware },
     image: endpoint.image ?? "",
@@ -82,15 +89,14 @@ function manifestEndpoint(endpoint: EndpointSpec): ManifestEndpoint {
 
 /**
  * `sha256:<hex>` over the source files sorted by path (code units): for each, the path, a NUL, the
- * byte length in decimal, a NUL, then the bytes. Any rename, edit, addition or removal changes it.
+ * byte length in decimal, a NUL, the sha256 of its bytes in hex, a NUL. Any rename, edit, addition
+ * or removal changes it. The per-file hashes come from the file index (docs/manifest.md): an
+ * unchanged file is not read again, a changed one is hashed while streaming.
  */
-export async function fingerprint(root: string, files: readonly string[]): Promise<string> {
+export async function fingerprint(root: string, files: readonly string[], index: FileIndex): Promise<string> {
   const sorted = [...files].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const contents = await Promise.all(sorted.map((file) => readFile(join(root, file))));
+  const digests = await mapLimit(sorted, HASH_CONCURRENCY, (file) => index.digest(join(root, file)));
   const hash = createHash("sha256");
-  sorted.forEach((file, index) => {
-    const bytes = contents[index]!;
-    hash.update(file).update("\0").update(String(bytes.length)).update("\0").update(bytes);
-  });
+  sorted.forEach((file, i) => hash.update(`${file}\0${digests[i]!.size}\0${digests[i]!.sha256}\0`));
   return `sha256:${hash.digest("hex")}`;
 }

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 import { errors } from "../../core/errors.ts";
-import type { HttpMethod, StaticValue } from "../../core/types.ts";
+import type { FunctionParam, HttpMethod, PythonImport, StaticValue } from "../../core/types.ts";
 import { pythonInterpreter } from "../_python.ts";
 
 export const DISCOVER_SCRIPT = fileURLToPath(new URL("./discover.py", import.meta.url));
@@ -29,6 +29,8 @@ export interface RawFunction {
   isGenerator: boolean;
   declaration: RawDeclaration;
   route?: { method: HttpMethod; path: string };
+  params: FunctionParam[];
+  returns?: string;
 }
 
 export interface RawProblem {
@@ -39,9 +41,9 @@ export interface RawProblem {
   source?: string;
 }
 
-/** What the helper found in one file: its functions and Endpoint objects, or the first problem. */
+/** What the helper found in one file: its functions, Endpoint objects and imports, or the first problem. */
 export type FileAnalysis =
-  | { path: string; functions: RawFunction[]; endpoints: RawDeclaration[]; error?: undefined }
+  | { path: string; functions: RawFunction[]; endpoints: RawDeclaration[]; imports: PythonImport[]; error?: undefined }
   | { path: string; error: RawProblem };
 
 export interface ParseInput {

@@ -6,8 +6,12 @@ module-level constants assigned once, and `GpuGroup.X` / `svc.GpuGroup.X`).
 
 Protocol (JSON, UTF-8):
   request  {"files": [{"path": "a/b.py", "source": "<base64 of the file's bytes>"}]}
-  response {"results": [{"path": ..., "functions": [...], "endpoints": [...]} |
+  response {"results": [{"path": ..., "functions": [...], "endpoints": [...], "imports": [...]} |
                         {"path": ..., "error": {"code", "line", "message", ...}}]}
+  Each function carries its parameters ("params": name, kind, annotation, default or
+  defaultSource, required) and "returns" (the return annotation as written). "imports" lists the
+  imports that run when the module is imported (module level, not under `if TYPE_CHECKING:` nor in
+  a `try:` that catches ImportError): {"module", "names", "level", "line"}.
 
 One-shot mode (default): one request on stdin, one response on stdout.
 Long-lived mode (`--serve`): one request per line on stdin, one response per line on stdout,
@@ -275,6 +279,93 @@ def route_of(module, decorator, endpoints):
     return target.id, method.upper(), path, decorator.lineno
 
 
+PARAM_KINDS = (
+    ("posonlyargs", "positional_only"), ("args", "positional_or_keyword"), ("kwonlyargs", "keyword_only"),
+)
+IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError", "Exception", "BaseException")
+
+
+def annotation_text(module, node):
+    """An annotation as written; a string annotation ("list[str]") is unquoted."""
+    if node is None:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return " ".join(node.value.split())
+    return module.segment(node)
+
+
+def parameters(module, function):
+    """The function's parameters in order: name, kind, annotation, default (static) or defaultSource."""
+    args = function.args
+    positional = args.posonlyargs + args.args
+    defaults = dict(zip([a.arg for a in positional[len(positional) - len(args.defaults):]], args.defaults))
+    defaults.update({a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None})
+    params = []
+    for field, kind in PARAM_KINDS:
+        for arg in getattr(args, field):
+            param = {"name": arg.arg, "kind": kind, "required": arg.arg not in defaults}
+            annotation = annotation_text(module, arg.annotation)
+            if annotation:
+                param["annotation"] = annotation
+            if arg.arg in defaults:
+                try:
+                    param["default"] = module.evaluate(defaults[arg.arg])
+                except NotStatic:
+                    param["defaultSource"] = module.segment(defaults[arg.arg])
+            params.append(param)
+        if field == "args" and args.vararg is not None:
+            params.append(dict({"name": args.vararg.arg, "kind": "var_positional", "required": False},
+                               **({"annotation": annotation_text(module, args.vararg.annotation)} if args.vararg.annotation else {})))
+    if args.kwarg is not None:
+        params.append(dict({"name": args.kwarg.arg, "kind": "var_keyword", "required": False},
+                           **({"annotation": annotation_text(module, args.kwarg.annotation)} if args.kwarg.annotation else {})))
+    return params
+
+
+def is_type_checking(test):
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def catches_import_error(handlers):
+    for handler in handlers:
+        if handler.type is None:
+            return True
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        for node in types:
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+            if name in IMPORT_ERRORS:
+                return True
+    return False
+
+
+def module_imports(body, found=None):
+    """Imports that run when the module is imported: module level, branches, loops and with-blocks;
+    not function or class bodies, `if TYPE_CHECKING:` or a `try:` that handles a failed import."""
+    found = [] if found is None else found
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            for alias in stmt.names:
+                found.append({"module": alias.name, "names": [], "level": 0, "line": stmt.lineno})
+        elif isinstance(stmt, ast.ImportFrom):
+            if stmt.module != "__future__":
+                found.append({"module": stmt.module or "", "names": [a.name for a in stmt.names],
+                              "level": stmt.level, "line": stmt.lineno})
+        elif isinstance(stmt, ast.If):
+            if not is_type_checking(stmt.test):
+                module_imports(stmt.body, found)
+            module_imports(stmt.orelse, found)
+        elif isinstance(stmt, ast.Try) or type(stmt).__name__ == "TryStar":
+            if not catches_import_error(stmt.handlers):
+                module_imports(stmt.body, found)
+            for handler in stmt.handlers:
+                module_imports(handler.body, found)
+            module_imports(stmt.orelse + stmt.finalbody, found)
+        elif isinstance(stmt, (ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith)):
+            module_imports(stmt.body + getattr(stmt, "orelse", []), found)
+    return found
+
+
 def analyse(source):
     try:
         tree = ast.parse(source)
@@ -304,7 +395,11 @@ def analyse(source):
             "line": stmt.lineno,
             "isAsync": isinstance(stmt, ast.AsyncFunctionDef),
             "isGenerator": is_generator(stmt),
+            "params": parameters(module, stmt),
         }
+        returns = annotation_text(module, stmt.returns)
+        if returns:
+            base["returns"] = returns
         for decorator in stmt.decorator_list:
             if module.is_endpoint_call(decorator):
                 declaration = {"line": decorator.lineno, "args": module.endpoint_args(decorator)}
@@ -331,7 +426,7 @@ def analyse(source):
                         or (isinstance(decorator, ast.Name) and decorator.id in endpoints)):
                     raise Problem("ENDPOINT_ARGUMENT_INVALID", decorator.lineno,
                                   "endpoint function %s must be defined at module level" % node.name)
-    return {"functions": functions, "endpoints": list(endpoints.values())}
+    return {"functions": functions, "endpoints": list(endpoints.values()), "imports": module_imports(tree.body)}
 
 
 def handle_file(item):

@@ -46,8 +46,10 @@ export async function discoverFunctions(ctx: BuildContext, parser: PythonParser)
   const inputs = await Promise.all(pyFiles.map(async (path) => ({ path, source: await readFile(join(ctx.root, path)) })));
   const analyses = await parser.parse(inputs);
   const functions: DiscoveredFunction[] = [];
+  ctx.pythonImports = {};
   for (const analysis of [...analyses].sort((a, b) => compareCodeUnits(a.path, b.path))) {
     functions.push(...toFunctions(analysis));
+    if (!analysis.error) ctx.pythonImports[analysis.path] = analysis.imports;
   }
   for (const analysis of analyses) {
     if (analysis.error) continue;
@@ -81,6 +83,8 @@ function toFunctions(analysis: FileAnalysis): DiscoveredFunction[] {
     isGenerator: fn.isGenerator,
     declaration: { file, line: fn.declaration.line, ...(fn.declaration.variable ? { variable: fn.declaration.variable } : {}), args: fn.declaration.args },
     ...(fn.route ? { route: { method: fn.route.method, path: fn.route.path } } : {}),
+    params: fn.params,
+    ...(fn.returns ? { returns: fn.returns } : {}),
   }));
 }
 

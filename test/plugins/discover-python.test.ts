@@ -255,6 +255,66 @@ def work(): pass
   });
 });
 
+describe("parameters and imports from the AST", () => {
+  it("emits each function's parameters (kind, annotation, static default or its source) and return annotation", async () => {
+    const analysis = await analyse(
+      [
+        "from svc import Endpoint",
+        "STEPS = 20",
+        "@Endpoint(name='w')",
+        "def work(prompt: str, /, steps: int = STEPS, *rest, mode: \"Literal['a', 'b']\" = 'a', opts: dict = dict(), **extra) -> dict[str, int]:",
+        "    return {}",
+      ].join("\n"),
+    );
+    if (analysis.error) throw new Error(analysis.error.message);
+    const [fn] = analysis.functions;
+    expect(fn!.params).toEqual([
+      { name: "prompt", kind: "positional_only", annotation: "str", required: true },
+      { name: "steps", kind: "positional_or_keyword", annotation: "int", required: false, default: 20 },
+      { name: "rest", kind: "var_positional", required: false },
+      { name: "mode", kind: "keyword_only", annotation: "Literal['a', 'b']", required: false, default: "a" },
+      { name: "opts", kind: "keyword_only", annotation: "dict", required: false, defaultSource: "dict()" },
+      { name: "extra", kind: "var_keyword", required: false },
+    ]);
+    expect(fn!.returns).toBe("dict[str, int]");
+  });
+
+  it("lists the imports that run at import time, not guarded, TYPE_CHECKING or function-body ones", async () => {
+    const analysis = await analyse(
+      [
+        "from __future__ import annotations",
+        "import os, numpy as np",
+        "from .helpers import tool",
+        "from typing import TYPE_CHECKING",
+        "if TYPE_CHECKING:",
+        "    import mypy_extensions",
+        "try:",
+        "    import ujson as json",
+        "except ImportError:",
+        "    import json",
+        "if os.name == 'nt':",
+        "    import winreg",
+        "def f():",
+        "    import requests",
+      ].join("\n"),
+    );
+    if (analysis.error) throw new Error(analysis.error.message);
+    expect(analysis.imports.map((i) => `${".".repeat(i.level)}${i.module}${i.names.length ? `:${i.names.join(",")}` : ""}@${i.line}`)).toEqual([
+      "os@2",
+      "numpy@2",
+      ".helpers:tool@3",
+      "typing:TYPE_CHECKING@4",
+      "json@10",
+      "winreg@12",
+    ]);
+  });
+
+  it("records each file's imports on ctx.pythonImports", async () => {
+    const ctx = await discover(join(FIXTURES, "multi-endpoint"));
+    expect(Object.keys(ctx.pythonImports ?? {})).toEqual(ctx.sourceFiles.filter((file) => file.endsWith(".py")));
+  });
+});
+
 describe("PythonParser", () => {
   it("never re-parses an unchanged file, and re-parses a changed one", async () => {
     const source = Buffer.from(`# unique ${Date.now()} ${Math.random()}\nX = 1\n`);

@@ -114,7 +114,17 @@ describe("svc:manifest on load-balanced", () => {
       image: "svc/worker-cpu:py3.11-slim",
       scaling: { workersMin: 1, workersMax: 2, scalerType: "REQUEST_COUNT", scalerValue: 10 },
     });
-    expect(manifest.endpoints.api!.functions[1]).toEqual({ name: "generate", module: "app.api", line: 13, isAsync: true, isGenerator: false, httpMethod: "POST", httpPath: "/generate" });
+    expect(manifest.endpoints.api!.functions[1]).toEqual({
+      name: "generate",
+      module: "app.api",
+      line: 13,
+      isAsync: true,
+      isGenerator: false,
+      httpMethod: "POST",
+      httpPath: "/generate",
+      params: [{ name: "text", kind: "positional_or_keyword", annotation: "str", required: true }],
+      returns: "dict",
+    });
     expect(manifest.endpoints.summariser).toMatchObject({ hardware: { gpuIds: ["AMPERE_16"], gpuCount: 1 }, image: "svc/worker-gpu:py3.11-torch", executionTimeoutMs: 30_500 });
     await expect(read(join(root, ".svc", MANIFEST_FILE))).toMatchFileSnapshot("../../fixtures/load-balanced/expected/manifest.json");
   });
