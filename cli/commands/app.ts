@@ -1,8 +1,9 @@
-/** `svc app list | create <name> | delete <name>`: apps on the platform. */
+/** `svc app list | get <name> | create <name> | delete <name>`: apps on the platform. */
 import type { CAC } from "cac";
 import type { PlatformApp, PlatformClient } from "../../core/client/index.ts";
 import { APPS_REMEDY, errors } from "../../core/errors.ts";
 import { confirm, connect, endpointCount, printTable, type PlatformFlags } from "../_platform.ts";
+import { printEnvironmentEndpoints } from "./env.ts";
 import { printJson, projectRoot } from "../_shared.ts";
 import { deleteEnvironmentEndpoints } from "./undeploy.ts";
 
@@ -19,6 +20,12 @@ export async function appCommand(client: PlatformClient, action: string, name: s
   switch (action) {
     case "list":
       return { apps: await client.listApps() };
+    case "get": {
+      if (!name) throw errors.CLI_USAGE("Usage: svc app get <name>", "app");
+      const app = await client.getApp(name);
+      if (!app) throw errors.NOT_FOUND("App", name, APPS_REMEDY);
+      return { app };
+    }
     case "create": {
       if (!name) throw errors.CLI_USAGE("Usage: svc app create <name>", "app");
       if (await client.getApp(name)) throw errors.PLATFORM_ERROR("createApp", `app "${name}" already exists`);
@@ -36,13 +43,13 @@ export async function appCommand(client: PlatformClient, action: string, name: s
       return { deleted: { app: app.name, id: app.id, endpoints } };
     }
     default:
-      throw errors.CLI_USAGE(`Unknown action "${action}": use svc app list | create <name> | delete <name>.`, "app");
+      throw errors.CLI_USAGE(`Unknown action "${action}": use svc app list | get <name> | create <name> | delete <name>.`, "app");
   }
 }
 
 export function registerApp(cli: CAC): void {
   cli
-    .command("app <action> [name]", "Manage apps on the platform: list | create <name> | delete <name>")
+    .command("app <action> [name]", "Manage apps on the platform: list | get <name> | create <name> | delete <name>")
     .option("--yes, -y", "Do not ask for confirmation (delete)")
     .option("--json", "Print the result as JSON")
     .option("--root <dir>", "Project folder, for its .env (default: current folder)")
@@ -54,7 +61,10 @@ export function registerApp(cli: CAC): void {
       if (!result) return void process.stderr.write("Nothing deleted.\n");
       if (flags.json) return printJson({ ok: true, ...result });
       if (result.apps) printTable(APP_HEADERS, result.apps.map(appRow));
-      else if (result.app) printTable(APP_HEADERS, [appRow(result.app)]);
+      else if (result.app) {
+        printTable(APP_HEADERS, [appRow(result.app)]);
+        if (action === "get") for (const environment of result.app.environments) printEnvironmentEndpoints(environment);
+      }
       else if (result.deleted) process.stdout.write(`Deleted app ${result.deleted.app} (${result.deleted.endpoints.length} endpoint(s)).\n`);
     });
 }

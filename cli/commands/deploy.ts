@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CAC } from "cac";
 import { runPipeline } from "../../core/build.ts";
-import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
+import { createPlatformClient, planEnvironment, type PlatformClient } from "../../core/client/index.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { BuildContext } from "../../core/types.ts";
 import { API_KEY_FILE, platformDir } from "../../platform/state-dir.ts";
@@ -44,8 +44,10 @@ export async function runDeploy(options: DeployOptions): Promise<{ ctx: BuildCon
     options: { until: "configure", env: options.env, exclude: options.exclude ?? [], noDeps: options.noDeps ?? false },
     logger: options.logger,
     env: { command: "deploy", mode: "production" },
-    prepare: (ctx) => {
+    prepare: async (ctx) => {
       ctx.client = options.client;
+      // The environment rules before the build: several environments and no --env fail now, not after it.
+      planEnvironment(ctx.config.app, await options.client.getApp(ctx.config.app), options.env);
     },
   });
   return { ctx, summary: deploySummary(ctx, options.client.url) };

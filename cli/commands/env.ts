@@ -1,4 +1,4 @@
-/** `svc env list | create <name> | delete <name>`: the app's environments. */
+/** `svc env list | get <name> | create <name> | delete <name>`: the app's environments. */
 import type { CAC } from "cac";
 import type { PlatformClient, PlatformEnvironment } from "../../core/client/index.ts";
 import { ENVIRONMENTS_REMEDY, errors } from "../../core/errors.ts";
@@ -8,12 +8,28 @@ import { deleteEnvironmentEndpoints } from "./undeploy.ts";
 
 const envRow = (environment: PlatformEnvironment) => [environment.name, environment.id, environment.activeBuildId, environment.endpoints.length];
 const ENV_HEADERS = ["NAME", "ID", "ACTIVE BUILD", "ENDPOINTS"];
+const ENDPOINT_HEADERS = ["ENDPOINT", "ID", "TYPE", "WORKERS", "URL"];
+
+/** The environment's endpoints, under a heading naming it (`svc env get`, `svc app get`). */
+export function printEnvironmentEndpoints(environment: PlatformEnvironment): void {
+  process.stdout.write(`\nEnvironment ${environment.name} (build ${environment.activeBuildId ?? "none"}):\n`);
+  printTable(
+    ENDPOINT_HEADERS,
+    environment.endpoints.map((endpoint) => [endpoint.name, endpoint.id, endpoint.type, `${endpoint.workersMin}-${endpoint.workersMax}`, endpoint.url]),
+  );
+}
 
 export async function envCommand(client: PlatformClient, app: string, action: string, name: string | undefined, flags: PlatformFlags): Promise<unknown> {
   switch (action) {
     case "list": {
       const found = await client.getApp(app);
       return { app, environments: found?.environments ?? [] };
+    }
+    case "get": {
+      if (!name) throw errors.CLI_USAGE("Usage: svc env get <name>", "env");
+      const environment = (await client.getApp(app))?.environments.find((item) => item.name === name);
+      if (!environment) throw errors.NOT_FOUND(`Environment of app "${app}"`, name, ENVIRONMENTS_REMEDY);
+      return { app, environment };
     }
     case "create": {
       if (!name) throw errors.CLI_USAGE("Usage: svc env create <name>", "env");
@@ -34,13 +50,13 @@ export async function envCommand(client: PlatformClient, app: string, action: st
       return { app, deleted: { environment: environment.name, id: environment.id, endpoints: deleted } };
     }
     default:
-      throw errors.CLI_USAGE(`Unknown action "${action}": use svc env list | create <name> | delete <name>.`, "env");
+      throw errors.CLI_USAGE(`Unknown action "${action}": use svc env list | get <name> | create <name> | delete <name>.`, "env");
   }
 }
 
 export function registerEnv(cli: CAC): void {
   cli
-    .command("env <action> [name]", "Manage the app's environments: list | create <name> | delete <name>")
+    .command("env <action> [name]", "Manage the app's environments: list | get <name> | create <name> | delete <name>")
     .option("--app <name>", "App name (default: from svc.config.ts or the folder name)")
     .option("--yes, -y", "Do not ask for confirmation (delete)")
     .option("--json", "Print the result as JSON")
@@ -54,7 +70,10 @@ export function registerEnv(cli: CAC): void {
       if (!result) return void process.stderr.write("Nothing deleted.\n");
       if (flags.json) return printJson({ ok: true, ...result });
       if (result.environments) printTable(ENV_HEADERS, result.environments.map(envRow));
-      else if (result.environment) printTable(ENV_HEADERS, [envRow(result.environment)]);
+      else if (result.environment) {
+        printTable(ENV_HEADERS, [envRow(result.environment)]);
+        if (action === "get") printEnvironmentEndpoints(result.environment);
+      }
       else if (result.deleted) process.stdout.write(`Deleted environment ${result.deleted.environment} of ${app} (${result.deleted.endpoints.length} endpoint(s)).\n`);
     });
 }

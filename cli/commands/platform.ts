@@ -99,6 +99,8 @@ async function status(flags: PlatformCommandFlags): Promise<void> {
   const dir = platformDir(flags.dir);
   const running = await runningPlatform(dir);
   const keyFile = join(dir, API_KEY_FILE);
+  // Like `systemctl status`: nothing running is a non-zero exit, so scripts can test it.
+  if (!running) process.exitCode = 1;
   if (flags.json) {
     return printJson(running ? { ok: true, running: true, url: running.url, pid: running.pid, dir, apiKeyFile: keyFile } : { ok: true, running: false, dir, lastState: readState(dir) ?? null });
   }

@@ -217,8 +217,34 @@ describe("svc deploy on the embedded platform (e2e)", () => {
     const ambiguous = await svc(["deploy"]);
     expect(ambiguous.code).toBe(1);
     expect(ambiguous.stderr).toContain("[ENVIRONMENT_AMBIGUOUS]");
+    // reported before the build: no stage ran
+    expect(ambiguous.stderr).not.toMatch(/✓ (discover|pack)/);
     const listed = await svc(["env", "list", "--json"]);
     expect(JSON.parse(listed.stdout).environments.map((e: { name: string }) => e.name).sort()).toEqual(["production", "staging"]);
+  });
+
+  it("app get and env get show one app or environment with its endpoints; unknown names are NOT_FOUND", async () => {
+    const app = await svc(["app", "get", "deploy-app", "--json"]);
+    expect(app.code, app.stderr).toBe(0);
+    expect(JSON.parse(app.stdout).app.environments.map((e: { name: string }) => e.name).sort()).toEqual(["production", "staging"]);
+    const table = await svc(["app", "get", "deploy-app"]);
+    expect(table.stdout).toMatch(/^deploy-app\s+\S+\s+production,staging\s+4\s/m);
+    expect(table.stdout).toContain("Environment staging (build ");
+    expect(table.stdout).toMatch(/^hello\s+\S+\s+QB\s+0-1\s+http/m);
+
+    const staging = (await client.getApp("deploy-app"))!.environments.find((e) => e.name === "staging")!;
+    const env = await svc(["env", "get", "staging", "--json"]);
+    expect(env.code, env.stderr).toBe(0);
+    expect(JSON.parse(env.stdout)).toMatchObject({ ok: true, app: "deploy-app", environment: { id: staging.id, name: "staging", activeBuildId: staging.activeBuildId } });
+    const envTable = await svc(["env", "get", "staging"]);
+    expect(envTable.stdout).toMatch(/^api\s+\S+\s+LB\s/m);
+
+    const missingApp = await svc(["app", "get", "no-such-app"]);
+    expect(missingApp.code).toBe(1);
+    expect(missingApp.stderr).toContain("[NOT_FOUND]");
+    const missingEnv = await svc(["env", "get", "qa"]);
+    expect(missingEnv.code).toBe(1);
+    expect(missingEnv.stderr).toContain("[NOT_FOUND]");
   });
 
   it("a wrong API key is AUTH_FAILED with the remedy", async () => {

@@ -1,0 +1,45 @@
+/** `svc platform status` tells scripts whether a platform runs: exit 0 when one does, 1 when none. */
+import { execFile } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+
+const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
+
+const svc = (args: string[]) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+
+describe("svc platform status", { timeout: 90_000 }, () => {
+  const dirs: string[] = [];
+  afterAll(async () => {
+    for (const dir of dirs) {
+      await svc(["platform", "stop", "--dir", dir]);
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("exits 1 when nothing runs and 0 while a platform runs", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "svc-status-"));
+    dirs.push(dir);
+    const none = await svc(["platform", "status", "--dir", dir]);
+    expect(none.code).toBe(1);
+    expect(none.stdout).toContain("No platform is running");
+    const noneJson = await svc(["platform", "status", "--dir", dir, "--json"]);
+    expect(noneJson.code).toBe(1);
+    expect(JSON.parse(noneJson.stdout)).toMatchObject({ running: false });
+
+    const started = await svc(["platform", "start", "--detach", "--port", "0", "--dir", dir]);
+    expect(started.code, started.stderr).toBe(0);
+    const running = await svc(["platform", "status", "--dir", dir, "--json"]);
+    expect(running.code).toBe(0);
+    expect(JSON.parse(running.stdout)).toMatchObject({ running: true, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+
+    expect((await svc(["platform", "stop", "--dir", dir])).code).toBe(0);
+    expect((await svc(["platform", "status", "--dir", dir])).code).toBe(1);
+  });
+});
