@@ -85,12 +85,13 @@ def test_flow_shift_bounds():
 
 
 def test_seed():
-    r = ok(seed=-1)
-    assert r.seed_was_random and 0 <= r.seed < 2 ** 32
+    seeds = [ok(seed=-1) for _ in range(8)]
+    assert all(r.seed_was_random and 0 <= r.seed <= 2 ** 63 - 1 for r in seeds)
+    assert max(r.seed for r in seeds) >= 2 ** 32   # the authors' range, not a 32-bit one
     assert ok(seed=0).seed == 0
-    assert ok(seed=2 ** 32 - 1).seed == 2 ** 32 - 1
+    assert ok(seed=2 ** 63 - 1).seed == 2 ** 63 - 1
     bad("seed", seed=-2)
-    bad("seed", seed=2 ** 32)
+    bad("seed", seed=2 ** 63)
     bad("seed", seed="1")
 
 

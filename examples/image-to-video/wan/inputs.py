@@ -21,7 +21,7 @@ class InputError(_InputBase):
 SIZES = ("1280*720", "720*1280", "832*480", "480*832")
 FPS = 16
 MAX_PROMPT_CHARS = 4000
-MAX_SEED = 2 ** 32 - 1
+MAX_SEED = 2 ** 63 - 1   # the authors draw a random seed from [0, sys.maxsize]
 
 DEFAULTS = {
     "negative_prompt": "",

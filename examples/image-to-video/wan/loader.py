@@ -47,6 +47,11 @@ def select_device():
     return torch.device("cpu"), torch.float32
 
 
+def clip_dtype(device: torch.device, dtype: torch.dtype) -> torch.dtype:
+    """The authors run CLIP in fp16 on CUDA (the transformer and T5 in bf16, the VAE in fp32)."""
+    return torch.float16 if device.type == "cuda" and dtype != torch.float32 else dtype
+
+
 def expected_files(cfg: ModelConfig, root: str) -> List[str]:
     paths = [os.path.join(root, d) if d else root for d in cfg.expert_dirs]
     paths += [os.path.join(root, cfg.t5_file), os.path.join(root, cfg.vae_file),
@@ -113,7 +118,8 @@ def _tiny(cfg, device, dtype):
         vae=_build(WanVAE, cfg.vae, device, torch.float32, seed=TINY_SEED + 10),
         t5=_build(T5Encoder, cfg.t5, device, dtype, seed=TINY_SEED + 20),
         tokenizer=ByteTokenizer(cfg.t5.max_len),
-        clip=_build(ClipVision, cfg.clip, device, dtype, seed=TINY_SEED + 30) if cfg.clip else None,
+        clip=(_build(ClipVision, cfg.clip, device, clip_dtype(device, dtype), seed=TINY_SEED + 30)
+              if cfg.clip else None),
         warnings=[f"WAN_CONFIG={cfg.name}: tiny test model with random weights (seed {TINY_SEED}) and "
                   f"a byte-level tokenizer; the video is noise, not a generation",
                   f"tiny mode: output area reduced to {cfg.tiny_area} pixels (aspect kept) and at "
@@ -133,8 +139,8 @@ def _real(cfg, root, device, dtype, offload):
     t5 = _build(T5Encoder, cfg.t5, home, dtype, path=os.path.join(root, cfg.t5_file))
     clip = None
     if cfg.clip is not None:
-        clip = _build(ClipVision, cfg.clip, device, dtype, path=os.path.join(root, cfg.clip_file),
-                      prefix="visual.")
+        clip = _build(ClipVision, cfg.clip, device, clip_dtype(device, dtype),
+                      path=os.path.join(root, cfg.clip_file), prefix="visual.")
     tok = load_tokenizer(os.path.join(root, cfg.tokenizer_dir), cfg.t5.max_len)
     return Components(cfg=cfg, device=device, dtype=dtype, experts=experts, vae=vae, t5=t5,
                       tokenizer=tok, clip=clip, offload=offload)

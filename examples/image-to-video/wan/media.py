@@ -58,11 +58,11 @@ class DecodedImage:
     def __init__(self, path: str, width: int, height: int):
         self.path, self.width, self.height = path, width, height
 
-    def resized(self, w: int, h: int) -> np.ndarray:
-        """RGB uint8 (h, w, 3), resized without cropping (aspect may change slightly)."""
+    def rgb(self) -> np.ndarray:
+        """RGB uint8 (height, width, 3) at the image's own size (the model code resizes it)."""
+        w, h = self.width, self.height
         r = _run(["ffmpeg", "-v", "error", "-i", self.path, "-frames:v", "1",
-                  "-vf", f"scale={w}:{h}:flags=bicubic", "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"],
-                 timeout=60)
+                  "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"], timeout=60)
         if r.returncode != 0 or len(r.stdout) != w * h * 3:
             raise InputError("image", "could not decode the image")
         return np.frombuffer(r.stdout, dtype=np.uint8).reshape(h, w, 3)

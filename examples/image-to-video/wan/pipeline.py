@@ -1,5 +1,6 @@
-"""Image-to-video sampling: text/image conditioning, guided flow-matching denoising with the
-two-expert switch, VAE decoding. Works on any `Components` (tiny or real)."""
+"""Image-to-video sampling as the authors' loop runs it: text/image conditioning, guided
+flow-matching denoising with the two-expert switch, VAE decoding. Works on any `Components`
+(tiny or real). The steps that must match the reference are listed in README.md."""
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -8,6 +9,8 @@ from typing import Dict, List, Optional
 import numpy as np
 import torch
 
+from .image import image_tensor, resize_bicubic, video_to_uint8
+from .inputs import compute_size
 from .loader import Components
 from .scheduler import make_scheduler
 
@@ -31,17 +34,6 @@ def build_mask(frames: int, lat_h: int, lat_w: int) -> torch.Tensor:
     m[:, 1:] = 0
     m = torch.cat([m[:, :1].repeat(1, 4, 1, 1), m[:, 1:]], dim=1)
     return m.view(1, (frames + 3) // 4, 4, lat_h, lat_w).transpose(1, 2)[0]
-
-
-def image_to_tensor(rgb: np.ndarray) -> torch.Tensor:
-    """uint8 (H, W, 3) → float (3, H, W) in [-1, 1]."""
-    return torch.from_numpy(np.array(rgb, dtype=np.uint8)).permute(2, 0, 1).float() / 127.5 - 1.0
-
-
-def video_to_uint8(video: torch.Tensor) -> np.ndarray:
-    """(3, F, H, W) in [-1, 1] → uint8 (F, H, W, 3)."""
-    v = ((video.clamp(-1, 1) + 1) * 127.5).round().to(torch.uint8)
-    return v.permute(1, 2, 3, 0).cpu().numpy()
 
 
 class Timer:
@@ -71,12 +63,15 @@ def _place(c: Components, module: torch.nn.Module, active: bool):
 @torch.no_grad()
 def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt: str,
              frames: int, steps: int, guidance: float, shift: float, seed: int,
-             solver: str = "unipc") -> SampleResult:
-    """image_rgb is already resized to the output (H, W); frames = 4n+1."""
+             solver: str = "unipc", area: Optional[int] = None) -> SampleResult:
+    """image_rgb: the decoded input image, uint8 (H0, W0, 3) at its own size; frames = 4n+1;
+    area: the requested W·H (default: the image's), the aspect follows the image."""
     cfg = c.cfg
-    dev, dt = c.device, c.dtype
-    h, w = image_rgb.shape[:2]
+    dev = c.device
+    image = image_tensor(image_rgb)
     st, sh, sw = cfg.vae.stride
+    h, w = compute_size(area or image.shape[1] * image.shape[2], image.shape[1], image.shape[2],
+                        sh, cfg.transformer.patch_size[1])
     lat_t, lat_h, lat_w = (frames - 1) // st + 1, h // sh, w // sw
     timer = Timer(dev)
     use_uncond = guidance != 1.0   # g = 1 is the conditional prediction alone
@@ -86,20 +81,22 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
         _place(c, c.t5, True)
         prompts = ([prompt] if use_cond else []) + ([negative_prompt or DEFAULT_NEGATIVE] if use_uncond else [])
         states = c.t5.encode([c.tokenizer(p) for p in prompts])
-        context = c.experts[0].pad_text(states).to(dt)
+        context = c.experts[0].pad_text(states)
         _place(c, c.t5, False)
 
+    # The authors draw the noise first, on the device the model runs on, from the seed.
+    gen = torch.Generator(device=dev).manual_seed(seed)
+    x = torch.randn(cfg.vae.z_dim, lat_t, lat_h, lat_w, generator=gen, device=dev)
+
     with timer("image_encode"):
-        img = image_to_tensor(image_rgb).to(dev)
         clip_tokens = None
-        if c.clip is not None:
-            clip_tokens = c.clip(img[None]).to(dt).expand(len(prompts), -1, -1)
-        video = torch.cat([img[:, None], img.new_zeros(3, frames - 1, h, w)], dim=1)
-        latent = c.vae.encode(video[None])[0]
+        if c.clip is not None:  # CLIP gets the image at its own size (it resizes to 224 itself)
+            clip_tokens = c.clip(image[None].to(dev)).expand(len(prompts), -1, -1)
+        first = resize_bicubic(image, h, w)
+        video = torch.cat([first[:, None], first.new_zeros(3, frames - 1, h, w)], dim=1)
+        latent = c.vae.encode(video[None].to(dev))[0]
         y = torch.cat([build_mask(frames, lat_h, lat_w).to(dev), latent], dim=0)
 
-    gen = torch.Generator().manual_seed(seed)  # CPU generator: same noise on every device
-    x = torch.randn(cfg.vae.z_dim, lat_t, lat_h, lat_w, generator=gen).to(dev)
     sched = make_scheduler(solver, steps, shift)
     used = []
     active = None

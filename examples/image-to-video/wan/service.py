@@ -7,7 +7,7 @@ from typing import Any, Callable, Dict, Optional
 
 from . import hooks
 from .config import get_config
-from .inputs import FPS, InputError, compute_size, validate
+from .inputs import FPS, validate
 from .media import encode_mp4, fetch_image, open_image, tempdir
 
 
@@ -37,9 +37,7 @@ def run_job(save_file: Callable[[str], str], config_name: Optional[str] = None,
     with tempdir() as work:
         image = open_image(fetch_image(req.image), work)
         frames, area = _frames_and_area(cfg, req)
-        stride = cfg.vae.stride[1]
-        h, w = compute_size(area, image.height, image.width, stride, cfg.transformer.patch_size[1])
-        rgb = image.resized(w, h)
+        rgb = image.rgb()
 
         comps = load_components(cfg.name, checkpoint_dir)  # cached across jobs
         warnings += comps.warnings
@@ -54,7 +52,7 @@ def run_job(save_file: Callable[[str], str], config_name: Optional[str] = None,
                 prompt = str(opt(prompt, rgb)) or prompt
 
         res = generate(comps, rgb, prompt, req.negative_prompt, frames, req.num_inference_steps,
-                       req.guidance, req.flow_shift, req.seed, solver)
+                       req.guidance, req.flow_shift, req.seed, solver, area=area)
 
         safety = {"checked": False}
         if req.enable_safety_checker:

@@ -1,4 +1,8 @@
-"""The Wan diffusion transformer (one expert). Module names match the published checkpoints."""
+"""The Wan diffusion transformer (one expert). Module names match the published checkpoints.
+
+Precision follows the authors' code: with half-precision weights the forward runs under autocast
+(matmuls in bf16), while the time embedding, the modulation, the norms, the residual stream and
+the output head stay in fp32."""
 import math
 from typing import Optional
 
@@ -8,20 +12,16 @@ import torch.nn.functional as F
 
 from .attention import attention
 from .config import TransformerConfig
-from .norm import RMSNorm
+from .norm import FloatLayerNorm, LayerNorm as TypedLayerNorm, RMSNorm
+from .precision import autocast_to
 from .rope import apply_rope, rope_tables
 
 
-class LayerNorm(nn.LayerNorm):
-    """LayerNorm computed in fp32 (bf16 statistics drift over 40 layers)."""
+class LayerNorm(TypedLayerNorm):
+    """The transformer's norms: eps 1e-6, no affine parameters unless asked."""
 
     def __init__(self, dim, eps=1e-6, elementwise_affine=False):
         super().__init__(dim, eps=eps, elementwise_affine=elementwise_affine)
-
-    def forward(self, x):
-        w = self.weight.float() if self.weight is not None else None
-        b = self.bias.float() if self.bias is not None else None
-        return F.layer_norm(x.float(), self.normalized_shape, w, b, self.eps).to(x.dtype)
 
 
 class SelfAttention(nn.Module):
@@ -38,8 +38,9 @@ class SelfAttention(nn.Module):
         q = self.norm_q(self.q(x)).unflatten(-1, (n, -1))
         k = self.norm_k(self.k(x)).unflatten(-1, (n, -1))
         v = self.v(x).unflatten(-1, (n, -1))
-        out = attention(apply_rope(q, cos, sin), apply_rope(k, cos, sin), v)
-        return self.o(out.flatten(2))
+        # RoPE runs in fp32; the attention kernel gets q and k in v's (autocast) dtype.
+        q, k = apply_rope(q, cos, sin).to(v.dtype), apply_rope(k, cos, sin).to(v.dtype)
+        return self.o(attention(q, k, v).flatten(2))
 
 
 class CrossAttention(nn.Module):
@@ -85,14 +86,13 @@ class Block(nn.Module):
         self.modulation = nn.Parameter(torch.randn(1, 6, d) / d ** 0.5)
 
     def forward(self, x, e0, context, cos, sin):
-        # Modulation math in fp32: shift/scale/gate vectors m0..m5.
-        m = (self.modulation.float() + e0).unbind(1)
-        dt = x.dtype
-        h = (self.norm1(x).float() * (1 + m[1][:, None]) + m[0][:, None]).to(dt)
-        x = x + (self.self_attn(h, cos, sin).float() * m[2][:, None]).to(dt)
+        """e0 (B, L or 1, 6, dim) fp32: shift/scale/gate vectors m0..m5, per token or per sample.
+        The gated sums promote the residual stream x to fp32, as in the authors' code."""
+        m = (self.modulation.float() + e0).unbind(2)
+        h = self.norm1(x).float() * (1 + m[1]) + m[0]
+        x = x + self.self_attn(h, cos, sin) * m[2]
         x = x + self.cross_attn(self.norm3(x), context)
-        h = (self.norm2(x).float() * (1 + m[4][:, None]) + m[3][:, None]).to(dt)
-        x = x + (self.ffn(h).float() * m[5][:, None]).to(dt)
+        x = x + self.ffn(self.norm2(x).float() * (1 + m[4]) + m[3]) * m[5]
         return x
 
 
@@ -105,9 +105,10 @@ class Head(nn.Module):
         self.modulation = nn.Parameter(torch.randn(1, 2, d) / d ** 0.5)
 
     def forward(self, x, e):
-        shift, scale = (self.modulation.float() + e[:, None]).unbind(1)
-        h = self.norm(x).float() * (1 + scale[:, None]) + shift[:, None]
-        return self.head(h.to(x.dtype))
+        """e (B, L or 1, dim) fp32. The head runs in fp32 whatever the weights' dtype."""
+        shift, scale = (self.modulation.float() + e.unsqueeze(2)).unbind(2)
+        h = self.norm(x).float() * (1 + scale) + shift
+        return F.linear(h, self.head.weight.float(), self.head.bias.float())
 
 
 class ImageProjection(nn.Module):
@@ -115,8 +116,8 @@ class ImageProjection(nn.Module):
 
     def __init__(self, in_dim, out_dim):
         super().__init__()
-        self.proj = nn.Sequential(nn.LayerNorm(in_dim), nn.Linear(in_dim, in_dim), nn.GELU(),
-                                  nn.Linear(in_dim, out_dim), nn.LayerNorm(out_dim))
+        self.proj = nn.Sequential(FloatLayerNorm(in_dim), nn.Linear(in_dim, in_dim), nn.GELU(),
+                                  nn.Linear(in_dim, out_dim), FloatLayerNorm(out_dim))
 
     def forward(self, x):
         return self.proj(x)
@@ -170,30 +171,37 @@ class WanTransformer(nn.Module):
 
     def forward(self, x: torch.Tensor, t: torch.Tensor, context: torch.Tensor,
                 clip_tokens: Optional[torch.Tensor] = None) -> torch.Tensor:
-        """x (B, 36, F, H, W) latent+condition, t (B,) in [0, 1000), context (B, text_len, text_dim)
-        zero padded T5 states, clip_tokens (B, 257, 1280) for 2.1. Returns velocity (B, 16, F, H, W)."""
+        """x (B, in_dim, F, H, W) latent (+ condition), t (B,) integer timesteps in [0, 1000) or
+        (B, tokens) per-token timesteps (TI2V-5B), context (B, text_len, text_dim) zero padded T5
+        states, clip_tokens (B, 257, 1280) for 2.1. Returns velocity (B, out_dim, F, H, W) fp32."""
+        with autocast_to(self.patch_embedding.weight.dtype, x.device):
+            return self._forward(x, t, context, clip_tokens)
+
+    def _forward(self, x, t, context, clip_tokens):
         cfg = self.cfg
-        dtype = self.patch_embedding.weight.dtype
         pt, ph, pw = cfg.patch_size
         b, _, fr, hh, ww = x.shape
         f, h, w = fr // pt, hh // ph, ww // pw
-        tokens = self.patch_embedding(x.to(dtype)).flatten(2).transpose(1, 2)
+        tokens = self.patch_embedding(x).flatten(2).transpose(1, 2)
 
-        # Time embedding in fp32 even for bf16 weights: the 6 modulation vectors scale every
-        # residual branch, so their rounding error would compound (e for the head, e0 for blocks).
-        e = _fp32(self.time_embedding, sinusoidal_embedding(t, cfg.freq_dim))
-        e0 = _fp32(self.time_projection, e).unflatten(1, (6, cfg.dim))
+        # Time embedding in fp32 (autocast off): e for the head, e0 for the blocks.
+        t = t[:, None] if t.dim() == 1 else t
+        with autocast_to(torch.float32, x.device):
+            e = _fp32(self.time_embedding, sinusoidal_embedding(t.flatten(), cfg.freq_dim))
+            e = e.unflatten(0, t.shape)
+            e0 = _fp32(self.time_projection, e).unflatten(2, (6, cfg.dim))
 
-        ctx = self.text_embedding(context.to(dtype))
+        ctx = self.text_embedding(context)
         if cfg.image_dim is not None:
             if clip_tokens is None:
                 raise ValueError("this config has a CLIP image branch: clip_tokens is required")
-            ctx = torch.cat([self.img_emb(clip_tokens.to(dtype)), ctx], dim=1)
+            ctx = torch.cat([self.img_emb(clip_tokens).float(), ctx.float()], dim=1)
 
         cos, sin = self._rope(f, h, w, x.device)
         for block in self.blocks:
             tokens = block(tokens, e0, ctx, cos, sin)
-        out = self.head(tokens, e)
+        with autocast_to(torch.float32, x.device):
+            out = self.head(tokens.float(), e)
         # Unpatchify: (B, f*h*w, pt*ph*pw*C) → (B, C, f*pt, h*ph, w*pw).
         out = out.float().view(b, f, h, w, pt, ph, pw, cfg.out_dim)
         out = out.permute(0, 7, 1, 4, 2, 5, 3, 6)
