@@ -131,6 +131,13 @@ export const errors = {
       remedy: "Use @Endpoint(...) on one function for a queue endpoint, or api = Endpoint(...) with @api.get/post routes.",
     }),
 
+  IMPORT_NOT_IN_IMAGE: (loc: SourceLocation, pkg: string, requirement: string, endpoints: string[], why: string) =>
+    new SvcError(
+      "IMPORT_NOT_IN_IMAGE",
+      `Module-level import of "${pkg}", which endpoint${endpoints.length > 1 ? "s" : ""} ${endpoints.map((e) => `"${e}"`).join(", ")} will not find when deployed: ${why}.`,
+      { loc, remedy: `Import packages inside the endpoint function body, not at file top, or add ${requirement} to requirements.txt.` },
+    ),
+
   // dependencies and packing
   PIP_FAILED: (output: string) =>
     new SvcError("PIP_FAILED", `pip could not install the requirements:\n${output}`, {

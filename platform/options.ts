@@ -49,7 +49,7 @@ export interface PlatformOptions {
   killGraceMs?: number;
   /** How long /stream/<id> waits for a new chunk before answering an empty list. */
   streamWaitMs?: number;
-  /** Per-endpoint rate limits (false: none). */
+  /** Per-endpoint rate limits (false: none; default: the hosted ones unless SVC_PLATFORM_RATE_LIMITS=off). */
   rateLimits?: Partial<RateLimits> | false;
   /** Payload limits in bytes. */
   maxRunBytes?: number;
@@ -68,6 +68,9 @@ export const HOSTED_RATE_LIMITS: RateLimits = {
   cancel: { requests: 100, concurrent: 0 },
   purge: { requests: 2, concurrent: 0 },
 };
+
+/** `SVC_PLATFORM_RATE_LIMITS=off` (what `svc platform start --no-rate-limits` sets) turns the limits off. */
+export const rateLimitsOff = (env: NodeJS.ProcessEnv = process.env): boolean => /^(off|false|0|no)$/i.test(env.SVC_PLATFORM_RATE_LIMITS?.trim() ?? "");
 
 export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits">> & {
   apiKey?: string;
@@ -95,7 +98,7 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     stopGraceMs: options.stopGraceMs ?? 10_000,
     killGraceMs: options.killGraceMs ?? 5000,
     streamWaitMs: options.streamWaitMs ?? 1000,
-    rateLimits: options.rateLimits === false ? false : { ...HOSTED_RATE_LIMITS, ...options.rateLimits },
+    rateLimits: options.rateLimits === false || (options.rateLimits === undefined && rateLimitsOff()) ? false : { ...HOSTED_RATE_LIMITS, ...options.rateLimits },
     maxRunBytes: options.maxRunBytes ?? 10_000_000,
     maxRunsyncBytes: options.maxRunsyncBytes ?? 20_000_000,
     logLinesPerEndpoint: options.logLinesPerEndpoint ?? 5000,

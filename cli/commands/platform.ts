@@ -10,6 +10,8 @@ interface PlatformCommandFlags {
   detach?: boolean;
   dir?: string;
   json?: boolean;
+  /** `--no-rate-limits` sets it false. */
+  rateLimits?: boolean;
 }
 
 const DEFAULT_PORT = 8787;
@@ -32,6 +34,8 @@ async function start(flags: PlatformCommandFlags): Promise<void> {
   const running = await runningPlatform(dir);
   if (running) throw errors.PLATFORM_ALREADY_RUNNING(dir, running.url, running.pid);
   const keyFile = join(dir, API_KEY_FILE);
+  // --no-rate-limits is the env switch, so that a detached platform inherits it (docs/platform.md).
+  if (flags.rateLimits === false) process.env.SVC_PLATFORM_RATE_LIMITS = "off";
 
   if (flags.detach) {
     const started = await startDetached({ dir, host, port });
@@ -117,6 +121,7 @@ export function registerPlatform(cli: CAC): void {
     .option("--port <port>", "Port to listen on (start)", { default: DEFAULT_PORT })
     .option("--host <host>", "Address to listen on (start)", { default: "127.0.0.1" })
     .option("--detach", "Run in the background (start)")
+    .option("--no-rate-limits", "Turn off the hosted platform's rate limits, for local load tests (start; also SVC_PLATFORM_RATE_LIMITS=off)")
     .option("--dir <dir>", "State folder (default: $SVC_PLATFORM_DIR or ~/.svc/platform)")
     .option("--json", "Print the result as JSON")
     .action(async (action: string, flags: PlatformCommandFlags) => {

@@ -1,6 +1,7 @@
 /** Small helpers of the HTTP layer: JSON answers, errors as `{"error"}`, bodies read with a limit. */
 import { HTTPResponse, type H3Event } from "h3";
 import { errors, isSvcError } from "../../core/errors.ts";
+import { parseJson, type ParsedJson } from "./_json.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 
@@ -36,9 +37,8 @@ export function presentedKey(event: H3Event): string | undefined {
   return (m ? m[1]! : value).trim() || undefined;
 }
 
+/** A body with no content-length (chunked), counted as it arrives. */
 async function readLimited(event: H3Event, limit: number): Promise<Buffer> {
-  const length = event.req.headers.get("content-length");
-  if (length !== null && Number(length) > limit) throw errors.PAYLOAD_TOO_LARGE(limit);
   const body = event.req.body;
   if (!body) return Buffer.alloc(0);
   const chunks: Buffer[] = [];
@@ -51,21 +51,29 @@ async function readLimited(event: H3Event, limit: number): Promise<Buffer> {
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
 
-/** The body parsed as JSON (an empty body is `undefined`); 413 over `limit`, 400 when malformed. */
-export async function readJson(event: H3Event, limit: number): Promise<unknown> {
-  let text: string;
-  if (event.req.headers.get("content-length") !== null) {
-    if (Number(event.req.headers.get("content-length")) > limit) throw errors.PAYLOAD_TOO_LARGE(limit);
-    text = await event.req.text();
-  } else {
-    text = (await readLimited(event, limit)).toString("utf8");
-  }
-  if (text.trim() === "") return undefined;
+/** The body as text; 413 over `limit`, 400 when the client's body cannot be read (aborted, short). */
+export async function readText(event: H3Event, limit: number): Promise<string> {
   try {
-    return JSON.parse(text);
+    const length = event.req.headers.get("content-length");
+    if (length === null) return (await readLimited(event, limit)).toString("utf8");
+    if (Number(length) > limit) throw errors.PAYLOAD_TOO_LARGE(limit);
+    return await event.req.text();
   } catch (error) {
-    throw errors.BAD_REQUEST(`Malformed JSON body: ${(error as Error).message}`);
+    if (isSvcError(error)) throw error;
+    throw errors.BAD_REQUEST(`The request body could not be read: ${(error as Error)?.message ?? error}`);
   }
+}
+
+/** The body parsed as JSON within the nesting limit (empty: `undefined`); 413 over `limit`, 400 when malformed. */
+export async function readJsonBody(event: H3Event, limit: number): Promise<ParsedJson | undefined> {
+  const text = await readText(event, limit);
+  if (text.trim() === "") return undefined;
+  return parseJson(text, "The request body");
+}
+
+/** The body's JSON value (an empty body is `undefined`); see readJsonBody. */
+export async function readJson(event: H3Event, limit: number): Promise<unknown> {
+  return (await readJsonBody(event, limit))?.value;
 }
 
 export function queryParam(event: H3Event, name: string): string | null {

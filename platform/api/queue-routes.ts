@@ -6,7 +6,7 @@ import type { EndpointRecord } from "../store/index.ts";
 import { newJobId } from "../_ids.ts";
 import { parseRunBody, DEFAULT_TTL_MS } from "../queue/policy.ts";
 import { shortBody, statusBody, type JobView } from "../queue/views.ts";
-import { json, jsonText, readJson, errorResponse, queryParam, type Answer } from "./_http.ts";
+import { json, jsonText, readJsonBody, errorResponse, queryParam, type Answer } from "./_http.ts";
 import { RateLimiter, type RouteClass } from "./rate-limit.ts";
 
 const DEFAULT_WAIT_MS = 90_000;
@@ -51,12 +51,13 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter 
 
   const enqueue = async (event: H3Event, endpoint: EndpointRecord, kind: "run" | "runsync") => {
     if (endpoint.type === "LB") throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is load-balanced: call its routes under ${ctx.baseUrl()}/lb/${endpoint.id}/`);
-    const body = parseRunBody(await readJson(event, kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes));
+    const parsed = await readJsonBody(event, kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes);
+    const body = parseRunBody(parsed?.value);
     return queue.enqueue({
       id: newJobId(),
       endpointId: endpoint.id,
       kind,
-      input: JSON.stringify(body.input),
+      input: parsed!.member("input") ?? JSON.stringify(body.input), // the client's own text: exact, not re-encoded
       webhook: body.webhook ?? null,
       executionTimeoutMs: body.policy?.executionTimeout ?? endpoint.executionTimeoutMs,
       ttlMs: body.policy?.ttl ?? DEFAULT_TTL_MS,
@@ -68,6 +69,7 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter 
     const view = await queue.waitFinal(jobId, endpoint.id, waitMs, event.req.signal);
     if (!view) throw jobNotFound(jobId);
     if (view.finishedAt === null) return jsonText(200, shortBody(view.id, view.status));
+    await store.jobs.durable(); // a result is answered once committed: it does not run again after kill -9
     return jsonText(finalCodes(view), statusBody(view));
   };
 
@@ -158,7 +160,8 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter 
         workers[state]++;
         if (state === "idle" || state === "running") workers.ready++;
       }
-      return json(200, { jobs, workers });
+      const problem = ctx.supervisor.problem(endpoint); // why its workers cannot serve (docs/platform.md)
+      return json(200, problem ? { jobs, workers, error: problem } : { jobs, workers });
     }),
   );
 

@@ -1,4 +1,7 @@
-/** Per-endpoint rate limits (reference section 1): requests per window and concurrent requests. */
+/**
+ * Per-endpoint rate limits (reference section 1): requests per window and concurrent requests.
+ * A 429 names the limit and how to lift it on the embedded platform (docs/platform.md).
+ */
 import { errors } from "../../core/errors.ts";
 import type { RateLimits } from "../options.ts";
 
@@ -26,7 +29,8 @@ export class RateLimiter {
       c.windowStart = now;
       c.count = 0;
     }
-    if (c.count >= limit.requests || (limit.concurrent > 0 && c.active >= limit.concurrent)) throw errors.RATE_LIMITED(`/${route}`);
+    if (c.count >= limit.requests) throw errors.RATE_LIMITED(`/${route}`, `${limit.requests} requests per ${this.limits.windowMs / 1000} s`);
+    if (limit.concurrent > 0 && c.active >= limit.concurrent) throw errors.RATE_LIMITED(`/${route}`, `${limit.concurrent} concurrent requests`);
     c.count++;
     c.active++;
     let released = false;

@@ -3,17 +3,20 @@
  * needs the worker's own token (`Authorization: Bearer <SVC_WORKER_TOKEN>`).
  */
 import type { H3, H3Event } from "h3";
-import { errors } from "../../core/errors.ts";
+import { errors, isSvcError } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import type { WorkerInfo } from "../workers/supervisor.ts";
 import { errorText } from "../queue/views.ts";
 import type { ActiveJob } from "../queue/queue.ts";
-import { json, jsonText, noContent, readJson, errorResponse, presentedKey, queryParam, type Answer } from "./_http.ts";
+import { json, jsonText, noContent, readJson, readText, errorResponse, presentedKey, queryParam, type Answer } from "./_http.ts";
+import { parseJson, type ParsedJson } from "./_json.ts";
 import { saveOutputFile } from "./files.ts";
 
 const MAX_RESULT_BYTES = 200_000_000;
 const MAX_CHUNK_BYTES = 1_000_000;
 const OK = '{"ok":true}';
+/** Errors reading a job-done body that mean the result itself cannot be stored. */
+const UNSTORABLE = new Set(["JSON_MALFORMED", "JSON_TOO_DEEP", "PAYLOAD_TOO_LARGE"]);
 
 /** A job as job-take hands it out; `input` is already JSON text. */
 const takeBody = (job: ActiveJob): string => `{"id":${JSON.stringify(job.id)},"input":${job.input},"executionTimeoutMs":${job.executionTimeoutMs}}`;
@@ -33,6 +36,25 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
         return errorResponse(error, options.log);
       }
     };
+
+  /**
+   * The job-done body. A result the platform cannot store (NaN or Infinity, nested too deep, over
+   * the size limit) fails the job at once, so that it is never left running, and answers the 4xx.
+   * A body cut short is only answered 400 (the runtime sends it again). docs/platform.md, "Limits".
+   */
+  const readResult = async (event: H3Event, w: WorkerInfo, jobId: string): Promise<ParsedJson | undefined> => {
+    try {
+      return parseJson(await readText(event, MAX_RESULT_BYTES), "the job's result");
+    } catch (error) {
+      if (isSvcError(error) && UNSTORABLE.has(error.code) && queue.heldBy(w.id, jobId)) {
+        const invalid = errors.JOB_OUTPUT_INVALID(error.message.split("\n")[0]!.replace(/\.$/, ""));
+        const text = JSON.stringify({ error_type: invalid.code, error_message: invalid.message, error_traceback: "" });
+        queue.fail(w.id, jobId, text, invalid.code);
+        await ctx.store.jobs.durable();
+      }
+      throw error;
+    }
+  };
 
   const gone = (jobId: string) => json(404, { error: `Job ${jobId} is no longer this worker's (cancelled, timed out or unknown).` });
 
@@ -56,20 +78,22 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
     "/v2/_worker/:worker/job-done/:job",
     route(async (event, w) => {
       const jobId = event.context.params!.job!;
-      const body = await readJson(event, MAX_RESULT_BYTES);
+      const parsed = await readResult(event, w, jobId);
+      const body = parsed?.value;
       if (!body || typeof body !== "object" || Array.isArray(body)) throw errors.BAD_REQUEST('job-done needs a JSON object: {"output": ...} or {"error": ...}');
       const b = body as Record<string, unknown>;
       let ok: boolean;
       if (b.status === "IN_PROGRESS") {
-        ok = queue.progress(w.id, jobId, b.output === undefined ? null : JSON.stringify(b.output));
+        ok = queue.progress(w.id, jobId, parsed!.member("output") ?? null);
       } else if (b.error !== undefined && b.error !== null) {
         const { error, errorType } = errorText(b.error);
         // The runtime enforces executionTimeout and reports it so: the job is TIMED_OUT, not FAILED.
         ok = queue.fail(w.id, jobId, error, errorType, errorType === "ExecutionTimeoutError" ? "TIMED_OUT" : "FAILED");
       } else {
-        ok = queue.complete(w.id, jobId, JSON.stringify(b.output ?? null));
+        ok = queue.complete(w.id, jobId, parsed!.member("output") ?? "null"); // the worker's own text: exact, not re-encoded
       }
       if (!ok) return gone(jobId);
+      if (b.status !== "IN_PROGRESS") await ctx.store.jobs.durable(); // answered once committed: no acknowledged result runs again after kill -9
       if (b.refresh_worker === true || b.stopPod === true) void supervisor.stop(w, "the handler asked for a fresh worker (refresh_worker)");
       // Done-and-take (contracts, "Runtime decisions"): `take=1` on a final result hands the next
       // queued job in this answer, saving the worker a job-take round trip. Never waits.
@@ -104,6 +128,25 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
     route(async (event, w) => {
       const signals = await supervisor.signals(w, options.longPollMs, event.req.signal);
       return signals ? json(200, signals) : noContent();
+    }),
+  );
+
+  // The runtime could not import the endpoint's module (docs/platform.md): the endpoint shows why.
+  app.post(
+    "/v2/_worker/:worker/error",
+    route(async (event, w) => {
+      const body = (await readJson(event, MAX_CHUNK_BYTES)) as { error?: Record<string, unknown> } | null;
+      const e = body?.error;
+      if (!e || typeof e.error_type !== "string" || typeof e.error_message !== "string") throw errors.BAD_REQUEST('error needs {"error": {"error_type", "error_message", ...}}');
+      supervisor.reportFailure(w, {
+        error_type: e.error_type,
+        error_message: e.error_message,
+        error_traceback: typeof e.error_traceback === "string" ? e.error_traceback : undefined,
+        file: typeof e.file === "string" ? e.file : null,
+        line: typeof e.line === "number" ? e.line : null,
+        remedy: typeof e.remedy === "string" ? e.remedy : undefined,
+      });
+      return jsonText(200, OK);
     }),
   );
 

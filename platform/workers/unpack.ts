@@ -1,15 +1,19 @@
 /**
  * Safe artifact unpacking. Every entry is checked by us (not left to tar's defaults): no absolute
  * paths, no `..`, no device files or FIFOs, no links leaving the folder, nothing written through a
- * link. Checked once when the artifact is finalized (listing) and again while extracting; symlinks
- * are verified with realpath after extraction. A build unpacks once, into a temporary folder that
- * is renamed into place.
+ * link, and the limits on entries and unpacked bytes, counted while the artifact streams (bounded
+ * memory, decompression off the main thread: a gzip bomb is refused without being expanded).
+ * Checked once when the artifact is uploaded and again while extracting; symlinks are verified
+ * with realpath after extraction. A build unpacks once, into a temporary folder renamed into place.
  */
-import { list, extract } from "tar";
+import { list, extract, type Parser } from "tar";
 import { mkdir, readdir, realpath, rename, rm, lstat } from "node:fs/promises";
-import { existsSync } from "node:fs";
+import { createReadStream, existsSync } from "node:fs";
 import { dirname, join, posix, sep } from "node:path";
-import { errors, SvcError } from "../../core/errors.ts";
+import { pipeline } from "node:stream";
+import { createGunzip } from "node:zlib";
+import { errors, formatBytes, isSvcError, SvcError } from "../../core/errors.ts";
+import { DEFAULT_MAX_ARTIFACT_BYTES } from "../../core/config.ts";
 
 const FILE_TYPES = new Set(["File", "OldFile", "ContiguousFile"]);
 
@@ -75,30 +79,103 @@ export function checkEntry(raw: string, type: string, linkpath: string | undefin
   throw errors.ARTIFACT_UNSAFE(raw, `${type} entries are not allowed`);
 }
 
-/** Lists the artifact and throws ARTIFACT_UNSAFE on the first entry that may not be unpacked. */
-export async function checkArtifact(file: string): Promise<{ entries: number }> {
-  const state: CheckState = { links: new Set() };
-  let failure: SvcError | undefined;
-  let entries = 0;
-  try {
-    await list({
-      file,
-      strict: true,
-      onReadEntry(entry) {
-        entries++;
-        if (failure) return;
-        try {
-          checkEntry(entry.path, entry.type, entry.linkpath, state);
-        } catch (error) {
-          failure = error as SvcError;
-        }
-      },
-    });
-  } catch (error) {
-    throw failure ?? errors.ARTIFACT_UNSAFE(file, `not a readable .tar.gz (${(error as Error).message})`);
+/**
+ * Limits of what an artifact may unpack to (docs/platform.md, "Limits"): the build's own rule
+ * (1.5 GB unpacked, spec 8) and a count of entries.
+ */
+export interface UnpackLimits {
+  maxBytes: number;
+  maxEntries: number;
+}
+
+export const UNPACK_LIMITS: UnpackLimits = { maxBytes: DEFAULT_MAX_ARTIFACT_BYTES, maxEntries: 200_000 };
+
+/** Tar stream bytes allowed beyond the entries' contents: headers, padding, long names. */
+const STREAM_SLACK_BYTES = 1 << 20;
+const STREAM_BYTES_PER_ENTRY = 4096;
+
+/** Counts entries and bytes as the tar streams by; throws ARTIFACT_LIMIT naming the entry that broke a limit. */
+class Tally {
+  entries = 0;
+  bytes = 0;
+  last = "";
+
+  constructor(private readonly limits: UnpackLimits) {}
+
+  entry(path: string, size: number): void {
+    this.last = path;
+    if (++this.entries > this.limits.maxEntries) throw errors.ARTIFACT_LIMIT(path, `the artifact has more than ${this.limits.maxEntries} entries, the platform's limit`);
+    this.bytes += size;
+    if (this.bytes > this.limits.maxBytes) throw errors.ARTIFACT_LIMIT(path, `the artifact unpacks to more than ${formatBytes(this.limits.maxBytes)}, the platform's limit`);
   }
+
+  /** `total` bytes of tar stream decompressed so far (catches data that is no entry, e.g. zeros after the end). */
+  stream(total: number): void {
+    if (total <= this.limits.maxBytes + STREAM_SLACK_BYTES && total <= this.bytes + STREAM_SLACK_BYTES + this.entries * STREAM_BYTES_PER_ENTRY) return;
+    throw errors.ARTIFACT_LIMIT(this.last || "(first entry)", `the artifact's tar stream holds ${formatBytes(total)}, more than its entries' ${formatBytes(this.bytes)}`);
+  }
+}
+
+const unreadable = (error: unknown) => errors.ARTIFACT_UNSAFE("(the artifact)", `not a readable .tar.gz (${(error as Error)?.message ?? error})`);
+
+/**
+ * Streams the artifact through node:zlib (off the main thread) into a tar parser, in bounded
+ * memory: reading stops at the archive's end, at the first failure, or when a limit is broken.
+ * `finished` is the parser's last event.
+ */
+async function streamTar(file: string, parser: Parser, tally: Tally, failed: () => unknown, finished: "end" | "close"): Promise<void> {
+  let parserError: unknown;
+  let archiveEnded = false;
+  const settled = new Promise<void>((resolve) => {
+    parser.once(finished, () => resolve());
+    parser.once("error", (error: unknown) => {
+      parserError ??= error;
+      resolve();
+    });
+  });
+  parser.on("eof", () => (archiveEnded = true));
+  const tar = pipeline(createReadStream(file), createGunzip(), () => {});
+  let total = 0;
+  try {
+    for await (const chunk of tar as AsyncIterable<Buffer>) {
+      total += chunk.length;
+      tally.stream(total);
+      if (!parser.write(chunk) && !failed() && parserError === undefined) await new Promise((resolve) => parser.once("drain", resolve).once("error", resolve));
+      if (failed() || parserError !== undefined || archiveEnded) break;
+    }
+  } catch (error) {
+    tar.destroy();
+    parser.end();
+    await settled;
+    throw isSvcError(error) ? error : unreadable(error);
+  }
+  tar.destroy(); // after the archive's end nothing more is read
+  parser.end();
+  await settled;
+  const failure = failed();
   if (failure) throw failure;
-  return { entries };
+  if (parserError !== undefined) throw unreadable(parserError);
+}
+
+/** Reads the whole artifact and throws on the first entry that may not be unpacked (ARTIFACT_UNSAFE, ARTIFACT_LIMIT). */
+export async function checkArtifact(file: string, limits: UnpackLimits = UNPACK_LIMITS): Promise<{ entries: number; bytes: number }> {
+  const state: CheckState = { links: new Set() };
+  const tally = new Tally(limits);
+  let failure: SvcError | undefined;
+  const parser = list({
+    strict: true,
+    onReadEntry(entry) {
+      if (failure) return;
+      try {
+        tally.entry(entry.path, entry.size ?? 0);
+        checkEntry(entry.path, entry.type, entry.linkpath, state);
+      } catch (error) {
+        failure = error as SvcError;
+      }
+    },
+  }) as Parser;
+  await streamTar(file, parser, tally, () => failure, "end");
+  return { entries: tally.entries, bytes: tally.bytes };
 }
 
 async function verifyLinks(root: string, dir: string): Promise<void> {
@@ -120,16 +197,16 @@ async function verifyLinks(root: string, dir: string): Promise<void> {
   }
 }
 
-/** Extracts `file` into `dest` (which must not exist yet), checking every entry. */
-export async function unpackArtifact(file: string, dest: string): Promise<void> {
+/** Extracts `file` into `dest` (which must not exist yet), checking every entry and the limits. */
+export async function unpackArtifact(file: string, dest: string, limits: UnpackLimits = UNPACK_LIMITS): Promise<void> {
   const tmp = `${dest}.tmp-${process.pid}-${Date.now()}`;
   await rm(tmp, { recursive: true, force: true });
   await mkdir(tmp, { recursive: true });
   const state: CheckState = { links: new Set() };
+  const tally = new Tally(limits);
   let failure: SvcError | undefined;
   try {
-    await extract({
-      file,
+    const unpacker = extract({
       cwd: tmp,
       strict: true,
       preservePaths: false,
@@ -137,8 +214,9 @@ export async function unpackArtifact(file: string, dest: string): Promise<void> 
       noChmod: false,
       filter(path, entry) {
         if (failure) return false;
-        const e = entry as { type?: string; linkpath?: string };
+        const e = entry as { type?: string; linkpath?: string; size?: number };
         try {
+          tally.entry(path, e.size ?? 0);
           checkEntry(path, e.type ?? "File", e.linkpath, state);
           return true;
         } catch (error) {
@@ -146,8 +224,8 @@ export async function unpackArtifact(file: string, dest: string): Promise<void> 
           return false;
         }
       },
-    });
-    if (failure) throw failure;
+    }) as Parser;
+    await streamTar(file, unpacker, tally, () => failure, "close");
     const root = await realpath(tmp);
     await verifyLinks(root, root);
     if (existsSync(dest)) {
@@ -159,7 +237,8 @@ export async function unpackArtifact(file: string, dest: string): Promise<void> 
   } catch (error) {
     await rm(tmp, { recursive: true, force: true });
     if (error instanceof SvcError) throw error;
-    throw errors.ARTIFACT_UNSAFE(file, `could not unpack (${(error as Error).message})`);
+    // fs errors name paths under the platform's folder: show them relative to the artifact
+    throw errors.ARTIFACT_UNSAFE("(the artifact)", `could not unpack (${String((error as Error)?.message ?? error).replaceAll(`${tmp}/`, "").replaceAll(tmp, ".")})`);
   }
 }
 

@@ -1,12 +1,12 @@
-/** Safe unpacking: absolute paths, '..', escaping links, devices and writes through links are refused. */
+/** Safe unpacking: absolute paths, '..', escaping links, devices, writes through links and bombs are refused. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { gzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { checkArtifact, unpackArtifact } from "../../platform/workers/unpack.ts";
 import { tempDir } from "./_support.ts";
-import { rawTar, type RawEntry } from "./_raw-tar.ts";
+import { rawHeader, rawTar, zeroBomb, type RawEntry } from "./_raw-tar.ts";
 
 let dir: string;
 const write = (name: string, entries: RawEntry[]) => {
@@ -69,3 +69,52 @@ describe("artifact unpacking", () => {
   });
 });
 
+
+describe("artifact limits (docs/platform.md, Limits)", () => {
+  const TWO_GIB = 2 * 1024 ** 3;
+
+  it("refuses a 2 GiB zero bomb behind one tar header at that entry, without expanding it", async () => {
+    const file = join(dir, "bomb.tar.gz");
+    writeFileSync(file, zeroBomb(rawHeader({ name: "app/zeros.bin" }, TWO_GIB), 2));
+    const t0 = performance.now();
+    const error = await checkArtifact(file).catch((e) => e);
+    expect(error).toMatchObject({ code: "ARTIFACT_LIMIT", message: expect.stringContaining('entry "app/zeros.bin": the artifact unpacks to more than 1.5 GB') });
+    expect(error.message).not.toContain(dir);
+    expect(performance.now() - t0).toBeLessThan(5000); // refused at the header, not after 2 GiB of inflate
+    const dest = join(dir, "out-bomb");
+    await expect(unpackArtifact(file, dest)).rejects.toMatchObject({ code: "ARTIFACT_LIMIT" });
+    expect(existsSync(dest)).toBe(false);
+  });
+
+  it("refuses a gzip of zeros that is no archive; stops reading at an archive's end", async () => {
+    const zeros = join(dir, "zeros.tar.gz");
+    writeFileSync(zeros, zeroBomb(Buffer.alloc(0), 2));
+    const error = await checkArtifact(zeros).catch((e) => e);
+    expect(error).toMatchObject({ code: "ARTIFACT_UNSAFE", message: expect.stringContaining("not a readable .tar.gz") });
+    expect(error.message).not.toContain(dir);
+    // A good archive followed by 2 GiB of zeros: its two end blocks end it, the rest is never inflated.
+    const trailing = join(dir, "trailing.tar.gz");
+    writeFileSync(trailing, zeroBomb(gunzipSync(rawTar([{ name: "svc_manifest.json", body: "{}" }])), 2));
+    const t0 = performance.now();
+    await expect(checkArtifact(trailing)).resolves.toEqual({ entries: 1, bytes: 2 });
+    const dest = join(dir, "out-trailing");
+    await unpackArtifact(trailing, dest);
+    expect(readFileSync(join(dest, "svc_manifest.json"), "utf8")).toBe("{}");
+    expect(performance.now() - t0).toBeLessThan(5000);
+  });
+
+  it("counts the bytes of entries tar skips (an unknown type announcing 2 GiB)", async () => {
+    const file = join(dir, "skipped.tar.gz");
+    writeFileSync(file, zeroBomb(rawHeader({ name: "app/odd", type: "Z" as RawEntry["type"] }, TWO_GIB), 2));
+    const error = await checkArtifact(file).catch((e) => e);
+    expect(error).toMatchObject({ code: "ARTIFACT_LIMIT", message: expect.stringContaining("tar stream holds") });
+    expect(error.message).not.toContain(dir);
+  });
+
+  it("refuses more entries than the limit, naming the first one over", async () => {
+    const file = write("many.tar.gz", Array.from({ length: 6 }, (_, i) => ({ name: `app/f${i}.py`, body: "x" })));
+    await expect(checkArtifact(file, { maxBytes: 1e9, maxEntries: 5 })).rejects.toMatchObject({ code: "ARTIFACT_LIMIT", message: expect.stringContaining('entry "app/f5.py": the artifact has more than 5 entries') });
+    await expect(unpackArtifact(file, join(dir, "out-many"), { maxBytes: 1e9, maxEntries: 5 })).rejects.toMatchObject({ code: "ARTIFACT_LIMIT" });
+    await expect(checkArtifact(file, { maxBytes: 1e9, maxEntries: 6 })).resolves.toEqual({ entries: 6, bytes: 6 });
+  });
+});

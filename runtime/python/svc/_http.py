@@ -144,7 +144,7 @@ def request(method: str, url: str, body: Any = None, *, token: Optional[str] = N
     if token:
         headers["Authorization"] = f"Bearer {token}"
     if body is not None:
-        data = json.dumps(body).encode("utf-8")
+        data = json.dumps(body, allow_nan=False).encode("utf-8")  # NaN/Infinity are not JSON: ValueError
     if data is not None:
         headers["Content-Type"] = content_type
     try:

@@ -39,6 +39,20 @@ class Job:
         self.wake.set()
 
 
+class OutputNotJSONError(TypeError):
+    """The function returned something JSON cannot carry (docs/platform.md, "Limits")."""
+
+
+def _not_json_reason(exc: BaseException) -> str:
+    if isinstance(exc, ValueError) and "Out of range float" in str(exc):
+        why = "NaN and Infinity are not JSON numbers"
+    elif isinstance(exc, RecursionError):
+        why = "it is nested too deeply"
+    else:
+        why = str(exc)
+    return f"the function's output is not JSON: {why}; return JSON values only (e.g. null or a string instead of NaN)"
+
+
 class _Abandoned(Exception):
     """Raised inside a generator's driver to stop it once the job is abandoned."""
 
@@ -199,8 +213,9 @@ class JobRunner:
                 refresh = bool(output.pop("refresh_worker"))
         try:
             self.client.done(job.id, {"output": output}, stream=self.is_stream, take_next=not refresh)
-        except (TypeError, ValueError) as exc:  # not JSON: report that instead of the output
-            self.client.done(job.id, error_body(TypeError(f"job output is not JSON serialisable: {exc}")))
+        except (TypeError, ValueError, RecursionError) as exc:  # not JSON: the job fails with why
+            logger.error("job %s: output is not JSON after %.2f s: %s", job.id, elapsed, exc)
+            self.client.done(job.id, error_body(OutputNotJSONError(_not_json_reason(exc))))
             return refresh
         logger.info("job %s: completed in %.2f s", job.id, elapsed)
         return refresh

@@ -1,0 +1,128 @@
+/**
+ * What a client sends or a function returns can never leave a job running, kill a worker or get
+ * a 5xx: non-JSON numbers fail the job at once (runtime and platform side), integers beyond 2^53
+ * stay exact, deep nesting is refused at the door with the documented limit, and the rate limits'
+ * 429 says how to lift them locally. Real platform on loopback, real Python workers.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
+import { api, buildFixtureArtifact, deploy, startTestPlatform, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
+import { MAX_JSON_DEPTH } from "../../platform/api/_json.ts";
+import { resolveOptions } from "../../platform/options.ts";
+
+let p: TestPlatform;
+let work: string;
+
+beforeAll(async () => {
+  p = await startTestPlatform({ rateLimits: { purge: { requests: 2, concurrent: 0 } } });
+  const { endpoints } = await deploy(p, await buildFixtureArtifact(), [{ name: "work", workersMin: 1, workersMax: 1 }]);
+  work = endpoints.work!.id;
+}, 60_000);
+afterAll(async () => p?.dispose());
+
+const nested = (depth: number, leaf = "1") => "[".repeat(depth) + leaf + "]".repeat(depth);
+const errorOf = (job: { error: string }) => JSON.parse(job.error) as { error_type: string; error_message: string };
+
+describe("results that are not JSON", () => {
+  it.each(["nan", "inf", "-inf"])("a function returning float('%s') fails its job at once with the reason", async (value) => {
+    const t0 = Date.now();
+    const r = await api(p, "POST", `/v2/${work}/runsync`, { input: { op: "float", value } });
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(r.body.status).toBe("FAILED");
+    const error = errorOf(r.body);
+    expect(error.error_type).toBe("OutputNotJSONError");
+    expect(error.error_message).toMatch(/NaN and Infinity are not JSON/);
+  }, 20_000);
+
+  it("a job-done body the platform cannot store (NaN from an older runtime) fails the job instead of leaving it running", async () => {
+    const job = (await api(p, "POST", `/v2/${work}/run`, { input: { op: "sleep", seconds: 3 } })).body.id as string;
+    const running = await waitFor("the job to run", async () => {
+      const s = (await api(p, "GET", `/v2/${work}/status/${job}`)).body;
+      return s.status === "IN_PROGRESS" ? s : undefined;
+    });
+    // The real worker's own credentials and job-done URL (from its environment).
+    const worker = p.context.supervisor.forEndpoint(work).find((w) => w.id === running.workerId)!;
+    const env = Object.fromEntries(
+      readFileSync(`/proc/${worker.proc!.pid}/environ`, "utf8").split("\0").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+    );
+    const res = await fetch(env.SVC_JOB_DONE_URL!.replace("$ID", job), {
+      method: "POST",
+      headers: { authorization: `Bearer ${env.SVC_WORKER_TOKEN}`, "content-type": "application/json" },
+      body: '{"output": {"value": NaN}}',
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toMatch(/not valid JSON/);
+    const final = (await api(p, "GET", `/v2/${work}/status/${job}`)).body;
+    expect(final.status).toBe("FAILED");
+    expect(errorOf(final)).toMatchObject({ error_type: "JOB_OUTPUT_INVALID", error_message: expect.stringMatching(/could not be stored.*not valid JSON/) });
+    // The worker's own report later is dropped (404) and the worker goes on serving.
+    const next = await api(p, "POST", `/v2/${work}/runsync`, { input: { op: "echo", value: 1 } });
+    expect(next.body).toMatchObject({ status: "COMPLETED", output: { echo: 1 } });
+  }, 30_000);
+});
+
+describe("numbers and nesting", () => {
+  it("integers beyond 2^53 pass through input and output exactly", async () => {
+    const big = "123456789012345678901234567890";
+    const res = await fetch(`${p.url}/v2/${work}/runsync`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${p.apiKey}`, "content-type": "application/json" },
+      body: `{"input": {"op": "echo", "value": [${big}, 9007199254740993, -9007199254740993]}}`,
+    });
+    const text = await res.text();
+    expect(JSON.parse(text).status).toBe("COMPLETED");
+    expect(text.replace(/\s/g, "")).toContain(`"output":{"echo":[${big},9007199254740993,-9007199254740993]}`);
+  }, 20_000);
+
+  it.each([
+    ["/run", 5000],
+    ["/runsync", 5000],
+    ["/run", 1500],
+    ["/runsync", 1000],
+  ])("%s with input nested %i deep: 400 naming the nesting limit", async (route, depth) => {
+    const r = await api(p, "POST", `/v2/${work}${route}`, `{"input": {"op": "echo", "value": ${nested(depth)}}}`);
+    expect(r.status).toBe(400);
+    expect(r.body.error).toContain(`nested deeper than ${MAX_JSON_DEPTH} levels`);
+  });
+
+  it("input at the limit reaches the worker, which survives and echoes it", async () => {
+    const value = nested(MAX_JSON_DEPTH - 3);
+    const r = await api(p, "POST", `/v2/${work}/runsync`, `{"input": {"op": "echo", "value": ${value}}}`);
+    expect(r.status).toBe(200);
+    expect(r.body.status).toBe("COMPLETED");
+    expect(JSON.stringify(r.body.output.echo)).toBe(value);
+    const health = (await api(p, "GET", `/v2/${work}/health`)).body;
+    expect(health.jobs.failed).toBe(4); // the four non-JSON results above; no worker died
+  }, 20_000);
+
+  it("GraphQL variables nested 5,000 deep are refused at the door too", async () => {
+    const r = await api(p, "POST", "/graphql", `{"query": "query { myself { id } }", "variables": {"x": ${nested(5000)}}}`);
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.body)).toContain("nesting limit");
+  });
+});
+
+describe("rate limits", () => {
+  it("a 429 names the limit and how to lift it locally", async () => {
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await api(p, "POST", `/v2/${work}/purge-queue`));
+    expect(answers.map((a) => a.status)).toEqual([200, 200, 429]);
+    expect(answers[2]!.body.error).toContain("over the limit of 2 requests per 10 s");
+    expect(answers[2]!.body.error).toContain("svc platform start --no-rate-limits");
+    expect(answers[2]!.body.error).toContain("SVC_PLATFORM_RATE_LIMITS=off");
+  });
+
+  it("keeps the hosted limits by default; SVC_PLATFORM_RATE_LIMITS=off turns them off", () => {
+    const saved = process.env.SVC_PLATFORM_RATE_LIMITS;
+    try {
+      delete process.env.SVC_PLATFORM_RATE_LIMITS;
+      expect(resolveOptions({ dataDir: "x" }).rateLimits).toMatchObject({ runsync: { requests: 2000, concurrent: 400 } });
+      process.env.SVC_PLATFORM_RATE_LIMITS = "off";
+      expect(resolveOptions({ dataDir: "x" }).rateLimits).toBe(false);
+      expect(resolveOptions({ dataDir: "x", rateLimits: {} }).rateLimits).not.toBe(false); // explicit options win
+    } finally {
+      if (saved === undefined) delete process.env.SVC_PLATFORM_RATE_LIMITS;
+      else process.env.SVC_PLATFORM_RATE_LIMITS = saved;
+    }
+  });
+});
