@@ -25,7 +25,7 @@ def test_defaults():
     assert (r.negative_prompt, r.size, r.num_inference_steps, r.guidance, r.duration, r.flow_shift) == \
         ("", "1280*720", 30, 5.0, 5, 5.0)
     assert r.enable_prompt_optimization is False and r.enable_safety_checker is True
-    assert r.frames == 81 and r.area == 1280 * 720 and r.seed == 3 and not r.seed_was_random
+    assert frames_for(r.duration, 16) == 81 and r.area == 1280 * 720 and r.seed == 3 and not r.seed_was_random
     assert DEFAULTS["seed"] == -1
 
 
@@ -68,9 +68,10 @@ def test_guidance_bounds():
 
 
 def test_duration_and_frames():
-    assert [frames_for(d) for d in (1, 5, 8, 10, 15)] == [17, 81, 129, 161, 241]
-    assert all((frames_for(d) - 1) % 4 == 0 for d in range(1, 16))
-    assert ok(duration=15).frames == 241
+    assert [frames_for(d, 16) for d in (1, 5, 8, 10, 15)] == [17, 81, 129, 161, 241]
+    assert [frames_for(d, 24) for d in (1, 5, 8, 10, 15)] == [25, 121, 193, 241, 361]
+    assert all((frames_for(d, f) - 1) % 4 == 0 for d in range(1, 16) for f in (16, 24))
+    assert ok(duration=15).duration == 15
     bad("duration", duration=0)
     bad("duration", duration=16)
     bad("duration", duration=2.5)

@@ -79,3 +79,26 @@ def test_precisions_follow_the_reference():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out = block(x, e0, torch.randn(1, 512, 24, dtype=torch.bfloat16), cos, sin)
     assert out.dtype == torch.float32
+
+
+@pytest.mark.parametrize("name,prefix", [("tiny", "色调艳丽"), ("tiny-2.1", "镜头晃动，色调艳丽")])
+def test_empty_negative_prompt_is_the_models_own(monkeypatch, name, prefix):
+    from wan.config import NEGATIVE_PROMPT, get_config
+    c = load_components(name)
+    texts = []
+    orig = c.tokenizer
+    monkeypatch.setattr(c, "tokenizer", lambda text: texts.append(text) or orig(text))
+    generate(c, _rgb(), "a prompt", "", 5, 1, 5.0, 5.0, seed=0, area=32 * 48)
+    assert texts[0] == "a prompt" and texts[1].startswith(prefix) and texts[1].endswith("倒着走")
+    assert texts[1] == get_config(name).negative_prompt
+    assert (texts[1] == NEGATIVE_PROMPT) == (name == "tiny")
+    texts.clear()
+    generate(c, _rgb(), "a prompt", "blurry", 5, 1, 5.0, 5.0, seed=0, area=32 * 48)
+    assert texts == ["a prompt", "blurry"]
+
+
+def test_configs_hold_nothing_unused():
+    from dataclasses import fields
+    from wan.config import ModelConfig
+    names = {f.name for f in fields(ModelConfig)}
+    assert not names & {"sample_steps", "guidance", "shift"}   # request fields, not model facts

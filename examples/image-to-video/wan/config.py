@@ -1,6 +1,14 @@
-"""Model configurations: the two published 14B image-to-video models and a tiny test config."""
-from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
+"""Model configurations: the published image-to-video models and tiny test configs. Each holds
+what the serving code reads: architecture, checkpoint layout, frame rate, default negative prompt.
+Request defaults (steps, guidance, shift) are the hosted endpoint's, in inputs.py."""
+from dataclasses import dataclass
+from typing import Optional, Tuple
+
+# The authors' default negative prompt (used when a request's is empty); 2.1 I2V prefixes it.
+NEGATIVE_PROMPT = ("色调艳丽，过曝，静态，细节模糊不清，字幕，风格，作品，画作，画面，静止，整体发灰，最差质量，"
+                   "低质量，JPEG压缩残留，丑陋的，残缺的，多余的手指，画得不好的手部，画得不好的脸部，畸形的，"
+                   "毁容的，形态畸形的肢体，手指融合，静止不动的画面，杂乱的背景，三条腿，背景人很多，倒着走")
+NEGATIVE_PROMPT_21_I2V = "镜头晃动，" + NEGATIVE_PROMPT
 
 
 @dataclass(frozen=True)
@@ -68,10 +76,8 @@ class ModelConfig:
     clip: Optional[ClipVisionConfig] = None
     two_experts: bool = False        # 2.2 A14B: high-noise + low-noise experts
     boundary: float = 0.9            # t >= boundary*1000 → high-noise expert
-    sample_steps: int = 40
-    guidance: float = 5.0
-    shift: float = 5.0
     fps: int = 16
+    negative_prompt: str = NEGATIVE_PROMPT
     tiny: bool = False
     tiny_area: int = 64 * 64         # tiny mode replaces the requested area with this
     tiny_max_frames: int = 9
@@ -90,9 +96,6 @@ WAN22_I2V_A14B = ModelConfig(
     t5=T5Config(),
     two_experts=True,
     boundary=0.9,
-    sample_steps=40,
-    guidance=3.5,
-    shift=5.0,
     expert_dirs=("high_noise_model", "low_noise_model"),
 )
 
@@ -103,9 +106,7 @@ WAN21_I2V_14B = ModelConfig(
     vae=VAEConfig(),
     t5=T5Config(),
     clip=ClipVisionConfig(),
-    sample_steps=40,
-    guidance=5.0,
-    shift=5.0,
+    negative_prompt=NEGATIVE_PROMPT_21_I2V,
     expert_dirs=("",),
 )
 
@@ -130,6 +131,7 @@ TINY_21 = ModelConfig(
     t5=_TINY_T5,
     clip=ClipVisionConfig(image_size=28, patch_size=14, dim=4, mlp_ratio=2, num_heads=1,
                           num_layers=2, use_layers=1),
+    negative_prompt=NEGATIVE_PROMPT_21_I2V,
     tiny=True,
 )
 

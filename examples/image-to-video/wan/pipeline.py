@@ -14,12 +14,6 @@ from .inputs import compute_size
 from .loader import Components
 from .scheduler import make_scheduler
 
-# The model authors' default negative prompt (used when the request's is empty).
-DEFAULT_NEGATIVE = ("色调艳丽，过曝，静态，细节模糊不清，字幕，风格，作品，画作，画面，静止，整体发灰，最差质量，"
-                    "低质量，JPEG压缩残留，丑陋的，残缺的，多余的手指，画得不好的手部，画得不好的脸部，畸形的，"
-                    "毁容的，形态畸形的肢体，手指融合，静止不动的画面，杂乱的背景，三条腿，背景人很多，倒着走")
-
-
 @dataclass
 class SampleResult:
     frames: np.ndarray                 # uint8 (F, H, W, 3)
@@ -79,7 +73,7 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
 
     with timer("text_encode"):
         _place(c, c.t5, True)
-        prompts = ([prompt] if use_cond else []) + ([negative_prompt or DEFAULT_NEGATIVE] if use_uncond else [])
+        prompts = ([prompt] if use_cond else []) + ([negative_prompt or cfg.negative_prompt] if use_uncond else [])
         states = c.t5.encode([c.tokenizer(p) for p in prompts])
         context = c.experts[0].pad_text(states)
         _place(c, c.t5, False)

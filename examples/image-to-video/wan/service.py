@@ -7,12 +7,12 @@ from typing import Any, Callable, Dict, Optional
 
 from . import hooks
 from .config import get_config
-from .inputs import FPS, validate
+from .inputs import frames_for, validate
 from .media import encode_mp4, fetch_image, open_image, tempdir
 
 
 def _frames_and_area(cfg, req):
-    frames, area = req.frames, req.area
+    frames, area = frames_for(req.duration, cfg.fps), req.area
     if cfg.tiny:
         frames = min(frames, cfg.tiny_max_frames)
         area = cfg.tiny_area
@@ -67,7 +67,7 @@ def run_job(save_file: Callable[[str], str], config_name: Optional[str] = None,
 
         t0 = time.perf_counter()
         path = os.path.join(work, f"i2v-{uuid.uuid4().hex[:12]}.mp4")
-        encode_mp4(res.frames, path, FPS)
+        encode_mp4(res.frames, path, cfg.fps)
         res.timings["encode_video"] = round(time.perf_counter() - t0, 4)
         url = save_file(path)
 
@@ -77,8 +77,8 @@ def run_job(save_file: Callable[[str], str], config_name: Optional[str] = None,
         "frames": int(res.frames.shape[0]),
         "width": int(res.frames.shape[2]),
         "height": int(res.frames.shape[1]),
-        "fps": FPS,
-        "duration_s": round(res.frames.shape[0] / FPS, 3),
+        "fps": cfg.fps,
+        "duration_s": round(res.frames.shape[0] / cfg.fps, 3),
         "model": cfg.name,
         "solver": solver,
         "prompt": prompt if prompt != req.prompt else None,
