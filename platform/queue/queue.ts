@@ -321,6 +321,22 @@ export class JobQueue {
     return removed;
   }
 
+  /** Fails the endpoint's queued jobs with one error (its workers cannot run them: docs/platform.md). */
+  failQueued(endpointId: string, error: string, errorType: string): number {
+    const eq = this.endpoints.get(endpointId);
+    if (!eq) return 0;
+    let failed = 0;
+    for (const job of [...eq.pending]) {
+      if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue;
+      this.finalize(job, "FAILED", null, error, errorType);
+      failed++;
+    }
+    eq.pending.clear();
+    eq.queued = 0;
+    eq.queuedNormal = 0;
+    return failed;
+  }
+
   /** A worker died or went silent: its jobs go back to the queue once, then fail with "worker died". */
   handBack(workerId: string, jobIds: Iterable<string>): void {
     for (const jobId of jobIds) {

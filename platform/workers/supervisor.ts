@@ -1,7 +1,10 @@
 /**
  * The worker supervisor: starts `python handlers/<endpoint>.py` in a build's unpacked folder,
- * captures its output as worker logs, tracks its state and liveness, and stops it (a `stop`
- * signal, then SIGTERM, then SIGKILL). A worker that exits or goes silent hands its jobs back.
+ * inside its image environment (./image-env.ts), captures its output as worker logs, tracks its
+ * state and liveness, and stops it (a `stop` signal, then SIGTERM, then SIGKILL). A worker that
+ * exits or goes silent hands its jobs back; one that exits before it is ready is restarted with a
+ * capped backoff; one whose module does not import reports it, and the endpoint shows why
+ * (docs/platform.md, "A worker that cannot import its module").
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { createServer } from "node:net";
@@ -14,6 +17,7 @@ import { newId, newSecret, sha256Hex, secretDigest, digestMatches } from "../_id
 import { BuildUnpacker } from "./unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
 import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
+import { ImageEnvironments } from "./image-env.ts";
 
 export type WorkerState = "initializing" | "idle" | "running" | "unhealthy";
 
@@ -27,6 +31,12 @@ export interface WorkerInfo {
   /** Build, image and env this worker runs; a different key on its endpoint makes it outdated. */
   configKey: string;
   proc?: ChildProcess;
+  /** The Python process (inside bwrap: its child, which is what gets signals). */
+  pid?: number;
+  /** The worker reported that its endpoint's module does not import (it still fails jobs). */
+  failure?: WorkerError;
+  /** Its last output lines: why it exited, when it exits before it is ready. */
+  lastLines: string[];
   startedAt: number;
   /** When the process was spawned (after the build was unpacked). */
   spawnedAt?: number;
@@ -50,6 +60,28 @@ export interface WorkerInfo {
   exit: Promise<void>;
   resolveExit: () => void;
 }
+
+/** What a worker reported (runtime: `ImportFailure.error()`), or what the platform saw of its exit. */
+export interface WorkerError {
+  error_type: string;
+  error_message: string;
+  error_traceback?: string;
+  file?: string | null;
+  line?: number | null;
+  remedy?: string;
+}
+
+/** Why an endpoint's workers cannot serve, for its /health: the error, which worker, since when. */
+export interface EndpointProblem extends WorkerError {
+  workerId: string;
+  since: string;
+}
+
+/** Restart backoff of workers that exit before they are ready: 1 s, doubling, at most 30 s. */
+export const RESTART_BACKOFF_MS = { first: 1000, max: 30_000 } as const;
+/** Early exits in a row after which the endpoint's queued jobs fail (the first may be a fluke). */
+const EXITS_BEFORE_FAILING_JOBS = 2;
+const LAST_LINES_KEPT = 8;
 
 /** Platform variables a user's env may not override. */
 const PASS_THROUGH_ENV = [
@@ -79,15 +111,19 @@ export interface SupervisorDeps {
 export class Supervisor {
   readonly workers = new Map<string, WorkerInfo>();
   private readonly unpacker: BuildUnpacker;
+  private readonly images: ImageEnvironments;
   private readonly readyWaiters = new Map<string, Set<() => void>>();
-  /** Endpoint id → time before which no worker is started (after a start failure). */
-  private readonly backoff = new Map<string, number>();
+  /** Endpoint id → early exits in a row of workers of one config, and when the next may start. */
+  private readonly startFailures = new Map<string, { configKey: string; count: number; until: number }>();
+  /** Endpoint id → why its workers of one config cannot serve. */
+  private readonly problems = new Map<string, { configKey: string; problem: EndpointProblem }>();
   private closed = false;
   private lbProbe?: NodeJS.Timeout;
   private lbStartProbe?: NodeJS.Timeout;
 
   constructor(private readonly deps: SupervisorDeps) {
     this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
+    this.images = new ImageEnvironments(deps.options.dataDir, (line) => this.log(line));
     const probeMs = Math.max(50, Math.min(1000, deps.options.pingIntervalS * 1000));
     this.lbProbe = setInterval(() => this.probeLb(), probeMs);
     this.lbProbe.unref();
@@ -120,7 +156,7 @@ export class Supervisor {
   }
 
   state(w: WorkerInfo): WorkerState {
-    if (w.unhealthy) return "unhealthy";
+    if (w.unhealthy || w.failure) return "unhealthy";
     if (!w.ready) return "initializing";
     return this.busy(w) ? "running" : "idle";
   }
@@ -140,10 +176,32 @@ export class Supervisor {
     return null;
   }
 
-  /** Can a worker be started for this endpoint now (it has a build; no recent start failure)? */
+  /** Can a worker be started for this endpoint now (it has a build; not backing off after early exits)? */
   canStart(endpoint: EndpointRecord, now = Date.now()): boolean {
     if (this.closed || !this.buildIdOf(endpoint)) return false;
-    return (this.backoff.get(endpoint.id) ?? 0) <= now;
+    const failed = this.startFailures.get(endpoint.id);
+    return !failed || failed.until <= now || failed.configKey !== this.configKey(endpoint); // a redeploy starts at once
+  }
+
+  /** Why the endpoint's current workers cannot serve (its /health `error`), if they cannot. */
+  problem(endpoint: EndpointRecord): EndpointProblem | undefined {
+    const p = this.problems.get(endpoint.id);
+    return p && p.configKey === this.configKey(endpoint) ? p.problem : undefined;
+  }
+
+  /** A worker says its endpoint's module does not import: it fails every job; so do the queued ones. */
+  reportFailure(w: WorkerInfo, error: WorkerError): void {
+    w.failure = error;
+    this.setProblem(w, error);
+    const where = error.file ? ` at ${error.file}:${error.line}` : "";
+    this.platformLog(w.endpointId, w.id, `worker ${w.id} cannot import its endpoint's module: ${error.error_type}${where}. ${error.remedy ?? ""}`.trim());
+    const failed = this.deps.queue.failQueued(w.endpointId, JSON.stringify(error), error.error_type);
+    if (failed > 0) this.platformLog(w.endpointId, w.id, `${failed} queued job(s) failed with that error`);
+  }
+
+  private setProblem(w: WorkerInfo, error: WorkerError): void {
+    const { error_traceback: _trace, ...shown } = error;
+    this.problems.set(w.endpointId, { configKey: w.configKey, problem: { ...shown, workerId: w.id, since: new Date().toISOString() } });
   }
 
   authenticate(workerId: string, token: string | undefined): WorkerInfo | undefined {
@@ -160,6 +218,9 @@ export class Supervisor {
   markReady(w: WorkerInfo): void {
     if (w.ready) return;
     w.ready = true;
+    const failed = this.startFailures.get(w.endpointId);
+    if (failed?.configKey === w.configKey) this.startFailures.delete(w.endpointId);
+    if (!w.failure && this.problems.get(w.endpointId)?.configKey === w.configKey) this.problems.delete(w.endpointId); // a report follows if it is broken
     w.idleSince = Date.now();
     if (w.spawnedAt) {
       w.coldStartMs = w.idleSince - w.spawnedAt;
@@ -263,6 +324,7 @@ export class Supervisor {
       idleSince: now,
       lbFailures: 0,
       probing: false,
+      lastLines: [],
       inFlight: 0,
       cancel: [],
       stop: false,
@@ -286,34 +348,75 @@ export class Supervisor {
             this.log(line);
             store.logs.append(endpoint.id, "platform", line);
           });
+      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await this.workerEnv(endpoint, w, token, target) });
       if (w.stopping || this.closed) throw new Error("stopped before it started");
-      const env = await this.workerEnv(endpoint, w, token, target, dir);
       w.spawnedAt = Date.now();
-      const proc = spawn(python, [target.handler], { cwd: dir, env, stdio: ["ignore", "pipe", "pipe"] });
+      const proc = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ["ignore", "pipe", "pipe", ...(launch.sandboxed ? ["pipe" as const] : [])] });
       w.proc = proc;
+      if (launch.sandboxed) this.readChildPid(proc, w);
+      else w.pid = proc.pid;
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
-      this.capture(proc, endpoint.id, w.id);
+      this.capture(proc, endpoint.id, w);
       proc.on("error", (error) => {
-        this.platformLog(endpoint.id, w.id, `worker ${w.id} could not start ${python}: ${error.message}`);
+        this.platformLog(endpoint.id, w.id, `worker ${w.id} could not start ${launch.command}: ${error.message}`);
         if (proc.pid === undefined) {
-          // spawn failed (no such interpreter): no exit event follows
-          this.backoff.set(endpoint.id, Date.now() + 2000);
+          // spawn failed (no such program): no exit event follows
+          this.startFailed(w, error.message);
           this.onExit(w);
         }
       });
       proc.on("exit", (code, signal) => {
-        this.platformLog(endpoint.id, w.id, `worker ${w.id} exited (${signal ? `signal ${signal}` : `code ${code}`})`);
-        if (!w.stopping && !w.ready) this.backoff.set(endpoint.id, Date.now() + 2000);
+        const how = signal ? `signal ${signal}` : `code ${code}`;
+        this.platformLog(endpoint.id, w.id, `worker ${w.id} exited (${how})`);
+        if (!w.stopping && !w.ready) this.startFailed(w, `exited (${how}) before it was ready`);
         this.onExit(w);
       });
     } catch (error) {
       this.platformLog(endpoint.id, w.id, `worker ${w.id} did not start: ${(error as Error).message}`);
-      this.backoff.set(endpoint.id, Date.now() + 5000);
+      this.startFailed(w, `did not start: ${(error as Error).message}`);
       this.onExit(w);
     }
   }
 
-  private async workerEnv(endpoint: EndpointRecord, w: WorkerInfo, token: string, target: WorkerTarget, dir: string): Promise<NodeJS.ProcessEnv> {
+  /** bwrap writes `{"child-pid": N}` on fd 3: the Python process, the one to signal. */
+  private readChildPid(proc: ChildProcess, w: WorkerInfo): void {
+    const info = proc.stdio[3] as NodeJS.ReadableStream | null;
+    if (!info) return;
+    let text = "";
+    info.setEncoding("utf8");
+    info.on("data", (chunk: string) => {
+      text += chunk;
+      const pid = /"child-pid":\s*(\d+)/.exec(text)?.[1];
+      if (pid && !w.pid) w.pid = Number(pid);
+    });
+    info.on("error", () => undefined);
+  }
+
+  /**
+   * A worker exited (or could not start) before it was ready: back off its endpoint's restarts
+   * (RESTART_BACKOFF_MS), show why on /health, and fail the queued jobs once it happened twice
+   * in a row. A new build or config starts at once.
+   */
+  private startFailed(w: WorkerInfo, why: string): void {
+    const previous = this.startFailures.get(w.endpointId);
+    const count = previous?.configKey === w.configKey ? previous.count + 1 : 1;
+    const delay = Math.min(RESTART_BACKOFF_MS.max, RESTART_BACKOFF_MS.first * 2 ** (count - 1));
+    this.startFailures.set(w.endpointId, { configKey: w.configKey, count, until: Date.now() + delay });
+    const output = w.lastLines.filter((line) => line.trim()).slice(-1)[0];
+    const error: WorkerError = {
+      error_type: "WorkerStartError",
+      error_message: `The worker ${why}${count > 1 ? ` (${count} times in a row)` : ""}${output ? `; its last output: ${output}` : ""}. See the endpoint's worker logs.`,
+    };
+    this.setProblem(w, error);
+    this.platformLog(w.endpointId, w.id, `worker ${w.id} ${why}; next start in ${delay / 1000} s`);
+    if (count >= EXITS_BEFORE_FAILING_JOBS) {
+      const failed = this.deps.queue.failQueued(w.endpointId, JSON.stringify(error), error.error_type);
+      if (failed > 0) this.platformLog(w.endpointId, w.id, `${failed} queued job(s) failed: the endpoint's workers exit before they are ready`);
+    }
+  }
+
+  /** The worker's variables (contracts section 4); its image environment sets PYTHONPATH. */
+  private async workerEnv(endpoint: EndpointRecord, w: WorkerInfo, token: string, target: WorkerTarget): Promise<NodeJS.ProcessEnv> {
     const base = this.deps.apiBase();
     const prefix = `${base}/v2/_worker/${w.id}`;
     const env: NodeJS.ProcessEnv = {};
@@ -321,7 +424,6 @@ export class Supervisor {
     Object.assign(env, target.env);
     Object.assign(env, {
       PYTHONUNBUFFERED: "1",
-      PYTHONPATH: `${dir}:${join(dir, "site-packages")}`,
       SVC_WORKER_ID: w.id,
       SVC_WORKER_TOKEN: token,
       SVC_ENDPOINT_ID: endpoint.id,
@@ -333,6 +435,7 @@ export class Supervisor {
       SVC_JOB_STREAM_URL: `${prefix}/job-stream/$ID`,
       SVC_PING_URL: `${prefix}/ping`,
       SVC_SIGNALS_URL: `${prefix}/signals`,
+      SVC_ERROR_URL: `${prefix}/error`,
       SVC_PING_INTERVAL: String(this.deps.options.pingIntervalS),
       PLATFORM_API_URL: base,
       PLATFORM_API_KEY: this.deps.apiKey,
@@ -344,8 +447,13 @@ export class Supervisor {
     return env;
   }
 
-  private capture(proc: ChildProcess, endpointId: string, workerId: string): void {
+  private capture(proc: ChildProcess, endpointId: string, w: WorkerInfo): void {
     const logs = this.deps.store.logs;
+    const workerId = w.id;
+    const keep = (line: string) => {
+      w.lastLines.push(line);
+      if (w.lastLines.length > LAST_LINES_KEPT) w.lastLines.shift();
+    };
     for (const stream of [proc.stdout, proc.stderr]) {
       if (!stream) continue;
       let rest = "";
@@ -353,10 +461,16 @@ export class Supervisor {
       stream.on("data", (chunk: string) => {
         const lines = (rest + chunk).split("\n");
         rest = lines.pop() ?? "";
-        for (const line of lines) logs.append(endpointId, workerId, line.replace(/\r$/, ""));
+        for (const line of lines) {
+          logs.append(endpointId, workerId, line.replace(/\r$/, ""));
+          keep(line);
+        }
       });
       stream.on("end", () => {
-        if (rest) logs.append(endpointId, workerId, rest);
+        if (rest) {
+          logs.append(endpointId, workerId, rest);
+          keep(rest);
+        }
         rest = "";
       });
     }
@@ -386,9 +500,7 @@ export class Supervisor {
     this.platformLog(w.endpointId, w.id, `stopping worker ${w.id}: ${reason}`);
     this.deps.queue.releaseTakers(w.id);
     const { stopGraceMs, killGraceMs } = this.deps.options;
-    const kill = (signal: NodeJS.Signals) => {
-      if (!w.exited && w.proc && w.proc.exitCode === null) w.proc.kill(signal);
-    };
+    const kill = (signal: NodeJS.Signals) => this.signal(w, signal);
     if (w.type === "QB" && w.ready) {
       w.stop = true;
       this.wakeSignals(w);
@@ -409,9 +521,24 @@ export class Supervisor {
   /** Kills at once (unhealthy, deleted endpoint at shutdown). */
   kill(w: WorkerInfo): Promise<void> {
     w.stopping = true;
-    if (w.proc && w.proc.exitCode === null && !w.exited) w.proc.kill("SIGKILL");
+    if (w.proc && w.proc.exitCode === null && !w.exited) this.signal(w, "SIGKILL");
     else if (!w.proc) this.onExit(w);
     return w.exit;
+  }
+
+  /** SIGTERM goes to the Python process (bwrap does not forward signals); SIGKILL to it and to bwrap. */
+  private signal(w: WorkerInfo, signal: NodeJS.Signals): void {
+    const proc = w.proc;
+    if (w.exited || !proc || proc.exitCode !== null) return;
+    const inner = w.pid !== undefined && w.pid !== proc.pid;
+    if (inner) {
+      try {
+        process.kill(w.pid!, signal);
+      } catch {
+        /* already gone */
+      }
+    }
+    if (!inner || signal === "SIGKILL") proc.kill(signal);
   }
 
   /** Liveness: QB workers silent for 3 ping intervals are unhealthy (killed, jobs handed back). */
@@ -485,7 +612,7 @@ export class Supervisor {
     const all = [...this.workers.values()];
     for (const w of all) {
       w.stopping = true;
-      if (w.proc && w.proc.exitCode === null) w.proc.kill("SIGTERM");
+      this.signal(w, "SIGTERM");
     }
     const deadline = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());
     await Promise.race([Promise.all(all.map((w) => w.exit)), deadline]);

@@ -122,7 +122,7 @@ describe("dead workers", () => {
       return s.body.status === "IN_PROGRESS" ? s.body : undefined;
     });
     const worker = p.context.supervisor.workers.get(running.workerId)!;
-    worker.proc!.kill("SIGSTOP"); // frozen: no pings, no exit
+    process.kill(worker.pid!, "SIGSTOP"); // the Python process (inside bwrap: its child) frozen: no pings, no exit
     await waitFor("the worker to be found unhealthy", () => worker.unhealthy, 10_000);
     const done = await waitFinal(p, ep.work!.id, r.body.id, 20_000);
     expect(done.status).toBe("COMPLETED");
