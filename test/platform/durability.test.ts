@@ -27,8 +27,8 @@ const freePort = () =>
     });
   });
 
-async function startChild(port: number): Promise<{ child: ChildProcess; url: string; apiKey: string }> {
-  const child = spawn(process.execPath, [BIN, "platform", "start", "--dir", dir, "--port", String(port)], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SVC_PLATFORM_DIR: dir } });
+async function startChild(port: number, ...flags: string[]): Promise<{ child: ChildProcess; url: string; apiKey: string }> {
+  const child = spawn(process.execPath, [BIN, "platform", "start", "--dir", dir, "--port", String(port), ...flags], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SVC_PLATFORM_DIR: dir } });
   children.push(child);
   let output = "";
   child.stdout!.on("data", (c) => (output += c));
@@ -78,6 +78,50 @@ describe("durability", () => {
     expect(second.child.exitCode ?? (await new Promise((r) => second.child.once("exit", r)))).toBe(0);
     expect(existsSync(join(dir, "platform.json"))).toBe(false);
   }, 80_000);
+
+  it("a result acknowledged before kill -9 (runsync answer, job-done) is committed: it does not run again", async () => {
+    dir = await tempDir("svc-platform-durable-");
+    const port = await freePort();
+    const first = await startChild(port);
+    const p = { url: first.url, apiKey: first.apiKey };
+    const { endpoints } = await deploy(p, await buildFixtureArtifact(), [{ name: "work", workersMin: 2, workersMax: 2 }]);
+    const id = endpoints.work!.id;
+    await waitFor("2 warm workers", async () => (await api(p, "GET", `/v2/${id}/health`)).body.workers.idle === 2, 30_000);
+
+    // 16 clients send runsync jobs until the platform dies under them; each COMPLETED answer is an acknowledgement.
+    const acknowledged = new Map<string, number>();
+    let killed = false;
+    let n = 0;
+    const client = async () => {
+      while (!killed) {
+        const value = n++;
+        try {
+          const r = await api(p, "POST", `/v2/${id}/runsync`, { input: { op: "echo", value } });
+          if (r.body?.status === "COMPLETED") acknowledged.set(r.body.id, value);
+        } catch {
+          return; // the platform is gone
+        }
+      }
+    };
+    const clients = Array.from({ length: 16 }, client);
+    await waitFor("some acknowledged jobs", () => acknowledged.size >= 300, 30_000, 20);
+    first.child.kill("SIGKILL");
+    killed = true;
+    await new Promise((r) => first.child.once("exit", r));
+    await Promise.all(clients);
+
+    const second = await startChild(port, "--no-rate-limits");
+    const q = { url: second.url, apiKey: second.apiKey };
+    for (const [job, value] of acknowledged) {
+      const status = (await api(q, "GET", `/v2/${id}/status/${job}`)).body;
+      expect({ job, status: status.status, output: status.output }).toEqual({ job, status: "COMPLETED", output: { echo: value } });
+    }
+    // --no-rate-limits: the hosted purge-queue limit (2 per 10 s) no longer applies
+    const purges = await Promise.all(Array.from({ length: 4 }, () => api(q, "POST", `/v2/${id}/purge-queue`)));
+    expect(purges.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    second.child.kill("SIGTERM");
+    await new Promise((r) => second.child.once("exit", r));
+  }, 90_000);
 
   it("ensureLocalPlatform starts a detached platform once and finds it afterwards", async () => {
     const own = await tempDir("svc-platform-ensure-");
