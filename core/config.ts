@@ -42,6 +42,7 @@ const configSchema = z.strictObject({
   exclude: z.array(z.string().min(1)).optional(),
   maxArtifactBytes: z.number().int().positive().optional(),
   ignore: z.array(z.string()).optional(),
+  strict: z.boolean().optional(),
 });
 
 export function findConfigFile(root: string): string | undefined {
@@ -122,6 +123,7 @@ export async function resolveConfig(root: string, raw: unknown, file?: string): 
     exclude: config.exclude ?? [],
     maxArtifactBytes: config.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES,
     ignore: config.ignore ?? [],
+    strict: config.strict ?? false,
     configFile: file,
   };
 }

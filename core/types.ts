@@ -149,6 +149,8 @@ export interface BuildOptions {
   env?: string;
   /** Name prefix for endpoints created by the dev server (`live-`). */
   endpointPrefix?: string;
+  /** Build checks that warn fail instead (`--strict`): svc:check-imports. */
+  strict?: boolean;
 }
 
 /** Everything a plugin may read or write during one run. */
@@ -218,6 +220,8 @@ export interface SvcConfig {
   maxArtifactBytes?: number;
   /** Extra ignore patterns (gitignore syntax). */
   ignore?: string[];
+  /** Build checks that warn fail instead, as `svc build --strict` (module-level imports the image lacks). */
+  strict?: boolean;
 }
 
 export interface ResolvedConfig {
@@ -229,6 +233,7 @@ export interface ResolvedConfig {
   exclude: string[];
   maxArtifactBytes: number;
   ignore: string[];
+  strict?: boolean;
   /** The config file that was loaded, if any. */
   configFile?: string;
 }

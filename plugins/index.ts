@@ -1,6 +1,7 @@
 /** The built-in plugins, one per stage job, in the order they tap. Each is named `svc:<job>`. */
 import type { SvcPlugin } from "../core/types.ts";
 import { analyze } from "./analyze/index.ts";
+import { checkImports } from "./check-imports.ts";
 import { configure } from "./configure.ts";
 import { discoverPython } from "./discover-python/index.ts";
 import { excludePreinstalled } from "./exclude-preinstalled.ts";
@@ -27,6 +28,7 @@ export function builtinPlugins(): SvcPlugin[] {
     resolveDeps(),
     excludePreinstalled(),
     pipInstall(),
+    checkImports(),
     tarPack(),
     sizeGuard(),
     analyze(),

@@ -12,6 +12,7 @@ interface BuildFlags extends CommonFlags {
   /** cac turns `--no-deps` into `deps: false`. */
   deps?: boolean;
   keepBuild?: boolean;
+  strict?: boolean;
 }
 
 /** The machine-readable result of `svc build --json`. */
@@ -61,6 +62,7 @@ export function registerBuild(cli: CAC): void {
     .option("--exclude <packages>", "Leave these packages out of the artifact (comma-separated, repeatable)")
     .option("--no-deps", "Do not install requirements (the artifact has no site-packages/)")
     .option("--keep-build", "Keep the temporary build folder .svc/.build/")
+    .option("--strict", "Fail on what otherwise warns: a module-level import the endpoint's image cannot satisfy")
     .option("--json", "Print a machine-readable result on stdout")
     .option("--root <dir>", "Project folder (default: the current folder)")
     .option("--quiet", "Only print warnings and errors")
@@ -78,6 +80,7 @@ export function registerBuild(cli: CAC): void {
           exclude: parseList(flags.exclude),
           noDeps: flags.deps === false,
           keepBuild: Boolean(flags.keepBuild),
+          strict: Boolean(flags.strict),
         },
       });
       if (flags.json) printJson(buildResult(ctx));

@@ -59,8 +59,19 @@ const CACHE_LIMIT = 20_000;
 
 export const contentHash = (source: Buffer): string => createHash("sha256").update(source).digest("hex");
 
+/** The interpreter's standard library: its version and top-level module names. */
+export interface StdlibModules {
+  version: string;
+  modules: string[];
+}
+
+interface Response {
+  results: FileAnalysis[];
+  stdlib?: StdlibModules;
+}
+
 interface Pending {
-  resolve(value: FileAnalysis[]): void;
+  resolve(value: Response): void;
   reject(error: unknown): void;
 }
 
@@ -69,6 +80,7 @@ export class PythonParser {
   /** Files actually sent to Python (cache misses), for diagnostics and tests. */
   parsedFiles = 0;
   private child?: ChildProcessWithoutNullStreams;
+  private stdlibModules?: Promise<StdlibModules>;
   private readonly pending: Pending[] = [];
   private stderr = "";
 
@@ -87,7 +99,7 @@ export class PythonParser {
     });
     if (missing.size > 0) {
       const request = { files: [...missing.values()].map((file) => ({ path: file.path, source: file.source.toString("base64") })) };
-      const results = await this.request(request);
+      const { results } = await this.request(request);
       this.parsedFiles += missing.size;
       [...missing.keys()].forEach((hash, index) => {
         const { path: _path, ...rest } = results[index]!;
@@ -95,6 +107,15 @@ export class PythonParser {
       });
     }
     return files.map((file, index) => ({ ...cache.get(hashes[index]!)!, path: file.path }) as FileAnalysis);
+  }
+
+  /** The interpreter's standard library (asked once per parser). */
+  stdlib(): Promise<StdlibModules> {
+    this.stdlibModules ??= this.request({ stdlib: true }).then((response) => {
+      if (!response.stdlib) throw new Error("the Python discovery helper did not list the standard library");
+      return response.stdlib;
+    });
+    return this.stdlibModules;
   }
 
   /** Stops the helper process. A later parse() starts a new one. */
@@ -107,9 +128,9 @@ export class PythonParser {
     this.failPending(new Error("the Python parser was closed"));
   }
 
-  private request(body: object): Promise<FileAnalysis[]> {
+  private request(body: object): Promise<Response> {
     const child = this.start();
-    return new Promise<FileAnalysis[]>((resolve, reject) => {
+    return new Promise<Response>((resolve, reject) => {
       this.pending.push({ resolve, reject });
       this.setRef(true);
       child.stdin.write(`${JSON.stringify(body)}\n`);
@@ -148,9 +169,9 @@ export class PythonParser {
     if (this.pending.length === 0) this.setRef(false);
     if (!waiter) return;
     try {
-      const response = JSON.parse(line) as { results?: FileAnalysis[]; fatal?: string };
+      const response = JSON.parse(line) as Partial<Response> & { fatal?: string };
       if (response.fatal || !response.results) throw new Error(`the Python discovery helper failed: ${response.fatal ?? line}`);
-      waiter.resolve(response.results);
+      waiter.resolve(response as Response);
     } catch (error) {
       waiter.reject(error);
     }

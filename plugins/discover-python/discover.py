@@ -13,6 +13,9 @@ Protocol (JSON, UTF-8):
   imports that run when the module is imported (module level, not under `if TYPE_CHECKING:` nor in
   a `try:` that catches ImportError): {"module", "names", "level", "line"}.
 
+A request with "stdlib": true is also answered "stdlib": {"version": "3.11", "modules": [...]}, the
+interpreter's standard library (sys.stdlib_module_names).
+
 One-shot mode (default): one request on stdin, one response on stdout.
 Long-lived mode (`--serve`): one request per line on stdin, one response per line on stdout,
 until stdin closes. A request that cannot be read answers {"fatal": "<message>"}.
@@ -442,8 +445,22 @@ def handle_file(item):
         return {"path": path, "error": {"code": "PYTHON_SYNTAX", "line": 1, "message": "the file is too deeply nested to parse"}}
 
 
+def stdlib_modules():
+    """Top-level module names of this interpreter's standard library."""
+    names = getattr(sys, "stdlib_module_names", None)  # Python 3.10+
+    if names is None:
+        import pkgutil
+        import sysconfig
+        names = set(sys.builtin_module_names)
+        names.update(m.name for m in pkgutil.iter_modules([sysconfig.get_paths()["stdlib"]]))
+    return sorted(names)
+
+
 def handle(request):
-    return {"results": [handle_file(item) for item in request.get("files", [])]}
+    response = {"results": [handle_file(item) for item in request.get("files", [])]}
+    if request.get("stdlib"):
+        response["stdlib"] = {"version": "%d.%d" % sys.version_info[:2], "modules": stdlib_modules()}
+    return response
 
 
 def main(argv):

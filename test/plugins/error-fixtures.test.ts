@@ -1,12 +1,20 @@
 /**
  * One bad app per error under fixtures/errors/<case>/, each with an expected.json
- * { code, file?, line?, message (substring) }: the front half of the build must fail exactly so.
+ * { code, file?, line?, message (substring), strict? }: the front half of the build must fail
+ * exactly so. A `strict` case runs `svc build --strict --no-deps` up to the import check instead.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
+import { createContext, defaultBuildOptions } from "../../core/build.ts";
+import { resolveConfig } from "../../core/config.ts";
 import { SvcError } from "../../core/errors.ts";
-import { FIXTURES, buildUntilManifest, caught } from "./_front-half.ts";
+import { createLogger } from "../../core/logger.ts";
+import { Pipeline } from "../../core/pipeline.ts";
+import { checkImports } from "../../plugins/check-imports.ts";
+import { excludePreinstalled } from "../../plugins/exclude-preinstalled.ts";
+import { resolveDeps } from "../../plugins/resolve-deps.ts";
+import { FIXTURES, buildUntilManifest, caught, frontHalfPlugins } from "./_front-half.ts";
 
 const ERRORS = join(FIXTURES, "errors");
 const cases = readdirSync(ERRORS).filter((name) => existsSync(join(ERRORS, name, "expected.json")));
@@ -16,6 +24,13 @@ interface Expected {
   file?: string;
   line?: number;
   message: string;
+  strict?: boolean;
+}
+
+/** `svc build --strict --no-deps` without packing: discovery to the import check. */
+async function buildStrict(root: string) {
+  const ctx = createContext(root, await resolveConfig(root, {}), { ...defaultBuildOptions, noDeps: true, strict: true }, createLogger("silent"));
+  return new Pipeline([...frontHalfPlugins(), resolveDeps(), excludePreinstalled(), checkImports()]).run(ctx);
 }
 
 describe("error fixtures", () => {
@@ -25,7 +40,11 @@ describe("error fixtures", () => {
         "duplicate-endpoint",
         "duplicate-function",
         "duplicate-route",
+        "execution-timeout-too-long",
+        "execution-timeout-too-short",
         "ignored-file",
+        "import-excluded-on-cpu",
+        "import-not-installed",
         "invalid-gpu",
         "mixed-kinds",
         "no-endpoints",
@@ -38,7 +57,7 @@ describe("error fixtures", () => {
 
   it.each(cases)("%s", async (name) => {
     const expected = JSON.parse(readFileSync(join(ERRORS, name, "expected.json"), "utf8")) as Expected;
-    const error = await caught(() => buildUntilManifest(join(ERRORS, name)));
+    const error = await caught(() => (expected.strict ? buildStrict(join(ERRORS, name)) : buildUntilManifest(join(ERRORS, name))));
     expect(error).toBeInstanceOf(SvcError);
     expect({ code: error.code, file: error.file, line: error.line }).toEqual({ code: expected.code, file: expected.file, line: expected.line });
     expect(error.message).toContain(expected.message);
