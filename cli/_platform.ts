@@ -1,8 +1,9 @@
 /** Helpers of the platform commands (deploy, undeploy, env, app): connect, tables, confirmation. */
+import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { createPlatformClient, resolvePlatform, type PlatformClient, type ResolvedPlatform } from "../core/client/index.ts";
 import { loadConfig } from "../core/config.ts";
-import { errors } from "../core/errors.ts";
+import { errors, isSvcError } from "../core/errors.ts";
 import { loadDotEnv, projectRoot, type CommonFlags } from "./_shared.ts";
 
 export interface PlatformFlags extends CommonFlags {
@@ -11,12 +12,40 @@ export interface PlatformFlags extends CommonFlags {
   yes?: boolean;
 }
 
-/** Loads `.env`, resolves the platform and checks the key with one cheap call (fails fast: AUTH_FAILED). */
+/** The embedded platform's start, handed to core's resolvePlatform (core does not import platform/). */
+async function startEmbedded(): Promise<{ url: string; apiKey: string }> {
+  const { ensureLocalPlatform } = await import("../platform/ensure.ts");
+  return ensureLocalPlatform();
+}
+
+async function embeddedKeyFile(): Promise<string> {
+  const { platformDir, API_KEY_FILE } = await import("../platform/state-dir.ts");
+  return join(platformDir(), API_KEY_FILE);
+}
+
+let toldEmbeddedKey = false;
+
+/**
+ * Loads `.env`, resolves the platform and checks the key with one cheap call, before any build:
+ * a wrong key is AUTH_FAILED with the spec's remedy, also against the embedded platform. With no
+ * PLATFORM_API_KEY set, the embedded platform's own key is used and svc says so (once per process).
+ */
 export async function connect(root: string): Promise<{ client: PlatformClient; platform: ResolvedPlatform }> {
   loadDotEnv(root);
-  const platform = await resolvePlatform();
+  const platform = await resolvePlatform(process.env, { startEmbedded });
   const client = createPlatformClient(platform);
-  await client.listApps();
+  try {
+    await client.listApps();
+  } catch (error) {
+    if (isSvcError(error) && error.code === "AUTH_FAILED" && platform.embedded && platform.keySource === "user") {
+      throw errors.AUTH_FAILED(platform.url, `set in PLATFORM_API_KEY (the embedded platform's own key is in ${await embeddedKeyFile()}; with PLATFORM_API_KEY unset svc uses it)`);
+    }
+    throw error;
+  }
+  if (platform.keySource === "embedded" && !toldEmbeddedKey) {
+    toldEmbeddedKey = true;
+    process.stderr.write(`PLATFORM_API_KEY is not set: using the embedded platform at ${platform.url} with its own key (${await embeddedKeyFile()}).\n`);
+  }
   return { client, platform };
 }
 

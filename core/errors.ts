@@ -244,6 +244,10 @@ export const errors = {
 
   CLI_USAGE: (message: string, command?: string) =>
     new SvcError("CLI_USAGE", message, { remedy: `Run \`svc ${command ? `${command} ` : ""}--help\` for the accepted options.` }),
+  LOGS_UNAVAILABLE: (platform: string) =>
+    new SvcError("LOGS_UNAVAILABLE", `The platform at ${platform} does not serve worker logs (its GraphQL API has no workerLogLines).`, {
+      remedy: "Read the logs in that platform's own console, or run the app on svc's embedded platform (unset PLATFORM_API_URL).",
+    }),
   PLATFORM_ALREADY_RUNNING: (dir: string, url: string, pid: number) =>
     new SvcError("PLATFORM_ALREADY_RUNNING", `A platform already runs for ${dir} at ${url} (pid ${pid}).`, {
       remedy: "Use that one, stop it with `svc platform stop`, or start another with --dir <folder> --port <port>.",

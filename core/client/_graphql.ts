@@ -35,7 +35,11 @@ const ENVIRONMENT_FIELDS = `id name appId activeBuildId endpoints { ${ENDPOINT_F
 const APP_FIELDS = `id name createdAt environments { ${ENVIRONMENT_FIELDS} }`;
 const BUILD_FIELDS = `id appId sha256 size manifest createdAt`;
 
-/** Every operation the CLI sends, by name (the name is what PLATFORM_ERROR reports). */
+/**
+ * Every operation the CLI sends, by name (the name is what PLATFORM_ERROR reports). Endpoints go
+ * through the hosted platform's own operations (myself.endpoints, myself.endpoint, saveEndpoint,
+ * deleteEndpoint); apps, environments, builds and workerLogs are the deploy tool's (docs/contracts.md).
+ */
 export const documents = {
   apps: `query apps { apps { ${APP_FIELDS} } }`,
   app: `query app($name: String!) { app(name: $name) { ${APP_FIELDS} } }`,
@@ -45,7 +49,7 @@ export const documents = {
   createEnvironment: `mutation createEnvironment($appId: String!, $name: String!) { createEnvironment(appId: $appId, name: $name) { ${ENVIRONMENT_FIELDS} } }`,
   deleteEnvironment: `mutation deleteEnvironment($id: String!) { deleteEnvironment(id: $id) }`,
   myselfEndpoints: `query myselfEndpoints { myself { endpoints { ${ENDPOINT_FIELDS} } } }`,
-  endpoint: `query endpoint($id: String!) { endpoint(id: $id) { ${ENDPOINT_FIELDS} } }`,
+  myselfEndpoint: `query myselfEndpoint($id: String!) { myself { endpoint(id: $id) { ${ENDPOINT_FIELDS} } } }`,
   saveEndpoint: `mutation saveEndpoint($input: EndpointInput!) { saveEndpoint(input: $input) { ${ENDPOINT_FIELDS} } }`,
   deleteEndpoint: `mutation deleteEndpoint($id: String!) { deleteEndpoint(id: $id) }`,
   prepareArtifactUpload: `mutation prepareArtifactUpload($appId: String!, $size: Int!, $sha256: String) {

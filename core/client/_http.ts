@@ -23,10 +23,17 @@ export function isConnectionError(error: unknown, depth = 0): boolean {
   return isConnectionError(e.cause, depth + 1);
 }
 
-/** Maps a thrown transport error: refused → PLATFORM_UNREACHABLE; SvcErrors and aborts pass through. */
+/**
+ * Maps a thrown transport error: refused → PLATFORM_UNREACHABLE, as is any other failure of fetch
+ * (its TypeError "fetch failed" with the reason in `cause`: a blocked port, an unknown scheme); an
+ * unparsable address → PLATFORM_URL_INVALID. SvcErrors and aborts pass through.
+ */
 export function mapTransportError(baseUrl: string, error: unknown): unknown {
   if (isSvcError(error)) return error;
   if (isConnectionError(error)) return errors.PLATFORM_UNREACHABLE(baseUrl, firstConnectionCause(error));
+  const e = error as { code?: string; message?: string; cause?: unknown } | undefined;
+  if (e?.code === "ERR_INVALID_URL") return errors.PLATFORM_URL_INVALID(baseUrl);
+  if (error instanceof TypeError && e?.message === "fetch failed") return errors.PLATFORM_UNREACHABLE(baseUrl, e.cause ?? error);
   return error;
 }
 

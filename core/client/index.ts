@@ -6,9 +6,10 @@
  *
  * Signatures other parts rely on (the dev server, deploy, undeploy):
  *
- *   resolvePlatform(env = process.env): Promise<{ url, apiKey, embedded }>
- *     PLATFORM_API_URL + PLATFORM_API_KEY (URL without key → AUTH_MISSING); no URL → the embedded
- *     platform via platform/'s ensureLocalPlatform().
+ *   resolvePlatform(env = process.env, { startEmbedded }): Promise<{ url, apiKey, embedded, keySource }>
+ *     PLATFORM_API_URL (http/https, else PLATFORM_URL_INVALID) + PLATFORM_API_KEY (URL without key →
+ *     AUTH_MISSING); no URL → the embedded platform from `startEmbedded` (the CLI hands in platform/'s
+ *     ensureLocalPlatform), with the user's PLATFORM_API_KEY when set, else the platform's own key.
  *   createPlatformClient({ url, apiKey }): PlatformClient
  *   client.uploadArtifact(appId, { path, sha256, size }, manifest): Promise<{ buildId, skipped, build }>
  *     content-addressed: `skipped` is true when the platform already had the sha256 (no PUT sent).
@@ -38,7 +39,7 @@ import type { EndpointInput, LbResponse, PlatformApp, PlatformBuild, PlatformEnd
 import { uploadArtifact, type ArtifactRef } from "./upload.ts";
 
 export * from "./types.ts";
-export { resolvePlatform, type ResolvedPlatform } from "./resolve.ts";
+export { resolvePlatform, checkPlatformUrl, type ResolvedPlatform, type ResolveOptions, type StartEmbedded, type EmbeddedPlatform } from "./resolve.ts";
 export { planEnvironment, resolveDeployTarget, findEnvironment, DEFAULT_ENVIRONMENT, type EnvironmentPlan, type ResolvedTarget } from "./environments.ts";
 export { queueUrl } from "./queue.ts";
 export type { ArtifactRef } from "./upload.ts";
@@ -96,7 +97,7 @@ export function createPlatformClient(options: PlatformClientOptions) {
       return (await gql<{ myself: { endpoints: PlatformEndpoint[] } }>("myself", documents.myselfEndpoints)).myself.endpoints;
     },
     async getEndpoint(id: string): Promise<PlatformEndpoint | null> {
-      return (await gql<{ endpoint: PlatformEndpoint | null }>("endpoint", documents.endpoint, { id })).endpoint;
+      return (await gql<{ myself: { endpoint: PlatformEndpoint | null } }>("myself", documents.myselfEndpoint, { id })).myself.endpoint;
     },
     async saveEndpoint(input: EndpointInput): Promise<PlatformEndpoint> {
       return (await gql<{ saveEndpoint: PlatformEndpoint }>("saveEndpoint", documents.saveEndpoint, { input })).saveEndpoint;

@@ -50,7 +50,30 @@ describe("resolvePlatform", () => {
     expect(error.message).toMatch(/PLATFORM_API_KEY.*\.env or exported/s);
   });
   it("uses PLATFORM_API_URL + PLATFORM_API_KEY, not the embedded platform", async () => {
-    expect(await resolvePlatform({ PLATFORM_API_URL: "http://x.test/ ", PLATFORM_API_KEY: "k" })).toEqual({ url: "http://x.test", apiKey: "k", embedded: false });
+    let started = 0;
+    const startEmbedded = async () => (started++, { url: "http://127.0.0.1:1", apiKey: "embedded" });
+    expect(await resolvePlatform({ PLATFORM_API_URL: "http://x.test/ ", PLATFORM_API_KEY: "k" }, { startEmbedded })).toEqual({ url: "http://x.test", apiKey: "k", embedded: false, keySource: "user" });
+    expect(started).toBe(0);
+  });
+  it("no PLATFORM_API_URL: the embedded platform, with the user's key when one is set, else its own", async () => {
+    const startEmbedded = async () => ({ url: "http://127.0.0.1:8787/", apiKey: "embedded-key" });
+    expect(await resolvePlatform({ PLATFORM_API_KEY: " mine " }, { startEmbedded })).toEqual({ url: "http://127.0.0.1:8787", apiKey: "mine", embedded: true, keySource: "user" });
+    expect(await resolvePlatform({ PLATFORM_API_KEY: "", PLATFORM_API_URL: " " }, { startEmbedded })).toEqual({ url: "http://127.0.0.1:8787", apiKey: "embedded-key", embedded: true, keySource: "embedded" });
+  });
+  it("no PLATFORM_API_URL and no embedded platform to start is PLATFORM_NOT_CONFIGURED (core starts nothing itself)", async () => {
+    const error = await rejection(resolvePlatform({ PLATFORM_API_KEY: "k" }));
+    expect(error.code).toBe("PLATFORM_NOT_CONFIGURED");
+    expect(error.remedy).toContain("PLATFORM_API_URL");
+  });
+  it.each(["127.0.0.1:8787", "localhost:8787", "ftp://host", "http://", "http://127.0.0.1:99999"])("PLATFORM_API_URL=%s is PLATFORM_URL_INVALID naming it", async (url) => {
+    const error = await rejection(resolvePlatform({ PLATFORM_API_URL: url, PLATFORM_API_KEY: "k" }));
+    expect(error.code).toBe("PLATFORM_URL_INVALID");
+    expect(error.message).toContain(`"${url}"`);
+    expect(error.remedy).toMatch(/http:\/\//);
+  });
+  it("suggests the scheme for an address without one", async () => {
+    const error = await rejection(resolvePlatform({ PLATFORM_API_URL: "127.0.0.1:8787", PLATFORM_API_KEY: "k" }));
+    expect(error.remedy).toContain("http://127.0.0.1:8787");
   });
 });
 
