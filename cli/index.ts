@@ -1,23 +1,35 @@
-/** The svc command line: cac with one file per command under cli/commands/. */
-import { cac } from "cac";
-import { commandsFor } from "./commands/index.ts";
-import { errors } from "../core/errors.ts";
-import { reportError } from "./_shared.ts";
+/**
+ * The svc command line: cac with one file per command under cli/commands/. `--version` and the
+ * top-level help answer from package.json and a static table, loading no command module; any other
+ * command line imports cac and the one command it names (docs/architecture.md, "Startup").
+ */
+import { readFileSync } from "node:fs";
+import { packagePath } from "../core/_package.ts";
+import { commandFor, helpText } from "./commands/index.ts";
 
-const cli = cac("svc");
-for (const register of await Promise.all(commandsFor(process.argv.slice(2)).map((load) => load()))) register(cli);
-cli.help();
-cli.version(process.env.npm_package_version ?? "0.1.0");
+const argv = process.argv.slice(2);
+const version = (JSON.parse(readFileSync(packagePath("package.json"), "utf8")) as { version: string }).version;
+const only = (...flags: string[]) => argv.length === 1 && flags.includes(argv[0]!);
+const load = commandFor(argv);
 
-try {
-  cli.parse(process.argv, { run: false });
-  if (!cli.matchedCommand && cli.args.length > 0) {
-    throw errors.UNKNOWN_COMMAND(String(cli.args[0]));
+if (only("-v", "--version")) {
+  process.stdout.write(`svc/${version} ${process.platform}-${process.arch} node-${process.version}\n`);
+} else if (!load && (argv.length === 0 || only("-h", "--help"))) {
+  process.stdout.write(helpText(version));
+} else {
+  const [{ cac }, { errors }, { reportError }] = await Promise.all([import("cac"), import("../core/errors.ts"), import("./_shared.ts")]);
+  const cli = cac("svc");
+  if (load) (await load())(cli);
+  cli.help();
+  cli.version(version);
+  try {
+    cli.parse(process.argv, { run: false });
+    if (!cli.matchedCommand && cli.args.length > 0) throw errors.UNKNOWN_COMMAND(String(cli.args[0]));
+    if (!cli.matchedCommand && !cli.options.help && !cli.options.version) process.stdout.write(helpText(version));
+    await cli.runMatchedCommand();
+  } catch (error) {
+    // cac reports bad flags and missing arguments as CACError: show them as usage errors, not crashes.
+    const usage = (error as Error)?.name === "CACError" ? errors.CLI_USAGE((error as Error).message, cli.matchedCommandName) : error;
+    process.exitCode = reportError(usage, Boolean(cli.options.json));
   }
-  if (!cli.matchedCommand && !cli.options.help && !cli.options.version) cli.outputHelp();
-  await cli.runMatchedCommand();
-} catch (error) {
-  // cac reports bad flags and missing arguments as CACError: show them as usage errors, not crashes.
-  const usage = (error as Error)?.name === "CACError" ? errors.CLI_USAGE((error as Error).message, cli.matchedCommandName) : error;
-  process.exitCode = reportError(usage, Boolean(cli.options.json));
 }

@@ -1,9 +1,10 @@
 /**
  * Assembles one run: config → plugin list (built-ins, minus disabled, user plugins replacing
- * built-ins of the same name) → Pipeline → context → run.
+ * built-ins of the same name) → Pipeline → context → run. The built-in list is handed in from the
+ * top (cli/, svc/testing), as webpack.js applies its plugins outside the Compiler: core/ imports
+ * nothing from plugins/ (docs/architecture.md).
  */
 import { join } from "node:path";
-import { builtinPlugins } from "../plugins/index.ts";
 import { loadConfig } from "./config.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { Pipeline } from "./pipeline.ts";
@@ -21,7 +22,7 @@ export const defaultBuildOptions: BuildOptions = {
 };
 
 /** Built-ins first, in stage order; a user plugin with a built-in's name takes its place. */
-export function resolvePluginList(config: ResolvedConfig, builtins: SvcPlugin[] = builtinPlugins()): SvcPlugin[] {
+export function resolvePluginList(config: ResolvedConfig, builtins: readonly SvcPlugin[]): SvcPlugin[] {
   const disabled = new Set(config.disablePlugins);
   const userByName = new Map(config.plugins.map((plugin) => [plugin.name, plugin]));
   const list = builtins.filter((plugin) => !disabled.has(plugin.name)).map((plugin) => userByName.get(plugin.name) ?? plugin);
@@ -50,6 +51,8 @@ export function createContext(root: string, config: ResolvedConfig, options: Bui
 
 export interface RunOptions {
   root: string;
+  /** The built-in plugins (plugins/index.ts's builtinPlugins()); the config may disable or replace them. */
+  builtins: readonly SvcPlugin[];
   options?: Partial<BuildOptions>;
   logger?: Logger;
   env?: ConfigEnv;
@@ -59,9 +62,9 @@ export interface RunOptions {
   prepare?: (ctx: BuildContext) => void | Promise<void>;
 }
 
-export async function runPipeline({ root, options, logger = createLogger(), env, plugins = [], prepare }: RunOptions): Promise<BuildContext> {
+export async function runPipeline({ root, builtins, options, logger = createLogger(), env, plugins = [], prepare }: RunOptions): Promise<BuildContext> {
   const config = await loadConfig(root, env ?? { command: "build", mode: "production" });
-  const pipeline = new Pipeline([...resolvePluginList(config), ...plugins]);
+  const pipeline = new Pipeline([...resolvePluginList(config, builtins), ...plugins]);
   const ctx = createContext(root, config, { ...defaultBuildOptions, ...options }, logger);
   await prepare?.(ctx);
   return pipeline.run(ctx);

@@ -1,14 +1,16 @@
 /**
- * Loads `svc.config.ts` (or .mjs/.js): bundled with esbuild so TypeScript needs no loader, then
- * validated with zod and resolved (plugin package names → plugin objects, defaults filled in).
+ * Loads `svc.config.ts` (or .mjs/.js): bundled with esbuild so TypeScript needs no loader (with an
+ * inline source map, so a stack from a plugin in it points at the user's file), then validated with
+ * zod and resolved (plugin package names, with their options → plugin objects, defaults filled in).
  */
 import { existsSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
-import { fileURLToPath, pathToFileURL } from "node:url";
+import { pathToFileURL } from "node:url";
 import { build, type Plugin } from "esbuild";
 import { z } from "zod";
+import { FROM_SOURCES, packagePath } from "./_package.ts";
 import { errors } from "./errors.ts";
 import { formatZodIssues } from "./manifest.ts";
 import type { ConfigEnv, PluginOption, ResolvedConfig, SvcConfig, SvcPlugin, UserConfigExport } from "./types.ts";
@@ -29,8 +31,12 @@ const pluginObject = z.custom<SvcPlugin>(
   (value) => typeof value === "object" && value !== null && typeof (value as SvcPlugin).name === "string" && typeof (value as SvcPlugin).apply === "function",
   { message: "expected a plugin { name, apply(pipeline) } or a package name" },
 );
+/** The options of `["svc-plugin-x", { ... }]`: a plain object, not a plugin. */
+const pluginOptions = z.custom<Record<string, unknown>>(
+  (value) => typeof value === "object" && value !== null && !Array.isArray(value) && typeof (value as SvcPlugin).apply !== "function",
+);
 const pluginOption: z.ZodType<PluginOption> = z.lazy(() =>
-  z.union([pluginObject, z.string().min(1), z.literal(false), z.null(), z.undefined(), z.array(pluginOption)]),
+  z.union([pluginObject, z.string().min(1), z.tuple([z.string().min(1), pluginOptions]), z.literal(false), z.null(), z.undefined(), z.array(pluginOption)]),
 );
 
 const configSchema = z.strictObject({
@@ -61,17 +67,22 @@ async function importConfigFile(root: string, file: string, env: ConfigEnv): Pro
   try {
     const result = await build({
       entryPoints: [file],
+      outfile: out,
       bundle: true,
       platform: "node",
       format: "esm",
       target: "node20",
       packages: "external",
       plugins: [selfReference(root)],
+      sourcemap: "inline",
+      sourcesContent: false,
       write: false,
       logLevel: "silent",
     });
     await mkdir(outDir, { recursive: true });
     await writeFile(out, result.outputFiles[0]!.text);
+    // Stacks thrown from the config's code (its plugins) then name svc.config.ts:line, not the temp file.
+    process.setSourceMapsEnabled(true);
     const module = await import(pathToFileURL(out).href);
     const exported = (module.default ?? module.config) as UserConfigExport | undefined;
     if (exported === undefined) throw new Error("the file has no default export");
@@ -84,10 +95,9 @@ async function importConfigFile(root: string, file: string, env: ConfigEnv): Pro
 }
 
 /** Where `import ... from "svc"` leads when the app has no svc in its node_modules (svc init, global install). */
-const SELF_ENTRIES: Record<string, string> = {
-  svc: fileURLToPath(new URL("./index.ts", import.meta.url)),
-  "svc/types": fileURLToPath(new URL("./types.ts", import.meta.url)),
-};
+const SELF_ENTRIES: Record<string, string> = FROM_SOURCES
+  ? { svc: packagePath("core", "index.ts"), "svc/types": packagePath("core", "types.ts") }
+  : { svc: packagePath("dist", "index.mjs"), "svc/types": packagePath("dist", "types.mjs") };
 
 /**
  * esbuild plugin: `svc` and `svc/types` stay external, resolved from the app when it has svc
@@ -133,19 +143,24 @@ export function toAppName(raw: string): string {
   return raw.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "") || "app";
 }
 
+/** `["svc-plugin-x", { ... }]`: a package name with options (a nested list never ends in a plain object). */
+const isNamedWithOptions = (option: readonly unknown[]): option is [string, Record<string, unknown>] =>
+  option.length === 2 && typeof option[0] === "string" && pluginOptions.safeParse(option[1]).success;
+
 /** Flattens plugin options; package names are imported from the app's node_modules. */
 async function resolvePlugins(root: string, options: PluginOption[]): Promise<SvcPlugin[]> {
   const plugins: SvcPlugin[] = [];
   for (const option of options) {
     if (!option) continue;
-    if (Array.isArray(option)) plugins.push(...(await resolvePlugins(root, option)));
+    if (Array.isArray(option) && isNamedWithOptions(option)) plugins.push(await importPluginPackage(root, option[0], option[1]));
+    else if (Array.isArray(option)) plugins.push(...(await resolvePlugins(root, option as PluginOption[])));
     else if (typeof option === "string") plugins.push(await importPluginPackage(root, option));
     else plugins.push(option);
   }
   return plugins;
 }
 
-async function importPluginPackage(root: string, name: string): Promise<SvcPlugin> {
+async function importPluginPackage(root: string, name: string, options?: Record<string, unknown>): Promise<SvcPlugin> {
   let entry: string;
   try {
     entry = createRequire(join(root, "package.json")).resolve(name);
@@ -154,7 +169,13 @@ async function importPluginPackage(root: string, name: string): Promise<SvcPlugi
   }
   const module = await import(pathToFileURL(entry).href);
   const exported = module.default ?? module;
-  const plugin = typeof exported === "function" ? await exported() : exported;
+  if (options && typeof exported !== "function") throw errors.PLUGIN_INVALID(name, "it was given options but its default export is a plugin, not a function taking options");
+  let plugin: SvcPlugin;
+  try {
+    plugin = typeof exported === "function" ? await exported(options) : exported;
+  } catch (error) {
+    throw errors.PLUGIN_ERROR(name, "options", error);
+  }
   if (!plugin || typeof plugin.apply !== "function" || typeof plugin.name !== "string") {
     throw errors.PLUGIN_INVALID(name, "its default export is neither a plugin nor a function returning one");
   }

@@ -1,7 +1,7 @@
-/** The public API of svc as a library. */
+/** The public API of svc as a library (`import ... from "svc"`). svc/testing runs it with the built-in plugins. */
 export { defineConfig, loadConfig, DEFAULT_IMAGES } from "./config.ts";
-export { Pipeline, STAGES } from "./pipeline.ts";
-export { runPipeline, createContext, resolvePluginList } from "./build.ts";
+export { Pipeline, STAGES, HOOK_ORDER, definePlugin } from "./pipeline.ts";
+export { runPipeline, createContext, resolvePluginList, type RunOptions } from "./build.ts";
 export { SvcError, errors, isSvcError, type ErrorCode } from "./errors.ts";
 export { manifestSchema, readManifest, writeManifest, parseManifest } from "./manifest.ts";
 export { createLogger } from "./logger.ts";

@@ -1,9 +1,11 @@
 /**
  * The build pipeline: one typed tapable hook per stage, frozen at construction (as in webpack's
  * Compiler). Plugins tap the hooks by name; the runner calls them in order and records timings.
+ * An error thrown inside a plugin becomes PLUGIN_ERROR naming the plugin and the hook
+ * (docs/plugins.md).
  */
 import { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
-import { errors, formatBytes } from "./errors.ts";
+import { errors, formatBytes, isSvcError } from "./errors.ts";
 import type { Manifest } from "./manifest.ts";
 import type { Artifact, BuildContext, DeployedEndpoint, DiscoveredFunction, EndpointSpec, Requirement, SvcPlugin } from "./types.ts";
 
@@ -15,7 +17,7 @@ function createHooks() {
     group: new AsyncSeriesWaterfallHook<[EndpointSpec[], BuildContext]>(["endpoints", "ctx"]),
     /** Write one handler file per endpoint into the build folder. */
     generateHandlers: new AsyncSeriesHook<[EndpointSpec[], BuildContext]>(["endpoints", "ctx"]),
-    /** Build the manifest. svc:manifest creates it at stage -100 and writes it at stage 100. */
+    /** Build the manifest. svc:manifest creates it at HOOK_ORDER.FIRST and writes it at HOOK_ORDER.LAST. */
     manifest: new AsyncSeriesWaterfallHook<[Manifest, BuildContext]>(["manifest", "ctx"]),
     /** Collect requirements (requirements.txt + decorators), minus exclusions. */
     resolveDependencies: new AsyncSeriesWaterfallHook<[Requirement[], BuildContext]>(["requirements", "ctx"]),
@@ -31,12 +33,30 @@ function createHooks() {
     provision: new AsyncSeriesWaterfallHook<[DeployedEndpoint[], BuildContext]>(["deployed", "ctx"]),
     /** Activate the build, record URLs in the manifest. */
     configure: new AsyncSeriesHook<[DeployedEndpoint[], BuildContext]>(["deployed", "ctx"]),
-    /** After the last stage of the run, also when it failed (ctx.meta has "error"). */
+    /** After the last stage of the run, also when it failed (ctx.meta.get("error") is set). */
     done: new AsyncSeriesHook<[BuildContext]>(["ctx"]),
   };
 }
 
 export type PipelineHooks = Readonly<ReturnType<typeof createHooks>>;
+
+/**
+ * Where a tap runs among the taps of one hook: tapable's `stage` option, lower first. Built-ins
+ * tap at BUILTIN unless they must wrap the others; tap with BEFORE_BUILTINS or AFTER_BUILTINS to
+ * run before or after them (docs/plugins.md has the table of who taps where).
+ */
+export const HOOK_ORDER = {
+  /** svc:manifest creates the manifest here, before anyone edits it. */
+  FIRST: -100,
+  /** Before the built-ins (svc:analyze reports before svc:size-guard can fail the build). */
+  BEFORE_BUILTINS: -10,
+  /** The built-ins' own taps and any tap that names no stage. */
+  BUILTIN: 0,
+  /** After the built-ins (svc:exclude-preinstalled sees every requirement source). */
+  AFTER_BUILTINS: 10,
+  /** svc:manifest validates and writes the manifest here, after every edit. */
+  LAST: 100,
+} as const;
 export type StageName = Exclude<keyof PipelineHooks, "done">;
 
 export const STAGES: readonly StageName[] = [
@@ -62,12 +82,23 @@ const LAST_STAGE: Record<BuildContext["options"]["until"], StageName> = {
 export class Pipeline {
   readonly hooks: PipelineHooks;
   readonly plugins: readonly SvcPlugin[];
+  /** The plugin whose apply() is running: its taps are attributed to it in PLUGIN_ERROR. */
+  #applying: string | undefined;
 
   constructor(plugins: readonly SvcPlugin[]) {
     this.hooks = Object.freeze(createHooks());
-    for (const [name, hook] of Object.entries(this.hooks)) guardPromiseTaps(name, hook);
+    for (const [name, hook] of Object.entries(this.hooks)) attributeTaps(name, hook, () => this.#applying);
     this.plugins = plugins;
-    for (const plugin of plugins) plugin.apply(this);
+    for (const plugin of plugins) {
+      this.#applying = plugin.name;
+      try {
+        plugin.apply(this);
+      } catch (error) {
+        throw asPluginError(error, plugin.name, "apply");
+      } finally {
+        this.#applying = undefined;
+      }
+    }
   }
 
   /** Runs the stages up to `ctx.options.until`, filling ctx as it goes. */
@@ -142,23 +173,68 @@ function summarize(stage: StageName, ctx: BuildContext): string | undefined {
   }
 }
 
+/** svc's own catalogue errors pass through (they already say what to do); anything else names the plugin and hook. */
+function asPluginError(error: unknown, plugin: string, hook: string): unknown {
+  return isSvcError(error) ? error : errors.PLUGIN_ERROR(plugin, hook, error);
+}
+
+type Tap = { type: "sync" | "async" | "promise"; name: string; fn: (...args: unknown[]) => unknown };
+
 /**
- * tapable waits forever when a tapPromise callback returns something that is not a promise.
- * One register interceptor per hook turns that into a clear error instead.
+ * One register interceptor per hook wraps every tap so that what it throws (or rejects, or passes
+ * to its callback) becomes PLUGIN_ERROR naming the plugin being applied (else the tap's name) and
+ * the hook. It also stops tapable's endless wait when a tapPromise callback returns no promise.
  */
-function guardPromiseTaps(hookName: string, hook: { intercept(i: object): void }): void {
+function attributeTaps(hookName: string, hook: { intercept(i: object): void }, applying: () => string | undefined): void {
   hook.intercept({
-    register(tap: { type: string; name: string; fn: (...args: unknown[]) => unknown }) {
-      if (tap.type !== "promise") return tap;
+    register(tap: Tap): Tap {
+      const plugin = applying() ?? tap.name;
       const original = tap.fn;
-      return {
-        ...tap,
-        fn(...args: unknown[]) {
-          const result = original(...args);
-          if (result && typeof (result as Promise<unknown>).then === "function") return result;
-          return Promise.reject(errors.PLUGIN_HOOK_NOT_PROMISE(tap.name, hookName));
-        },
-      };
+      const fail = (error: unknown) => asPluginError(error, plugin, hookName);
+      switch (tap.type) {
+        case "sync":
+          return {
+            ...tap,
+            fn(...args) {
+              try {
+                return original(...args);
+              } catch (error) {
+                throw fail(error);
+              }
+            },
+          };
+        case "async":
+          return {
+            ...tap,
+            fn(...args) {
+              const callback = args.pop() as (error?: unknown, result?: unknown) => void;
+              try {
+                return original(...args, (error?: unknown, result?: unknown) => callback(error ? fail(error) : error, result));
+              } catch (error) {
+                return callback(fail(error));
+              }
+            },
+          };
+        case "promise":
+          return {
+            ...tap,
+            fn(...args) {
+              let result: unknown;
+              try {
+                result = original(...args);
+              } catch (error) {
+                return Promise.reject(fail(error));
+              }
+              if (!result || typeof (result as Promise<unknown>).then !== "function") return Promise.reject(errors.PLUGIN_HOOK_NOT_PROMISE(plugin, hookName));
+              return (result as Promise<unknown>).then(undefined, (error: unknown) => Promise.reject(fail(error)));
+            },
+          };
+      }
     },
   });
+}
+
+/** Identity helper that types a plugin, or a factory taking options (as defineConfig types the config). */
+export function definePlugin<T extends SvcPlugin | ((...args: never[]) => SvcPlugin)>(plugin: T): T {
+  return plugin;
 }

@@ -186,8 +186,30 @@ export interface BuildContext {
   /** svc:upload's answer: `skipped` when the platform already had the artifact (same sha256). */
   upload?: { buildId: string; skipped: boolean };
   deployed: DeployedEndpoint[];
-  /** Per-run scratch space for plugins, keyed by plugin name. */
-  meta: Map<string, unknown>;
+  /** What plugins hand each other during one run, keyed by the writing plugin's name (see PluginMeta). */
+  meta: PluginMetaMap;
+}
+
+/**
+ * The channel between plugins: each key of `ctx.meta` declared here has its value's type, so a
+ * reader needs no cast. A plugin package declares its own key by augmenting this interface
+ * (docs/plugins.md, "Passing data between plugins"):
+ *
+ *     declare module "svc/types" {
+ *       interface PluginMeta { "svc-plugin-x": { scanned: number } }
+ *     }
+ */
+export interface PluginMeta {
+  /** Set by the pipeline when a stage failed, before the `done` hook runs. */
+  error: unknown;
+}
+
+/** `ctx.meta`: a Map whose keys declared in PluginMeta take and give their declared types. */
+export interface PluginMetaMap extends Map<string, unknown> {
+  get<K extends keyof PluginMeta>(key: K): PluginMeta[K] | undefined;
+  get(key: string): unknown;
+  set<K extends keyof PluginMeta>(key: K, value: PluginMeta[K]): this;
+  set<K extends string>(key: K extends keyof PluginMeta ? never : K, value: unknown): this;
 }
 
 export interface SvcPlugin {
@@ -196,7 +218,11 @@ export interface SvcPlugin {
   apply(pipeline: Pipeline): void;
 }
 
-export type PluginOption = SvcPlugin | string | false | null | undefined | PluginOption[];
+/**
+ * An entry of `plugins` in svc.config.ts: a plugin, a package name, a package name with the options
+ * its default export takes (`["svc-plugin-x", { ... }]`), a falsy value (skipped) or a nested list.
+ */
+export type PluginOption = SvcPlugin | string | [name: string, options: Record<string, unknown>] | false | null | undefined | PluginOption[];
 
 export interface ImageConfig {
   gpu: string;

@@ -5,14 +5,14 @@
 import { spawn } from "node:child_process";
 import { closeSync, openSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { fileURLToPath } from "node:url";
 import { join } from "node:path";
 import { request } from "undici";
+import { packagePath } from "../core/_package.ts";
 import { errors } from "../core/errors.ts";
 import { platformDir, readState, readApiKey, isAlive, LOG_FILE, ensureApiKey } from "./state-dir.ts";
 
 export const DEFAULT_PORT = 8787;
-const BIN = fileURLToPath(new URL("../bin/svc.mjs", import.meta.url));
+const BIN = packagePath("bin", "svc.mjs");
 
 /** True when a platform answers at `url` and accepts `apiKey`. */
 export async function platformAnswers(url: string, apiKey: string | undefined, timeoutMs = 1500): Promise<boolean> {

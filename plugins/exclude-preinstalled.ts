@@ -3,6 +3,7 @@
  * the user excluded (`--exclude`, config `exclude`), and says which it dropped and why: a silent
  * drop is the kind of thing that costs users an afternoon.
  */
+import { HOOK_ORDER } from "../core/pipeline.ts";
 import type { BuildContext, ExcludedRequirement, SvcPlugin } from "../core/types.ts";
 import { normalizeName } from "./_requirements.ts";
 
@@ -29,8 +30,8 @@ export function excludePreinstalled(): SvcPlugin {
   return {
     name: PLUGIN_NAME,
     apply(pipeline) {
-      // stage 10: after every requirement source (svc:resolve-deps and user plugins at stage 0)
-      pipeline.hooks.resolveDependencies.tapPromise({ name: PLUGIN_NAME, stage: 10 }, async (requirements, ctx) => {
+      // after every requirement source (svc:resolve-deps and user plugins at the default stage)
+      pipeline.hooks.resolveDependencies.tapPromise({ name: PLUGIN_NAME, stage: HOOK_ORDER.AFTER_BUILTINS }, async (requirements, ctx) => {
         const reasons = exclusionReasons(ctx);
         const kept = [];
         for (const requirement of requirements) {

@@ -3,7 +3,8 @@
  *   build <root> [--no-deps]   runs the build pipeline, prints {"ms", "reusedArtifact", "pipRan", "maxRssMB"}
  *   pack <dir>                 packs every file under <dir> with svc:tar-pack, prints {"ms", "bytes", "maxRssMB"}
  */
-import { createContext, runPipeline } from "../../core/build.ts";
+import { createContext } from "../../core/build.ts";
+import { runBuild as runPipeline } from "../../testing/index.ts";
 import { resolveConfig } from "../../core/config.ts";
 import { createLogger } from "../../core/logger.ts";
 import { packArtifact, walkFiles } from "../../plugins/tar-pack.ts";

@@ -1,9 +1,9 @@
 /** `svc build`: the build pipeline up to the artifact (spec 4.4), with a summary or a JSON result. */
 import { relative } from "node:path";
 import type { CAC } from "cac";
-import { runPipeline } from "../../core/build.ts";
 import { formatBytes } from "../../core/errors.ts";
 import type { BuildContext } from "../../core/types.ts";
+import { runBuild } from "../_build.ts";
 import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
 
 interface BuildFlags extends CommonFlags {
@@ -70,7 +70,7 @@ export function registerBuild(cli: CAC): void {
       const root = projectRoot(flags);
       loadDotEnv(root);
       const started = performance.now();
-      const ctx = await runPipeline({
+      const ctx = await runBuild({
         root,
         logger: commandLogger(flags),
         env: { command: "build", mode: "production" },

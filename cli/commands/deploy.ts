@@ -12,11 +12,11 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CAC } from "cac";
-import { runPipeline } from "../../core/build.ts";
 import { createPlatformClient, planEnvironment, type PlatformClient } from "../../core/client/index.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { BuildContext } from "../../core/types.ts";
 import { API_KEY_FILE, platformDir } from "../../platform/state-dir.ts";
+import { runBuild } from "../_build.ts";
 import { connect } from "../_platform.ts";
 import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
 import { deploySummary, formatDeploySummary, type DeploySummary } from "./_deploy-output.ts";
@@ -39,7 +39,7 @@ export interface DeployOptions {
 
 /** The deploy itself (the command and the tests call it): pipeline until configure on `client`. */
 export async function runDeploy(options: DeployOptions): Promise<{ ctx: BuildContext; summary: DeploySummary }> {
-  const ctx = await runPipeline({
+  const ctx = await runBuild({
     root: options.root,
     options: { until: "configure", env: options.env, exclude: options.exclude ?? [], noDeps: options.noDeps ?? false },
     logger: options.logger,

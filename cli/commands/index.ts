@@ -3,8 +3,8 @@ import type { CAC } from "cac";
 type Register = (cli: CAC) => void;
 
 /**
- * Every command, in the order `svc --help` lists them. Each is imported only when it runs (or for
- * the full help), so `svc build` does not load the platform, the dev server and their libraries.
+ * Every command, in the order `svc --help` lists them. Each is imported only when it runs, so
+ * `svc build` does not load the platform, the dev server and their libraries.
  */
 export const commands: Record<string, () => Promise<Register>> = {
   init: () => import("./init.ts").then((m) => m.registerInit),
@@ -15,10 +15,49 @@ export const commands: Record<string, () => Promise<Register>> = {
   env: () => import("./env.ts").then((m) => m.registerEnv),
   app: () => import("./app.ts").then((m) => m.registerApp),
   platform: () => import("./platform.ts").then((m) => m.registerPlatform),
+  logs: () => import("./logs.ts").then((m) => m.registerLogs),
 };
 
-/** The loaders needed for this command line: the named command's, or all of them. */
-export function commandsFor(argv: string[]): Array<() => Promise<Register>> {
+/**
+ * `svc --help`'s command list, as each command registers it with cac ([usage, description]): the
+ * top-level help prints it without importing any command (test/cli/help.test.ts keeps it in step).
+ */
+export const usage: Record<string, readonly [string, string]> = {
+  init: ["init [name]", "Create a project: a GPU queue worker, a CPU queue worker and a load-balanced API"],
+  run: ["run", "Start the local development server (functions run on the platform as live- endpoints)"],
+  build: ["build", "Build the app into .svc/artifact.tar.gz (no upload)"],
+  deploy: ["deploy", "Build, upload, provision and configure the app's endpoints on the platform"],
+  undeploy: ["undeploy", "Delete the app's endpoints in an environment"],
+  env: ["env <action> [name]", "Manage the app's environments: list | get <name> | create <name> | delete <name>"],
+  app: ["app <action> [name]", "Manage apps on the platform: list | get <name> | create <name> | delete <name>"],
+  platform: ["platform <action>", "The embedded platform on this machine: start | stop | status"],
+};
+
+/** The loader of the command this command line names, or none (then the top-level help or an unknown command). */
+export function commandFor(argv: string[]): (() => Promise<Register>) | undefined {
   const name = argv.find((arg) => !arg.startsWith("-"));
-  return name && Object.hasOwn(commands, name) ? [commands[name]!] : Object.values(commands);
+  return name && Object.hasOwn(commands, name) ? commands[name] : undefined;
+}
+
+/** The top-level help, in cac's layout, from the static table. */
+export function helpText(version: string): string {
+  const rows = Object.keys(commands).map((name) => usage[name] ?? ([name, ""] as const));
+  const width = Math.max(...rows.map(([left]) => left.length));
+  return [
+    `svc/${version}`,
+    "",
+    "Usage:",
+    "  $ svc <command> [options]",
+    "",
+    "Commands:",
+    ...rows.map(([left, description]) => `  ${left.padEnd(width)}  ${description}`.trimEnd()),
+    "",
+    "For more info, run any command with the `--help` flag:",
+    ...Object.keys(commands).map((name) => `  $ svc ${name} --help`),
+    "",
+    "Options:",
+    "  -h, --help     Display this message",
+    "  -v, --version  Display version number",
+    "",
+  ].join("\n");
 }

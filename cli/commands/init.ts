@@ -2,12 +2,12 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { CAC } from "cac";
+import { packagePath } from "../../core/_package.ts";
 import { toAppName } from "../../core/config.ts";
 import { errors } from "../../core/errors.ts";
 
-export const TEMPLATE_DIR = fileURLToPath(new URL("../../templates/init/", import.meta.url));
+export const TEMPLATE_DIR = packagePath("templates", "init");
 
 /** Template files whose name npm would drop or act on when publishing: stored with `_`. */
 const RENAMES: Record<string, string> = { _gitignore: ".gitignore" };

@@ -7,12 +7,13 @@
 import type { H3, H3Event } from "h3";
 import { readFileSync } from "node:fs";
 import { buildSchema, execute, parse, validate, GraphQLError, type DocumentNode, type ExecutionResult } from "graphql";
+import { packagePath } from "../../core/_package.ts";
 import { isSvcError } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import { createResolvers, type ResolverHooks } from "../graphql/resolvers.ts";
 import { json, readJson, errorResponse } from "./_http.ts";
 
-const SCHEMA_FILE = new URL("../graphql/schema.graphql", import.meta.url);
+const SCHEMA_FILE = packagePath("platform", "graphql", "schema.graphql");
 const MAX_BODY_BYTES = 50_000_000;
 const CACHE_SIZE = 256;
 

@@ -1,7 +1,7 @@
 /**
  * svc:analyze (`svc build --analyze`) — writes `.svc/analyze.html`, a treemap of the artifact by
  * folder and package (rendered by rollup-plugin-visualizer's CLI from a synthetic raw-data file),
- * and prints the biggest top-level entries. It runs before svc:size-guard (stage -10) so that an
+ * and prints the biggest top-level entries. It runs before svc:size-guard (HOOK_ORDER.BEFORE_BUILTINS) so that an
  * artifact that is too large still gets its report.
  */
 import { execFile } from "node:child_process";
@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import { basename, join, relative } from "node:path";
 import { promisify } from "node:util";
 import { formatBytes } from "../../core/errors.ts";
+import { HOOK_ORDER } from "../../core/pipeline.ts";
 import type { Artifact, BuildContext, SvcPlugin } from "../../core/types.ts";
 import { formatGroupTable, groupEntries } from "../_artifact-groups.ts";
 import { visualizerData } from "./_visualizer-data.ts";
@@ -46,7 +47,7 @@ export function analyze(): SvcPlugin {
   return {
     name: PLUGIN_NAME,
     apply(pipeline) {
-      pipeline.hooks.afterPack.tapPromise({ name: PLUGIN_NAME, stage: -10 }, async (artifact, ctx) => {
+      pipeline.hooks.afterPack.tapPromise({ name: PLUGIN_NAME, stage: HOOK_ORDER.BEFORE_BUILTINS }, async (artifact, ctx) => {
         if (!ctx.options.analyze) return;
         const file = await writeAnalysis(artifact, ctx);
         const groups = groupEntries(artifact.entries);

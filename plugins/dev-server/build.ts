@@ -9,6 +9,7 @@ import { loadConfig } from "../../core/config.ts";
 import type { Logger } from "../../core/logger.ts";
 import { Pipeline } from "../../core/pipeline.ts";
 import type { BuildContext, SvcPlugin } from "../../core/types.ts";
+import { builtinPlugins } from "../index.ts";
 
 /** Deploy stages the dev server does its own way (no environment, `live-` endpoints, cache). */
 export const REPLACED_PLUGINS = ["svc:upload", "svc:provision", "svc:configure"];
@@ -16,7 +17,7 @@ export const REPLACED_PLUGINS = ["svc:upload", "svc:provision", "svc:configure"]
 export function createBuildPipeline(options: { root: string; prefix: string; plugin: SvcPlugin; extraPlugins?: SvcPlugin[] }) {
   return async function build(logger: Logger): Promise<BuildContext> {
     const config = await loadConfig(options.root, { command: "run", mode: "development" });
-    const plugins = resolvePluginList({ ...config, disablePlugins: [...config.disablePlugins, ...REPLACED_PLUGINS] });
+    const plugins = resolvePluginList({ ...config, disablePlugins: [...config.disablePlugins, ...REPLACED_PLUGINS] }, builtinPlugins());
     const pipeline = new Pipeline([...plugins, options.plugin, ...(options.extraPlugins ?? [])]);
     const ctx = createContext(options.root, config, { ...defaultBuildOptions, until: "configure", endpointPrefix: options.prefix }, logger);
     return pipeline.run(ctx);

@@ -6,13 +6,13 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createHash } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
+import { packagePath } from "../../core/_package.ts";
 import { errors } from "../../core/errors.ts";
 import type { FunctionParam, HttpMethod, PythonImport, StaticValue } from "../../core/types.ts";
 import { pythonInterpreter } from "../_python.ts";
 
-export const DISCOVER_SCRIPT = fileURLToPath(new URL("./discover.py", import.meta.url));
+export const DISCOVER_SCRIPT = packagePath("plugins", "discover-python", "discover.py");
 
 export { pythonInterpreter };
 

@@ -1,7 +1,7 @@
 import { readFileSync, statSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runPipeline } from "../../core/build.ts";
+import { runBuild as runPipeline } from "../../testing/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import { MANIFEST_FILE, manifestSchema } from "../../core/manifest.ts";
 import type { SvcPlugin } from "../../core/types.ts";

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runPipeline } from "../../core/build.ts";
+import { runBuild as runPipeline } from "../../testing/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import type { SvcError } from "../../core/errors.ts";
 import { depsHash, pipArgs, pruneExcluded } from "../../plugins/pip-install.ts";
