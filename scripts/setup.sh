@@ -9,6 +9,8 @@ need=()
 /usr/bin/python3 -c "import torch" 2>/dev/null || need+=(python3-torch)
 /usr/bin/python3 -m pytest --version >/dev/null 2>&1 || need+=(python3-pytest)
 { command -v ffmpeg && command -v ffprobe; } >/dev/null || need+=(ffmpeg)
+# bubblewrap isolates the embedded platform's workers (docs/platform.md, "Image environments").
+command -v bwrap >/dev/null || need+=(bubblewrap)
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq

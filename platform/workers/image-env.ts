@@ -12,7 +12,7 @@ import { sha256Hex } from "../_ids.ts";
 import { PREINSTALLED } from "../../plugins/exclude-preinstalled.ts";
 import { isGpuImage } from "./interpreter.ts";
 import { probeInterpreter, type InterpreterView } from "./_image-probe.ts";
-import { bwrapArgs, bwrapUsable, SANDBOX_APP_DIR, SANDBOX_PACKAGES_DIR } from "./sandbox.ts";
+import { bwrapArgs, bwrapUsable, SANDBOX_APP_DIR } from "./sandbox.ts";
 
 /**
  * Without a sandbox: `-S` keeps the host's site folders off sys.path, then the runtime's usual
@@ -93,7 +93,8 @@ export class ImageEnvironments {
   async launch(req: LaunchRequest): Promise<WorkerLaunch> {
     const view = await this.view(req.image, req.python);
     if (await this.sandboxed()) {
-      const path = [SANDBOX_APP_DIR, `${SANDBOX_APP_DIR}/site-packages`, ...(view.packages.length ? [SANDBOX_PACKAGES_DIR] : [])];
+      // The image's packages stay where the interpreter's own `site` finds them.
+      const path = [SANDBOX_APP_DIR, `${SANDBOX_APP_DIR}/site-packages`];
       return {
         command: "bwrap",
         args: bwrapArgs({

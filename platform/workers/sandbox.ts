@@ -1,17 +1,15 @@
 /**
  * The bubblewrap (`bwrap`) sandbox of a worker: a filesystem that holds the system's programs and
- * libraries, the interpreter's stdlib with its site folders emptied, the image's packages and the
- * unpacked build (all read-only), a private /tmp, its own /proc (pid namespace: no view of the
+ * libraries, the interpreter's stdlib with its site folders emptied but for the image's packages
+ * (at their own paths: their relative links keep working) and the unpacked build (all read-only), a private /tmp, its own /proc (pid namespace: no view of the
  * platform's process or of other workers), and the host's network (the platform is on loopback).
  * No view of the platform's state folder or of other builds. docs/platform.md, "Image environments".
  */
 import { execFile } from "node:child_process";
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
-import { basename } from "node:path";
 
-/** Where the build and the image's packages appear inside the sandbox. */
+/** Where the build appears inside the sandbox (the worker's working directory). */
 export const SANDBOX_APP_DIR = "/app";
-export const SANDBOX_PACKAGES_DIR = "/opt/svc-image/site-packages";
 
 /** Top-level system folders shown as they are (a symlink stays a symlink: merged /usr). */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
@@ -31,9 +29,9 @@ export function bwrapUsable(): Promise<boolean> {
 export interface SandboxSpec {
   /** Interpreter install folders outside the system folders (pyenv, a venv's base). */
   prefixes: string[];
-  /** Folders to show empty (the interpreter's site folders). */
+  /** Folders to show empty (the interpreter's site folders)... */
   hidden: string[];
-  /** Package entries, each shown as SANDBOX_PACKAGES_DIR/<its name>. */
+  /** ...but for these entries of theirs (the image's packages). */
   packages: string[];
   buildDir: string;
   /** The command run inside, relative to SANDBOX_APP_DIR. */
@@ -60,11 +58,10 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
     args.push("--ro-bind", prefix, prefix);
     shown.push(prefix);
   }
-  for (const dir of spec.hidden) {
-    if (!existsSync(dir) || !shown.some((s) => isUnder(dir, s))) continue;
-    args.push("--tmpfs", dir, "--remount-ro", dir);
-  }
-  for (const entry of spec.packages) args.push("--ro-bind", entry, `${SANDBOX_PACKAGES_DIR}/${basename(entry)}`);
+  const hidden = spec.hidden.filter((dir) => existsSync(dir) && shown.some((s) => isUnder(dir, s)));
+  for (const dir of hidden) args.push("--tmpfs", dir);
+  for (const entry of spec.packages) args.push("--ro-bind", entry, entry);
+  for (const dir of hidden) args.push("--remount-ro", dir); // after the binds: their mount points are made in the tmpfs
   args.push("--ro-bind", spec.buildDir, SANDBOX_APP_DIR);
   args.push("--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--chdir", SANDBOX_APP_DIR, "--", ...spec.command);
   return args;
