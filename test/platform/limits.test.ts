@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { api, buildFixtureArtifact, deploy, startTestPlatform, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
+import { api, buildFixtureArtifact, deploy, gqlOk, startTestPlatform, waitFor, type TestPlatform } from "./_support.ts";
+import { rawHeader, zeroBomb } from "./_raw-tar.ts";
 import { MAX_JSON_DEPTH } from "../../platform/api/_json.ts";
 import { resolveOptions } from "../../platform/options.ts";
 
@@ -125,4 +126,21 @@ describe("rate limits", () => {
       else process.env.SVC_PLATFORM_RATE_LIMITS = saved;
     }
   });
+});
+
+describe("artifact bombs", () => {
+  it("an upload that expands to 2 GiB is refused at its entry, naming no platform path; the platform goes on", async () => {
+    const bomb = zeroBomb(rawHeader({ name: "app/zeros.bin" }, 2 * 1024 ** 3), 2);
+    const { createApp } = await gqlOk<{ createApp: { id: string } }>(p, 'mutation { createApp(name: "bomb") { id } }');
+    const { prepareArtifactUpload: prep } = await gqlOk<{ prepareArtifactUpload: { uploadUrl: string } }>(p, "mutation($a: String!, $s: Int!) { prepareArtifactUpload(appId: $a, size: $s) { uploadUrl } }", {
+      a: createApp.id,
+      s: bomb.length,
+    });
+    const res = await fetch(prep.uploadUrl, { method: "PUT", headers: { "content-type": "application/gzip" }, body: new Uint8Array(bomb) });
+    const body = (await res.json()) as { error: string };
+    expect(res.status).toBe(400);
+    expect(body.error).toContain('Refusing to unpack the artifact at entry "app/zeros.bin": the artifact unpacks to more than 1.5 GB');
+    expect(body.error).not.toContain(p.dataDir);
+    expect((await api(p, "GET", `/v2/${work}/health`)).status).toBe(200);
+  }, 30_000);
 });
