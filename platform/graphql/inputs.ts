@@ -37,6 +37,7 @@ export const endpointInputSchema = z
     locations: opt(z.string()),
     flashBootType: opt(z.string()),
     minCudaVersion: opt(z.string()),
+    allowedCudaVersions: opt(z.string().max(200)),
     environmentId: opt(z.string().min(1)),
     buildId: opt(z.string().min(1)),
     env: opt(envVars),
@@ -50,7 +51,18 @@ export const templateInputSchema = z.object({
   containerDiskInGb: opt(z.number().int().min(1).max(2000)),
   env: opt(envVars),
   isServerless: opt(z.boolean()),
+  // hosted fields accepted and not kept (docs/contracts.md, "Hosted GraphQL compatibility")
+  volumeInGb: opt(z.number().int().min(0).max(10_000)),
+  volumeMountPath: opt(z.string().max(1000)),
+  ports: opt(z.string().max(1000)),
+  containerRegistryAuthId: opt(z.string().max(200)),
+  startSsh: opt(z.boolean()),
+  startJupyter: opt(z.boolean()),
+  isPublic: opt(z.boolean()),
+  readme: opt(z.string().max(100_000)),
 });
+
+export const updateEndpointTemplateSchema = z.object({ endpointId: z.string().min(1), templateId: z.string().min(1) });
 
 export const nameSchema = z.string().trim().min(1, "name is required").max(191).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits, '.', '-' and '_'");
 export const sha256Schema = z.string().regex(/^[0-9a-f]{64}$/, "a lowercase hex sha256");

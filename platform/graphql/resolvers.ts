@@ -8,11 +8,19 @@ import type { AppRow, BuildRow, EndpointRecord, EnvironmentRow, TemplateRecord }
 import { newId, newSecret, sha256Hex } from "../_ids.ts";
 import { ARTIFACT_ROUTE } from "../api/uploads.ts";
 import { manifestEndpointFor } from "../workers/_target.ts";
+import { deletedEndpoints, workerLogLines } from "./worker-logs.ts";
 import {
-  endpointInputSchema, templateInputSchema, nameSchema, sha256Schema, uploadSizeSchema, urlsSchema, parseInput, type EndpointInput,
+  endpointInputSchema, templateInputSchema, updateEndpointTemplateSchema, nameSchema, sha256Schema, uploadSizeSchema, urlsSchema, parseInput, type EndpointInput,
 } from "./inputs.ts";
+import { gpuTypes } from "./gpu-types.ts";
 
 const UPLOAD_TTL_MS = 3600_000;
+/** The one user of this platform, as `myself.id` and every endpoint's `userId`. */
+const USER_ID = "local";
+/** Hosted endpoint fields with no meaning here: no AI keys, versions, standby workers, CUDA or volumes (docs/contracts.md). */
+const HOSTED_ENDPOINT_FIELDS = { aiKey: null, userId: USER_ID, version: 0, workersStandby: 0, allowedCudaVersions: null, networkVolume: null };
+/** Hosted template fields with no meaning here: no volumes, ports, public listing or readme. */
+const HOSTED_TEMPLATE_FIELDS = { volumeInGb: 0, volumeMountPath: null, ports: null, isPublic: false, readme: null };
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export interface Resolvers {
@@ -52,6 +60,14 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
     locations: e.locations,
     networkVolumeId: e.networkVolumeId,
     createdAt: iso(e.createdAt),
+    flashBootType: e.flashBootType,
+    minCudaVersion: e.minCudaVersion,
+    computeType: e.gpuIds ? "GPU" : "CPU",
+    template: () => {
+      const template = e.templateId ? store.templates.get(e.templateId) : undefined;
+      return template ? templateView(template) : null;
+    },
+    ...HOSTED_ENDPOINT_FIELDS,
   });
 
   const buildView = (b: BuildRow) => ({ id: b.id, appId: b.appId, sha256: b.sha256, size: b.size, manifest: b.manifest, createdAt: iso(b.createdAt) });
@@ -73,7 +89,8 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
   });
 
   const templateView = (t: TemplateRecord) => ({
-    id: t.id, name: t.name, imageName: t.imageName, env: t.env, containerDiskInGb: t.containerDiskInGb, isServerless: t.isServerless,
+    id: t.id, name: t.name, imageName: t.imageName, env: t.env, containerDiskInGb: t.containerDiskInGb, dockerArgs: t.dockerArgs, isServerless: t.isServerless,
+    ...HOSTED_TEMPLATE_FIELDS,
   });
 
   const mustApp = (id: string) => store.apps.get(id) ?? throwError(errors.NOT_FOUND("App", id));
@@ -81,7 +98,9 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
   const mustBuild = (id: string) => store.builds.get(id) ?? throwError(errors.NOT_FOUND("Build", id));
 
   async function removeEndpoint(id: string): Promise<boolean> {
-    if (!store.endpoints.get(id)) return false;
+    const endpoint = store.endpoints.get(id);
+    if (!endpoint) return false;
+    store.logs.retire(endpoint); // its worker logs stay readable for the retention (workerLogLines)
     store.endpoints.remove(id);
     await hooks.endpointRemoved(id);
     return true;
@@ -130,7 +149,14 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
   return {
     // ---- queries
     myself: () => ({
+      id: USER_ID,
       endpoints: () => store.endpoints.list().map(endpointView),
+      endpoint: ({ id }: { id: string }) => {
+        const e = store.endpoints.get(id);
+        return e ? endpointView(e) : null;
+      },
+      networkVolumes: [],
+      pubKey: null,
       apps: () => store.apps.list().map(appView),
     }),
     endpoint: ({ id }) => {
@@ -150,18 +176,26 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
       const b = store.builds.get(String(id));
       return b ? buildView(b) : null;
     },
+    gpuTypes: ({ input }) => gpuTypes(input as Parameters<typeof gpuTypes>[0]),
     workerLogs: ({ endpointId, limit }) => {
       const id = String(endpointId);
-      if (!store.endpoints.get(id)) throw errors.NOT_FOUND("Endpoint", id);
+      if (!store.endpoints.get(id) && !store.logs.retired(id)) throw errors.NOT_FOUND("Endpoint", id);
       const n = limit === undefined || limit === null ? 200 : Number(limit);
       if (!Number.isInteger(n) || n < 1 || n > 10_000) throw errors.BAD_REQUEST("limit must be between 1 and 10000");
       store.logs.flush();
       return store.logs.tail(id, n);
     },
+    workerLogLines: (args) => workerLogLines(store, args),
+    deletedEndpoints: ({ name }) => deletedEndpoints(store, name),
 
     // ---- mutations
     saveEndpoint: ({ input }) => endpointView(saveEndpoint(parseInput(endpointInputSchema, input, "endpoint input"))),
     deleteEndpoint: ({ id }) => removeEndpoint(String(id)),
+    updateEndpointTemplate: ({ input }) => {
+      const { endpointId, templateId } = parseInput(updateEndpointTemplateSchema, input, "updateEndpointTemplate input");
+      const existing = store.endpoints.get(endpointId) ?? throwError(errors.NOT_FOUND("Endpoint", endpointId));
+      return endpointView(saveEndpoint(parseInput(endpointInputSchema, { id: existing.id, name: existing.name, templateId }, "endpoint input")));
+    },
     saveTemplate: ({ input }) => {
       const t = parseInput(templateInputSchema, input, "template input");
       return templateView(
