@@ -6,10 +6,11 @@ import pytest
 import torch
 
 from wan.clip import ClipVision
-from wan.config import WAN21_I2V_14B, WAN22_I2V_A14B
+from wan.config import WAN21_I2V_14B, WAN22_I2V_A14B, WAN22_TI2V_5B
 from wan.t5 import T5Encoder
 from wan.transformer import WanTransformer
 from wan.vae import WanVAE
+from wan.vae22 import WanVAE22
 from wan.weights import empty_init
 
 
@@ -144,3 +145,46 @@ def test_clip_layout():
     assert params["patch_embedding.weight"] == (1280, 3, 14, 14)
     assert params["transformer.31.mlp.0.weight"] == (5120, 1280)
     assert params["transformer.0.attn.to_qkv.weight"] == (3840, 1280)
+
+
+def test_ti2v_5b_transformer_matches_the_published_checkpoint():
+    c = WAN22_TI2V_5B.transformer
+    m = meta(WanTransformer, c)
+    params = dict(m.named_parameters())
+    assert set(params) == expected_names(c)
+    # published TI2V-5B checkpoint: 825 tensors, 4,999,787,712 parameters
+    assert len(params) == 825
+    assert sum(p.numel() for p in params.values()) == 4_999_787_712 == expected_transformer(c)
+    for k, s in {"patch_embedding.weight": (3072, 48, 1, 2, 2), "text_embedding.0.weight": (3072, 4096),
+                 "time_projection.1.weight": (18432, 3072), "blocks.29.ffn.0.weight": (14336, 3072),
+                 "blocks.29.self_attn.norm_q.weight": (3072,), "blocks.0.modulation": (1, 6, 3072),
+                 "head.head.weight": (192, 3072), "head.modulation": (1, 2, 3072)}.items():
+        assert tuple(params[k].shape) == s, k
+    assert c.head_dim == 128 and not any("img" in k for k in params)
+
+
+def test_wan22_vae_layout():
+    m = meta(WanVAE22, WAN22_TI2V_5B.vae)
+    params = {k: tuple(v.shape) for k, v in m.named_parameters()}
+    # counted from the authors' Wan 2.2 VAE module (z_dim 48, dim 160, decoder dim 256)
+    assert len(params) == 196 and sum(math.prod(s) for s in params.values()) == 704_688_668
+    expected = {
+        "encoder.conv1.weight": (160, 12, 3, 3, 3),
+        "encoder.downsamples.0.downsamples.2.resample.1.weight": (160, 160, 3, 3),
+        "encoder.downsamples.1.downsamples.0.shortcut.weight": (320, 160, 1, 1, 1),
+        "encoder.downsamples.1.downsamples.2.time_conv.weight": (320, 320, 3, 1, 1),
+        "encoder.middle.1.to_qkv.weight": (1920, 640, 1, 1),
+        "encoder.head.2.weight": (96, 640, 3, 3, 3),
+        "conv1.weight": (96, 96, 1, 1, 1),
+        "conv2.weight": (48, 48, 1, 1, 1),
+        "decoder.conv1.weight": (1024, 48, 3, 3, 3),
+        "decoder.upsamples.0.upsamples.3.time_conv.weight": (2048, 1024, 3, 1, 1),
+        "decoder.upsamples.0.upsamples.3.resample.1.weight": (1024, 1024, 3, 3),
+        "decoder.upsamples.2.upsamples.0.shortcut.weight": (512, 1024, 1, 1, 1),
+        "decoder.upsamples.3.upsamples.2.residual.6.weight": (256, 256, 3, 3, 3),
+        "decoder.head.2.weight": (12, 256, 3, 3, 3),
+    }
+    for k, s in expected.items():
+        assert params.get(k) == s, (k, params.get(k))
+    assert "decoder.upsamples.2.upsamples.3.time_conv.weight" not in params   # 2D-only stage
+    assert not any(k.startswith("decoder.upsamples.3.upsamples.3") for k in params)  # no resample

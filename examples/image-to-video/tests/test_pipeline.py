@@ -181,3 +181,26 @@ def test_model_receives_the_integer_timesteps(monkeypatch):
     generate(c, np.zeros((32, 32, 3), np.uint8), "p", "", 5, 4, 5.0, 3.0, seed=0)
     assert all(t.dtype == torch.int64 for t in seen)
     assert [int(t[0]) for t in seen] == Schedule(4, 3.0).timesteps == [999, 899, 749, 499]
+
+
+def test_tiny_5b_endpoint_is_24_fps(env, image_url):
+    import main
+    from wan.media import probe_video
+    env.setenv("WAN_CONFIG", "tiny-5b")
+    out = main.generate(prompt="x", image=image_url, num_inference_steps=2, seed=3,
+                        enable_safety_checker=False)
+    assert (out["model"], out["fps"], out["frames"], out["width"], out["height"]) == \
+        ("tiny-5b", 24, 9, 128, 64)
+    info = probe_video(_path(out["video_url"]))
+    assert (info["fps"], info["frames"], info["codec"]) == (24.0, 9, "h264")
+
+
+def test_5b_720p_means_1280x704_and_121_frames():
+    from wan.config import get_config
+    from wan.inputs import validate
+    from wan.service import _frames_and_area
+    req = validate(prompt="p", image="data:,x", seed=1)
+    assert _frames_and_area(get_config("wan2.2-ti2v-5b"), req) == (121, 1280 * 704)
+    assert _frames_and_area(get_config("wan2.2-i2v-a14b"), req) == (81, 1280 * 720)
+    small = validate(prompt="p", image="data:,x", seed=1, size="832*480", duration=8)
+    assert _frames_and_area(get_config("wan2.2-ti2v-5b"), small) == (193, 832 * 480)

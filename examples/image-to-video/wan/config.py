@@ -40,6 +40,8 @@ class VAEConfig:
     num_res_blocks: int = 2
     temporal_downsample: Tuple[bool, ...] = (False, True, True)
     stride: Tuple[int, int, int] = (4, 8, 8)
+    version: str = "2.1"             # "2.2": the TI2V-5B VAE (vae22.py)
+    dec_dim: Optional[int] = None    # 2.2: the decoder's base width (the encoder's is base_dim)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class ModelConfig:
     t5: T5Config
     clip: Optional[ClipVisionConfig] = None
     two_experts: bool = False        # 2.2 A14B: high-noise + low-noise experts
+    first_frame_latent: bool = False  # TI2V-5B: the image is latent frame 0 (per-token timesteps)
+    size_720p: Optional[int] = None  # TI2V-5B: the area its 720p sizes mean (1280*704)
     boundary: float = 0.9            # t >= boundary*1000 → high-noise expert
     fps: int = 16
     negative_prompt: str = NEGATIVE_PROMPT
@@ -135,8 +139,36 @@ TINY_21 = ModelConfig(
     tiny=True,
 )
 
-CONFIGS = {c.name: c for c in (WAN22_I2V_A14B, WAN21_I2V_14B, TINY, TINY_21)}
-ALIASES = {"2.2": "wan2.2-i2v-a14b", "a14b": "wan2.2-i2v-a14b", "2.1": "wan2.1-i2v-14b"}
+# Wan 2.2 TI2V-5B: one transformer, the 2.2 VAE, the image as the first latent frame; 24 fps.
+WAN22_TI2V_5B = ModelConfig(
+    name="wan2.2-ti2v-5b",
+    transformer=TransformerConfig(dim=3072, ffn_dim=14336, num_heads=24, num_layers=30,
+                                  in_dim=48, out_dim=48),
+    vae=VAEConfig(base_dim=160, dec_dim=256, z_dim=48, stride=(4, 16, 16), version="2.2"),
+    t5=T5Config(),
+    first_frame_latent=True,
+    size_720p=1280 * 704,
+    fps=24,
+    vae_file="Wan2.2_VAE.pth",
+    expert_dirs=("",),
+)
+
+TINY_5B = ModelConfig(
+    name="tiny-5b",
+    transformer=TransformerConfig(dim=24, ffn_dim=32, num_heads=2, num_layers=2, text_dim=32,
+                                  in_dim=48, out_dim=48),
+    vae=VAEConfig(base_dim=4, dec_dim=4, z_dim=48, dim_mult=(1, 1, 1, 1), num_res_blocks=1,
+                  stride=(4, 16, 16), version="2.2"),
+    t5=_TINY_T5,
+    first_frame_latent=True,
+    fps=24,
+    tiny=True,
+    tiny_area=128 * 64,
+)
+
+CONFIGS = {c.name: c for c in (WAN22_I2V_A14B, WAN21_I2V_14B, WAN22_TI2V_5B, TINY, TINY_21, TINY_5B)}
+ALIASES = {"2.2": "wan2.2-i2v-a14b", "a14b": "wan2.2-i2v-a14b", "2.1": "wan2.1-i2v-14b",
+           "5b": "wan2.2-ti2v-5b", "ti2v-5b": "wan2.2-ti2v-5b"}
 
 
 def get_config(name: str) -> ModelConfig:

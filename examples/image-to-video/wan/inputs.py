@@ -72,6 +72,23 @@ def compute_size(area: int, img_h: int, img_w: int, stride: int = 8, patch: int 
     return lat_h * stride, lat_w * stride
 
 
+def cover_size(area: int, img_h: int, img_w: int, stride: int = 16, patch: int = 2) -> Tuple[int, int]:
+    """(h, w) of the TI2V-5B output: multiples of stride·patch within `area`, whose aspect is the
+    closer to the image's of two candidates (width rounded first, or height first)."""
+    unit = stride * patch
+    ratio = img_w / img_h
+    ow = (area * ratio) ** 0.5
+    oh = area / ow
+    w1 = int(ow // unit * unit)
+    h1 = int(area / w1 // unit * unit)
+    h2 = int(oh // unit * unit)
+    w2 = int(area / h2 // unit * unit)
+    r1, r2 = w1 / h1, w2 / h2
+    if max(ratio / r1, r1 / ratio) < max(ratio / r2, r2 / ratio):
+        return h1, w1
+    return h2, w2
+
+
 def _is_int(v):
     return isinstance(v, int) and not isinstance(v, bool)
 

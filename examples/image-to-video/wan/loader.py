@@ -14,6 +14,7 @@ from .t5 import T5Encoder
 from .tokenizer import ByteTokenizer, load_tokenizer
 from .transformer import WanTransformer
 from .vae import WanVAE
+from .vae22 import WanVAE22
 from .weights import empty_init, load_into, materialize, random_init
 
 TINY_SEED = 20240601  # fixed: tiny mode must give the same weights on every worker
@@ -45,6 +46,10 @@ def select_device():
     if torch.cuda.is_available():
         return torch.device("cuda"), torch.bfloat16
     return torch.device("cpu"), torch.float32
+
+
+def vae_class(cfg: ModelConfig):
+    return WanVAE22 if cfg.vae.version == "2.2" else WanVAE
 
 
 def clip_dtype(device: torch.device, dtype: torch.dtype) -> torch.dtype:
@@ -115,7 +120,7 @@ def _tiny(cfg, device, dtype):
                for i in range(2 if cfg.two_experts else 1)]
     return Components(
         cfg=cfg, device=device, dtype=dtype, experts=experts,
-        vae=_build(WanVAE, cfg.vae, device, torch.float32, seed=TINY_SEED + 10),
+        vae=_build(vae_class(cfg), cfg.vae, device, torch.float32, seed=TINY_SEED + 10),
         t5=_build(T5Encoder, cfg.t5, device, dtype, seed=TINY_SEED + 20),
         tokenizer=ByteTokenizer(cfg.t5.max_len),
         clip=(_build(ClipVision, cfg.clip, device, clip_dtype(device, dtype), seed=TINY_SEED + 30)
@@ -135,7 +140,8 @@ def _real(cfg, root, device, dtype, offload):
     home = torch.device("cpu") if offload else device
     experts = [_build(WanTransformer, cfg.transformer, home, dtype,
                       path=os.path.join(root, d) if d else root) for d in cfg.expert_dirs]
-    vae = _build(WanVAE, cfg.vae, device, torch.float32, path=os.path.join(root, cfg.vae_file))
+    vae = _build(vae_class(cfg), cfg.vae, device, torch.float32,
+                 path=os.path.join(root, cfg.vae_file))
     t5 = _build(T5Encoder, cfg.t5, home, dtype, path=os.path.join(root, cfg.t5_file))
     clip = None
     if cfg.clip is not None:

@@ -9,8 +9,8 @@ from typing import Dict, List, Optional
 import numpy as np
 import torch
 
-from .image import image_tensor, resize_bicubic, video_to_uint8
-from .inputs import compute_size
+from .image import cover_and_crop, image_tensor, resize_bicubic, video_to_uint8
+from .inputs import compute_size, cover_size
 from .loader import Components
 from .scheduler import make_scheduler
 
@@ -64,8 +64,9 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
     dev = c.device
     image = image_tensor(image_rgb)
     st, sh, sw = cfg.vae.stride
-    h, w = compute_size(area or image.shape[1] * image.shape[2], image.shape[1], image.shape[2],
-                        sh, cfg.transformer.patch_size[1])
+    ih, iw = image_rgb.shape[:2]
+    size_rule = cover_size if cfg.first_frame_latent else compute_size
+    h, w = size_rule(area or ih * iw, ih, iw, sh, cfg.transformer.patch_size[1])
     lat_t, lat_h, lat_w = (frames - 1) // st + 1, h // sh, w // sw
     timer = Timer(dev)
     use_uncond = guidance != 1.0   # g = 1 is the conditional prediction alone
@@ -82,14 +83,23 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
     gen = torch.Generator(device=dev).manual_seed(seed)
     x = torch.randn(cfg.vae.z_dim, lat_t, lat_h, lat_w, generator=gen, device=dev)
 
+    clip_tokens = y = keep = z0 = None
     with timer("image_encode"):
-        clip_tokens = None
-        if c.clip is not None:  # CLIP gets the image at its own size (it resizes to 224 itself)
-            clip_tokens = c.clip(image[None].to(dev)).expand(len(prompts), -1, -1)
-        first = resize_bicubic(image, h, w)
-        video = torch.cat([first[:, None], first.new_zeros(3, frames - 1, h, w)], dim=1)
-        latent = c.vae.encode(video[None].to(dev))[0]
-        y = torch.cat([build_mask(frames, lat_h, lat_w).to(dev), latent], dim=0)
+        if cfg.first_frame_latent:
+            # TI2V-5B: the image is latent frame 0, re-imposed after every step; `keep` is 1
+            # where the sampler works (its tokens get the step's timestep, frame 0's get 0).
+            first = image_tensor(cover_and_crop(image_rgb, w, h))
+            z0 = c.vae.encode(first[None, :, None].to(dev))[0]
+            keep = torch.ones_like(x)
+            keep[:, 0] = 0
+            x = (1 - keep) * z0 + keep * x
+        else:
+            if c.clip is not None:  # CLIP gets the image at its own size (it resizes to 224)
+                clip_tokens = c.clip(image[None].to(dev)).expand(len(prompts), -1, -1)
+            first = resize_bicubic(image, h, w)
+            video = torch.cat([first[:, None], first.new_zeros(3, frames - 1, h, w)], dim=1)
+            latent = c.vae.encode(video[None].to(dev))[0]
+            y = torch.cat([build_mask(frames, lat_h, lat_w).to(dev), latent], dim=0)
 
     sched = make_scheduler(solver, steps, shift)
     used = []
@@ -104,8 +114,12 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
                 active = idx
             used.append(idx)
             model = c.experts[idx]
-            inp = torch.cat([x, y], dim=0)[None].expand(len(prompts), -1, -1, -1, -1)
+            inp = (x if y is None else torch.cat([x, y], dim=0))[None]
+            inp = inp.expand(len(prompts), -1, -1, -1, -1)
             tt = torch.full((len(prompts),), t, device=dev)
+            if keep is not None:  # per-token timesteps, one per latent patch
+                _, ph, pw = cfg.transformer.patch_size
+                tt = (keep[0, :, ::ph, ::pw] * t).flatten()[None].expand(len(prompts), -1)
             # cond and uncond in one batched forward
             v = model(inp, tt, context, clip_tokens).float()
             if use_cond and use_uncond:
@@ -113,6 +127,8 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
             else:
                 v = v[0]
             x = sched.step(v, x.float())
+            if keep is not None:
+                x = (1 - keep) * z0 + keep * x
         if active is not None:
             _place(c, c.experts[active], False)
 

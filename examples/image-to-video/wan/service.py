@@ -13,6 +13,8 @@ from .media import encode_mp4, fetch_image, open_image, tempdir
 
 def _frames_and_area(cfg, req):
     frames, area = frames_for(req.duration, cfg.fps), req.area
+    if cfg.size_720p and area == 1280 * 720:
+        area = cfg.size_720p  # TI2V-5B's 720p is 1280x704
     if cfg.tiny:
         frames = min(frames, cfg.tiny_max_frames)
         area = cfg.tiny_area

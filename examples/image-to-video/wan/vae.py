@@ -101,12 +101,15 @@ class AttentionBlock(nn.Module):
 
 
 class Resample(nn.Module):
-    def __init__(self, dim, mode):
+    """2x spatial (and with "3d", 2x temporal) down/upsampling. The 2.1 VAE halves the channels
+    when upsampling (up_dim = dim // 2), the 2.2 VAE keeps them (up_dim = dim)."""
+
+    def __init__(self, dim, mode, up_dim=None):
         super().__init__()
         self.mode = mode
         if mode.startswith("up"):
             self.resample = nn.Sequential(nn.Upsample(scale_factor=(2.0, 2.0), mode="nearest-exact"),
-                                          nn.Conv2d(dim, dim // 2, 3, padding=1))
+                                          nn.Conv2d(dim, up_dim or dim // 2, 3, padding=1))
         else:
             self.resample = nn.Sequential(nn.ZeroPad2d((0, 1, 0, 1)),
                                           nn.Conv2d(dim, dim, 3, stride=(2, 2)))
@@ -229,33 +232,46 @@ class WanVAE(nn.Module):
         self.conv2 = CausalConv3d(cfg.z_dim, cfg.z_dim, 1)
         self.decoder = Decoder3d(cfg)
 
+    LATENT_MEAN, LATENT_STD = LATENT_MEAN, LATENT_STD
+
     def _stats(self, ref):
-        mean = torch.tensor(LATENT_MEAN, dtype=torch.float32, device=ref.device)
-        std = torch.tensor(LATENT_STD, dtype=torch.float32, device=ref.device)
+        """(mean, 1/std) as the authors scale: z = (mu - mean) · (1/std), mu = z / (1/std) + mean."""
         n = self.cfg.z_dim
-        if n != len(LATENT_MEAN):  # only for odd test configs
+        mean = torch.tensor(self.LATENT_MEAN, dtype=torch.float32, device=ref.device)
+        std = torch.tensor(self.LATENT_STD, dtype=torch.float32, device=ref.device)
+        if n != len(self.LATENT_MEAN):  # only for odd test configs
             mean, std = torch.zeros(n, device=ref.device), torch.ones(n, device=ref.device)
-        return mean.view(1, n, 1, 1, 1), std.view(1, n, 1, 1, 1)
+        return mean.view(1, n, 1, 1, 1), (1.0 / std).view(1, n, 1, 1, 1)
 
     @torch.no_grad()
     def encode(self, video: torch.Tensor) -> torch.Tensor:
         """video (B, 3, 1+4k, H, W) in [-1, 1] → normalized latent (B, z, 1+k, H/8, W/8)."""
         dtype = self.conv1.weight.dtype
-        video = video.to(dtype)
+        video = self._pack(video.to(dtype))
         cache: dict = {}
         t = video.shape[2]
         chunks = [video[:, :, :1]] + [video[:, :, i:i + 4] for i in range(1, t, 4)]
         h = torch.cat([self.encoder(c, cache) for c in chunks], dim=2)
         mu = self.conv1(h)[:, :self.cfg.z_dim].float()
-        mean, std = self._stats(mu)
-        return (mu - mean) / std
+        mean, inv_std = self._stats(mu)
+        return (mu - mean) * inv_std
 
     @torch.no_grad()
     def decode(self, z: torch.Tensor) -> torch.Tensor:
         """normalized latent (B, z, T, h, w) → video (B, 3, 1+4(T-1), 8h, 8w) clamped to [-1, 1]."""
         dtype = self.conv2.weight.dtype
-        mean, std = self._stats(z)
-        x = self.conv2((z.float() * std + mean).to(dtype))
+        mean, inv_std = self._stats(z)
+        x = self.conv2((z.float() / inv_std + mean).to(dtype))
         cache: dict = {}
-        out = [self.decoder(x[:, :, i:i + 1], cache) for i in range(x.shape[2])]
-        return torch.cat(out, dim=2).float().clamp_(-1, 1)
+        out = [self._decode_frame(x[:, :, i:i + 1], cache, i == 0) for i in range(x.shape[2])]
+        return self._unpack(torch.cat(out, dim=2)).float().clamp_(-1, 1)
+
+    # The 2.2 VAE (vae22.py) folds 2x2 pixels into channels around the same chunked scheme.
+    def _pack(self, video):
+        return video
+
+    def _unpack(self, video):
+        return video
+
+    def _decode_frame(self, x, cache, first: bool):
+        return self.decoder(x, cache)
