@@ -1,15 +1,24 @@
 /** File helpers of the built-in plugins. */
+import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
+import type { FileIndex } from "./_file-index.ts";
 
 /**
  * Writes only when the content differs (creating the folder if needed); answers whether it wrote.
- * An unchanged file keeps its mtime, which the dev server relies on.
+ * An unchanged file keeps its mtime, which the dev server relies on. With the run's file index, a
+ * file the index vouches for (same stat, same hash) is not even read.
  */
-export async function writeIfChanged(file: string, content: string): Promise<boolean> {
+export async function writeIfChanged(file: string, content: string, index?: FileIndex): Promise<boolean> {
+  const sha256 = index ? createHash("sha256").update(content).digest("hex") : "";
+  if (index && (await index.holds(file, sha256))) return false;
   const current = await readFile(file, "utf8").catch(() => undefined);
-  if (current === content) return false;
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, content);
-  return true;
+  const startedAt = Date.now();
+  const wrote = current !== content;
+  if (wrote) {
+    await mkdir(dirname(file), { recursive: true });
+    await writeFile(file, content);
+  }
+  await index?.record(file, sha256, startedAt);
+  return wrote;
 }

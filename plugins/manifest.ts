@@ -1,20 +1,19 @@
 /**
- * svc:manifest — builds the manifest from ctx.endpoints at stage -100 of the `manifest` hook, and at
- * stage 100 validates it (zod schema, core/manifest.ts) and writes `.svc/svc_manifest.json` and
- * `<buildDir>/svc_manifest.json`. Plugins tapping at the default stage 0 may change it in between.
+ * svc:manifest — builds the manifest from ctx.endpoints at HOOK_ORDER.FIRST of the `manifest` hook,
+ * and at HOOK_ORDER.LAST validates it (zod schema, core/manifest.ts) and writes `.svc/svc_manifest.json`
+ * and `<buildDir>/svc_manifest.json`. Plugins tapping in between (the default stage) may change it.
  * Field by field: docs/manifest.md.
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { MANIFEST_FILE, MANIFEST_VERSION, manifestText, parseManifest, type Manifest, type ManifestEndpoint } from "../core/manifest.ts";
+import { HOOK_ORDER } from "../core/pipeline.ts";
 import type { BuildContext, EndpointSpec, SvcPlugin } from "../core/types.ts";
 import { fileIndexOf, type FileIndex } from "./_file-index.ts";
 import { writeIfChanged } from "./_fs.ts";
 import { mapLimit } from "./_map-limit.ts";
 
 export const PLUGIN_NAME = "svc:manifest";
-export const CREATE_STAGE = -100;
-export const WRITE_STAGE = 100;
 /** Files hashed at once (each streams in small chunks: memory stays bounded whatever their size). */
 const HASH_CONCURRENCY = 8;
 
@@ -22,8 +21,8 @@ export function manifest(): SvcPlugin {
   return {
     name: PLUGIN_NAME,
     apply(pipeline) {
-      pipeline.hooks.manifest.tapPromise({ name: PLUGIN_NAME, stage: CREATE_STAGE }, async (_manifest, ctx) => createManifest(ctx));
-      pipeline.hooks.manifest.tapPromise({ name: PLUGIN_NAME, stage: WRITE_STAGE }, async (current, ctx) => {
+      pipeline.hooks.manifest.tapPromise({ name: PLUGIN_NAME, stage: HOOK_ORDER.FIRST }, async (_manifest, ctx) => createManifest(ctx));
+      pipeline.hooks.manifest.tapPromise({ name: PLUGIN_NAME, stage: HOOK_ORDER.LAST }, async (current, ctx) => {
         const valid = parseManifest(current, MANIFEST_FILE);
         const text = manifestText(valid);
         const index = await fileIndexOf(ctx);

@@ -12,6 +12,8 @@ import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from "node:fs/
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { errors } from "../core/errors.ts";
 import type { BuildContext, ExcludedRequirement, Requirement, SvcPlugin } from "../core/types.ts";
+import { fileIndexOf } from "./_file-index.ts";
+import { writeIfChanged } from "./_fs.ts";
 import { pythonInterpreter } from "./_python.ts";
 import { normalizeName } from "./_requirements.ts";
 import { describeReason, exclusionReasons } from "./exclude-preinstalled.ts";
@@ -32,6 +34,13 @@ export interface PipInstallMeta {
   cacheHit: boolean;
   /** Packages removed from the installed tree because they are excluded. */
   pruned: string[];
+}
+
+// What this plugin hands the others in ctx.meta (svc:tar-pack reads the cache key): docs/plugins.md.
+declare module "../core/types.ts" {
+  interface PluginMeta {
+    [PLUGIN_NAME]: PipInstallMeta;
+  }
 }
 
 /** The requirements.txt written into the build (and handed to pip). */
@@ -166,7 +175,7 @@ export function pipInstall(): SvcPlugin {
         ctx.meta.set(PLUGIN_NAME, meta);
         await mkdir(ctx.buildDir, { recursive: true });
         const text = renderRequirementsTxt(requirements);
-        await writeFile(join(ctx.buildDir, "requirements.txt"), text);
+        await writeIfChanged(join(ctx.buildDir, "requirements.txt"), text, await fileIndexOf(ctx));
         if (ctx.options.noDeps) {
           if (requirements.length) ctx.logger.warn(`--no-deps: ${requirements.length} requirement(s) not installed; the artifact has no site-packages/`);
           return;

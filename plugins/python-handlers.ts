@@ -1,13 +1,15 @@
 /**
  * svc:python-handlers — writes one entry file per endpoint, `handlers/<name, '-' → '_'>.py`, into
  * the build folder (docs/contracts.md §1) and records its path on the endpoint. A file whose content
- * did not change is not rewritten (the dev server relies on unchanged mtimes); handler files of
- * endpoints that no longer exist are removed.
+ * did not change is not rewritten (the dev server relies on unchanged mtimes), nor read again when the
+ * file index vouches for it (plugins/_file-index.ts); handler files of endpoints that no longer exist
+ * are removed.
  */
 import { mkdir, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { errors } from "../core/errors.ts";
 import type { EndpointSpec, SvcPlugin } from "../core/types.ts";
+import { fileIndexOf, type FileIndex } from "./_file-index.ts";
 import { writeIfChanged } from "./_fs.ts";
 
 export const PLUGIN_NAME = "svc:python-handlers";
@@ -25,13 +27,13 @@ export function pythonHandlers(): SvcPlugin {
     name: PLUGIN_NAME,
     apply(pipeline) {
       pipeline.hooks.generateHandlers.tapPromise(PLUGIN_NAME, async (endpoints, ctx) => {
-        await writeHandlers(ctx.buildDir, endpoints);
+        await writeHandlers(ctx.buildDir, endpoints, await fileIndexOf(ctx));
       });
     },
   };
 }
 
-export async function writeHandlers(buildDir: string, endpoints: readonly EndpointSpec[]): Promise<void> {
+export async function writeHandlers(buildDir: string, endpoints: readonly EndpointSpec[], index?: FileIndex): Promise<void> {
   const dir = join(buildDir, HANDLERS_DIR);
   await mkdir(dir, { recursive: true });
   const owners = new Map<string, EndpointSpec>();
@@ -48,7 +50,7 @@ export async function writeHandlers(buildDir: string, endpoints: readonly Endpoi
   }
   await Promise.all(
     [...owners].map(async ([path, endpoint]) => {
-      await writeIfChanged(join(buildDir, path), handlerSource(endpoint.name));
+      await writeIfChanged(join(buildDir, path), handlerSource(endpoint.name), index);
       endpoint.handler = path;
     }),
   );

@@ -9,9 +9,10 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
+import { packagePath } from "../core/_package.ts";
 import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/types.ts";
-import { PLUGIN_NAME as PIP_PLUGIN, type PipInstallMeta } from "./pip-install.ts";
+import { PLUGIN_NAME as PIP_PLUGIN } from "./pip-install.ts";
+import { fileIndexOf, type FileIndex } from "./_file-index.ts";
 import { mapLimit } from "./_map-limit.ts";
 import { comparePaths, writeTarGz, type TarFile } from "./_tar.ts";
 
@@ -21,11 +22,9 @@ export const ARTIFACT_FILE = "artifact.tar.gz";
 export const PACK_STATE_FILE = "pack-state.json";
 /** Bump when the layout or the tar encoding changes: old artifacts are then never reused. */
 const FORMAT_VERSION = 1;
-/** Files up to this size are fingerprinted by content, bigger ones by size + mtime. */
-const CONTENT_HASH_LIMIT = 4 << 20;
 
 /** The Python SDK shipped in this package. */
-export const SDK_DIR = fileURLToPath(new URL("../runtime/python/svc/", import.meta.url));
+export const SDK_DIR = packagePath("runtime", "python", "svc");
 
 export interface TarPackMeta {
   /** True when the previous artifact was reused (inputs unchanged). */
@@ -92,7 +91,7 @@ async function collectInputs(ctx: BuildContext, listDeps: boolean): Promise<Inpu
   for (const { rel, abs } of await walkFiles(ctx.buildDir)) add(rel, abs, "build");
   const keyed: string[] = [];
   if (ctx.depsDir) {
-    const pip = ctx.meta.get(PIP_PLUGIN) as PipInstallMeta | undefined;
+    const pip = ctx.meta.get(PIP_PLUGIN);
     const immutable = pip?.hash !== undefined && ctx.depsDir.includes(pip.hash);
     if (immutable) keyed.push(`deps:${pip!.hash}`);
     if (listDeps || !immutable) for (const { rel, abs } of await walkFiles(ctx.depsDir, skipPycache)) add(`site-packages/${rel}`, abs, "dependency");
@@ -102,15 +101,14 @@ async function collectInputs(ctx: BuildContext, listDeps: boolean): Promise<Inpu
   return { files, keyed };
 }
 
-/** A digest of everything that decides the artifact's bytes. */
-async function fingerprint(input: Input): Promise<string> {
+/** Content hashes in flight at once (each file streams in small chunks). */
+const HASH_CONCURRENCY = 16;
+
+/** A digest of everything that decides the artifact's bytes; file contents via the run's file index (unchanged files are not read). */
+async function fingerprint(input: Input, index: FileIndex): Promise<string> {
   const hash = createHash("sha256");
   hash.update(`svc-artifact-v${FORMAT_VERSION}\0${input.keyed.join("\0")}\0`);
-  const parts = await mapLimit(input.files, FILE_CONCURRENCY, async (file) => {
-    if (file.size <= CONTENT_HASH_LIMIT) return createHash("sha256").update(await readFile(file.source)).digest("hex");
-    const info = await stat(file.source);
-    return `${info.size}:${info.mtimeMs}:${info.ino}`;
-  });
+  const parts = await mapLimit(input.files, HASH_CONCURRENCY, async (file) => (await index.digest(file.source)).sha256);
   input.files.forEach((file, i) => hash.update(`${file.path}\0${file.size}\0${parts[i]}\0`));
   return hash.digest("hex");
 }
@@ -131,7 +129,9 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
 
   // fast path: same inputs as the artifact on disk → reuse it
   const quick = await collectInputs(ctx, false);
-  const print = await fingerprint(quick);
+  const index = await fileIndexOf(ctx);
+  const print = await fingerprint(quick, index);
+  await index.save();
   const state = await readState(stateFile);
   const onDisk = await stat(path).catch(() => undefined);
   if (state && state.fingerprint === print && onDisk?.size === state.artifact.size) {

@@ -1,33 +1,45 @@
 /**
- * Build benchmark (not a test: prints figures, asserts nothing). Run: npx tsx bench/build/run.ts
+ * Build benchmark (not a test: prints figures, asserts nothing). Run: npm run bench:build
  *
- *   cold build      svc init app + two small PyPI dependencies, empty .svc/ and no pip download cache
- *   nothing changed the same build again (goal ≤ 0.3 s)
- *   one file edited a rebuild after changing one Python file
- *   1 GB pack       packing a 1 GB tree of incompressible files (goal: peak RSS ≤ 250 MB)
+ *   builds  the `svc init` app + two small PyPI dependencies: cold (empty .svc/, no pip cache),
+ *           nothing changed (goal ≤ 0.3 s), one .py edited
+ *   scale   a one-file app, a 500-file app and an app with a 500 MB data tree (--no-deps): cold and
+ *           nothing-changed builds. Goals: per-file cost ≤ 1 ms cold and ≤ 0.5 ms unchanged; data
+ *           tree peak RSS ≤ 200 MB; its no-change rebuild ≤ 1.2× the one-file app's
+ *   peer    `svc build` beside `flash build` (PyPI runpod-flash 1.21, installed into a venv here) on
+ *           the same app, interleaved: cold, rebuild with nothing changed, rebuild after one .py edit.
+ *           Goals (process wall, svc / flash): cold ≤ 0.5×, rebuild ≤ 0.15×
+ *   pack    packing a 1 GB tree of incompressible files (goal: peak RSS ≤ 250 MB)
  *
- * Each job runs in a child process; "pipeline" is the in-process pipeline time, "process" adds Node
- * start-up, tsx and module loading (what a user waits for on `svc build`).
- * Options: --size-mb <n> (default 1024) for the pack tree, --skip-pack, --skip-build.
+ * "pipeline" is the in-process pipeline time of a child process, "process" adds Node start-up, tsx
+ * and module loading (what a user waits for on `svc build`). Medians over --rounds runs.
+ * Options: --skip-build --skip-scale --skip-peer --skip-pack, --rounds <n> (3), --files <n> (500),
+ * --data-mb <n> (500), --size-mb <n> (1024, pack), --peer-venv <dir> (reuse an installed peer).
  */
 import { execFile } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { appendFileSync, createWriteStream, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { once } from "node:events";
 import { promisify } from "node:util";
 import { initProject } from "../../cli/commands/init.ts";
+import { writeDataTreeApp, writeManyFileApp, writeOneFileApp } from "./_apps.ts";
+import { installPeer, PEER_PACKAGE, timeCommand, writePeerApp } from "./_peer.ts";
+import { benchPack } from "./_pack.ts";
 
 const exec = promisify(execFile);
 const CHILD = resolve(import.meta.dirname, "_child.ts");
 const TSX = resolve(import.meta.dirname, "../../node_modules/tsx/dist/cli.mjs");
+const SVC_BIN = resolve(import.meta.dirname, "../../bin/svc.mjs");
 const args = process.argv.slice(2);
 const option = (name: string) => {
   const index = args.indexOf(name);
   return index >= 0 ? args[index + 1] : undefined;
 };
-const sizeMB = Number(option("--size-mb") ?? 1024);
+const skip = (section: string) => args.includes(`--skip-${section}`);
+const rounds = Number(option("--rounds") ?? 3);
+const fileCount = Number(option("--files") ?? 500);
+const dataMB = Number(option("--data-mb") ?? 500);
+const packMB = Number(option("--size-mb") ?? 1024);
 
 interface Row {
   case: string;
@@ -38,76 +50,189 @@ interface Row {
   note: string;
 }
 const rows: Row[] = [];
+const notes: string[] = [];
 
-async function child(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ wallMs: number; result: Record<string, unknown> }> {
+interface ChildResult {
+  ms: number;
+  maxRssMB: number;
+  reusedArtifact: boolean;
+  pipRan: boolean;
+  stages: Record<string, number>;
+  /** pack mode: compressed artifact bytes. */
+  bytes?: number;
+}
+async function child(argv: string[], env: NodeJS.ProcessEnv = {}): Promise<{ wallMs: number; result: ChildResult }> {
   const started = performance.now();
   const { stdout } = await exec(process.execPath, [TSX, CHILD, ...argv], { env: { ...process.env, ...env }, maxBuffer: 16 << 20 });
   const wallMs = performance.now() - started;
-  const last = stdout.trim().split("\n").pop()!;
-  return { wallMs, result: JSON.parse(last) };
+  return { wallMs, result: JSON.parse(stdout.trim().split("\n").pop()!) as ChildResult };
 }
 
 const s = (ms: number) => `${(ms / 1000).toFixed(3)} s`;
-const mb = (value: unknown) => `${Number(value).toFixed(0)} MB`;
+const mb = (value: number) => `${value.toFixed(0)} MB`;
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
+const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
+const workDir = (prefix: string) => mkdtempSync(join(tmpdir(), `svc-bench-${prefix}-`));
 
 async function benchBuilds(): Promise<void> {
-  const dir = join(mkdtempSync(join(tmpdir(), "svc-bench-")), "bench-app");
+  const dir = join(workDir("init"), "bench-app");
   await initProject(dir);
   appendFileSync(join(dir, "requirements.txt"), "six==1.17.0\n");
 
   const cold = await child(["build", dir], { PIP_NO_CACHE_DIR: "1" });
-  rows.push({ case: "cold build (2 PyPI deps)", pipeline: s(cold.result.ms as number), process: s(cold.wallMs), peakRss: mb(cold.result.maxRssMB), goal: "", note: `pip ran: ${cold.result.pipRan}` });
+  rows.push({ case: "init app: cold build (2 PyPI deps)", pipeline: s(cold.result.ms), process: s(cold.wallMs), peakRss: mb(cold.result.maxRssMB), goal: "", note: `pip ran: ${cold.result.pipRan}` });
 
   const warm = await child(["build", dir]);
   rows.push({
-    case: "rebuild, nothing changed",
-    pipeline: s(warm.result.ms as number),
+    case: "init app: nothing changed",
+    pipeline: s(warm.result.ms),
     process: s(warm.wallMs),
     peakRss: mb(warm.result.maxRssMB),
-    goal: `≤ 0.300 s: ${(warm.result.ms as number) <= 300 ? "met" : "MISSED"} (pipeline)`,
+    goal: `≤ 0.300 s: ${verdict(warm.result.ms <= 300)} (pipeline)`,
     note: `pip ran: ${warm.result.pipRan}, artifact reused: ${warm.result.reusedArtifact}`,
   });
 
   appendFileSync(join(dir, "workers", "cpu_worker.py"), "\n# touched by the benchmark\n");
   const touched = await child(["build", dir]);
-  rows.push({ case: "rebuild, one .py edited", pipeline: s(touched.result.ms as number), process: s(touched.wallMs), peakRss: mb(touched.result.maxRssMB), goal: "", note: `artifact reused: ${touched.result.reusedArtifact}` });
-  console.error(`stage times of the last rebuild (ms): ${JSON.stringify(touched.result.stages)}`);
+  rows.push({ case: "init app: one .py edited", pipeline: s(touched.result.ms), process: s(touched.wallMs), peakRss: mb(touched.result.maxRssMB), goal: "", note: `artifact reused: ${touched.result.reusedArtifact}` });
+  notes.push(`stage times of the one-.py-edited rebuild (ms): ${JSON.stringify(touched.result.stages)}`);
   rmSync(join(dir, ".."), { recursive: true, force: true });
 }
 
-async function benchPack(): Promise<void> {
-  const dir = join(mkdtempSync(join(tmpdir(), "svc-bench-pack-")), "big-app");
-  const fileMB = 16;
-  const files = Math.ceil(sizeMB / fileMB);
-  console.error(`generating ${files} × ${fileMB} MB of random data in ${dir} …`);
-  for (let i = 0; i < files; i++) {
-    const sub = join(dir, `blobs${i % 8}`);
-    mkdirSync(sub, { recursive: true });
-    const out = createWriteStream(join(sub, `blob-${String(i).padStart(4, "0")}.bin`));
-    for (let chunk = 0; chunk < fileMB; chunk++) if (!out.write(randomBytes(1 << 20))) await once(out, "drain");
-    out.end();
-    await once(out, "finish");
+/** Medians of `rounds` cold builds (empty .svc/) and `rounds` nothing-changed rebuilds. */
+async function coldAndWarm(dir: string): Promise<{ cold: ChildResult & { wallMs: number }; warm: ChildResult & { wallMs: number } }> {
+  const colds: Array<ChildResult & { wallMs: number }> = [];
+  const warms: Array<ChildResult & { wallMs: number }> = [];
+  for (let round = 0; round < rounds; round++) {
+    rmSync(join(dir, ".svc"), { recursive: true, force: true });
+    const cold = await child(["build", dir, "--no-deps"]);
+    colds.push({ ...cold.result, wallMs: cold.wallMs });
   }
-  const pack = await child(["pack", dir]);
-  const rss = pack.result.maxRssMB as number;
-  rows.push({
-    case: `pack ${sizeMB} MB incompressible`,
-    pipeline: s(pack.result.ms as number),
-    process: s(pack.wallMs),
-    peakRss: mb(rss),
-    goal: `≤ 250 MB: ${rss <= 250 ? "met" : "MISSED"}`,
-    note: `${((sizeMB / (pack.result.ms as number)) * 1000).toFixed(0)} MB/s, artifact ${(Number(pack.result.bytes) / 1e6).toFixed(0)} MB`,
-  });
-  rmSync(join(dir, ".."), { recursive: true, force: true });
+  for (let round = 0; round < rounds; round++) {
+    const warm = await child(["build", dir, "--no-deps"]);
+    warms.push({ ...warm.result, wallMs: warm.wallMs });
+  }
+  const pick = (list: Array<ChildResult & { wallMs: number }>) => {
+    const ms = median(list.map((r) => r.ms));
+    return { ...list.find((r) => r.ms === ms)!, maxRssMB: Math.max(...list.map((r) => r.maxRssMB)) };
+  };
+  return { cold: pick(colds), warm: pick(warms) };
 }
 
-if (!args.includes("--skip-build")) await benchBuilds();
-if (!args.includes("--skip-pack")) await benchPack();
+async function benchScale(): Promise<void> {
+  const base = workDir("scale");
+  const one = join(base, "one-file");
+  const many = join(base, `files-${fileCount}`);
+  const data = join(base, "data-tree");
+  writeOneFileApp(one);
+  writeManyFileApp(many, fileCount);
+  console.error(`writing ${dataMB} MB of random data under ${data}/data …`);
+  const { files } = await writeDataTreeApp(data, dataMB);
+
+  const oneFile = await coldAndWarm(one);
+  const manyFiles = await coldAndWarm(many);
+  const tree = await coldAndWarm(data);
+  const perColdMs = (manyFiles.cold.ms - oneFile.cold.ms) / (fileCount - 1);
+  const perWarmMs = (manyFiles.warm.ms - oneFile.warm.ms) / (fileCount - 1);
+  const treeRatio = tree.warm.ms / oneFile.warm.ms;
+  const add = (name: string, r: ChildResult & { wallMs: number }, goal = "", note = "") =>
+    rows.push({ case: name, pipeline: s(r.ms), process: s(r.wallMs), peakRss: mb(r.maxRssMB), goal, note: note || `artifact reused: ${r.reusedArtifact}` });
+  add("1-file app: cold", oneFile.cold);
+  add("1-file app: nothing changed", oneFile.warm);
+  add(`${fileCount}-file app: cold`, manyFiles.cold, `≤ 1 ms/file: ${verdict(perColdMs <= 1)}`, `${perColdMs.toFixed(2)} ms per file over the 1-file app`);
+  add(`${fileCount}-file app: nothing changed`, manyFiles.warm, `≤ 0.5 ms/file: ${verdict(perWarmMs <= 0.5)}`, `${perWarmMs.toFixed(2)} ms per file over the 1-file app`);
+  add(`${dataMB} MB data tree (${files} files): cold`, tree.cold, `≤ 200 MB: ${verdict(tree.cold.maxRssMB <= 200)}`);
+  add(
+    `${dataMB} MB data tree: nothing changed`,
+    tree.warm,
+    `≤ 200 MB: ${verdict(tree.warm.maxRssMB <= 200)}; ≤ 1.2× 1-file: ${verdict(treeRatio <= 1.2)}`,
+    `${treeRatio.toFixed(2)}× the 1-file app's no-change rebuild`,
+  );
+  notes.push(`stage times, ${fileCount}-file app cold (ms): ${JSON.stringify(manyFiles.cold.stages)}`);
+  notes.push(`stage times, ${fileCount}-file app nothing changed (ms): ${JSON.stringify(manyFiles.warm.stages)}`);
+  notes.push(`stage times, data tree nothing changed (ms): ${JSON.stringify(tree.warm.stages)}`);
+  rmSync(base, { recursive: true, force: true });
+}
+
+async function benchPeer(): Promise<void> {
+  const base = workDir("peer");
+  const venvOption = option("--peer-venv");
+  let flash: string;
+  if (venvOption) flash = join(venvOption, "bin", "flash");
+  else {
+    console.error(`installing ${PEER_PACKAGE} into ${base}/venv …`);
+    const peer = await installPeer(join(base, "venv"));
+    if ("reason" in peer) {
+      notes.push(`peer: flash build not timed: ${peer.reason}`);
+      rmSync(base, { recursive: true, force: true });
+      return;
+    }
+    flash = peer.flash;
+  }
+  const requirements = "humanize==4.12.3\nsix==1.17.0\n";
+  const svcApp = join(base, "svc-app");
+  const peerApp = join(base, "flash-app");
+  await initProject(svcApp);
+  appendFileSync(join(svcApp, "requirements.txt"), "six==1.17.0\n");
+  writePeerApp(peerApp, requirements);
+
+  const runs = {
+    svc: (env: NodeJS.ProcessEnv = {}) => timeCommand(process.execPath, [SVC_BIN, "build"], svcApp, env),
+    flash: (env: NodeJS.ProcessEnv = {}) => timeCommand(flash, ["build"], peerApp, env),
+  };
+  type Tool = keyof typeof runs;
+  const times: Record<string, Record<Tool, number[]>> = { cold: { svc: [], flash: [] }, unchanged: { svc: [], flash: [] }, edited: { svc: [], flash: [] } };
+  const measure = async (kind: string, tool: Tool, env?: NodeJS.ProcessEnv) => {
+    const result = await runs[tool](env);
+    if (result.code !== 0) throw new Error(`${tool} build failed (exit ${result.code}):\n${result.tail}`);
+    times[kind]![tool].push(result.wallMs);
+  };
+  try {
+    for (let round = 0; round < rounds; round++) {
+      // interleaved: each measurement of one tool is next to the same measurement of the other
+      for (const tool of ["svc", "flash"] as Tool[]) {
+        rmSync(join(tool === "svc" ? svcApp : peerApp, tool === "svc" ? ".svc" : ".flash"), { recursive: true, force: true });
+        await measure("cold", tool, { PIP_NO_CACHE_DIR: "1" });
+      }
+      for (const tool of ["svc", "flash"] as Tool[]) await measure("unchanged", tool);
+      for (const tool of ["svc", "flash"] as Tool[]) {
+        appendFileSync(join(tool === "svc" ? svcApp : peerApp, "workers", "cpu_worker.py"), `\n# edit ${round}\n`);
+        await measure("edited", tool);
+      }
+    }
+  } catch (error) {
+    notes.push(`peer: ${(error as Error).message}`);
+    rmSync(base, { recursive: true, force: true });
+    return;
+  }
+  const goals: Record<string, number> = { cold: 0.5, unchanged: 0.15, edited: 0.15 };
+  const labels: Record<string, string> = { cold: "cold (no pip cache)", unchanged: "rebuild, nothing changed", edited: "rebuild, one .py edited" };
+  for (const kind of Object.keys(times)) {
+    const svc = median(times[kind]!.svc);
+    const peer = median(times[kind]!.flash);
+    const ratio = svc / peer;
+    rows.push({
+      case: `vs flash: ${labels[kind]}`,
+      pipeline: "",
+      process: `${s(svc)} / ${s(peer)}`,
+      peakRss: "",
+      goal: `svc/flash ${ratio.toFixed(2)}× ≤ ${goals[kind]}×: ${verdict(ratio <= goals[kind]!)}`,
+      note: `svc build / flash build, median of ${rounds}`,
+    });
+  }
+  rmSync(base, { recursive: true, force: true });
+}
+
+if (!skip("build")) await benchBuilds();
+if (!skip("scale")) await benchScale();
+if (!skip("peer")) await benchPeer();
+if (!skip("pack")) rows.push(await benchPack(child, packMB));
 
 const columns: Array<keyof Row> = ["case", "pipeline", "process", "peakRss", "goal", "note"];
 const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => r[c].length)));
 const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ");
-console.log(`svc build benchmark — node ${process.version}, ${process.platform}/${process.arch}`);
+console.log(`svc build benchmark — node ${process.version}, ${process.platform}/${process.arch}, ${rounds} round(s)`);
 console.log(line(columns));
 console.log(line(widths.map((w) => "-".repeat(w))));
 for (const row of rows) console.log(line(columns.map((c) => row[c])));
+for (const note of notes) console.log(note);

@@ -3,10 +3,9 @@
  * in its Python files, with Python's own parser in a helper process (never regexes, never importing
  * user code).
  */
-import { readFile } from "node:fs/promises";
-import { join } from "node:path";
 import { errors, SvcError } from "../../core/errors.ts";
 import type { BuildContext, DiscoveredFunction, SourceLocation, SvcPlugin } from "../../core/types.ts";
+import { parseWithCache } from "./_analysis-cache.ts";
 import { compareCodeUnits, listSourceFiles, modulePath } from "./_files.ts";
 import { sharedParser, type FileAnalysis, type PythonParser, type RawProblem } from "./_parser.ts";
 
@@ -43,8 +42,7 @@ export function discoverPython(options: DiscoverPythonOptions = {}): SvcPlugin {
 /** Parses the Python files among ctx.sourceFiles; answers their decorated functions, sorted by file and line. */
 export async function discoverFunctions(ctx: BuildContext, parser: PythonParser): Promise<DiscoveredFunction[]> {
   const pyFiles = ctx.sourceFiles.filter((file) => file.endsWith(".py"));
-  const inputs = await Promise.all(pyFiles.map(async (path) => ({ path, source: await readFile(join(ctx.root, path)) })));
-  const analyses = await parser.parse(inputs);
+  const analyses = await parseWithCache(ctx, parser, pyFiles);
   const functions: DiscoveredFunction[] = [];
   ctx.pythonImports = {};
   for (const analysis of [...analyses].sort((a, b) => compareCodeUnits(a.path, b.path))) {

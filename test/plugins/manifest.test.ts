@@ -1,4 +1,6 @@
-import { readFileSync, statSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { readFileSync, statSync, writeFileSync, mkdirSync, existsSync, mkdtempSync, utimesSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { runBuild as runPipeline } from "../../testing/index.ts";
@@ -6,6 +8,9 @@ import { createLogger } from "../../core/logger.ts";
 import { MANIFEST_FILE, manifestSchema } from "../../core/manifest.ts";
 import type { SvcPlugin } from "../../core/types.ts";
 import { handlerSource } from "../../plugins/python-handlers.ts";
+import { ANALYSIS_CACHE_FILE } from "../../plugins/discover-python/_analysis-cache.ts";
+import { FileIndex, RACY_WINDOW_MS } from "../../plugins/_file-index.ts";
+import { writeIfChanged } from "../../plugins/_fs.ts";
 import { buildUntilManifest, caught, copyFixture } from "./_front-half.ts";
 
 const read = (file: string) => readFileSync(file, "utf8");
@@ -137,5 +142,97 @@ describe("runPipeline with the built-in plugin list", () => {
     expect(Object.keys(ctx.manifest!.endpoints)).toEqual(["streamer", "cpu_worker", "gpu-worker"]);
     expect(ctx.manifest!.app).toBe("multi-endpoint");
     expect(ctx.logger.timings.map((t) => t.stage)).toEqual(["discover", "group", "generateHandlers", "manifest"]);
+  });
+});
+
+describe("the file index behind the source fingerprint (docs/manifest.md, File index)", () => {
+  const sha = (text: string) => createHash("sha256").update(text).digest("hex");
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+
+  it("changes the fingerprint when a file is edited to the same size and its mtime is set back", async () => {
+    const root = copyFixture("multi-endpoint");
+    const file = join(root, "data", "prompts.json");
+    // whole seconds, as a file system with 1 s timestamps records them
+    const second = Math.floor(Date.now() / 1000);
+    utimesSync(file, second, second);
+    const first = (await buildUntilManifest(root)).manifest!.fingerprint;
+    const before = statSync(file);
+    const text = read(file);
+    writeFileSync(file, text.replace("cat", "cow"));
+    utimesSync(file, second, second);
+    expect(statSync(file).size).toBe(before.size);
+    expect(statSync(file).mtimeMs).toBe(before.mtimeMs);
+    const edited = (await buildUntilManifest(root)).manifest!.fingerprint;
+    expect(edited).not.toBe(first);
+    writeFileSync(file, text);
+    expect((await buildUntilManifest(root)).manifest!.fingerprint).toBe(first);
+  });
+
+  it("does not read a file whose stat matches an entry hashed after the file last changed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-index-"));
+    const file = join(dir, "a.txt");
+    writeFileSync(file, "hello");
+    await settle();
+    const first = await FileIndex.open(join(dir, "index.json"), { racyWindowMs: 0 });
+    expect(await first.digest(file)).toEqual({ size: 5, sha256: sha("hello") });
+    expect(first.stats).toMatchObject({ hashedFiles: 1, reusedFiles: 0 });
+    await first.save();
+    const second = await FileIndex.open(join(dir, "index.json"), { racyWindowMs: 0 });
+    expect(await second.digest(file)).toEqual({ size: 5, sha256: sha("hello") });
+    expect(second.stats).toMatchObject({ hashedFiles: 0, reusedFiles: 1 });
+  });
+
+  it("hashes a racily clean entry again: same stat, but the file changed within the window of its hashing", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-index-"));
+    const file = join(dir, "a.txt");
+    writeFileSync(file, "world");
+    // an entry whose stat matches the file now, with the hash of older bytes of the same size:
+    // what a same-size edit in the same timestamp tick as the hashing leaves behind
+    const info = statSync(file, { bigint: true });
+    const entry = (hashedAt: number) => [5, String(info.mtimeNs), String(info.ctimeNs), String(info.ino), sha("hello"), hashedAt];
+    const changedMs = Number((info.mtimeNs > info.ctimeNs ? info.mtimeNs : info.ctimeNs) / 1_000_000n);
+    const indexFile = join(dir, "index.json");
+
+    writeFileSync(indexFile, JSON.stringify({ version: 1, entries: { [file]: entry(changedMs + 500) } }));
+    const racy = await FileIndex.open(indexFile);
+    expect((await racy.digest(file)).sha256).toBe(sha("world"));
+    expect(racy.stats.hashedFiles).toBe(1);
+
+    // the rule's other side: hashed well after the last change, a matching stat is trusted as is
+    writeFileSync(indexFile, JSON.stringify({ version: 1, entries: { [file]: entry(changedMs + RACY_WINDOW_MS + 1000) } }));
+    const clean = await FileIndex.open(indexFile);
+    expect((await clean.digest(file)).sha256).toBe(sha("hello"));
+    expect(clean.stats.hashedFiles).toBe(0);
+  });
+
+  it("leaves an unchanged generated file unread and unwritten when the index vouches for it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-index-"));
+    const file = join(dir, "handlers", "echo.py");
+    const indexFile = join(dir, "index.json");
+    const first = await FileIndex.open(indexFile, { racyWindowMs: 0 });
+    expect(await writeIfChanged(file, handlerSource("echo"), first)).toBe(true);
+    await first.save();
+    await settle();
+    const second = await FileIndex.open(indexFile, { racyWindowMs: 0 });
+    expect(await writeIfChanged(file, handlerSource("echo"), second)).toBe(false);
+    expect(second.stats.reusedFiles).toBe(1);
+    // another content is never taken for the recorded one
+    expect(await writeIfChanged(file, handlerSource("other"), second)).toBe(true);
+    expect(read(file)).toBe(handlerSource("other"));
+  });
+
+  it("keeps discovery results between runs: an unchanged file is not parsed again, an edited one is", async () => {
+    const root = copyFixture("multi-endpoint");
+    await buildUntilManifest(root);
+    const cacheFile = join(root, ".svc", ANALYSIS_CACHE_FILE);
+    const cache = JSON.parse(read(cacheFile)) as { entries: Record<string, { functions?: Array<{ name: string }> }> };
+    // mark the cached analyses: a second run that parsed again would not see the mark
+    for (const analysis of Object.values(cache.entries)) for (const fn of analysis.functions ?? []) if (fn.name === "resize") fn.name = "resize_cached";
+    writeFileSync(cacheFile, JSON.stringify(cache));
+    const again = await buildUntilManifest(root);
+    expect(again.functions.map((fn) => fn.name)).toContain("resize_cached");
+    const owner = again.functions.find((fn) => fn.name === "resize_cached")!.file;
+    writeFileSync(join(root, owner), `${read(join(root, owner))}\n# edited\n`);
+    expect((await buildUntilManifest(root)).functions.map((fn) => fn.name)).toContain("resize");
   });
 });

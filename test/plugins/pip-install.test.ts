@@ -90,6 +90,7 @@ describe.skipIf(!online)("real pip install (PyPI)", () => {
     expect(error.remedy).toContain("manylinux");
     // a failed install leaves no cache entry behind
     expect(readdirSync(join(root, ".svc", "cache", "deps"))).toEqual([]);
-    expect(existsSync(join(root, ".svc", ".build"))).toBe(true);
+    // spec 2.5: the build folder is removed after a failed build too (unless --keep-build)
+    expect(existsSync(join(root, ".svc", ".build"))).toBe(false);
   });
 });

@@ -1,0 +1,56 @@
+/**
+ * The peer tool for bench/build: `flash build` of PyPI `runpod-flash` (1.21), installed into a venv
+ * created by the bench run. Its app is the `svc init` template with `from runpod_flash import`
+ * instead of `from svc import` (the same Endpoint keywords: a GPU queue, a CPU queue and a
+ * load-balanced endpoint) and the same requirements.txt. flash imports the app's modules to find
+ * them (its RuntimeScanner) and installs requirements with pip on every build.
+ */
+import { spawn } from "node:child_process";
+import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { TEMPLATE_DIR } from "../../cli/commands/init.ts";
+
+export const PEER_PACKAGE = "runpod-flash==1.21.0";
+
+export interface CommandResult {
+  code: number | null;
+  wallMs: number;
+  /** The last lines of stdout + stderr. */
+  tail: string;
+}
+
+export function timeCommand(command: string, argv: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 600_000): Promise<CommandResult> {
+  return new Promise((resolvePromise) => {
+    const started = performance.now();
+    const child = spawn(command, argv, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], timeout: timeoutMs });
+    let output = "";
+    const collect = (chunk: Buffer) => {
+      output = (output + chunk.toString()).slice(-8000);
+    };
+    child.stdout.on("data", collect);
+    child.stderr.on("data", collect);
+    child.on("error", (error) => resolvePromise({ code: -1, wallMs: performance.now() - started, tail: String(error) }));
+    child.on("close", (code) => resolvePromise({ code, wallMs: performance.now() - started, tail: output.trim().split("\n").slice(-12).join("\n") }));
+  });
+}
+
+/** Creates the venv and installs the peer; answers the `flash` executable, or why it could not. */
+export async function installPeer(venv: string, python = "python3"): Promise<{ flash: string } | { reason: string }> {
+  const created = await timeCommand(python, ["-m", "venv", venv], ".");
+  if (created.code !== 0) return { reason: `could not create a venv with ${python}: ${created.tail}` };
+  const pip = await timeCommand(join(venv, "bin", "python"), ["-m", "pip", "install", "--disable-pip-version-check", "-q", PEER_PACKAGE], ".");
+  if (pip.code !== 0) return { reason: `pip install ${PEER_PACKAGE} failed (it needs PyPI): ${pip.tail}` };
+  return { flash: join(venv, "bin", "flash") };
+}
+
+/** The svc init template rewritten for flash, with the given requirements. */
+export function writePeerApp(dir: string, requirements: string): void {
+  cpSync(join(TEMPLATE_DIR, "workers"), join(dir, "workers"), { recursive: true, filter: (source) => !source.includes("__pycache__") });
+  for (const name of readdirSync(join(dir, "workers"))) {
+    const file = join(dir, "workers", name);
+    if (name.endsWith(".py")) writeFileSync(file, readFileSync(file, "utf8").replace(/from svc import/g, "from runpod_flash import"));
+  }
+  writeFileSync(join(dir, "requirements.txt"), requirements);
+  const gitignore = join(TEMPLATE_DIR, "_gitignore");
+  if (existsSync(gitignore)) cpSync(gitignore, join(dir, ".gitignore"));
+}

@@ -1,0 +1,161 @@
+/**
+ * A per-project stat cache of content hashes, like git's index (docs/manifest.md, "File index"):
+ * `.svc/cache/file-index.json` maps each file hashed before to its size, mtime, ctime, inode and the
+ * sha256 of its bytes. A file whose stat still matches is not read again; any other is hashed while
+ * streaming, so no file is ever held whole in memory. One index per build run, shared by the stages
+ * through fileIndexOf(ctx).
+ *
+ * Racy-clean rule: an entry is trusted only when its file's mtime and ctime are at least
+ * RACY_WINDOW_MS older than the moment its hashing began; a file written in that window could be
+ * rewritten with the same size and timestamps without the stat showing it, so it is hashed again on
+ * the next run (and trusted from then on once it has aged).
+ */
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { BuildContext } from "../core/types.ts";
+
+export const FILE_INDEX_FILE = "cache/file-index.json";
+const INDEX_VERSION = 1;
+/** Covers file systems with coarse timestamps (FAT: 2 s, ext3/HFS+: 1 s). */
+export const RACY_WINDOW_MS = 2000;
+/** Files up to this size are read in one call; bigger ones are streamed in STREAM_CHUNK pieces. */
+const WHOLE_READ_LIMIT = 1 << 20;
+const STREAM_CHUNK = 256 << 10;
+const META_KEY = "svc:file-index";
+
+export interface FileDigest {
+  size: number;
+  /** sha256 of the bytes, hex. */
+  sha256: string;
+}
+
+/** [size, mtimeNs, ctimeNs, ino, sha256, hashedAtMs] */
+type Entry = [number, string, string, string, string, number];
+
+interface StatKey {
+  size: number;
+  mtimeNs: string;
+  ctimeNs: string;
+  ino: string;
+  /** max(mtime, ctime) in ms. */
+  changedMs: number;
+}
+
+async function statKey(file: string): Promise<StatKey> {
+  const info = await stat(file, { bigint: true });
+  const changed = info.mtimeNs > info.ctimeNs ? info.mtimeNs : info.ctimeNs;
+  return { size: Number(info.size), mtimeNs: String(info.mtimeNs), ctimeNs: String(info.ctimeNs), ino: String(info.ino), changedMs: Number(changed / 1_000_000n) };
+}
+
+const sameStat = (entry: Entry, key: StatKey) => entry[0] === key.size && entry[1] === key.mtimeNs && entry[2] === key.ctimeNs && entry[3] === key.ino;
+
+/** sha256 of a file: one read for small files, a stream of fixed-size chunks for the rest. */
+export async function hashFile(file: string, size: number): Promise<string> {
+  if (size <= WHOLE_READ_LIMIT) return createHash("sha256").update(await readFile(file)).digest("hex");
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(file, { highWaterMark: STREAM_CHUNK }) as AsyncIterable<Buffer>) hash.update(chunk);
+  return hash.digest("hex");
+}
+
+export class FileIndex {
+  /** Files read and bytes hashed in this run (the rest came from the index). */
+  readonly stats = { hashedFiles: 0, hashedBytes: 0, reusedFiles: 0 };
+  private readonly previous: Map<string, Entry>;
+  private readonly current = new Map<string, Entry>();
+  private changed = false;
+
+  private constructor(
+    readonly file: string,
+    previous: Map<string, Entry>,
+    private readonly racyWindowMs: number,
+  ) {
+    this.previous = previous;
+  }
+
+  /** `racyWindowMs` is for tests: 0 trusts any entry hashed after its file last changed. */
+  static async open(file: string, { racyWindowMs = RACY_WINDOW_MS }: { racyWindowMs?: number } = {}): Promise<FileIndex> {
+    let entries = new Map<string, Entry>();
+    try {
+      const data = JSON.parse(await readFile(file, "utf8")) as { version?: number; entries?: Record<string, Entry> };
+      if (data.version === INDEX_VERSION && data.entries) entries = new Map(Object.entries(data.entries));
+    } catch {
+      // missing or unreadable: everything is hashed again
+    }
+    return new FileIndex(file, entries, racyWindowMs);
+  }
+
+  /** The file's size and content hash; read only when the index cannot vouch for it. */
+  async digest(path: string): Promise<FileDigest> {
+    const key = await statKey(path);
+    // seen earlier in this run with the same stat: the same bytes (no racy check within a run)
+    const seen = this.current.get(path);
+    if (seen && sameStat(seen, key)) return { size: key.size, sha256: seen[4] };
+    const known = this.previous.get(path);
+    if (known && sameStat(known, key) && this.aged(key, known)) {
+      this.current.set(path, known);
+      this.stats.reusedFiles++;
+      return { size: key.size, sha256: known[4] };
+    }
+    const hashedAt = Date.now();
+    const sha256 = await hashFile(path, key.size);
+    const after = await statKey(path);
+    this.stats.hashedFiles++;
+    this.stats.hashedBytes += key.size;
+    // changed while being read: answer the hash but do not record it
+    if (after.size === key.size && after.mtimeNs === key.mtimeNs && after.ctimeNs === key.ctimeNs && after.ino === key.ino) {
+      this.current.set(path, [key.size, key.mtimeNs, key.ctimeNs, key.ino, sha256, hashedAt]);
+      this.changed = true;
+    }
+    return { size: key.size, sha256 };
+  }
+
+  /**
+   * Whether `path` is known to hold exactly the bytes hashing to `sha256` without reading it.
+   * A false answer means "unknown", not "different".
+   */
+  async holds(path: string, sha256: string): Promise<boolean> {
+    const key = await statKey(path).catch(() => undefined);
+    if (!key) return false;
+    const entry = this.current.get(path) ?? this.previous.get(path);
+    if (!entry || !sameStat(entry, key) || entry[4] !== sha256) return false;
+    if (this.current.get(path) !== entry && !this.aged(key, entry)) return false;
+    this.current.set(path, entry);
+    this.stats.reusedFiles++;
+    return true;
+  }
+
+  /** Records that `path` now holds the bytes hashing to `sha256` (its writer knows them). */
+  async record(path: string, sha256: string, writtenAt: number): Promise<void> {
+    const key = await statKey(path);
+    this.current.set(path, [key.size, key.mtimeNs, key.ctimeNs, key.ino, sha256, writtenAt]);
+    this.changed = true;
+  }
+
+  /** The racy-clean rule: the file last changed well before its hashing began. */
+  private aged(key: StatKey, entry: Entry): boolean {
+    return key.changedMs < entry[5] - this.racyWindowMs;
+  }
+
+  /** Writes the entries used in this run (dropping the others) when anything changed. */
+  async save(): Promise<void> {
+    if (!this.changed && this.current.size === this.previous.size) return;
+    const entries = Object.fromEntries([...this.current].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    await mkdir(dirname(this.file), { recursive: true });
+    const temporary = `${this.file}.tmp-${process.pid}`;
+    await writeFile(temporary, JSON.stringify({ version: INDEX_VERSION, entries }));
+    await rename(temporary, this.file);
+    this.changed = false;
+  }
+}
+
+/** The run's file index (opened on first use, kept in ctx.meta). */
+export function fileIndexOf(ctx: BuildContext): Promise<FileIndex> {
+  let index = ctx.meta.get(META_KEY) as Promise<FileIndex> | undefined;
+  if (!index) {
+    index = FileIndex.open(join(ctx.outDir, FILE_INDEX_FILE));
+    ctx.meta.set(META_KEY, index);
+  }
+  return index;
+}

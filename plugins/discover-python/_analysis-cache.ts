@@ -1,0 +1,69 @@
+/**
+ * Discovery results kept between runs: `.svc/cache/discover.json` maps a Python file's content hash
+ * (from the run's file index, so an unchanged file is not even read) to what the parser found in
+ * it. A rebuild with nothing changed starts no Python process. The cache belongs to one parser
+ * version: its key holds the interpreter and the hash of discover.py, so a changed helper or another
+ * interpreter starts a fresh cache.
+ */
+import { readFile, mkdir, rename, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import type { BuildContext } from "../../core/types.ts";
+import { fileIndexOf } from "../_file-index.ts";
+import { mapLimit } from "../_map-limit.ts";
+import { contentHash, DISCOVER_SCRIPT, type FileAnalysis, type PythonParser } from "./_parser.ts";
+
+export const ANALYSIS_CACHE_FILE = "cache/discover.json";
+/** Bump when the shape of a cached analysis changes without discover.py changing. */
+const CACHE_VERSION = 1;
+const READ_CONCURRENCY = 16;
+
+type Analysis = Omit<FileAnalysis, "path">;
+interface CacheFile {
+  key: string;
+  entries: Record<string, Analysis>;
+}
+
+async function readCache(file: string, key: string): Promise<Map<string, Analysis>> {
+  try {
+    const data = JSON.parse(await readFile(file, "utf8")) as CacheFile;
+    return data.key === key ? new Map(Object.entries(data.entries)) : new Map();
+  } catch {
+    return new Map();
+  }
+}
+
+/** The parser's analyses of `pyFiles` (POSIX, relative to ctx.root), in input order; only files not seen before are read and parsed. */
+export async function parseWithCache(ctx: BuildContext, parser: PythonParser, pyFiles: readonly string[]): Promise<FileAnalysis[]> {
+  const index = await fileIndexOf(ctx);
+  const key = `v${CACHE_VERSION}\0${parser.python}\0${(await index.digest(DISCOVER_SCRIPT)).sha256}`;
+  const file = join(ctx.outDir, ANALYSIS_CACHE_FILE);
+  const cached = await readCache(file, key);
+  const digests = await mapLimit(pyFiles, READ_CONCURRENCY, async (path) => (await index.digest(join(ctx.root, path))).sha256);
+  const missing = new Set(pyFiles.filter((_path, i) => !cached.has(digests[i]!)));
+  /** What this run used, by content hash: written back, so entries of files gone or changed drop out. */
+  const keep = new Map<string, Analysis>();
+  const fresh = new Map<string, Analysis>();
+  if (missing.size > 0) {
+    const inputs = await mapLimit([...missing], READ_CONCURRENCY, async (path) => ({ path, source: await readFile(join(ctx.root, path)) }));
+    const analyses = await parser.parse(inputs);
+    inputs.forEach((input, i) => {
+      const { path: _path, ...analysis } = analyses[i]!;
+      fresh.set(input.path, analysis);
+      // keyed by the bytes actually parsed (the file may have changed since it was indexed)
+      keep.set(contentHash(input.source), analysis);
+    });
+  }
+  const results = pyFiles.map((path, i) => {
+    const analysis = fresh.get(path) ?? cached.get(digests[i]!)!;
+    if (!missing.has(path)) keep.set(digests[i]!, analysis);
+    return { ...analysis, path } as FileAnalysis;
+  });
+  if (missing.size > 0 || keep.size !== cached.size) {
+    await mkdir(dirname(file), { recursive: true });
+    const temporary = `${file}.tmp-${process.pid}`;
+    await writeFile(temporary, JSON.stringify({ key, entries: Object.fromEntries(keep) } satisfies CacheFile));
+    await rename(temporary, file);
+  }
+  await index.save();
+  return results;
+}
