@@ -86,8 +86,6 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
       const workers = supervisor.forEndpoint(endpointId);
       queue.removeEndpoint(endpointId);
       for (const w of workers) void supervisor.stop(w, "endpoint deleted");
-      store.logs.flush();
-      store.logs.removeEndpoint(endpointId);
       limiter.forget(endpointId);
     },
     endpointChanged(endpointId) {

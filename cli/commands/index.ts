@@ -31,6 +31,7 @@ export const usage: Record<string, readonly [string, string]> = {
   env: ["env <action> [name]", "Manage the app's environments: list | get <name> | create <name> | delete <name>"],
   app: ["app <action> [name]", "Manage apps on the platform: list | get <name> | create <name> | delete <name>"],
   platform: ["platform <action>", "The embedded platform on this machine: start | stop | status"],
+  logs: ["logs <endpoint>", "Show an endpoint's worker output (print(), tracebacks); also of one deleted in the last 24 hours"],
 };
 
 /** The loader of the command this command line names, or none (then the top-level help or an unknown command). */

@@ -1,15 +1,53 @@
-/** Worker stdout/stderr lines, capped per endpoint; written in batches. */
+/**
+ * Worker stdout/stderr lines, capped per endpoint; written in batches. A deleted endpoint's lines
+ * stay readable for LOG_RETENTION_MS (`svc logs` after an undeploy or a stopped `svc run`); its
+ * name is kept beside them so they can be found by name (docs/dev-server.md, "Worker logs").
+ */
 import type { Db } from "./db.ts";
 
-export function createLogsRepo(db: Db, capPerEndpoint: number) {
+/** How long the lines of a deleted endpoint are kept: 24 hours. */
+export const LOG_RETENTION_MS = 24 * 3600_000;
+/** How often the retention is applied (on a flush). */
+const PRUNE_INTERVAL_MS = 60_000;
+
+export interface LogLine {
+  /** Increasing per platform: the cursor of `svc logs --follow`. */
+  id: number;
+  /** ms since the epoch. */
+  ts: number;
+  workerId: string;
+  line: string;
+}
+
+export interface RetiredEndpoint {
+  id: string;
+  name: string;
+  environmentId: string | null;
+  /** ms since the epoch. */
+  deletedAt: number;
+}
+
+export function createLogsRepo(db: Db, capPerEndpoint: number, retentionMs = LOG_RETENTION_MS) {
+  db.exec(`CREATE TABLE IF NOT EXISTS retired_log_endpoints (
+  endpoint_id TEXT PRIMARY KEY, name TEXT NOT NULL, environment_id TEXT, deleted_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (name);`);
+  type Row = { id: number; ts: number; worker_id: string; line: string };
+  type RetiredRow = { endpoint_id: string; name: string; environment_id: string | null; deleted_at: number };
   const q = {
     insert: db.prepare("INSERT INTO worker_logs (endpoint_id, worker_id, ts, line) VALUES (?, ?, ?, ?)"),
-    tail: db.prepare<[string, number], { worker_id: string; line: string }>(
-      "SELECT worker_id, line FROM (SELECT id, worker_id, line FROM worker_logs WHERE endpoint_id = ? ORDER BY id DESC LIMIT ?) ORDER BY id",
+    newest: db.prepare<[string, number, number], Row>(
+      "SELECT * FROM (SELECT id, ts, worker_id, line FROM worker_logs WHERE endpoint_id = ? AND ts >= ? ORDER BY id DESC LIMIT ?) ORDER BY id",
     ),
+    after: db.prepare<[string, number, number], Row>("SELECT id, ts, worker_id, line FROM worker_logs WHERE endpoint_id = ? AND id > ? ORDER BY id LIMIT ?"),
     cutoff: db.prepare<[string, number], { id: number }>("SELECT id FROM worker_logs WHERE endpoint_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?"),
     trim: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ? AND id <= ?"),
-    removeEndpoint: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ?"),
+    retire: db.prepare("INSERT OR REPLACE INTO retired_log_endpoints (endpoint_id, name, environment_id, deleted_at) VALUES (?, ?, ?, ?)"),
+    retired: db.prepare<[string], RetiredRow>("SELECT * FROM retired_log_endpoints WHERE endpoint_id = ?"),
+    retiredByName: db.prepare<[string], RetiredRow>("SELECT * FROM retired_log_endpoints WHERE name = ? ORDER BY deleted_at DESC"),
+    retiredAll: db.prepare<[], RetiredRow>("SELECT * FROM retired_log_endpoints ORDER BY deleted_at DESC"),
+    expired: db.prepare<[number], { endpoint_id: string }>("SELECT endpoint_id FROM retired_log_endpoints WHERE deleted_at < ?"),
+    removeLines: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ?"),
+    removeRetired: db.prepare("DELETE FROM retired_log_endpoints WHERE endpoint_id = ?"),
   };
   // Lines are written in batches (every 200 ms, see server.ts) with one statement per BLOCK lines.
   const BLOCK = 32;
@@ -36,22 +74,56 @@ export function createLogsRepo(db: Db, capPerEndpoint: number) {
     }
     touched.clear();
   });
-  return {
+  const pruneTx = db.transaction((before: number) => {
+    for (const { endpoint_id } of q.expired.all(before)) {
+      q.removeLines.run(endpoint_id);
+      q.removeRetired.run(endpoint_id);
+    }
+  });
+  let prunedAt = 0;
+  const toLine = (r: Row): LogLine => ({ id: r.id, ts: r.ts, workerId: r.worker_id, line: r.line });
+  const toRetired = (r: RetiredRow): RetiredEndpoint => ({ id: r.endpoint_id, name: r.name, environmentId: r.environment_id, deletedAt: r.deleted_at });
+
+  const repo = {
     append(endpointId: string, workerId: string, line: string): void {
       pending.push([endpointId, workerId, Date.now(), line.length > 8192 ? `${line.slice(0, 8192)}…` : line]);
       touched.add(endpointId);
     },
-    flush(): void {
-      if (pending.length === 0) return;
-      const rows = pending;
-      pending = [];
-      flushTx(rows);
+    flush(now = Date.now()): void {
+      if (pending.length > 0) {
+        const rows = pending;
+        pending = [];
+        flushTx(rows);
+      }
+      if (now - prunedAt >= PRUNE_INTERVAL_MS) repo.prune(now);
+    },
+    /** Drops the lines of endpoints deleted more than the retention ago. */
+    prune(now = Date.now()): void {
+      prunedAt = now;
+      pruneTx(now - retentionMs);
     },
     /** The newest `limit` lines, oldest first, as `[worker id] line`. */
     tail(endpointId: string, limit: number): string[] {
-      return q.tail.all(endpointId, limit).map((r) => `[${r.worker_id}] ${r.line}`);
+      return q.newest.all(endpointId, 0, limit).map((r) => `[${r.worker_id}] ${r.line}`);
     },
-    removeEndpoint: (endpointId: string): void => void q.removeEndpoint.run(endpointId),
+    /** Lines after the cursor `after` (oldest first, at most `limit`), or the newest `limit` since `since` (ms). */
+    lines(endpointId: string, options: { after?: number; since?: number; limit: number }): LogLine[] {
+      const rows = options.after !== undefined ? q.after.all(endpointId, options.after, options.limit) : q.newest.all(endpointId, options.since ?? 0, options.limit);
+      return rows.map(toLine);
+    },
+    /** The endpoint was deleted: its lines stay readable for the retention, findable by its name. */
+    retire(endpoint: { id: string; name: string; environmentId?: string | null }, now = Date.now()): void {
+      repo.flush(now);
+      q.retire.run(endpoint.id, endpoint.name, endpoint.environmentId ?? null, now);
+    },
+    retired: (endpointId: string): RetiredEndpoint | undefined => {
+      const row = q.retired.get(endpointId);
+      return row ? toRetired(row) : undefined;
+    },
+    /** Deleted endpoints whose lines are still kept, newest first; by name when given. */
+    retiredEndpoints: (name?: string): RetiredEndpoint[] => (name === undefined ? q.retiredAll.all() : q.retiredByName.all(name)).map(toRetired),
   };
+  repo.prune();
+  return repo;
 }
 export type LogsRepo = ReturnType<typeof createLogsRepo>;

@@ -12,10 +12,12 @@
  *      all at startup, 3 at a time, asking first when more than 5 would be created or changed;
  *   4. file changes re-run the pipeline (discovery cache, deps cache, upload skipped on an unchanged
  *      artifact) and move the provisioned endpoints to the new build;
- *   5. close() deletes the `live-` endpoints and their resource-cache entries.
+ *   5. the provisioned endpoints' worker output (print(), tracebacks) is printed as it comes,
+ *      prefixed by endpoint name (docs/dev-server.md, "Worker logs");
+ *   6. close() deletes the `live-` endpoints and their resource-cache entries.
  */
 import { createBuildPipeline } from "./build.ts";
-import { createLogger, formatMs, type Logger } from "../../core/logger.ts";
+import { createLogger, formatMs, paint, type Logger } from "../../core/logger.ts";
 import type { PlatformClient } from "../../core/client/index.ts";
 import type { BuildContext, DeployedEndpoint, DiscoveredFunction, Manifest, SvcPlugin } from "../../core/types.ts";
 import { errors } from "../../core/errors.ts";
@@ -28,6 +30,7 @@ import { buildRouteTable, preferredAlias, type RouteTable } from "./routes-table
 import { serve, type Served } from "./server.ts";
 import { watchProject, type ProjectWatcher, DEBOUNCE_MS } from "./watcher.ts";
 import type { Job } from "./input.ts";
+import { followWorkerLogs, type WorkerLogFollower } from "./worker-logs.ts";
 
 export const PLUGIN_NAME = "svc:dev-server";
 /** How long `POST /<module>/runsync` waits for a final job before answering 202 (cold starts included). */
@@ -235,6 +238,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   // 2 + 3. First build, upload, provisioning (auto) — failures here end the command.
   const startedAt = performance.now();
+  const sessionStart = new Date().toISOString();
   let served: Served | undefined;
   let watcher: ProjectWatcher | undefined;
   try {
@@ -289,6 +293,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   const url = served.url;
   printBanner();
+  const workerLogs = streamWorkerLogs();
 
   // 4. Reloads: one at a time; changes that arrive meanwhile are batched into the next one.
   let running: Promise<ReloadReport> | undefined;
@@ -398,6 +403,23 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     logger.info(lines.join("\n"));
   }
 
+  /** 5. Each provisioned endpoint's new worker lines, as `[name] line`. */
+  function streamWorkerLogs(): WorkerLogFollower {
+    let failing = false;
+    return followWorkerLogs(client, {
+      since: sessionStart,
+      targets: () => provisioner.status().flatMap((s) => (s.id ? [{ endpointId: s.id, label: s.name }] : [])),
+      onLine: (target, line) => {
+        failing = false;
+        logger.info(`${paint(36, `[${target.label}]`)} ${line.line}`);
+      },
+      onError: (error) => {
+        if (!failing) logger.warn(`worker logs: ${(error as Error).message}`);
+        failing = true;
+      },
+    });
+  }
+
   let closed: Promise<void> | undefined;
   return {
     url,
@@ -413,6 +435,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         await watcher?.close().catch(() => {});
         await served!.close().catch(() => {});
         await running?.catch(() => {});
+        await workerLogs.stop().catch(() => {});
         if (!closeOptions.keepEndpoints) {
           await provisioner.teardown();
         }

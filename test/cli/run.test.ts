@@ -123,6 +123,27 @@ describe("svc run (CLI)", { timeout: 120_000 }, () => {
     }
   });
 
+  it("prints its live endpoints' worker output prefixed by endpoint: a print() and an import-error traceback", async () => {
+    const root = await copyDevApp();
+    roots.push(root);
+    await writeFile(join(root, "workers", "talk.py"), `from svc import Endpoint\n\n\n@Endpoint(name="talker", cpu="cpu3c-2-4")\ndef talk(text: str) -> dict:\n    print(f"talker says {text}")\n    return {"said": text}\n`);
+    await writeFile(join(root, "workers", "broken.py"), `import not_installed_pkg\nfrom svc import Endpoint\n\n\n@Endpoint(name="broken", cpu="cpu3c-2-4")\ndef broken() -> int:\n    return 1\n`);
+    const run = svc(["run", "--root", root, "--port", "0", "--no-reload"], env);
+    runs.push(run);
+    const [, url] = await run.waitFor(/ready in .* at (http:\/\/\S+)/);
+    const res = await fetch(`${url}/talk/runsync`, { method: "POST", body: JSON.stringify({ text: "hi" }) });
+    expect(await res.json()).toMatchObject({ output: { said: "hi" } });
+    await run.waitFor(/^\[talker\] talker says hi$/m, 15_000);
+
+    // The call may wait for a worker that cannot start: do not wait for its answer.
+    void fetch(`${url}/broken/runsync?wait=1000`, { method: "POST", body: "{}" }).catch(() => {});
+    await run.waitFor(/^\[broken\] .*ModuleNotFoundError: No module named 'not_installed_pkg'/m, 30_000);
+
+    run.child.kill("SIGINT");
+    expect(await run.exited).toBe(0);
+    expect(await liveNames()).toEqual([]);
+  });
+
   it("fails with AUTH_FAILED and exit code 1 on a wrong API key, before saying it is ready", async () => {
     const { run } = await start(["--port", "0", "--no-reload"], { PLATFORM_API_KEY: "not-the-key" });
     expect(await run.exited).toBe(1);

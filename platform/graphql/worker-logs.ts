@@ -1,0 +1,46 @@
+/**
+ * `workerLogLines` and `deletedEndpoints`: worker output with times and a cursor, for `svc logs`
+ * (--since, --follow) and `svc run`'s live output. A deleted endpoint's lines stay readable for
+ * the store's LOG_RETENTION_MS (docs/dev-server.md, "Worker logs").
+ */
+import { errors } from "../../core/errors.ts";
+import type { createStore } from "../store/index.ts";
+
+type Store = Pick<ReturnType<typeof createStore>, "endpoints" | "logs">;
+
+const DEFAULT_LIMIT = 200;
+const MAX_LIMIT = 10_000;
+
+function parseLimit(limit: unknown): number {
+  const n = limit === undefined || limit === null ? DEFAULT_LIMIT : Number(limit);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_LIMIT) throw errors.BAD_REQUEST(`limit must be an integer from 1 to ${MAX_LIMIT}`);
+  return n;
+}
+
+function parseCursor(after: unknown): number | undefined {
+  if (after === undefined || after === null) return undefined;
+  const n = Number(after);
+  if (typeof after !== "string" || !/^\d{1,15}$/.test(after) || !Number.isSafeInteger(n)) throw errors.BAD_REQUEST("after must be a cursor from an earlier workerLogLines answer");
+  return n;
+}
+
+function parseSince(since: unknown): number | undefined {
+  if (since === undefined || since === null) return undefined;
+  const ms = typeof since === "string" ? Date.parse(since) : Number.NaN;
+  if (!Number.isFinite(ms)) throw errors.BAD_REQUEST("since must be an ISO 8601 time, such as 2026-11-23T14:00:00Z");
+  return ms;
+}
+
+export function workerLogLines(store: Store, args: Record<string, unknown>) {
+  const id = String(args.endpointId);
+  if (!store.endpoints.get(id) && !store.logs.retired(id)) throw errors.NOT_FOUND("Endpoint", id);
+  const options = { after: parseCursor(args.after), since: parseSince(args.since), limit: parseLimit(args.limit) };
+  store.logs.flush();
+  return store.logs.lines(id, options).map((l) => ({ cursor: String(l.id), at: new Date(l.ts).toISOString(), workerId: l.workerId, line: l.line }));
+}
+
+export function deletedEndpoints(store: Store, name: unknown) {
+  return store.logs
+    .retiredEndpoints(name === undefined || name === null ? undefined : String(name))
+    .map((e) => ({ id: e.id, name: e.name, environmentId: e.environmentId, deletedAt: new Date(e.deletedAt).toISOString() }));
+}

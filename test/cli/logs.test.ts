@@ -1,0 +1,138 @@
+/**
+ * `svc logs` as a user runs it: the real CLI (bin/svc.mjs) against a real embedded platform in this
+ * process, reached through PLATFORM_API_URL (the hosted platform's path: same client code), with a
+ * deployed endpoint whose real Python worker print()s: the lines, --since, --json, --follow, and
+ * the logs of the endpoint after it was undeployed.
+ */
+import { execFile, spawn } from "node:child_process";
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
+import { parseSince } from "../../cli/commands/logs.ts";
+import { openDb } from "../../platform/store/db.ts";
+import { createLogsRepo, LOG_RETENTION_MS } from "../../platform/store/logs.ts";
+import { startTestPlatform, type TestPlatform } from "../plugins/_dev-platform.ts";
+
+const FIXTURE = new URL("../../fixtures/deploy-app/", import.meta.url).pathname;
+const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
+
+const TALKER = `from svc import Endpoint
+
+
+@Endpoint(name="talker", cpu="cpu3c-2-4", workers=(0, 1), idle_timeout=30)
+def talk(text: str) -> dict:
+    print(f"talker says {text}")
+    return {"said": text}
+`;
+
+describe("svc logs", { timeout: 120_000 }, () => {
+  let platform: TestPlatform;
+  let client: PlatformClient;
+  let root: string;
+  let env: NodeJS.ProcessEnv;
+
+  const svc = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BIN, ...args, "--root", root], { env, timeout: 90_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+  const talker = async () => (await client.getApp("deploy-app"))!.environments[0]!.endpoints.find((e) => e.name === "talker")!;
+  const say = async (text: string) => expect((await client.runsync((await talker()).id, { text })).output).toEqual({ said: text });
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    client = createPlatformClient({ url: platform.url, apiKey: platform.apiKey });
+    root = await mkdtemp(join(tmpdir(), "svc-logs-app-"));
+    await cp(FIXTURE, root, { recursive: true });
+    await writeFile(join(root, "talk.py"), TALKER);
+    env = { ...process.env, NO_COLOR: "1", PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey };
+    const deployed = await svc(["deploy", "--json"]);
+    expect(deployed.code, deployed.stderr).toBe(0);
+  });
+  afterAll(async () => {
+    await platform?.close();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it("shows a worker's print() lines with their time and worker; --since leaves out older ones; --json", async () => {
+    await say("first");
+    const shown = await svc(["logs", "talker"]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(/^\d{4}-\d\d-\d\dT\S+Z \S+ talker says first$/m);
+
+    const between = new Date().toISOString();
+    await new Promise((r) => setTimeout(r, 20));
+    await say("second");
+    const since = await svc(["logs", "talker", "--since", between, "--json"]);
+    expect(since.code, since.stderr).toBe(0);
+    const body = JSON.parse(since.stdout) as { endpoint: { name: string }; lines: Array<{ line: string; at: string; cursor: string }> };
+    expect(body.endpoint.name).toBe("talker");
+    expect(body.lines.map((l) => l.line)).toContain("talker says second");
+    expect(body.lines.map((l) => l.line)).not.toContain("talker says first");
+    expect(body.lines.every((l) => l.at >= between)).toBe(true);
+
+    const bad = await svc(["logs", "talker", "--since", "yesterday-ish"]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("[CLI_USAGE] --since takes a duration");
+    const missing = await svc(["logs", "nobody"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('[NOT_FOUND] Endpoint "nobody" was not found.');
+  });
+
+  it("--follow prints new lines as the worker prints them, until SIGINT", async () => {
+    const child = spawn(process.execPath, [BIN, "logs", "talker", "--follow", "--since", "1s", "--root", root], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    try {
+      await new Promise((r) => setTimeout(r, 1500)); // the follower's first poll
+      await say("third");
+      const deadline = Date.now() + 15_000;
+      while (!out.includes("talker says third") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toContain("talker says third");
+      expect(out.match(/talker says third/g)).toHaveLength(1);
+      child.kill("SIGINT");
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("keeps the logs of an undeployed endpoint readable, and says it was deleted", async () => {
+    const id = (await talker()).id;
+    const undeployed = await svc(["undeploy", "--yes"]);
+    expect(undeployed.code, undeployed.stderr).toBe(0);
+    expect((await client.listEndpoints()).some((e) => e.id === id)).toBe(false);
+    const shown = await svc(["logs", "talker"]);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toContain("talker says first");
+    expect(shown.stderr).toMatch(new RegExp(`talker \\(${id}\\) was deleted at \\S+; its logs are kept for 24 hours`));
+    // and by id
+    expect((await svc(["logs", id, "--json"])).stdout).toContain("talker says third");
+  });
+
+  it("--since takes durations and ISO times", () => {
+    const now = Date.parse("2026-11-23T12:00:00Z");
+    expect(parseSince("10m", now)).toBe("2026-11-23T11:50:00.000Z");
+    expect(parseSince("2h", now)).toBe("2026-11-23T10:00:00.000Z");
+    expect(parseSince("2026-11-23T11:00:00+01:00", now)).toBe("2026-11-23T10:00:00.000Z");
+  });
+
+  it("the store drops a deleted endpoint's lines once the retention has passed, not before", () => {
+    const db = openDb(":memory:");
+    const logs = createLogsRepo(db, 100);
+    logs.append("ep_1", "wk_1", "kept a while");
+    const deletedAt = Date.now();
+    logs.retire({ id: "ep_1", name: "talker", environmentId: "env_1" }, deletedAt);
+    logs.prune(deletedAt + LOG_RETENTION_MS - 1);
+    expect(logs.lines("ep_1", { limit: 10 }).map((l) => l.line)).toEqual(["kept a while"]);
+    expect(logs.retiredEndpoints("talker")).toEqual([{ id: "ep_1", name: "talker", environmentId: "env_1", deletedAt }]);
+    logs.prune(deletedAt + LOG_RETENTION_MS + 1);
+    expect(logs.lines("ep_1", { limit: 10 })).toEqual([]);
+    expect(logs.retiredEndpoints()).toEqual([]);
+    db.close();
+  });
+});
