@@ -3,7 +3,7 @@ import type { PlatformClient } from "../core/client/index.ts";
 import { errors } from "../core/errors.ts";
 import type { BuildContext } from "../core/types.ts";
 
-/** ctx.client, or a client for the resolved platform (PLATFORM_API_URL or the embedded one). */
+/** ctx.client (the CLI sets it), or a client for PLATFORM_API_URL; with neither, PLATFORM_NOT_CONFIGURED (docs/deploy.md). */
 export async function platformClient(ctx: BuildContext): Promise<PlatformClient> {
   if (ctx.client) return ctx.client;
   // Imported on first use: `svc build` never needs the HTTP and GraphQL clients.
