@@ -132,6 +132,6 @@ export function registerDeploy(cli: CAC): void {
       const { summary } = await runDeploy({ root, client, env: flags.env, exclude: parseList(flags.exclude), noDeps: flags.deps === false, logger });
       if (flags.json) printJson(summary);
       // The embedded platform's key lives in its state folder, not in the user's environment.
-      else process.stdout.write(`${formatDeploySummary(summary, platform.embedded ? `$(cat ${join(platformDir(), API_KEY_FILE)})` : undefined)}\n`);
+      else process.stdout.write(`${formatDeploySummary(summary, platform.keySource === "embedded" ? `$(cat ${join(platformDir(), API_KEY_FILE)})` : undefined)}\n`);
     });
 }
