@@ -134,7 +134,7 @@ async function streamTar(file: string, parser: Parser, tally: Tally, failed: () 
     });
   });
   parser.on("eof", () => (archiveEnded = true));
-  const tar = pipeline(createReadStream(file), createGunzip(), () => {});
+  const tar = pipeline(createReadStream(file), createGunzip({ chunkSize: 64 * 1024 }), () => {});
   let total = 0;
   try {
     for await (const chunk of tar as AsyncIterable<Buffer>) {
