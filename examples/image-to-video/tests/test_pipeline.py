@@ -1,8 +1,9 @@
-"""The whole tiny pipeline in process, through the endpoint function, checked with ffprobe."""
+"""The whole tiny pipeline in process, through the endpoint function; videos measured by decoding."""
 import base64
 import http.server
 import os
 import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -12,11 +13,9 @@ from svc import InputValidationError
 
 
 @pytest.fixture(scope="module")
-def image_url(tmp_path_factory):
-    p = tmp_path_factory.mktemp("img") / "in.png"
-    subprocess.run(["ffmpeg", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x180:rate=1",
-                    "-frames:v", "1", str(p)], check=True)
-    return "data:image/png;base64," + base64.b64encode(p.read_bytes()).decode()
+def image_url():
+    from images import data_url, test_card
+    return data_url(test_card())
 
 
 @pytest.fixture
@@ -204,3 +203,17 @@ def test_5b_720p_means_1280x704_and_121_frames():
     assert _frames_and_area(get_config("wan2.2-i2v-a14b"), req) == (81, 1280 * 720)
     small = validate(prompt="p", image="data:,x", seed=1, size="832*480", duration=8)
     assert _frames_and_area(get_config("wan2.2-ti2v-5b"), small) == (193, 832 * 480)
+
+
+def test_runs_with_no_ffmpeg_on_path(image_url, tmp_path):
+    """The worker image has no ffmpeg binary: decoding and encoding come from the artifact."""
+    import json
+    code = ("import json, main; out = main.generate(prompt='p', image=%r, num_inference_steps=1, seed=1,"
+            " enable_safety_checker=False); print(json.dumps([out['frames'], out['width'], out['fps']]))"
+            % image_url)
+    env = {"PATH": str(tmp_path), "WAN_CONFIG": "tiny", "SVC_OUTPUT_DIR": str(tmp_path / "out"),
+           "PYTHONPATH": os.pathsep.join(sys.path)}
+    r = subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(os.path.dirname(__file__)),
+                       env=env, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == [9, 80, 16]

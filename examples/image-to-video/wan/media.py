@@ -1,14 +1,17 @@
-"""Image fetching/decoding and H.264 encoding, via urllib and the ffmpeg/ffprobe binaries."""
+"""Image fetching/decoding and H.264 encoding, via urllib and PyAV.
+
+PyAV's wheel (requirements.txt) bundles FFmpeg's libraries, libx264 included, so the artifact
+brings everything: nothing is taken from the worker image's PATH (a PyTorch base image has no
+ffmpeg binary). README.md, "Runs on the image it declares"."""
 import base64
 import binascii
-import json
-import os
-import subprocess
+import io
 import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
 
+import av
 import numpy as np
 
 from .inputs import InputError
@@ -50,61 +53,60 @@ def fetch_image(url: str, max_bytes: int = MAX_IMAGE_BYTES, timeout: float = FET
     return data
 
 
-def _run(cmd, **kw):
-    return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False, **kw)
-
-
 class DecodedImage:
-    def __init__(self, path: str, width: int, height: int):
-        self.path, self.width, self.height = path, width, height
+    def __init__(self, rgb: np.ndarray):
+        self._rgb = rgb
+        self.height, self.width = rgb.shape[:2]
 
     def rgb(self) -> np.ndarray:
         """RGB uint8 (height, width, 3) at the image's own size (the model code resizes it)."""
-        w, h = self.width, self.height
-        r = _run(["ffmpeg", "-v", "error", "-i", self.path, "-frames:v", "1",
-                  "-f", "rawvideo", "-pix_fmt", "rgb24", "pipe:1"], timeout=60)
-        if r.returncode != 0 or len(r.stdout) != w * h * 3:
-            raise InputError("image", "could not decode the image")
-        return np.frombuffer(r.stdout, dtype=np.uint8).reshape(h, w, 3)
+        return self._rgb
 
 
-def open_image(data: bytes, workdir: str) -> DecodedImage:
-    """Probe image bytes with ffprobe; anything it cannot read as one picture is an input error."""
-    path = os.path.join(workdir, "input_image")
-    with open(path, "wb") as f:
-        f.write(data)
-    r = _run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-show_entries",
-              "stream=width,height,codec_type", "-of", "json", path], timeout=30)
+def open_image(data: bytes) -> DecodedImage:
+    """Decode the first picture of image bytes (PNG, JPEG, WebP, ...); anything FFmpeg cannot read
+    as a picture is an input error. Dimensions are checked before the pixels are decoded."""
     try:
-        s = json.loads(r.stdout)["streams"][0]
-        w, h = int(s["width"]), int(s["height"])
-    except (ValueError, KeyError, IndexError):
+        with av.open(io.BytesIO(data), mode="r") as container:
+            if not container.streams.video:
+                raise InputError("image", "the URL does not point to a readable image")
+            stream = container.streams.video[0]
+            w, h = stream.codec_context.width, stream.codec_context.height
+            if w < 2 or h < 2 or w * h > MAX_IMAGE_PIXELS:
+                raise InputError("image", f"unsupported image dimensions {w}x{h}")
+            frame = next(container.decode(stream), None)
+            if frame is None:
+                raise InputError("image", "the URL does not point to a readable image")
+            return DecodedImage(frame.to_ndarray(format="rgb24"))
+    except InputError:
+        raise
+    except (av.FFmpegError, ValueError):
         raise InputError("image", "the URL does not point to a readable image") from None
-    if w < 2 or h < 2 or w * h > MAX_IMAGE_PIXELS:
-        raise InputError("image", f"unsupported image dimensions {w}x{h}")
-    return DecodedImage(path, w, h)
 
 
-def encode_mp4(frames: np.ndarray, path: str, fps: int = 16) -> None:
-    """frames uint8 (F, H, W, 3) → H.264 yuv420p mp4 (H, W even)."""
+def encode_mp4(frames: np.ndarray, path: str, fps: int = 16, crf: int = 18) -> None:
+    """frames uint8 (F, H, W, 3) → H.264 yuv420p mp4 at `fps` (H, W even), moov atom first."""
     f, h, w, _ = frames.shape
-    cmd = ["ffmpeg", "-v", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{w}x{h}",
-           "-r", str(fps), "-i", "pipe:0", "-c:v", "libx264", "-pix_fmt", "yuv420p", "-crf", "18",
-           "-movflags", "+faststart", path]
-    r = subprocess.run(cmd, input=np.ascontiguousarray(frames).tobytes(), stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, check=False)
-    if r.returncode != 0:
-        raise RuntimeError(f"ffmpeg failed: {r.stderr.decode(errors='replace')[-500:]}")
+    with av.open(path, mode="w", format="mp4", options={"movflags": "+faststart"}) as out:
+        stream = out.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = w, h, "yuv420p"
+        stream.options = {"crf": str(crf)}
+        for i in range(f):
+            frame = av.VideoFrame.from_ndarray(np.ascontiguousarray(frames[i]), format="rgb24")
+            frame.pts = i
+            out.mux(stream.encode(frame))
+        out.mux(stream.encode(None))
 
 
 def probe_video(path: str) -> dict:
-    """{frames, width, height, fps, codec} of the first video stream (frames counted by decoding)."""
-    r = _run(["ffprobe", "-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries",
-              "stream=codec_name,width,height,r_frame_rate,nb_read_frames,pix_fmt", "-of", "json", path])
-    s = json.loads(r.stdout)["streams"][0]
-    num, den = s["r_frame_rate"].split("/")
-    return {"frames": int(s["nb_read_frames"]), "width": int(s["width"]), "height": int(s["height"]),
-            "fps": float(num) / float(den), "codec": s["codec_name"], "pix_fmt": s.get("pix_fmt")}
+    """{frames, width, height, fps, codec, pix_fmt} of the first video stream (frames counted by
+    decoding)."""
+    with av.open(path) as container:
+        stream = container.streams.video[0]
+        frames = sum(1 for _ in container.decode(stream))
+        ctx = stream.codec_context
+        return {"frames": frames, "width": ctx.width, "height": ctx.height,
+                "fps": float(stream.average_rate), "codec": ctx.name, "pix_fmt": ctx.pix_fmt}
 
 
 def tempdir() -> tempfile.TemporaryDirectory:

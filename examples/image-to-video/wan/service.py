@@ -37,7 +37,7 @@ def run_job(save_file: Callable[[str], str], config_name: Optional[str] = None,
     warnings = []
 
     with tempdir() as work:
-        image = open_image(fetch_image(req.image), work)
+        image = open_image(fetch_image(req.image))
         frames, area = _frames_and_area(cfg, req)
         rgb = image.rgb()
 
