@@ -31,6 +31,7 @@ import { serve, type Served } from "./server.ts";
 import { watchProject, type ProjectWatcher, DEBOUNCE_MS } from "./watcher.ts";
 import type { Job } from "./input.ts";
 import { followWorkerLogs, type WorkerLogFollower } from "./worker-logs.ts";
+import { liveProxyUrl } from "./live-proxy.ts";
 
 export const PLUGIN_NAME = "svc:dev-server";
 /** How long `POST /<module>/runsync` waits for a final job before answering 202 (cold starts included). */
@@ -108,6 +109,8 @@ export function devServerPlugin(session: Session): SvcPlugin {
     },
   };
 }
+
+const isLoopback = (url: string) => ["127.0.0.1", "localhost", "[::1]"].includes(new URL(url).hostname);
 
 /** A logger that keeps warnings and errors but not the per-stage lines (reloads print one line). */
 function quiet(base: Logger): Logger {
@@ -190,8 +193,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     },
   };
 
+  /** Set once the server listens: the URL recorded for endpoints not yet deployed (live-proxy.ts). */
+  let proxyBase: string | undefined;
+
   async function recordUrls(build: string) {
-    const urls = provisioner.urls();
+    const lazy = proxyBase ? Object.fromEntries(provisioner.endpointNames().map((name) => [name, liveProxyUrl(proxyBase!, name)])) : {};
+    const urls = { ...lazy, ...provisioner.urls() };
     if (Object.keys(urls).length === 0) return;
     try {
       // Builds are content-addressed: an unchanged app shares its build with `svc deploy`. The
@@ -292,6 +299,12 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   }
 
   const url = served.url;
+  // Workers on this machine reach the dev server, so a call to an endpoint not yet deployed can
+  // deploy it (lazy mode); a remote platform's workers cannot, and wait for --auto-provision.
+  if (isLoopback(client.url)) {
+    proxyBase = url;
+    await recordUrls(buildId!);
+  }
   printBanner();
   const workerLogs = streamWorkerLogs();
 

@@ -13,6 +13,7 @@ import type { LbResponse } from "../../core/client/index.ts";
 import { docsHtml, readDocsAsset } from "./docs.ts";
 import { isPlainObject, parseRunsyncBody, runsyncStatus, type Job } from "./input.ts";
 import { generateOpenApi } from "./openapi.ts";
+import { handleLiveProxy, LIVE_PROXY_PREFIX } from "./live-proxy.ts";
 import { preferredAlias, resolveRoute, type RouteTable } from "./routes-table.ts";
 
 export interface RemoteRef {
@@ -75,6 +76,8 @@ export function createDevApp(state: DevRoutesState): H3 {
     if (!asset) return errorResponse(404, "NOT_FOUND", `No docs asset ${name}.`);
     return new Response(new Uint8Array(asset.body), { headers: { "content-type": asset.type, "cache-control": "public, max-age=3600" } });
   });
+
+  app.all(`${LIVE_PROXY_PREFIX}/**`, (event) => handleLiveProxy(state, event));
 
   app.all("/**", async (event) => {
     try {

@@ -217,6 +217,40 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
     expect(await liveNames(client)).toEqual([]);
   });
 
+  it("lazy mode: a function calling other endpoints' functions deploys them on demand and the calls succeed", async () => {
+    const root = await app();
+    await writeFile(
+      join(root, "workers", "caller.py"),
+      [
+        "from svc import Endpoint",
+        "from workers.api import echo",
+        "from workers.hello import hello",
+        "",
+        "",
+        '@Endpoint(name="caller", cpu="cpu3c-2-4", workers=(0, 1), idle_timeout=30)',
+        "def call_others(name: str) -> dict:",
+        '    return {"qb": hello(name=name), "lb": echo(text=name)}',
+        "",
+      ].join("\n"),
+    );
+    const server = await startDevServer({ root, client, port: 0, logger, reload: false });
+    try {
+      expect(await liveNames(client)).toEqual([]);
+      const res = await post(`${server.url}/caller/runsync`, { name: "Ada" });
+      const job = (await res.json()) as Record<string, unknown>;
+      expect(job, JSON.stringify(job)).toMatchObject({ status: "COMPLETED", output: { qb: { greeting: "Hello, Ada!" }, lb: { echo: "Ada" } } });
+      // hello and api were deployed by the calls; slow was not called and stays lazy
+      expect(await liveNames(client)).toEqual(["live-api", "live-caller", "live-hello"]);
+      expect(server.provisioner.status().find((s) => s.name === "slow")?.state).toBe("lazy");
+      // the proxy route lends no key: a caller must send one
+      const anonymous = await post(`${server.url}/_svc/live/hello/runsync`, { input: { name: "x" } });
+      expect(anonymous.status).toBe(401);
+    } finally {
+      await server.close();
+    }
+    expect(await liveNames(client)).toEqual([]);
+  });
+
   it("refuses to start with a wrong API key (AUTH_FAILED) and deploys nothing", async () => {
     const root = await app();
     const wrong = createPlatformClient({ url: platform.url, apiKey: "wrong-key" });

@@ -1,0 +1,40 @@
+/**
+ * Cross-endpoint calls in lazy mode (docs/dev-server.md, "Cross-endpoint calls"). A worker finds the
+ * URL of the endpoint it calls in its build's manifest (`urls`, read through GraphQL `getBuild`).
+ * An endpoint not yet deployed has no platform URL, so the dev server records this route for it:
+ * `/_svc/live/<endpoint>/<path>` deploys the endpoint on demand (as a direct call does) and forwards
+ * the request to `<its platform URL>/<path>` — runsync and status for queue-based endpoints,
+ * execute for load-balanced ones — with the caller's own API key.
+ */
+import type { H3Event } from "h3";
+import { errorResponse, json, toErrorResponse, type DevRoutesState } from "./routes.ts";
+
+export const LIVE_PROXY_PREFIX = "/_svc/live";
+
+/** The URL recorded for an endpoint that is not deployed yet. */
+export const liveProxyUrl = (devUrl: string, endpoint: string) => `${devUrl.replace(/\/+$/, "")}${LIVE_PROXY_PREFIX}/${encodeURIComponent(endpoint)}`;
+
+export async function handleLiveProxy(state: DevRoutesState, event: H3Event): Promise<Response> {
+  try {
+    const [endpoint = "", ...rest] = event.url.pathname.slice(LIVE_PROXY_PREFIX.length + 1).split("/");
+    const name = decodeURIComponent(endpoint);
+    if (!state.manifest().endpoints[name]) return errorResponse(404, "NOT_FOUND", `The app has no endpoint "${name}".`);
+    const authorization = event.req.headers.get("authorization");
+    // The platform checks the key; the dev server never lends its own to a caller that sent none.
+    if (!authorization) return errorResponse(401, "UNAUTHORIZED", "Send the platform API key as Authorization: Bearer <key>.");
+    const method = event.req.method.toUpperCase();
+    const body = ["GET", "HEAD"].includes(method) ? undefined : await event.req.text();
+    const headers: Record<string, string> = { authorization };
+    const type = event.req.headers.get("content-type");
+    if (type) headers["content-type"] = type;
+    const remote = await state.ensure(name);
+    const answer = await state.lbRequest(remote, method, `/${rest.join("/")}${event.url.search}`, body || undefined, headers);
+    const answerType = answer.headers["content-type"];
+    if (typeof answer.body === "string" && !(answerType ?? "").includes("json")) {
+      return new Response(answer.body, { status: answer.status, headers: { "content-type": answerType ?? "text/plain; charset=utf-8" } });
+    }
+    return json(answer.status, answer.body ?? null);
+  } catch (error) {
+    return toErrorResponse(error);
+  }
+}
