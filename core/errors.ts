@@ -165,6 +165,10 @@ export const errors = {
     }),
   MANIFEST_INVALID: (issues: string, file?: string) =>
     new SvcError("MANIFEST_INVALID", `Invalid manifest${file ? ` ${file}` : ""}: ${issues}`, { remedy: "Rebuild with `svc build`." }),
+  NOT_DEPLOYED: (file: string) =>
+    new SvcError("NOT_DEPLOYED", `${file} has no endpoint URLs: the app has not been deployed from this folder.`, {
+      remedy: "Run `svc deploy` first; it records the endpoints' URLs in the manifest.",
+    }),
   BUILD_MISSING: (root: string) =>
     new SvcError("BUILD_MISSING", `No build found in ${root}/.svc.`, { remedy: "Run `svc build` first." }),
   INIT_WOULD_OVERWRITE: (files: string[]) =>
@@ -235,8 +239,8 @@ export const errors = {
     new SvcError("ARTIFACT_LIMIT", `Refusing to unpack the artifact at entry "${entry}": ${why}.`, {
       remedy: "Rebuild with `svc build`, which refuses artifacts over 1.5 GB unpacked; leave big folders or packages out (.svcignore, --exclude).",
     }),
-  NO_WORKER_READY: (endpoint: string) =>
-    new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time.`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
+  NO_WORKER_READY: (endpoint: string, why?: string) =>
+    new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
 
   // command line
   UNKNOWN_COMMAND: (name: string) =>

@@ -15,6 +15,7 @@ export const commands: Record<string, () => Promise<Register>> = {
   env: () => import("./env.ts").then((m) => m.registerEnv),
   app: () => import("./app.ts").then((m) => m.registerApp),
   platform: () => import("./platform.ts").then((m) => m.registerPlatform),
+  client: () => import("./client.ts").then((m) => m.registerClient),
   logs: () => import("./logs.ts").then((m) => m.registerLogs),
 };
 

@@ -1,132 +1,18 @@
 /**
  * The OpenAPI 3 document of the dev server (`GET /openapi.json`), generated from the manifest:
  * one operation per queue-based function (runsync, and the status route that follows a slow
- * runsync) and one per load-balanced route. Request schemas come from the functions' parameters
- * when discovery reports them (`parameters`/`params` on a discovered function); otherwise the body
- * is a free object.
+ * runsync) and one per load-balanced route. Request and response schemas come from each function's
+ * parameters and return annotation in the manifest (discovery reads them from the AST; the mapping
+ * is core/function-schema.ts); a function with no `params` takes a free object.
  */
-import type { DiscoveredFunction, Manifest } from "../../core/types.ts";
+import { paramsSchema, schemaForAnnotation, type JsonSchema } from "../../core/function-schema.ts";
+import type { Manifest } from "../../core/types.ts";
 import { buildRouteTable, preferredAlias, type RouteTable } from "./routes-table.ts";
 
-/** A function parameter as discovery may report it. */
-export interface FunctionParam {
-  name: string;
-  /** The annotation as written (`str`, `int | None`, `list[str]`, `Optional[float]`). */
-  annotation?: string | null;
-  required?: boolean;
-  default?: unknown;
-  /** `*args` / `**kwargs` and the like. */
-  kind?: string;
-}
+type Schema = JsonSchema;
 
-type Schema = Record<string, unknown>;
-
-/** JSON schema for a Python annotation (best effort; unknown → no constraint). */
-export function schemaForAnnotation(annotation: string | null | undefined): Schema {
-  if (!annotation) return {};
-  let text = annotation.trim().replace(/^typing\./, "");
-  const optional = /^Optional\[(.*)\]$/.exec(text);
-  if (optional) return { ...schemaForAnnotation(optional[1]), nullable: true };
-  const union = splitTopLevel(text, "|");
-  if (union.length > 1) {
-    const parts = union.filter((p) => p !== "None" && p !== "NoneType");
-    const nullable = parts.length < union.length;
-    const base = parts.length === 1 ? schemaForAnnotation(parts[0]) : { anyOf: parts.map(schemaForAnnotation) };
-    return nullable ? { ...base, nullable: true } : base;
-  }
-  const unionGeneric = /^Union\[(.*)\]$/.exec(text);
-  if (unionGeneric) return schemaForAnnotation(splitTopLevel(unionGeneric[1]!, ",").join(" | "));
-  const generic = /^(\w+)\[(.*)\]$/.exec(text);
-  const head = (generic?.[1] ?? text).replace(/^typing\./, "");
-  text = head;
-  switch (head) {
-    case "str":
-      return { type: "string" };
-    case "int":
-      return { type: "integer" };
-    case "float":
-      return { type: "number" };
-    case "bool":
-      return { type: "boolean" };
-    case "list":
-    case "List":
-    case "tuple":
-    case "Tuple":
-    case "set":
-    case "Set":
-    case "Sequence": {
-      const items = generic ? splitTopLevel(generic[2]!, ",")[0] : undefined;
-      return { type: "array", items: items && items !== "..." ? schemaForAnnotation(items) : {} };
-    }
-    case "dict":
-    case "Dict":
-    case "Mapping": {
-      const value = generic ? splitTopLevel(generic[2]!, ",")[1] : undefined;
-      return { type: "object", additionalProperties: value ? schemaForAnnotation(value) : true };
-    }
-    case "Literal": {
-      const values = generic ? splitTopLevel(generic[2]!, ",").map(literalValue) : [];
-      return { enum: values };
-    }
-    default:
-      return {};
-  }
-}
-
-function literalValue(text: string): unknown {
-  try {
-    return JSON.parse(text.replace(/^'(.*)'$/, '"$1"'));
-  } catch {
-    return text;
-  }
-}
-
-function splitTopLevel(text: string, separator: string): string[] {
-  const parts: string[] = [];
-  let depth = 0;
-  let current = "";
-  for (const char of text) {
-    if (char === "[" || char === "(") depth++;
-    if (char === "]" || char === ")") depth--;
-    if (char === separator && depth === 0) {
-      parts.push(current.trim());
-      current = "";
-    } else current += char;
-  }
-  if (current.trim()) parts.push(current.trim());
-  return parts;
-}
-
-/** The parameters discovery reported for a function, if it reports any. */
-export function functionParams(fn: DiscoveredFunction | undefined): FunctionParam[] | undefined {
-  const raw = (fn as unknown as { parameters?: unknown; params?: unknown } | undefined)?.parameters ?? (fn as { params?: unknown } | undefined)?.params;
-  if (!Array.isArray(raw)) return undefined;
-  return raw
-    .map((p): FunctionParam | undefined => (typeof p === "string" ? { name: p } : p && typeof p === "object" && typeof p.name === "string" ? (p as FunctionParam) : undefined))
-    .filter((p): p is FunctionParam => Boolean(p));
-}
-
-/** The object schema of a function's keyword arguments; a free object when unknown. */
-export function paramsSchema(params: FunctionParam[] | undefined): Schema {
-  if (!params) return { type: "object", additionalProperties: true, description: "Keyword arguments of the function." };
-  const named = params.filter((p) => !p.kind || p.kind === "positional_or_keyword" || p.kind === "keyword_only" || p.kind === "POSITIONAL_OR_KEYWORD" || p.kind === "KEYWORD_ONLY");
-  const hasVarKw = params.some((p) => p.kind === "var_keyword" || p.kind === "VAR_KEYWORD" || p.name.startsWith("**"));
-  const properties: Record<string, Schema> = {};
-  const required: string[] = [];
-  for (const p of named) {
-    if (p.name === "self" || p.name.startsWith("*")) continue;
-    const schema = schemaForAnnotation(p.annotation);
-    if (p.default !== undefined && isJsonValue(p.default)) schema.default = p.default;
-    properties[p.name] = schema;
-    const isRequired = p.required ?? p.default === undefined;
-    if (isRequired) required.push(p.name);
-  }
-  return { type: "object", properties, ...(required.length ? { required } : {}), additionalProperties: hasVarKw };
-}
-
-function isJsonValue(value: unknown): boolean {
-  return value === null || ["string", "number", "boolean"].includes(typeof value) || Array.isArray(value) || typeof value === "object";
-}
+/** Re-exported: the mapping lives in core (svc client uses it too). */
+export { paramsSchema, schemaForAnnotation };
 
 const jobSchema: Schema = {
   type: "object",
@@ -143,6 +29,10 @@ const jobSchema: Schema = {
   },
 };
 
+/** The job schema with `output` typed by the function's return annotation. */
+const jobWithOutput = (returns: string | undefined): Schema =>
+  returns ? { ...jobSchema, properties: { ...(jobSchema.properties as Schema), output: { ...schemaForAnnotation(returns), description: `The function's return value (COMPLETED): ${returns}.` } } } : jobSchema;
+
 const errorSchema: Schema = {
   type: "object",
   properties: { error: { type: "object", properties: { code: { type: "string" }, message: { type: "string" } } } },
@@ -150,14 +40,12 @@ const errorSchema: Schema = {
 
 export interface OpenApiOptions {
   serverUrl?: string;
-  /** Discovered functions (for parameters), by function name. */
-  functions?: DiscoveredFunction[];
   table?: RouteTable;
 }
 
 export function generateOpenApi(manifest: Manifest, options: OpenApiOptions = {}): Record<string, unknown> {
   const table = options.table ?? buildRouteTable(manifest);
-  const byName = new Map((options.functions ?? []).map((fn) => [`${fn.module}:${fn.name}`, fn]));
+  const byName = new Map(Object.values(manifest.endpoints).flatMap((endpoint) => endpoint.functions.map((fn) => [`${fn.module}:${fn.name}`, fn] as const)));
   const paths: Record<string, Record<string, unknown>> = {};
   const add = (path: string, method: string, operation: Record<string, unknown>) => {
     (paths[path] ??= {})[method.toLowerCase()] = operation;
@@ -180,7 +68,8 @@ export function generateOpenApi(manifest: Manifest, options: OpenApiOptions = {}
     const several = entry.qb.length > 1;
     for (const target of entry.qb) {
       const base = several ? `/${alias}/${target.function}` : `/${alias}`;
-      const params = functionParams(byName.get(`${module}:${target.function}`));
+      const fn = byName.get(`${module}:${target.function}`);
+      const params = fn?.params;
       add(`${base}/runsync`, "post", {
         operationId: `${target.function}_runsync`,
         summary: `Run ${target.function} (queue-based endpoint "${target.endpoint}") and wait for its result.`,
@@ -193,7 +82,7 @@ export function generateOpenApi(manifest: Manifest, options: OpenApiOptions = {}
           content: { "application/json": { schema: { oneOf: [paramsSchema(params), { type: "object", required: ["input"], properties: { input: paramsSchema(params) } }] } } },
         },
         responses: {
-          "200": { description: "The final job", content: { "application/json": { schema: jobSchema } } },
+          "200": { description: "The final job", content: { "application/json": { schema: jobWithOutput(fn?.returns) } } },
           "202": { description: "Not final yet: poll statusUrl", content: { "application/json": { schema: jobSchema } } },
           ...errors,
         },
@@ -209,7 +98,8 @@ export function generateOpenApi(manifest: Manifest, options: OpenApiOptions = {}
     for (const route of entry.lb) {
       const path = `/${alias}${route.path.replace(/:(\w+)/g, "{$1}")}`;
       const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
-      const params = functionParams(byName.get(`${module}:${route.function}`));
+      const fn = byName.get(`${module}:${route.function}`);
+      const params = fn?.params;
       const hasBody = route.method === "POST" || route.method === "PUT" || route.method === "PATCH";
       const schema = paramsSchema(params);
       const queryParams =
@@ -224,7 +114,7 @@ export function generateOpenApi(manifest: Manifest, options: OpenApiOptions = {}
         tags: [route.endpoint],
         ...(pathParams.length || queryParams.length ? { parameters: [...pathParams, ...queryParams] } : {}),
         ...(hasBody ? { requestBody: { required: false, content: { "application/json": { schema } } } } : {}),
-        responses: { "200": { description: "The route's answer", content: { "application/json": { schema: {} } } }, ...errors },
+        responses: { "200": { description: "The route's answer", content: { "application/json": { schema: schemaForAnnotation(fn?.returns) } } }, ...errors },
       });
     }
   }

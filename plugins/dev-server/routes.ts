@@ -66,7 +66,7 @@ export function createDevApp(state: DevRoutesState): H3 {
 
   app.get("/", () => json(200, state.health()));
 
-  app.get("/openapi.json", (event) => json(200, generateOpenApi(state.manifest(), { serverUrl: event.url.origin, functions: state.functions(), table: state.table() })));
+  app.get("/openapi.json", (event) => json(200, generateOpenApi(state.manifest(), { serverUrl: event.url.origin, table: state.table() })));
 
   app.get("/docs", () => new Response(docsHtml(state.manifest().app), { headers: { "content-type": "text/html; charset=utf-8" } }));
 

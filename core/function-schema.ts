@@ -1,0 +1,112 @@
+/**
+ * JSON Schemas of endpoint functions, from the parameters and return annotations discovery read
+ * from the AST (the manifest's `params` / `returns`, docs/manifest.md). One mapping from Python
+ * annotations to schemas, used by the dev server's /openapi.json (/docs) and by `svc client`'s
+ * TypeScript types. Best effort: an annotation it does not know puts no constraint.
+ */
+import type { FunctionParam } from "./types.ts";
+
+export type JsonSchema = Record<string, unknown>;
+
+/** A parameter as far as the schema needs it (kind and required default to a plain named parameter). */
+export type ParamLike = Pick<FunctionParam, "name"> & Partial<Omit<FunctionParam, "name">>;
+
+/** JSON schema for a Python annotation (best effort; unknown → no constraint). */
+export function schemaForAnnotation(annotation: string | null | undefined): JsonSchema {
+  if (!annotation) return {};
+  let text = annotation.trim().replace(/^typing\./, "");
+  const optional = /^Optional\[(.*)\]$/.exec(text);
+  if (optional) return { ...schemaForAnnotation(optional[1]), nullable: true };
+  const union = splitTopLevel(text, "|");
+  if (union.length > 1) {
+    const parts = union.filter((p) => p !== "None" && p !== "NoneType");
+    const nullable = parts.length < union.length;
+    const base = parts.length === 1 ? schemaForAnnotation(parts[0]) : { anyOf: parts.map(schemaForAnnotation) };
+    return nullable ? { ...base, nullable: true } : base;
+  }
+  const unionGeneric = /^Union\[(.*)\]$/.exec(text);
+  if (unionGeneric) return schemaForAnnotation(splitTopLevel(unionGeneric[1]!, ",").join(" | "));
+  const generic = /^(\w+)\[(.*)\]$/.exec(text);
+  const head = (generic?.[1] ?? text).replace(/^typing\./, "");
+  text = head;
+  switch (head) {
+    case "str":
+      return { type: "string" };
+    case "int":
+      return { type: "integer" };
+    case "float":
+      return { type: "number" };
+    case "bool":
+      return { type: "boolean" };
+    case "list":
+    case "List":
+    case "tuple":
+    case "Tuple":
+    case "set":
+    case "Set":
+    case "Sequence": {
+      const items = generic ? splitTopLevel(generic[2]!, ",")[0] : undefined;
+      return { type: "array", items: items && items !== "..." ? schemaForAnnotation(items) : {} };
+    }
+    case "dict":
+    case "Dict":
+    case "Mapping": {
+      const value = generic ? splitTopLevel(generic[2]!, ",")[1] : undefined;
+      return { type: "object", additionalProperties: value ? schemaForAnnotation(value) : true };
+    }
+    case "Literal": {
+      const values = generic ? splitTopLevel(generic[2]!, ",").map(literalValue) : [];
+      return { enum: values };
+    }
+    default:
+      return {};
+  }
+}
+
+function literalValue(text: string): unknown {
+  try {
+    return JSON.parse(text.replace(/^'(.*)'$/, '"$1"'));
+  } catch {
+    return text;
+  }
+}
+
+function splitTopLevel(text: string, separator: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let current = "";
+  for (const char of text) {
+    if (char === "[" || char === "(") depth++;
+    if (char === "]" || char === ")") depth--;
+    if (char === separator && depth === 0) {
+      parts.push(current.trim());
+      current = "";
+    } else current += char;
+  }
+  if (current.trim()) parts.push(current.trim());
+  return parts;
+}
+
+/** Kinds a JSON input can fill by name (`positional_only` and `*args` cannot be). */
+const NAMED_KINDS = new Set(["positional_or_keyword", "keyword_only"]);
+
+/**
+ * The object schema of a function's keyword arguments (a job's `input`, a route's body or query);
+ * a free object when the parameters are unknown. `**kwargs` allows other names.
+ */
+export function paramsSchema(params: readonly ParamLike[] | undefined): JsonSchema {
+  if (!params) return { type: "object", additionalProperties: true, description: "Keyword arguments of the function." };
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const p of params) {
+    if (!NAMED_KINDS.has(p.kind ?? "positional_or_keyword") || p.name === "self") continue;
+    const schema = schemaForAnnotation(p.annotation);
+    if (p.annotation && Object.keys(schema).length === 0) schema.description = `Python annotation: ${p.annotation}`;
+    if (p.default !== undefined) schema.default = p.default;
+    else if (p.defaultSource) schema.description = [schema.description, `default: ${p.defaultSource}`].filter(Boolean).join("; ");
+    properties[p.name] = schema;
+    if (p.required ?? (p.default === undefined && p.defaultSource === undefined)) required.push(p.name);
+  }
+  const additionalProperties = params.some((p) => p.kind === "var_keyword");
+  return { type: "object", properties, ...(required.length ? { required } : {}), additionalProperties };
+}
