@@ -39,7 +39,7 @@ import type { EndpointInput, LbResponse, PlatformApp, PlatformBuild, PlatformEnd
 import { uploadArtifact, type ArtifactRef } from "./upload.ts";
 
 export * from "./types.ts";
-export { resolvePlatform, checkPlatformUrl, type ResolvedPlatform, type ResolveOptions, type StartEmbedded, type EmbeddedPlatform } from "./resolve.ts";
+export { resolvePlatform, type ResolvedPlatform, type ResolveOptions, type StartEmbedded, type EmbeddedPlatform } from "./resolve.ts";
 export { planEnvironment, resolveDeployTarget, findEnvironment, DEFAULT_ENVIRONMENT, type EnvironmentPlan, type ResolvedTarget } from "./environments.ts";
 export { queueUrl } from "./queue.ts";
 export type { ArtifactRef } from "./upload.ts";
