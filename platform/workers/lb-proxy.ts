@@ -1,7 +1,8 @@
 /**
  * Load-balanced endpoints: requests to `/lb/<endpoint_id>/...` or with `Host: <endpoint_id>.localhost`
  * are proxied to a ready worker (GET /ping answered 200), round robin. With none ready, one is
- * started and the request waits for it up to `lbReadyWaitMs`, then answers 503 NO_WORKER_READY.
+ * started and the request waits for it up to `lbReadyWaitMs`, then answers 503 NO_WORKER_READY
+ * (with the reason when the endpoint's workers exit before they are ready).
  */
 import type { H3Event } from "h3";
 import { Readable } from "node:stream";
@@ -33,7 +34,10 @@ export function createLbProxy(ctx: PlatformContext) {
         return ready[i]!;
       }
       const remaining = deadline - Date.now();
-      if (remaining <= 0 || signal.aborted) throw errors.NO_WORKER_READY(name);
+      if (remaining <= 0 || signal.aborted) {
+        const endpoint = store.endpoints.get(endpointId);
+        throw errors.NO_WORKER_READY(name, endpoint && supervisor.problem(endpoint)?.error_message); // why, when the workers exit early
+      }
       autoscaler.lbWaiting.set(endpointId, (autoscaler.lbWaiting.get(endpointId) ?? 0) + 1);
       try {
         autoscaler.kick(endpointId);

@@ -82,7 +82,7 @@ describe("load-balanced endpoints", () => {
       const d = await deploy(broken, artifact, [{ name: "api", type: "LB" }]);
       const r = await api(broken, "GET", `/lb/${d.endpoints.api!.id}/hello`);
       expect(r.status).toBe(503);
-      expect(r.body.error).toMatch(/No worker of endpoint "api" became ready/);
+      expect(r.body.error).toMatch(/No worker of endpoint "api" became ready in time: The worker did not start: \/nonexistent\/python/); // and why
     } finally {
       await broken.dispose();
     }
