@@ -373,7 +373,7 @@ export class Supervisor {
       });
     } catch (error) {
       this.platformLog(endpoint.id, w.id, `worker ${w.id} did not start: ${(error as Error).message}`);
-      this.startFailed(w, `did not start: ${(error as Error).message}`);
+      if (!w.stopping && !this.closed) this.startFailed(w, `did not start: ${(error as Error).message}`);
       this.onExit(w);
     }
   }
