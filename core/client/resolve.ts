@@ -32,7 +32,7 @@ export interface ResolveOptions {
 export const trimUrl = (url: string): string => url.trim().replace(/\/+$/, "");
 
 /** `PLATFORM_API_URL` as svc will call it: http(s) with a host, no trailing slash; PLATFORM_URL_INVALID otherwise. */
-export function checkPlatformUrl(raw: string): string {
+function checkPlatformUrl(raw: string): string {
   const url = trimUrl(raw);
   let parsed: URL | undefined;
   try {
