@@ -10,6 +10,10 @@ import type { EndpointType, Hardware, Scaling, StaticValue } from "./types.ts";
 /** GPU tiers (platform `gpuIds`, SDK `GpuGroup` members), in the documented order. */
 export const GPU_GROUPS = ["AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO"] as const;
 export const SCALER_TYPES = ["QUEUE_DELAY", "REQUEST_COUNT"] as const;
+/** Methods of load-balanced routes (`@api.get`, `.post`, ...). */
+export const HTTP_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"] as const;
+/** Served by the worker runtime on every load-balanced worker (docs/contracts.md §4): no route may take them. */
+export const RESERVED_PATHS = ["/ping", "/execute"] as const;
 
 /** The parameters of `Endpoint(...)`, in positional order. */
 export const ENDPOINT_ARGUMENTS = [

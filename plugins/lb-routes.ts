@@ -1,15 +1,14 @@
 /**
  * svc:lb-routes — checks the routes of load-balanced endpoints: a path starts with '/', each
- * METHOD + path appears once per endpoint, and the worker runtime's own paths stay free.
+ * METHOD + path appears once per endpoint, and the worker runtime's own paths (RESERVED_PATHS of
+ * core/endpoint-schema.ts) stay free.
  * Taps `group` after svc:group-endpoints (registration order in plugins/index.ts).
  */
+import { RESERVED_PATHS } from "../core/endpoint-schema.ts";
 import { errors } from "../core/errors.ts";
 import type { EndpointSpec, SvcPlugin } from "../core/types.ts";
 
 export const PLUGIN_NAME = "svc:lb-routes";
-
-/** Served by the worker runtime on every LB worker (docs/contracts.md §4). */
-export const RESERVED_PATHS = ["/ping", "/execute"];
 
 export function lbRoutes(): SvcPlugin {
   return {
@@ -38,7 +37,7 @@ export function checkRoutes(endpoints: readonly EndpointSpec[]): void {
         throw errors.ENDPOINT_ARGUMENT_INVALID(loc, `route path "${path}" of ${fn.name} must start with '/' (like "/${path}").`);
       }
       const normal = normalisePath(path);
-      if (RESERVED_PATHS.includes(normal)) throw errors.RESERVED_ROUTE(endpoint.name, path, loc);
+      if ((RESERVED_PATHS as readonly string[]).includes(normal)) throw errors.RESERVED_ROUTE(endpoint.name, path, loc);
       const key = `${method} ${normal}`;
       if (seen.has(key)) throw errors.DUPLICATE_ROUTE(endpoint.name, `${method} ${path}`, loc);
       seen.add(key);

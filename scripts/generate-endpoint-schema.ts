@@ -6,7 +6,7 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { ENDPOINT_ARGUMENTS, ENDPOINT_DEFAULTS, ENDPOINT_LIMITS, ENDPOINT_MESSAGES, GPU_GROUPS, SCALER_TYPES } from "../core/endpoint-schema.ts";
+import { ENDPOINT_ARGUMENTS, ENDPOINT_DEFAULTS, ENDPOINT_LIMITS, ENDPOINT_MESSAGES, GPU_GROUPS, HTTP_METHODS, RESERVED_PATHS, SCALER_TYPES } from "../core/endpoint-schema.ts";
 
 export const PYTHON_SCHEMA_FILE = fileURLToPath(new URL("../runtime/python/svc/_schema.py", import.meta.url));
 
@@ -30,6 +30,8 @@ export function renderPythonSchema(): string {
     `ENDPOINT_ARGUMENTS = ${py(ENDPOINT_ARGUMENTS)}`,
     `GPU_GROUPS = ${py(GPU_GROUPS)}`,
     `SCALER_TYPES = ${py(SCALER_TYPES)}`,
+    `HTTP_METHODS = ${py(HTTP_METHODS)}`,
+    `RESERVED_PATHS = ${py(RESERVED_PATHS)}`,
     "",
     ...Object.entries(ENDPOINT_LIMITS).map(([key, value]) => `${snake(key).toUpperCase()} = ${py(value)}`),
     "",

@@ -6,6 +6,8 @@ from enum import Enum
 ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot")
 GPU_GROUPS = ("AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO")
 SCALER_TYPES = ("QUEUE_DELAY", "REQUEST_COUNT")
+HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
+RESERVED_PATHS = ("/ping", "/execute")
 
 NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9_-]*$"
 GPU_TYPES = {"min": 1, "max": 3}

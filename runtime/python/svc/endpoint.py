@@ -7,9 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import remote
 from ._config import EndpointConfig, build_config
-
-HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
-RESERVED_PATHS = ("/ping", "/execute")
+from ._schema import HTTP_METHODS, RESERVED_PATHS
 
 # Endpoints created in this process, by name; the worker finds its functions here after import.
 registry: Dict[str, "Endpoint"] = {}
