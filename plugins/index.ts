@@ -1,4 +1,7 @@
-/** The built-in plugins, one per stage job, in the order they tap. Each is named `svc:<job>`. */
+/**
+ * The public face of plugins/: the built-in plugins, one per stage job, in the order they tap (each
+ * named `svc:<job>`), and the helpers the CLI shares with them; cli/ imports plugins/ from here.
+ */
 import type { SvcPlugin } from "../core/types.ts";
 import { analyze } from "./analyze/index.ts";
 import { checkImports } from "./check-imports.ts";
@@ -16,6 +19,9 @@ import { resolveDeps } from "./resolve-deps.ts";
 import { sizeGuard } from "./size-guard.ts";
 import { tarPack } from "./tar-pack.ts";
 import { upload } from "./upload.ts";
+
+export { mapLimit } from "./_map-limit.ts";
+export { LIVE_PREFIX, PROVISION_CONCURRENCY } from "./provision.ts";
 
 export function builtinPlugins(): SvcPlugin[] {
   return [

@@ -32,6 +32,7 @@ export const usage: Record<string, readonly [string, string]> = {
   env: ["env <action> [name]", "Manage the app's environments: list | get <name> | create <name> | delete <name>"],
   app: ["app <action> [name]", "Manage apps on the platform: list | get <name> | create <name> | delete <name>"],
   platform: ["platform <action>", "The embedded platform on this machine: start | stop | status"],
+  client: ["client", "Write a typed TypeScript client for the deployed endpoints (one function per endpoint function and route)"],
   logs: ["logs <endpoint>", "Show an endpoint's worker output (print(), tracebacks); also of one deleted in the last 24 hours"],
 };
 

@@ -9,7 +9,7 @@ import type { PlatformClient } from "../../core/client/index.ts";
 import { planEnvironment } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
 import { paint } from "../../core/logger.ts";
-import { LIVE_PREFIX } from "../../plugins/provision.ts";
+import { LIVE_PREFIX } from "../../plugins/index.ts";
 import { fetchWorkerLogLines, followWorkerLogs, type WorkerLogLine } from "../../plugins/dev-server/worker-logs.ts";
 import { appName, connect, type PlatformFlags } from "../_platform.ts";
 import { printJson, projectRoot } from "../_shared.ts";

@@ -1,8 +1,7 @@
 /** `svc undeploy [--env name] [--all] [--yes]`: delete the app's endpoints in one environment (or all of them). */
 import type { CAC } from "cac";
 import { findEnvironment, type PlatformClient, type PlatformEnvironment } from "../../core/client/index.ts";
-import { mapLimit } from "../../plugins/_map-limit.ts";
-import { PROVISION_CONCURRENCY } from "../../plugins/provision.ts";
+import { mapLimit, PROVISION_CONCURRENCY } from "../../plugins/index.ts";
 import { appName, confirm, connect, endpointCount, printTable, type PlatformFlags } from "../_platform.ts";
 import { printJson, projectRoot } from "../_shared.ts";
 

@@ -32,6 +32,16 @@ describe("loadConfig", () => {
     expect(config.plugins.map((p) => p.name)).toEqual(["svc-plugin-hello"]);
   });
 
+  it("hands a plugin package given as [name, options] its options", async () => {
+    const config = await loadConfig(join(fixtures, "plugin-options"), env);
+    expect(config.plugins.map((p) => p.name)).toEqual(["svc-plugin-greet-hej", "svc-plugin-greet-hello"]);
+  });
+
+  it("refuses options for a package whose default export is a plugin, not a function", async () => {
+    const error = await resolveConfig(join(fixtures, "plugin-options"), { plugins: [["svc-plugin-plain", { x: 1 }]] }).catch((e) => e);
+    expect(error.code).toBe("PLUGIN_INVALID");
+  });
+
   it("says how to install a plugin package that is missing", async () => {
     const error = await loadConfig(join(fixtures, "mjs"), env).catch((e) => e);
     expect(error.code).toBe("PLUGIN_NOT_FOUND");

@@ -2,8 +2,10 @@ import { describe, expect, it } from "vitest";
 import { createContext, resolvePluginList } from "../../core/build.ts";
 import { resolveConfig } from "../../core/config.ts";
 import { createLogger } from "../../core/logger.ts";
-import { Pipeline, STAGES } from "../../core/pipeline.ts";
+import { errors, type SvcError } from "../../core/errors.ts";
+import { HOOK_ORDER, Pipeline, STAGES, definePlugin } from "../../core/pipeline.ts";
 import type { SvcPlugin } from "../../core/types.ts";
+import { PLUGIN_NAME as PIP_INSTALL } from "../../plugins/pip-install.ts";
 
 const root = "/tmp/svc-pipeline-test";
 
@@ -95,6 +97,68 @@ describe("Pipeline", () => {
     ]);
     await expect(pipeline.run(ctx)).rejects.toThrow("boom");
     expect(String(doneWith)).toContain("boom");
+  });
+});
+
+describe("errors thrown inside plugins", () => {
+  const thrown = () => Object.assign(new Error("plugin exploded"), { code: "BOOM" });
+
+  it("become PLUGIN_ERROR naming the plugin and the hook, keeping the message and the code (sync, promise and callback taps)", async () => {
+    const cases: Array<[string, SvcPlugin]> = [
+      ["group", plugin("svc-plugin-sync", (p) => p.hooks.group.tap("any-tap-name", () => { throw thrown(); }))],
+      ["manifest", plugin("svc-plugin-promise", (p) => p.hooks.manifest.tapPromise("x", async () => { throw thrown(); }))],
+      ["discover", plugin("svc-plugin-callback", (p) => p.hooks.discover.tapAsync("x", (_fns, _ctx, done) => done(thrown())))],
+    ];
+    for (const [hook, failing] of cases) {
+      const error = (await new Pipeline([failing]).run(await context()).catch((e: unknown) => e)) as SvcError;
+      expect(error).toMatchObject({ code: "PLUGIN_ERROR", plugin: failing.name, hook, pluginCode: "BOOM" });
+      expect(error.message).toContain(`Plugin "${failing.name}" failed in hook "${hook}": plugin exploded [BOOM]`);
+      expect(error.message).toMatch(/at .*pipeline\.test\.ts:\d+:\d+/);
+      expect((error.cause as Error).message).toBe("plugin exploded");
+    }
+  });
+
+  it("in apply() names the hook apply", () => {
+    const error = (() => {
+      try {
+        return new Pipeline([plugin("svc-plugin-bad", () => { throw thrown(); })]);
+      } catch (e) {
+        return e;
+      }
+    })() as SvcError;
+    expect(error).toMatchObject({ code: "PLUGIN_ERROR", plugin: "svc-plugin-bad", hook: "apply" });
+  });
+
+  it("pass through unchanged when they are svc's own catalogue errors", async () => {
+    const own = errors.NO_ENDPOINTS();
+    const error = await new Pipeline([plugin("svc:x", (p) => p.hooks.group.tap("svc:x", () => { throw own; }))]).run(await context()).catch((e: unknown) => e);
+    expect(error).toBe(own);
+  });
+});
+
+describe("the plugin kit", () => {
+  it("HOOK_ORDER runs a tap before or after the built-ins' default taps, whatever the plugin order", async () => {
+    const ran: string[] = [];
+    const tapAt = (name: string, stage?: number) => plugin(name, (p) => p.hooks.group.tap({ name, stage }, (endpoints) => (ran.push(name), endpoints)));
+    await new Pipeline([tapAt("after", HOOK_ORDER.AFTER_BUILTINS), tapAt("builtin"), tapAt("before", HOOK_ORDER.BEFORE_BUILTINS), tapAt("last", HOOK_ORDER.LAST), tapAt("first", HOOK_ORDER.FIRST)]).run(await context());
+    expect(ran).toEqual(["first", "before", "builtin", "after", "last"]);
+  });
+
+  it("definePlugin returns the plugin or the factory it is given", () => {
+    const factory = (options: { n: number }) => plugin(`svc-plugin-${options.n}`, () => {});
+    expect(definePlugin(factory)).toBe(factory);
+    expect(definePlugin(factory)({ n: 2 }).name).toBe("svc-plugin-2");
+  });
+
+  it("ctx.meta gives a declared key its type (svc:pip-install's, declared by that plugin)", async () => {
+    const ctx = await context();
+    ctx.meta.set(PIP_INSTALL, { ran: false, cacheHit: true, pruned: [], hash: "abc" });
+    const hash: string | undefined = ctx.meta.get(PIP_INSTALL)?.hash;
+    expect(hash).toBe("abc");
+    // @ts-expect-error a declared key takes only its declared shape (npm test's typecheck fails if it does not)
+    ctx.meta.set(PIP_INSTALL, { ran: "yes" });
+    ctx.meta.set("svc-plugin-undeclared", 1);
+    expect(ctx.meta.get("svc-plugin-undeclared")).toBe(1);
   });
 });
 

@@ -46,8 +46,8 @@ async function svc(args: string[], cwd: string, env?: NodeJS.ProcessEnv): Promis
 /** `npm pack <dir>` into tmp; answers the tarball path. */
 async function pack(dir: string): Promise<string> {
   const { stdout } = await sh("npm", ["pack", dir, "--pack-destination", tmp, "--json"], REPO);
-  const [{ filename }] = JSON.parse(stdout.slice(stdout.indexOf("["))) as Array<{ filename: string }>;
-  return join(tmp, filename);
+  const [packed] = JSON.parse(stdout.slice(stdout.indexOf("["))) as Array<{ filename: string }>;
+  return join(tmp, packed!.filename);
 }
 
 beforeAll(async () => {

@@ -1,0 +1,65 @@
+/**
+ * `svc --version` and `svc --help` answer from package.json and a static table, loading no command
+ * module (startup, docs/architecture.md); the table says what each command registers with cac.
+ */
+import { execFile } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+import { cac } from "cac";
+import { afterAll, describe, expect, it } from "vitest";
+import { commands, helpText, usage } from "../../cli/commands/index.ts";
+
+const run = promisify(execFile);
+const BIN = resolve(import.meta.dirname, "../../bin/svc.mjs");
+const VERSION = (JSON.parse(readFileSync(resolve(import.meta.dirname, "../../package.json"), "utf8")) as { version: string }).version;
+const tmp = mkdtempSync(join(tmpdir(), "svc-help-"));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+/** Runs the bin with a module hook that records every module under cli/commands/ it loads. */
+async function svcTraced(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stdout: string; loaded: string[] }> {
+  const trace = join(tmp, `trace-${args.join("_") || "none"}.txt`);
+  writeFileSync(trace, "");
+  const hooks = join(tmp, "hooks.mjs");
+  writeFileSync(
+    hooks,
+    `import { appendFileSync } from "node:fs";
+export async function load(url, context, next) {
+  if (url.includes("/cli/commands/")) appendFileSync(${JSON.stringify(trace)}, url + "\\n");
+  return next(url, context);
+}`,
+  );
+  const register = join(tmp, "register.mjs");
+  writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+  const { stdout } = await run(process.execPath, ["--import", pathToFileURL(register).href, BIN, ...args], { env: { ...process.env, ...env, NO_COLOR: "1" } });
+  const loaded = readFileSync(trace, "utf8").split("\n").filter(Boolean).map((url) => url.replace(/^.*\/cli\/commands\//, ""));
+  return { stdout, loaded: [...new Set(loaded)] };
+}
+
+describe("svc --version and --help", () => {
+  it("--version prints svc's own version (not npm_package_version) and loads no command module", async () => {
+    const { stdout, loaded } = await svcTraced(["--version"], { npm_package_version: "9.9.9" });
+    expect(stdout).toBe(`svc/${VERSION} ${process.platform}-${process.arch} node-${process.version}\n`);
+    expect(loaded.filter((file) => !file.startsWith("index."))).toEqual([]);
+  });
+
+  it("--help prints the static command table and loads no command module", async () => {
+    const { stdout, loaded } = await svcTraced(["--help"]);
+    expect(stdout).toBe(helpText(VERSION));
+    expect(loaded.filter((file) => !file.startsWith("index."))).toEqual([]);
+  });
+
+  it("a command line loads only the command it names", async () => {
+    const { stdout, loaded } = await svcTraced(["build", "--help"]);
+    expect(stdout).toContain("$ svc build");
+    expect(loaded.filter((file) => !file.startsWith("index.") && !file.startsWith("_"))).toEqual(["build.ts"]);
+  });
+
+  it("the static table matches what each command registers with cac", async () => {
+    const cli = cac("svc");
+    for (const load of Object.values(commands)) (await load())(cli);
+    expect(Object.fromEntries(cli.commands.map((command) => [command.name, [command.rawName, command.description]]))).toEqual(usage);
+  });
+});
