@@ -51,9 +51,8 @@ async function statKey(file: string): Promise<StatKey> {
 
 const sameStat = (entry: Entry, key: StatKey) => entry[0] === key.size && entry[1] === key.mtimeNs && entry[2] === key.ctimeNs && entry[3] === key.ino;
 
-/** sha256 of a file: one read for small files, a stream of fixed-size chunks for the rest. */
-export async function hashFile(file: string, size: number): Promise<string> {
-  if (size <= WHOLE_READ_LIMIT) return createHash("sha256").update(await readFile(file)).digest("hex");
+/** sha256 of a file, streamed in fixed-size chunks. */
+export async function hashFile(file: string): Promise<string> {
   const hash = createHash("sha256");
   for await (const chunk of createReadStream(file, { highWaterMark: STREAM_CHUNK }) as AsyncIterable<Buffer>) hash.update(chunk);
   return hash.digest("hex");
@@ -86,12 +85,15 @@ export class FileIndex {
     return new FileIndex(file, entries, racyWindowMs);
   }
 
-  /** The file's size and content hash; read only when the index cannot vouch for it. */
-  async digest(path: string): Promise<FileDigest> {
-    const key = await statKey(path);
-    // seen earlier in this run with the same stat: the same bytes (no racy check within a run)
+  /**
+   * The file's size and content hash; read only when the index cannot vouch for it. A file already
+   * digested or written in this run is not looked at again. `keepBytes` answers the bytes too when
+   * the file had to be read whole (up to 1 MB), so a caller that needs them reads it once.
+   */
+  async digest(path: string, { keepBytes = false } = {}): Promise<FileDigest & { bytes?: Buffer }> {
     const seen = this.current.get(path);
-    if (seen && sameStat(seen, key)) return { size: key.size, sha256: seen[4] };
+    if (seen) return { size: seen[0], sha256: seen[4] };
+    const key = await statKey(path);
     const known = this.previous.get(path);
     if (known && sameStat(known, key) && this.aged(key, known)) {
       this.current.set(path, known);
@@ -99,16 +101,21 @@ export class FileIndex {
       return { size: key.size, sha256: known[4] };
     }
     const hashedAt = Date.now();
-    const sha256 = await hashFile(path, key.size);
+    let bytes: Buffer | undefined;
+    let sha256: string;
+    if (key.size <= WHOLE_READ_LIMIT) {
+      bytes = await readFile(path);
+      sha256 = createHash("sha256").update(bytes).digest("hex");
+    } else sha256 = await hashFile(path);
     const after = await statKey(path);
     this.stats.hashedFiles++;
     this.stats.hashedBytes += key.size;
-    // changed while being read: answer the hash but do not record it
-    if (after.size === key.size && after.mtimeNs === key.mtimeNs && after.ctimeNs === key.ctimeNs && after.ino === key.ino) {
+    // changed while being read: answer what was read but do not record it
+    if (sameStat([after.size, after.mtimeNs, after.ctimeNs, after.ino, "", 0], key)) {
       this.current.set(path, [key.size, key.mtimeNs, key.ctimeNs, key.ino, sha256, hashedAt]);
       this.changed = true;
     }
-    return { size: key.size, sha256 };
+    return { size: bytes?.length ?? key.size, sha256, ...(keepBytes && bytes ? { bytes } : {}) };
   }
 
   /**

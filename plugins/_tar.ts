@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { createReadStream, createWriteStream } from "node:fs";
+import { readFile } from "node:fs/promises";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { constants, createGzip } from "node:zlib";
@@ -66,7 +67,12 @@ async function* tarStream(files: TarFile[]): AsyncGenerator<Buffer> {
     }
     yield headerBlocks(file.path, "File", file.size);
     let read = 0;
-    if (file.size > 0) {
+    if (file.size > 0 && file.size <= READ_CHUNK) {
+      // one read for a small file: a stream's set-up costs more than the read itself
+      const bytes = await readFile(file.source);
+      read = bytes.length;
+      if (read === file.size) yield bytes;
+    } else if (file.size > 0) {
       for await (const chunk of createReadStream(file.source, { start: 0, end: file.size - 1, highWaterMark: READ_CHUNK }) as AsyncIterable<Buffer>) {
         read += chunk.length;
         yield chunk;

@@ -3,14 +3,15 @@
  * (from the run's file index, so an unchanged file is not even read) to what the parser found in
  * it. A rebuild with nothing changed starts no Python process. The cache belongs to one parser
  * version: its key holds the interpreter and the hash of discover.py, so a changed helper or another
- * interpreter starts a fresh cache.
+ * interpreter starts a fresh cache. The interpreter's stdlib list is kept beside the analyses
+ * (stdlibWithCache), for the same reason.
  */
 import { readFile, mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { BuildContext } from "../../core/types.ts";
 import { fileIndexOf } from "../_file-index.ts";
 import { mapLimit } from "../_map-limit.ts";
-import { contentHash, DISCOVER_SCRIPT, type FileAnalysis, type PythonParser } from "./_parser.ts";
+import { contentHash, DISCOVER_SCRIPT, type FileAnalysis, type PythonParser, type StdlibModules } from "./_parser.ts";
 
 export const ANALYSIS_CACHE_FILE = "cache/discover.json";
 /** Bump when the shape of a cached analysis changes without discover.py changing. */
@@ -21,30 +22,59 @@ type Analysis = Omit<FileAnalysis, "path">;
 interface CacheFile {
   key: string;
   entries: Record<string, Analysis>;
+  stdlib?: StdlibModules;
 }
 
-async function readCache(file: string, key: string): Promise<Map<string, Analysis>> {
+async function readCache(file: string, key: string): Promise<CacheFile> {
   try {
     const data = JSON.parse(await readFile(file, "utf8")) as CacheFile;
-    return data.key === key ? new Map(Object.entries(data.entries)) : new Map();
+    if (data.key === key) return data;
   } catch {
-    return new Map();
+    // missing or unreadable: start afresh
   }
+  return { key, entries: {} };
+}
+
+async function writeCache(file: string, data: CacheFile): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const temporary = `${file}.tmp-${process.pid}`;
+  await writeFile(temporary, JSON.stringify(data));
+  await rename(temporary, file);
+}
+
+async function cacheKey(ctx: BuildContext, parser: PythonParser): Promise<string> {
+  const index = await fileIndexOf(ctx);
+  return `v${CACHE_VERSION}\0${parser.python}\0${(await index.digest(DISCOVER_SCRIPT)).sha256}`;
+}
+
+/** parser.stdlib(), asked of Python once per interpreter and helper version, then read from the cache. */
+export async function stdlibWithCache(ctx: BuildContext, parser: PythonParser): Promise<StdlibModules> {
+  const file = join(ctx.outDir, ANALYSIS_CACHE_FILE);
+  const data = await readCache(file, await cacheKey(ctx, parser));
+  if (data.stdlib) return data.stdlib;
+  const stdlib = await parser.stdlib();
+  await writeCache(file, { ...(await readCache(file, data.key)), stdlib });
+  return stdlib;
 }
 
 /** The parser's analyses of `pyFiles` (POSIX, relative to ctx.root), in input order; only files not seen before are read and parsed. */
 export async function parseWithCache(ctx: BuildContext, parser: PythonParser, pyFiles: readonly string[]): Promise<FileAnalysis[]> {
   const index = await fileIndexOf(ctx);
-  const key = `v${CACHE_VERSION}\0${parser.python}\0${(await index.digest(DISCOVER_SCRIPT)).sha256}`;
   const file = join(ctx.outDir, ANALYSIS_CACHE_FILE);
-  const cached = await readCache(file, key);
-  const digests = await mapLimit(pyFiles, READ_CONCURRENCY, async (path) => (await index.digest(join(ctx.root, path))).sha256);
+  const data = await readCache(file, await cacheKey(ctx, parser));
+  const cached = new Map(Object.entries(data.entries));
+  // a file the index must read anyway comes back with its bytes: on a cold build each is read once
+  const read = await mapLimit(pyFiles, READ_CONCURRENCY, (path) => index.digest(join(ctx.root, path), { keepBytes: true }));
+  const digests = read.map((digest) => digest.sha256);
   const missing = new Set(pyFiles.filter((_path, i) => !cached.has(digests[i]!)));
   /** What this run used, by content hash: written back, so entries of files gone or changed drop out. */
   const keep = new Map<string, Analysis>();
   const fresh = new Map<string, Analysis>();
   if (missing.size > 0) {
-    const inputs = await mapLimit([...missing], READ_CONCURRENCY, async (path) => ({ path, source: await readFile(join(ctx.root, path)) }));
+    const inputs = await mapLimit([...pyFiles.entries()].filter(([, path]) => missing.has(path)), READ_CONCURRENCY, async ([i, path]) => ({
+      path,
+      source: read[i]!.bytes ?? (await readFile(join(ctx.root, path))),
+    }));
     const analyses = await parser.parse(inputs);
     inputs.forEach((input, i) => {
       const { path: _path, ...analysis } = analyses[i]!;
@@ -58,12 +88,7 @@ export async function parseWithCache(ctx: BuildContext, parser: PythonParser, py
     if (!missing.has(path)) keep.set(digests[i]!, analysis);
     return { ...analysis, path } as FileAnalysis;
   });
-  if (missing.size > 0 || keep.size !== cached.size) {
-    await mkdir(dirname(file), { recursive: true });
-    const temporary = `${file}.tmp-${process.pid}`;
-    await writeFile(temporary, JSON.stringify({ key, entries: Object.fromEntries(keep) } satisfies CacheFile));
-    await rename(temporary, file);
-  }
+  if (missing.size > 0 || keep.size !== cached.size) await writeCache(file, { ...data, entries: Object.fromEntries(keep) });
   await index.save();
   return results;
 }
