@@ -9,10 +9,19 @@
  *   cold start          process start → first job-take, fresh endpoints   goal ≤ 300 ms
  *   RSS                 the platform process after 100,000 jobs         goal flat, ≤ 300 MB
  *
+ *   vs the peer         the hosted platform's local test server (PyPI runpod 1.12, handler.py
+ *                       --rp_serve_api, handler returns its input; bench/platform/_peer.ts), same
+ *                       client, interleaved: sequential runsync p50/p99 and 32-concurrent runsync
+ *                       requests/s; goals svc/peer p50 ≤ 2×, p99 ≤ 2×, throughput ≥ 1.0×
+ *   scaling             200 concurrent runsync clients on a no-op endpoint (workers 0–4,
+ *                       QUEUE_DELAY): workers used, p50/p99 (issue 10 item 2)
+ *
  * The platform runs in its own process (bench/platform/_server.ts) with rate limits off; the
  * workers are the real Python runtime on fixtures/platform-app.
  * Options: --jobs <n> throughput jobs (default 20000), --rss-jobs <n> (default 100000),
- * --samples <n> round trips (default 2000), --skip-rss.
+ * --samples <n> round trips (default 2000), --skip-rss, --only <section,...> (roundtrip,
+ * throughput, cold, peer, scale, rss), --peer-workers <n> (default 2), --seconds <n> per
+ * concurrent run (default 5).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
@@ -21,6 +30,7 @@ import { availableParallelism } from "node:os";
 import { createInterface } from "node:readline";
 import { Pool } from "undici";
 import { buildFixtureArtifact, deploy, gqlOk, saveEndpoint, tempDir, waitFor } from "../../test/platform/_support.ts";
+import { startPeer } from "./_peer.ts";
 
 const args = process.argv.slice(2);
 const opt = (name: string, fallback: number) => {
@@ -31,6 +41,10 @@ const THROUGHPUT_JOBS = opt("--jobs", 20_000);
 const RSS_JOBS = opt("--rss-jobs", 100_000);
 const SAMPLES = opt("--samples", 2000);
 const SERVER = resolve(import.meta.dirname, "_server.ts");
+const ONLY = args.includes("--only") ? new Set(args[args.indexOf("--only") + 1]!.split(",")) : undefined;
+const want = (section: string) => (ONLY ? ONLY.has(section) : section !== "rss" || !args.includes("--skip-rss"));
+const PEER_WORKERS = opt("--peer-workers", 2);
+const SECONDS = opt("--seconds", 5);
 
 const rssMb = (pid: number) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -77,6 +91,95 @@ const call = async (method: "GET" | "POST", path: string, body?: unknown) => {
   return { status: res.statusCode, body: (await res.body.json()) as any };
 };
 const results: Array<[string, string, string]> = [];
+const NOOP_BODY = '{"input":{"op":"noop"}}';
+
+/** Sequential runsync round trips (ms) against `base` + `path`, after a warm-up. */
+async function sequential(base: string, path: string, hdrs: Record<string, string>, n: number): Promise<number[]> {
+  const one = new Pool(base, { connections: 1 });
+  const rts: number[] = [];
+  try {
+    for (let i = 0; i < n + 100; i++) {
+      const t0 = performance.now();
+      const res = await one.request({ method: "POST", path, headers: hdrs, body: NOOP_BODY });
+      const body = (await res.body.json()) as { status: string };
+      if (body.status !== "COMPLETED") throw new Error(JSON.stringify(body));
+      if (i >= 100) rts.push(performance.now() - t0);
+    }
+  } finally {
+    await one.close();
+  }
+  return rts;
+}
+
+/** `clients` runsync loops for `seconds`: completed requests/s, latencies and the workers that answered. */
+async function concurrent(base: string, path: string, hdrs: Record<string, string>, clients: number, seconds: number) {
+  const many = new Pool(base, { connections: clients, pipelining: 1 });
+  const latencies: number[] = [];
+  const workers = new Set<string>();
+  const end = performance.now() + seconds * 1000;
+  const t0 = performance.now();
+  try {
+    await Promise.all(
+      Array.from({ length: clients }, async () => {
+        while (performance.now() < end) {
+          const s = performance.now();
+          const res = await many.request({ method: "POST", path, headers: hdrs, body: NOOP_BODY });
+          const body = (await res.body.json()) as { status: string; workerId?: string };
+          if (body.status !== "COMPLETED") throw new Error(JSON.stringify(body));
+          latencies.push(performance.now() - s);
+          if (body.workerId) workers.add(body.workerId);
+        }
+      }),
+    );
+  } finally {
+    await many.close();
+  }
+  return { rps: latencies.length / ((performance.now() - t0) / 1000), latencies: latencies.sort((a, b) => a - b), workers };
+}
+
+/** Side by side with the peer's local test server, interleaved so that both see the same machine load. */
+async function versusPeer(buildId: string): Promise<void> {
+  const ep = await saveEndpoint(p, buildId, { name: "peer-work", workersMin: PEER_WORKERS, workersMax: PEER_WORKERS });
+  await waitFor(`${PEER_WORKERS} warm workers`, async () => (await call("GET", `/v2/${ep.id}/health`)).body.workers.idle === PEER_WORKERS, 30_000);
+  const peer = await startPeer();
+  const json = { "content-type": "application/json" };
+  const svcSide = { base: p.url, path: `/v2/${ep.id}/runsync`, hdrs: headers };
+  const peerSide = { base: peer.url, path: "/runsync", hdrs: json };
+  const seq = { svc: [] as number[], peer: [] as number[] };
+  const rps = { svc: [] as number[], peer: [] as number[] };
+  try {
+    for (let round = 0; round < 2; round++) {
+      for (const [name, side] of [["svc", svcSide], ["peer", peerSide]] as const) seq[name].push(...(await sequential(side.base, side.path, side.hdrs, SAMPLES / 2)));
+      for (const [name, side] of [["svc", svcSide], ["peer", peerSide]] as const) rps[name].push((await concurrent(side.base, side.path, side.hdrs, 32, SECONDS)).rps);
+    }
+  } finally {
+    await peer.stop();
+    await gqlOk(p, "mutation($id: String!) { deleteEndpoint(id: $id) }", { id: ep.id });
+  }
+  seq.svc.sort((a, b) => a - b);
+  seq.peer.sort((a, b) => a - b);
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const ratio = (a: number, b: number) => `${fmt(a / b)}×`;
+  results.push([`vs peer (runpod 1.12 --rp_serve_api), svc with ${PEER_WORKERS} workers`, "svc / peer / ratio", "goal"]);
+  results.push(["  sequential runsync p50", `${fmt(pct(seq.svc, 50))} / ${fmt(pct(seq.peer, 50))} ms / ${ratio(pct(seq.svc, 50), pct(seq.peer, 50))}`, "≤ 2×"]);
+  results.push(["  sequential runsync p99", `${fmt(pct(seq.svc, 99))} / ${fmt(pct(seq.peer, 99))} ms / ${ratio(pct(seq.svc, 99), pct(seq.peer, 99))}`, "≤ 2×"]);
+  results.push(["  32 concurrent runsync clients, requests/s", `${fmt(mean(rps.svc), 0)} / ${fmt(mean(rps.peer), 0)} / ${ratio(mean(rps.svc), mean(rps.peer))}`, "≥ 1.0×"]);
+}
+
+/** Issue 10 item 2: 200 concurrent runsync clients on a no-op endpoint that starts with no worker. */
+async function scaling(buildId: string): Promise<void> {
+  const ep = await saveEndpoint(p, buildId, { name: "scale-work", workersMin: 0, workersMax: 4, scalerType: "QUEUE_DELAY", idleTimeout: 5 });
+  try {
+    const r = await concurrent(p.url, `/v2/${ep.id}/runsync`, headers, 200, Math.max(SECONDS, 10));
+    results.push([
+      "200 concurrent runsync, workers 0–4 (QUEUE_DELAY)",
+      `${r.workers.size} workers used; p50 ${fmt(pct(r.latencies, 50), 1)} ms, p99 ${fmt(pct(r.latencies, 99), 1)} ms; ${fmt(r.rps, 0)} req/s`,
+      "autoscaler adds workers",
+    ]);
+  } finally {
+    await gqlOk(p, "mutation($id: String!) { deleteEndpoint(id: $id) }", { id: ep.id });
+  }
+}
 
 try {
   const artifact = await buildFixtureArtifact();
@@ -85,6 +188,7 @@ try {
   const rssStart = rssMb(server.pid);
 
   // ---- runsync round trip
+  if (want("roundtrip")) {
   await waitFor("a warm worker", async () => (await call("GET", `/v2/${work}/health`)).body.workers.idle === 1, 30_000);
   const single = new Pool(p.url, { connections: 1 });
   const once = async () => {
@@ -107,10 +211,8 @@ try {
   results.push(["runsync round trip p50 / p99", `${fmt(pct(rts, 50))} ms / ${fmt(pct(rts, 99))} ms`, "p50 ≤ 2 ms, p99 ≤ 10 ms"]);
   results.push(["  of which the worker (executionTime p50)", `${pct(execs, 50)} ms`, "(Python runtime: take → done)"]);
   await single.close();
+  }
 
-  // ---- /run throughput, 4 workers
-  const { saveEndpoint: four } = await gqlOk<any>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id } }", { i: { id: work, name: "work", workersMin: 4, workersMax: 4, buildId } });
-  await waitFor("4 warm workers", async () => (await call("GET", `/v2/${four.id}/health`)).body.workers.idle === 4, 30_000);
   // health counts retained jobs (runsync results are pruned after 1 min): wait for an empty queue instead
   const drained = async () => {
     const h = (await call("GET", `/v2/${work}/health`)).body.jobs;
@@ -128,6 +230,10 @@ try {
       }),
     );
   };
+  // ---- /run throughput, 4 workers
+  if (want("throughput")) {
+  const { saveEndpoint: four } = await gqlOk<any>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id } }", { i: { id: work, name: "work", workersMin: 4, workersMax: 4, buildId } });
+  await waitFor("4 warm workers", async () => (await call("GET", `/v2/${four.id}/health`)).body.workers.idle === 4, 30_000);
   const cpu0 = cpuSeconds(server.pid);
   const client0 = process.cpuUsage();
   const t0 = performance.now();
@@ -144,8 +250,10 @@ try {
     `${fmt(cpu1.self - cpu0.self, 1)} s / ${fmt(cpu1.children - cpu0.children, 1)} s / ${fmt((client1.user + client1.system) / 1e6, 1)} s`,
     `in ${fmt(elapsed, 1)} s wall on ${availableParallelism()} CPUs`,
   ]);
+  }
 
   // ---- cold start
+  if (want("cold")) {
   const colds: number[] = [];
   for (let i = 0; i < 5; i++) {
     const cold = await saveEndpoint(p, buildId, { name: "awork", workersMin: 0, workersMax: 1 });
@@ -161,9 +269,13 @@ try {
   }
   colds.sort((a, b) => a - b);
   results.splice(results.length - 1, 0, ["worker cold start (process start → first job-take), median of 5", `${colds[2]} ms (min ${colds[0]}, max ${colds[4]})`, "≤ 300 ms"]);
+  }
+
+  if (want("peer")) await versusPeer(buildId);
+  if (want("scale")) await scaling(buildId);
 
   // ---- RSS after 100,000 jobs
-  if (!args.includes("--skip-rss")) {
+  if (want("rss")) {
     const rssBefore = rssMb(server.pid);
     const samples: string[] = [];
     const chunk = RSS_JOBS / 4;
