@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createPlatformClient } from "../../core/client/index.ts";
 import { createLogger } from "../../core/logger.ts";
-import { startDevServer, type ReloadReport } from "../../plugins/dev-server/index.ts";
+import { startDevServer, type ReloadReport } from "../../dev/index.ts";
 
 const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf("--rounds") + 1] || 5) || 5;

@@ -1,10 +1,10 @@
 /**
  * `svc run`: the local development server (spec 4.3). Endpoint functions run on the platform as
  * temporary `live-` endpoints; the server is the front door, rebuilds on change, and deletes its
- * endpoints on Ctrl+C / SIGTERM. The implementation is plugins/dev-server/.
+ * endpoints on Ctrl+C / SIGTERM. The implementation is dev/.
  */
 import type { CAC } from "cac";
-import { startDevServer, type DevServer } from "../../plugins/dev-server/index.ts";
+import { startDevServer, type DevServer } from "../../dev/index.ts";
 import { confirm, connect } from "../_platform.ts";
 import { commandLogger, parsePort, projectRoot, type CommonFlags } from "../_shared.ts";
 

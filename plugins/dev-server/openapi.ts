@@ -7,7 +7,7 @@
  */
 import { paramsSchema, schemaForAnnotation, type JsonSchema } from "../../core/function-schema.ts";
 import type { Manifest } from "../../core/types.ts";
-import { buildRouteTable, preferredAlias, type RouteTable } from "./routes-table.ts";
+import { buildRouteTable, preferredAlias, type RouteTable } from "../../dev/routes/routes-table.ts";
 
 type Schema = JsonSchema;
 

@@ -83,17 +83,23 @@ describe("svc logs", { timeout: 120_000 }, () => {
   });
 
   it("--follow prints new lines as the worker prints them, until SIGINT", async () => {
-    const child = spawn(process.execPath, [BIN, "logs", "talker", "--follow", "--since", "1s", "--root", root], { env, stdio: ["ignore", "pipe", "pipe"] });
+    const from = new Date().toISOString();
+    const child = spawn(process.execPath, [BIN, "logs", "talker", "--follow", "--since", from, "--root", root], { env, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";
     child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    const waitFor = async (text: string) => {
+      const deadline = Date.now() + 30_000;
+      while (!out.includes(text) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(out).toContain(text);
+    };
     try {
-      await new Promise((r) => setTimeout(r, 1500)); // the follower's first poll
-      await say("third");
-      const deadline = Date.now() + 15_000;
-      while (!out.includes("talker says third") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      expect(out).toContain("talker says third");
+      await say("third"); // shown first or by a poll, depending on how soon the CLI is up
+      await waitFor("talker says third");
+      await say("fourth"); // printed after the follower started: only a poll can show it
+      await waitFor("talker says fourth");
       expect(out.match(/talker says third/g)).toHaveLength(1);
+      expect(out).not.toContain("talker says first");
       child.kill("SIGINT");
       expect(await exited).toBe(0);
     } finally {

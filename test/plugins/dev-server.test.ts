@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import type { SvcError } from "../../core/errors.ts";
 import { createLogger } from "../../core/logger.ts";
-import { readResourceCache } from "../../plugins/dev-server/resource-cache.ts";
-import { startDevServer, type DevServer } from "../../plugins/dev-server/index.ts";
+import { readResourceCache } from "../../dev/provisioning/resource-cache.ts";
+import { startDevServer, type DevServer } from "../../dev/index.ts";
 import { copyDevApp, removeDir, startTestPlatform, type TestPlatform } from "./_dev-platform.ts";
 
 const liveNames = async (client: PlatformClient) =>

@@ -10,17 +10,17 @@ import ignore from "ignore";
 import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.ts";
 import type { Manifest, ManifestEndpoint } from "../../core/types.ts";
-import { parseRunsyncBody, runsyncStatus, isInputError } from "../../plugins/dev-server/input.ts";
+import { parseRunsyncBody, runsyncStatus, isInputError } from "../../dev/routes/input.ts";
 import { generateOpenApi, paramsSchema, schemaForAnnotation } from "../../plugins/dev-server/openapi.ts";
-import { Provisioner, type ProvisionClient } from "../../plugins/dev-server/provisioner.ts";
-import { configHash, planResources, readResourceCache, RESOURCE_CACHE_FILE, stableStringify } from "../../plugins/dev-server/resource-cache.ts";
+import { Provisioner, type ProvisionClient } from "../../dev/provisioning/provisioner.ts";
+import { configHash, planResources, readResourceCache, RESOURCE_CACHE_FILE, stableStringify } from "../../dev/provisioning/resource-cache.ts";
 import { mapLimit } from "../../plugins/_map-limit.ts";
-import { createDevApp, type DevRoutesState } from "../../plugins/dev-server/routes.ts";
-import { buildRouteTable, matchPath, preferredAlias, resolveRoute } from "../../plugins/dev-server/routes-table.ts";
-import { serve } from "../../plugins/dev-server/server.ts";
-import { isIgnoredPath, watchProject } from "../../plugins/dev-server/watcher.ts";
+import { createDevApp, type DevRoutesState } from "../../dev/routes/routes.ts";
+import { buildRouteTable, matchPath, preferredAlias, resolveRoute } from "../../dev/routes/routes-table.ts";
+import { serve } from "../../dev/server.ts";
+import { isIgnoredPath, watchProject } from "../../dev/watcher.ts";
 import { endpointInput } from "../../plugins/provision.ts";
-import type { Job } from "../../plugins/dev-server/input.ts";
+import type { Job } from "../../dev/routes/input.ts";
 
 const silent = createLogger("silent");
 

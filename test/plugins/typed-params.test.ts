@@ -10,8 +10,8 @@ import { describe, expect, it } from "vitest";
 import { paramsSchema } from "../../core/function-schema.ts";
 import type { Manifest } from "../../core/types.ts";
 import { renderTypedClient, typeOf } from "../../cli/commands/_typed-client.ts";
-import { buildRouteTable } from "../../plugins/dev-server/routes-table.ts";
-import { createDevApp } from "../../plugins/dev-server/routes.ts";
+import { buildRouteTable } from "../../dev/routes/routes-table.ts";
+import { createDevApp } from "../../dev/routes/routes.ts";
 import { buildUntilManifest } from "./_front-half.ts";
 
 const TEMPLATE = new URL("../../templates/init/", import.meta.url).pathname;

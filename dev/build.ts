@@ -4,12 +4,12 @@
  * `live-` prefix. Plugins keep their caches across runs (discovery's per-file parse cache, pip's
  * requirement-hash cache, tar-pack's state), which is what makes a reload incremental.
  */
-import { createContext, defaultBuildOptions, resolvePluginList } from "../../core/build.ts";
-import { loadConfig } from "../../core/config.ts";
-import type { Logger } from "../../core/logger.ts";
-import { Pipeline } from "../../core/pipeline.ts";
-import type { BuildContext, SvcPlugin } from "../../core/types.ts";
-import { builtinPlugins } from "../index.ts";
+import { createContext, defaultBuildOptions, resolvePluginList } from "../core/build.ts";
+import { loadConfig } from "../core/config.ts";
+import type { Logger } from "../core/logger.ts";
+import { Pipeline } from "../core/pipeline.ts";
+import type { BuildContext, SvcPlugin } from "../core/types.ts";
+import { builtinPlugins } from "../plugins/index.ts";
 
 /** Deploy stages the dev server does its own way (no environment, `live-` endpoints, cache). */
 export const REPLACED_PLUGINS = ["svc:upload", "svc:provision", "svc:configure"];

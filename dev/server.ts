@@ -10,7 +10,7 @@ import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { toNodeHandler, type H3 } from "h3";
 import { listen } from "listhen";
-import { errors } from "../../core/errors.ts";
+import { errors } from "../core/errors.ts";
 
 /** Ports tried after the requested one. */
 export const PORT_ATTEMPTS = 100;

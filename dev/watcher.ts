@@ -9,7 +9,7 @@ import { relative, sep } from "node:path";
 import type { Stats } from "node:fs";
 import { watch, type FSWatcher } from "chokidar";
 import type { Ignore } from "ignore";
-import { createIgnore } from "../discover-python/_files.ts";
+import { createIgnore } from "../plugins/discover-python/_files.ts";
 
 export const DEBOUNCE_MS = 150;
 

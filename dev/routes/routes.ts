@@ -10,9 +10,9 @@ import { H3, type H3Event } from "h3";
 import { isSvcError } from "../../core/errors.ts";
 import type { DiscoveredFunction, Manifest } from "../../core/types.ts";
 import type { LbResponse } from "../../core/client/index.ts";
-import { docsHtml, readDocsAsset } from "./docs.ts";
+import { docsHtml, readDocsAsset } from "../../plugins/dev-server/docs.ts";
 import { isPlainObject, parseRunsyncBody, runsyncStatus, type Job } from "./input.ts";
-import { generateOpenApi } from "./openapi.ts";
+import { generateOpenApi } from "../../plugins/dev-server/openapi.ts";
 import { handleLiveProxy, LIVE_PROXY_PREFIX } from "./live-proxy.ts";
 import { preferredAlias, resolveRoute, type RouteTable } from "./routes-table.ts";
 

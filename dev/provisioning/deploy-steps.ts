@@ -1,0 +1,128 @@
+/**
+ * The deploy steps of a dev build, run by svc:dev-server's taps (docs/dev-server.md, "Startup"):
+ * upload into the app's builds without activating the build; `live-` endpoints through the
+ * Provisioner (lazy, or all at startup with --auto-provision, asking first when more than 5 would
+ * be created or changed); the endpoints' URLs recorded on the build for cross-endpoint calls —
+ * a deployed endpoint's platform URL, or for one not deployed yet the dev server's live proxy.
+ */
+import type { PlatformClient } from "../../core/client/index.ts";
+import { errors } from "../../core/errors.ts";
+import type { Logger } from "../../core/logger.ts";
+import { PLUGIN_NAME, type DevDeploySteps } from "../../plugins/dev-server.ts";
+import { LIVE_PREFIX } from "../../plugins/provision.ts";
+import { shortSha, uploadedLine } from "../../plugins/upload.ts";
+import { liveProxyUrl } from "../routes/live-proxy.ts";
+import type { Provisioner, RemoteEndpoint } from "./provisioner.ts";
+
+/** More endpoints than this to create or change at startup → ask first (spec 4.3 rule 2). */
+export const CONFIRM_THRESHOLD = 5;
+
+export interface DeployStepsOptions {
+  client: PlatformClient;
+  provisioner: Provisioner;
+  logger: Logger;
+  autoProvision: boolean;
+  /** Skip the > 5 endpoints confirmation. */
+  yes: boolean;
+  /** Asks the user (y/N). Not given: without `yes`, more than 5 endpoints is CONFIRMATION_REQUIRED. */
+  confirm?: (question: string) => Promise<boolean>;
+  /** The platform's endpoints when the session started (the resource cache is checked against them). */
+  existing: RemoteEndpoint[];
+}
+
+export interface DeploySteps extends DevDeploySteps {
+  /** Whether the last upload step found the artifact already on the platform. */
+  readonly lastUploadSkipped: boolean;
+  recordUrls(buildId: string): Promise<void>;
+  /** From now on, endpoints not deployed yet get the dev server's live-proxy URL (workers on this machine). */
+  useLiveProxy(devServerUrl: string, buildId: string): Promise<void>;
+}
+
+export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
+  const { client, provisioner, logger } = options;
+  let started = false;
+  let lastUpload: { sha256: string; buildId: string } | undefined;
+  let app: { name: string; id: string } | undefined;
+  let proxyBase: string | undefined;
+  let lastUploadSkipped = false;
+
+  async function confirmStartup(): Promise<void> {
+    const changes = provisioner.plan().filter((step) => step.action !== "reuse");
+    if (changes.length <= CONFIRM_THRESHOLD || options.yes) return;
+    const action = `deploy ${changes.length} ${LIVE_PREFIX} endpoints`;
+    if (!options.confirm) throw errors.CONFIRMATION_REQUIRED(action);
+    const question = `Deploy ${changes.length} ${LIVE_PREFIX} endpoints (${changes.map((c) => c.endpoint).join(", ")}) to ${client.url}?`;
+    if (!(await options.confirm(question))) {
+      throw errors.CONFIRMATION_DECLINED(action, "Run `svc run` without --auto-provision to deploy each endpoint on its first call, or answer y (or pass --yes) to deploy them all now.");
+    }
+  }
+
+  async function recordUrls(buildId: string): Promise<void> {
+    const lazy = proxyBase ? Object.fromEntries(provisioner.endpointNames().map((name) => [name, liveProxyUrl(proxyBase!, name)])) : {};
+    const urls = { ...lazy, ...provisioner.urls() };
+    if (Object.keys(urls).length === 0) return;
+    try {
+      // Builds are content-addressed: an unchanged app shares its build with `svc deploy`. The
+      // live- URLs must not replace a deployed environment's URLs (its cross-endpoint calls read them).
+      const found = app ? await client.getApp(app.name) : null;
+      if (found?.environments.some((env) => env.activeBuildId === buildId)) {
+        logger.debug(`build ${buildId} is active in an environment: live- URLs not recorded on it`);
+        return;
+      }
+      await client.setBuildEndpointUrls(buildId, urls);
+    } catch (error) {
+      logger.warn(`could not record the live- endpoint URLs on build ${buildId}: ${(error as Error).message}`);
+    }
+  }
+
+  return {
+    get lastUploadSkipped() {
+      return lastUploadSkipped;
+    },
+    async upload(ctx) {
+      if (!ctx.artifact || !ctx.manifest) throw errors.BUILD_MISSING(ctx.root);
+      if (lastUpload?.sha256 === ctx.artifact.sha256) {
+        lastUploadSkipped = true;
+        ctx.upload = { buildId: lastUpload.buildId, skipped: true };
+        ctx.logger.info(`  artifact ${shortSha(ctx.artifact.sha256)} unchanged: upload skipped`);
+        return lastUpload.buildId;
+      }
+      const name = ctx.manifest.app;
+      if (app?.name !== name) {
+        const found = (await client.getApp(name)) ?? (await client.createApp(name));
+        app = { name, id: found.id };
+      }
+      const result = await client.uploadArtifact(app.id, ctx.artifact, ctx.manifest);
+      lastUploadSkipped = result.skipped;
+      lastUpload = { sha256: ctx.artifact.sha256, buildId: result.buildId };
+      ctx.upload = { buildId: result.buildId, skipped: result.skipped };
+      ctx.logger.info(uploadedLine(ctx.artifact.sha256, result.skipped));
+      return result.buildId;
+    },
+    async provision(ctx) {
+      const manifest = ctx.manifest!;
+      const buildId = ctx.buildId!;
+      if (!started) {
+        await provisioner.init(manifest, buildId, options.existing);
+        if (options.autoProvision) {
+          await confirmStartup();
+          const reused = provisioner.plan().filter((step) => step.action === "reuse").map((step) => `${LIVE_PREFIX}${step.endpoint}`);
+          if (reused.length) ctx.logger.info(`  reusing cached ${reused.join(", ")}`);
+          await provisioner.provisionAll();
+        } else {
+          await provisioner.applyBuild(manifest, buildId);
+        }
+        started = true;
+      } else {
+        ctx.meta.set(PLUGIN_NAME, await provisioner.applyBuild(manifest, buildId));
+      }
+      return provisioner.status().flatMap((s) => (s.id && s.url ? [{ name: s.name, id: s.id, type: s.type, url: s.url }] : []));
+    },
+    configure: (ctx) => recordUrls(ctx.buildId!),
+    recordUrls,
+    async useLiveProxy(devServerUrl, buildId) {
+      proxyBase = devServerUrl;
+      await recordUrls(buildId);
+    },
+  };
+}
