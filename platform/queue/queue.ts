@@ -50,6 +50,8 @@ interface EndpointQueue {
   /** Jobs IN_QUEUE (pending may also hold stale entries, skipped on shift). */
   queued: number;
   queuedNormal: number;
+  /** Since when normal-priority jobs have been waiting without the queue emptying (0: empty). */
+  backlogSince: number;
 }
 
 export type StreamRead = { status: JobStatus; chunks: string[] } | undefined;
@@ -318,6 +320,7 @@ export class JobQueue {
     eq.pending.clear();
     eq.queued = 0;
     eq.queuedNormal = 0;
+    eq.backlogSince = 0;
     return removed;
   }
 
@@ -411,11 +414,15 @@ export class JobQueue {
     this.jobs.removeEndpoint(endpointId);
   }
 
-  stats(endpointId: string, now = Date.now()): { queued: number; queuedNormal: number; oldestNormalWaitMs: number; running: number } {
+  /**
+   * The autoscaler's view of an endpoint: `oldestNormalWaitMs` is how long its oldest queued job
+   * has waited, `backlogMs` how long normal jobs have been queued without the queue emptying.
+   */
+  stats(endpointId: string, now = Date.now()): { queued: number; queuedNormal: number; oldestNormalWaitMs: number; backlogMs: number; running: number } {
     const eq = this.endpoints.get(endpointId);
     let running = 0;
     for (const job of this.running.values()) if (job.endpointId === endpointId) running++;
-    if (!eq) return { queued: 0, queuedNormal: 0, oldestNormalWaitMs: 0, running };
+    if (!eq) return { queued: 0, queuedNormal: 0, oldestNormalWaitMs: 0, backlogMs: 0, running };
     let oldest = 0;
     if (eq.queuedNormal > 0) {
       for (const job of eq.pending) {
@@ -425,7 +432,7 @@ export class JobQueue {
         }
       }
     }
-    return { queued: eq.queued, queuedNormal: eq.queuedNormal, oldestNormalWaitMs: oldest, running };
+    return { queued: eq.queued, queuedNormal: eq.queuedNormal, oldestNormalWaitMs: oldest, backlogMs: eq.backlogSince ? now - eq.backlogSince : 0, running };
   }
 
   /** Number of long-poll takers waiting on an endpoint. */
@@ -448,7 +455,7 @@ export class JobQueue {
 
   private endpointQueue(endpointId: string): EndpointQueue {
     let eq = this.endpoints.get(endpointId);
-    if (!eq) this.endpoints.set(endpointId, (eq = { pending: new Deque(), takers: [], queued: 0, queuedNormal: 0 }));
+    if (!eq) this.endpoints.set(endpointId, (eq = { pending: new Deque(), takers: [], queued: 0, queuedNormal: 0, backlogSince: 0 }));
     return eq;
   }
 
@@ -463,7 +470,7 @@ export class JobQueue {
     if (front) eq.pending.unshift(job);
     else eq.pending.push(job);
     eq.queued++;
-    if (!job.lowPriority) eq.queuedNormal++;
+    if (!job.lowPriority && eq.queuedNormal++ === 0) eq.backlogSince = Date.now();
     this.hooks.onQueued?.(job);
   }
 
@@ -471,7 +478,7 @@ export class JobQueue {
     for (let job = eq.pending.shift(); job; job = eq.pending.shift()) {
       if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue; // cancelled, expired, purged
       eq.queued--;
-      if (!job.lowPriority) eq.queuedNormal--;
+      if (!job.lowPriority && --eq.queuedNormal === 0) eq.backlogSince = 0;
       return job;
     }
     return undefined;
@@ -495,7 +502,7 @@ export class JobQueue {
       const eq = this.endpoints.get(job.endpointId);
       if (eq) {
         eq.queued--;
-        if (!job.lowPriority) eq.queuedNormal--;
+        if (!job.lowPriority && --eq.queuedNormal === 0) eq.backlogSince = 0;
       }
     } else {
       this.running.delete(job.id);

@@ -1,6 +1,7 @@
 /**
  * The autoscaler: keeps workersMin warm, scales up to workersMax (QUEUE_DELAY for queue endpoints:
- * a queued job waited more than scalerValue seconds, but the first worker starts at once;
+ * a queued job waited more than scalerValue seconds, or jobs kept waiting that long without the
+ * queue emptying once (a steady backlog of short jobs), but the first worker starts at once;
  * REQUEST_COUNT for load-balanced ones: in-flight requests / scalerValue), stops workers idle
  * longer than idleTimeout, and replaces outdated ones (their endpoint changed). lowPriority jobs
  * never cause a scale-up.
@@ -70,7 +71,7 @@ export class Autoscaler {
       const stats = this.queue.stats(endpoint.id, now);
       if (stats.queuedNormal > 0) {
         if (n === 0) target = Math.max(target, 1);
-        else if (stats.oldestNormalWaitMs > endpoint.scalerValue * 1000) {
+        else if (Math.max(stats.oldestNormalWaitMs, stats.backlogMs) > endpoint.scalerValue * 1000) {
           const spare = current.filter((w) => !w.ready || !this.supervisor.busy(w)).length;
           const extra = stats.queuedNormal - spare;
           if (extra > 0) target = Math.max(target, n + extra);

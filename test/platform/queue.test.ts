@@ -55,6 +55,25 @@ describe("job queue", () => {
     expect(store.jobs.get(j.id)?.status).toBe("COMPLETED");
   });
 
+  it("measures a steady backlog (the autoscaler's QUEUE_DELAY): how long the queue has not emptied, though each job waits briefly", async () => {
+    expect(queue.stats("ep_a").backlogMs).toBe(0);
+    queue.enqueue(job());
+    const t0 = Date.now();
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 30));
+      queue.enqueue(job()); // a new job arrives before the worker takes the one before
+      queue.takeNow("wk_1", "ep_a");
+    }
+    const stats = queue.stats("ep_a");
+    expect(stats.queuedNormal).toBe(1);
+    expect(stats.oldestNormalWaitMs).toBeLessThan(stats.backlogMs / 2); // each job waited one step only
+    expect(stats.backlogMs).toBeGreaterThanOrEqual(Date.now() - t0 - 5); // but the queue never emptied
+    queue.takeNow("wk_1", "ep_a");
+    expect(queue.stats("ep_a").backlogMs).toBe(0);
+    queue.enqueue(job({ lowPriority: true }));
+    expect(queue.stats("ep_a").backlogMs).toBe(0); // low priority jobs never ask for workers
+  });
+
   it("hands a job to a waiting long poll at once, and answers null when the poll runs out", async () => {
     const waiting = queue.take("wk_1", "ep_a", 5000);
     const j = queue.enqueue(job());
