@@ -115,9 +115,12 @@ async function sequential(base: string, path: string, hdrs: Record<string, strin
 async function concurrent(base: string, path: string, hdrs: Record<string, string>, clients: number, seconds: number) {
   const many = new Pool(base, { connections: clients, pipelining: 1 });
   const latencies: number[] = [];
+  /** Latencies of the requests started in the run's second half (after any scale-up). */
+  const late: number[] = [];
   const workers = new Set<string>();
   const end = performance.now() + seconds * 1000;
   const t0 = performance.now();
+  const half = t0 + (seconds * 1000) / 2;
   try {
     await Promise.all(
       Array.from({ length: clients }, async () => {
@@ -127,6 +130,7 @@ async function concurrent(base: string, path: string, hdrs: Record<string, strin
           const body = (await res.body.json()) as { status: string; workerId?: string };
           if (body.status !== "COMPLETED") throw new Error(JSON.stringify(body));
           latencies.push(performance.now() - s);
+          if (s >= half) late.push(performance.now() - s);
           if (body.workerId) workers.add(body.workerId);
         }
       }),
@@ -134,7 +138,7 @@ async function concurrent(base: string, path: string, hdrs: Record<string, strin
   } finally {
     await many.close();
   }
-  return { rps: latencies.length / ((performance.now() - t0) / 1000), latencies: latencies.sort((a, b) => a - b), workers };
+  return { rps: latencies.length / ((performance.now() - t0) / 1000), latencies: latencies.sort((a, b) => a - b), late: late.sort((a, b) => a - b), workers };
 }
 
 /** Side by side with the peer's local test server, interleaved so that both see the same machine load. */
@@ -170,10 +174,10 @@ async function versusPeer(buildId: string): Promise<void> {
 async function scaling(buildId: string): Promise<void> {
   const ep = await saveEndpoint(p, buildId, { name: "scale-work", workersMin: 0, workersMax: 4, scalerType: "QUEUE_DELAY", idleTimeout: 5 });
   try {
-    const r = await concurrent(p.url, `/v2/${ep.id}/runsync`, headers, 200, Math.max(SECONDS, 10));
+    const r = await concurrent(p.url, `/v2/${ep.id}/runsync`, headers, 200, Math.max(SECONDS, 15));
     results.push([
       "200 concurrent runsync, workers 0–4 (QUEUE_DELAY)",
-      `${r.workers.size} workers used; p50 ${fmt(pct(r.latencies, 50), 1)} ms, p99 ${fmt(pct(r.latencies, 99), 1)} ms; ${fmt(r.rps, 0)} req/s`,
+      `${r.workers.size} workers used; p50 ${fmt(pct(r.latencies, 50), 1)} ms, p99 ${fmt(pct(r.latencies, 99), 1)} ms (2nd half: ${fmt(pct(r.late, 50), 1)} / ${fmt(pct(r.late, 99), 1)} ms); ${fmt(r.rps, 0)} req/s`,
       "autoscaler adds workers",
     ]);
   } finally {
