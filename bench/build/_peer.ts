@@ -6,8 +6,9 @@
  * them (its RuntimeScanner) and installs requirements with pip on every build.
  */
 import { spawn } from "node:child_process";
-import { cpSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { TEMPLATE_DIR } from "../../cli/commands/init.ts";
 
 export const PEER_PACKAGE = "runpod-flash==1.21.0";
@@ -15,14 +16,27 @@ export const PEER_PACKAGE = "runpod-flash==1.21.0";
 export interface CommandResult {
   code: number | null;
   wallMs: number;
+  /** User + system CPU of the command and the children it waited for (GNU time), when /usr/bin/time exists. */
+  cpuMs?: number;
   /** The last lines of stdout + stderr. */
   tail: string;
 }
 
+const GNU_TIME = "/usr/bin/time";
+
+/** Runs a command to its end; wall time always, CPU time through GNU time where it is installed (less disturbed by other load). */
 export function timeCommand(command: string, argv: string[], cwd: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 600_000): Promise<CommandResult> {
+  const cpuFile = existsSync(GNU_TIME) ? join(mkdtempSync(join(tmpdir(), "svc-bench-time-")), "cpu") : undefined;
+  const [program, args] = cpuFile ? [GNU_TIME, ["-f", "%U %S", "-o", cpuFile, command, ...argv]] : [command, argv];
+  const cpuMs = () => {
+    if (!cpuFile || !existsSync(cpuFile)) return undefined;
+    const [user, system] = readFileSync(cpuFile, "utf8").trim().split("\n").pop()!.split(" ").map(Number);
+    rmSync(dirname(cpuFile), { recursive: true, force: true });
+    return ((user ?? 0) + (system ?? 0)) * 1000;
+  };
   return new Promise((resolvePromise) => {
     const started = performance.now();
-    const child = spawn(command, argv, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], timeout: timeoutMs });
+    const child = spawn(program, args, { cwd, env: { ...process.env, ...env }, stdio: ["ignore", "pipe", "pipe"], timeout: timeoutMs });
     let output = "";
     const collect = (chunk: Buffer) => {
       output = (output + chunk.toString()).slice(-8000);
@@ -30,7 +44,7 @@ export function timeCommand(command: string, argv: string[], cwd: string, env: N
     child.stdout.on("data", collect);
     child.stderr.on("data", collect);
     child.on("error", (error) => resolvePromise({ code: -1, wallMs: performance.now() - started, tail: String(error) }));
-    child.on("close", (code) => resolvePromise({ code, wallMs: performance.now() - started, tail: output.trim().split("\n").slice(-12).join("\n") }));
+    child.on("close", (code) => resolvePromise({ code, wallMs: performance.now() - started, cpuMs: cpuMs(), tail: output.trim().split("\n").slice(-12).join("\n") }));
   });
 }
 

@@ -18,7 +18,7 @@
  */
 import { execFile } from "node:child_process";
 import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { initProject } from "../../cli/commands/init.ts";
@@ -181,11 +181,14 @@ async function benchPeer(): Promise<void> {
     flash: (env: NodeJS.ProcessEnv = {}) => timeCommand(flash, ["build"], peerApp, env),
   };
   type Tool = keyof typeof runs;
-  const times: Record<string, Record<Tool, number[]>> = { cold: { svc: [], flash: [] }, unchanged: { svc: [], flash: [] }, edited: { svc: [], flash: [] } };
+  const kinds = ["cold", "unchanged", "edited"];
+  const times = Object.fromEntries(kinds.map((kind) => [kind, { svc: [] as number[], flash: [] as number[] }]));
+  const cpu = Object.fromEntries(kinds.map((kind) => [kind, { svc: [] as number[], flash: [] as number[] }]));
   const measure = async (kind: string, tool: Tool, env?: NodeJS.ProcessEnv) => {
     const result = await runs[tool](env);
     if (result.code !== 0) throw new Error(`${tool} build failed (exit ${result.code}):\n${result.tail}`);
     times[kind]![tool].push(result.wallMs);
+    if (result.cpuMs !== undefined) cpu[kind]![tool].push(result.cpuMs);
   };
   try {
     for (let round = 0; round < rounds; round++) {
@@ -207,19 +210,21 @@ async function benchPeer(): Promise<void> {
   }
   const goals: Record<string, number> = { cold: 0.5, unchanged: 0.15, edited: 0.15 };
   const labels: Record<string, string> = { cold: "cold (no pip cache)", unchanged: "rebuild, nothing changed", edited: "rebuild, one .py edited" };
-  for (const kind of Object.keys(times)) {
+  for (const kind of kinds) {
     const svc = median(times[kind]!.svc);
     const peer = median(times[kind]!.flash);
     const ratio = svc / peer;
+    const cpuNote = cpu[kind]!.svc.length ? `; CPU ${s(median(cpu[kind]!.svc))} / ${s(median(cpu[kind]!.flash))} = ${(median(cpu[kind]!.svc) / median(cpu[kind]!.flash)).toFixed(2)}×` : "";
     rows.push({
       case: `vs flash: ${labels[kind]}`,
       pipeline: "",
       process: `${s(svc)} / ${s(peer)}`,
       peakRss: "",
       goal: `svc/flash ${ratio.toFixed(2)}× ≤ ${goals[kind]}×: ${verdict(ratio <= goals[kind]!)}`,
-      note: `svc build / flash build, median of ${rounds}`,
+      note: `wall, svc build / flash build, median of ${rounds}${cpuNote}`,
     });
   }
+  notes.push(`peer: every svc/flash wall time in order (s): ${JSON.stringify(Object.fromEntries(kinds.map((kind) => [kind, { svc: times[kind]!.svc.map((ms) => +(ms / 1000).toFixed(2)), flash: times[kind]!.flash.map((ms) => +(ms / 1000).toFixed(2)) }])))}`);
   rmSync(base, { recursive: true, force: true });
 }
 
@@ -231,7 +236,8 @@ if (!skip("pack")) rows.push(await benchPack(child, packMB));
 const columns: Array<keyof Row> = ["case", "pipeline", "process", "peakRss", "goal", "note"];
 const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => r[c].length)));
 const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ");
-console.log(`svc build benchmark — node ${process.version}, ${process.platform}/${process.arch}, ${rounds} round(s)`);
+const load = loadavg().map((value) => value.toFixed(1)).join(" ");
+console.log(`svc build benchmark — node ${process.version}, ${process.platform}/${process.arch}, ${rounds} round(s), load average at the end ${load}`);
 console.log(line(columns));
 console.log(line(widths.map((w) => "-".repeat(w))));
 for (const row of rows) console.log(line(columns.map((c) => row[c])));
