@@ -2,7 +2,9 @@
 # The main job, offline on one machine: deploy the spec's image-to-video endpoint with svc to the
 # embedded platform, call it with runsync, download the mp4 and measure it with ffprobe.
 # No GPU and no published weights here, so the example's tiny model is selected explicitly
-# (WAN_CONFIG=tiny); set WAN_CONFIG / WAN_CHECKPOINT_DIR to run the real one.
+# (WAN_CONFIG=tiny; also tiny-2.1 or tiny-5b); set WAN_CONFIG / WAN_CHECKPOINT_DIR to run a real one.
+# The worker decodes the image and encodes the mp4 with the artifact's PyAV; ffmpeg/ffprobe here
+# only make the input picture and measure the result.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
