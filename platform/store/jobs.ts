@@ -71,6 +71,8 @@ class WriteBatch {
   constructor(private readonly db: Db, private readonly onError: (error: unknown) => void) {}
 
   private lastFlush = 0;
+  /** The pending flush when it waits on a timer (GROUP_COMMIT_MS spacing). */
+  private timer?: NodeJS.Timeout;
 
   add(op: () => void): void {
     this.ops.push(op);
@@ -80,7 +82,7 @@ class WriteBatch {
     // GROUP_COMMIT_MS apart so that one transaction carries many jobs' writes.
     const wait = this.lastFlush + GROUP_COMMIT_MS - performance.now();
     if (wait <= 0) setImmediate(() => this.flush());
-    else setTimeout(() => this.flush(), wait);
+    else this.timer = setTimeout(() => this.flush(), wait);
   }
 
   /** A job's "started" write: dropped again by `finished` if the job ends before this batch commits. */
@@ -103,13 +105,27 @@ class WriteBatch {
     this.ops[at] = null;
   }
 
+  /**
+   * Resolves once what was written so far is committed. Someone waits on it (an answer is held
+   * back), so the commit happens on the next turn, not after the spacing: it still carries every
+   * write of this turn.
+   */
   durable(): Promise<void> {
     if (this.ops.length === 0) return Promise.resolve();
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+      setImmediate(() => this.flush());
+    }
     return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
   }
 
   flush(): void {
     this.scheduled = false;
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
     if (this.ops.length === 0) return;
     this.lastFlush = performance.now();
     const ops = this.ops;
