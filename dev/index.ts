@@ -37,6 +37,7 @@ export const DEFAULT_SYNC_TIMEOUT_MS = 300_000;
 export { CONFIRM_THRESHOLD } from "./provisioning/deploy-steps.ts";
 export { PLUGIN_NAME } from "../plugins/dev-server.ts";
 export type { ReloadReport } from "./reload.ts";
+export { fetchWorkerLogLines, followWorkerLogs, type WorkerLogLine } from "./worker-logs.ts";
 
 export interface DevServerOptions {
   root: string;

@@ -10,7 +10,7 @@ import { planEnvironment } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
 import { paint } from "../../core/logger.ts";
 import { LIVE_PREFIX } from "../../plugins/index.ts";
-import { fetchWorkerLogLines, followWorkerLogs, type WorkerLogLine } from "../../dev/worker-logs.ts";
+import { fetchWorkerLogLines, followWorkerLogs, type WorkerLogLine } from "../../dev/index.ts";
 import { appName, connect, type PlatformFlags } from "../_platform.ts";
 import { printJson, projectRoot } from "../_shared.ts";
 
