@@ -94,6 +94,7 @@ export function followWorkerLogs(client: LogsClient, options: LogFollowerOptions
       });
     } catch (error) {
       options.onError?.(error);
+      if (isSvcError(error) && error.code === "LOGS_UNAVAILABLE") stopped = true; // asking again cannot help
     }
   }
 

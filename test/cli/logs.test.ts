@@ -5,12 +5,17 @@
  * the logs of the endpoint after it was undeployed.
  */
 import { execFile, spawn } from "node:child_process";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { buildSchema, graphql } from "graphql";
 import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import { parseSince } from "../../cli/commands/logs.ts";
+import { fetchWorkerLogLines, followWorkerLogs } from "../../dev/index.ts";
+import { isSvcError } from "../../core/errors.ts";
 import { openDb } from "../../platform/store/db.ts";
 import { createLogsRepo, LOG_RETENTION_MS } from "../../platform/store/logs.ts";
 import { startTestPlatform, type TestPlatform } from "../plugins/_dev-platform.ts";
@@ -140,5 +145,35 @@ describe("svc logs", { timeout: 120_000 }, () => {
     expect(logs.lines("ep_1", { limit: 10 })).toEqual([]);
     expect(logs.retiredEndpoints()).toEqual([]);
     db.close();
+  });
+
+  it("a platform whose GraphQL API has no workerLogLines is LOGS_UNAVAILABLE, and a follower stops asking", async () => {
+    // A stand-in for a hosted platform without the field: graphql-js over a schema that lacks it.
+    const schema = buildSchema("type Query { myself: String }");
+    let requests = 0;
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", async () => {
+        requests++;
+        const { query, variables } = JSON.parse(body);
+        const result = await graphql({ schema, source: query, variableValues: variables });
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const other = createPlatformClient({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: "k" });
+      const error = await fetchWorkerLogLines(other, [{ endpointId: "ep_1" }]).catch((e: unknown) => e);
+      expect(isSvcError(error) && error.code).toBe("LOGS_UNAVAILABLE");
+      const errors: unknown[] = [];
+      const follower = followWorkerLogs(other, { targets: () => [{ endpointId: "ep_1", label: "x" }], onLine: () => {}, onError: (e) => errors.push(e), intervalMs: 20 });
+      await new Promise((r) => setTimeout(r, 300));
+      await follower.stop();
+      expect(errors).toHaveLength(1);
+      expect(requests).toBe(2);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });
