@@ -32,6 +32,15 @@ def talk(text: str) -> dict:
     return {"said": text}
 `;
 
+const BROKEN = `import not_installed_pkg
+from svc import Endpoint
+
+
+@Endpoint(name="broken", cpu="cpu3c-2-4", workers=(0, 1))
+def broken() -> int:
+    return 1
+`;
+
 describe("svc logs", { timeout: 120_000 }, () => {
   let platform: TestPlatform;
   let client: PlatformClient;
@@ -53,6 +62,7 @@ describe("svc logs", { timeout: 120_000 }, () => {
     root = await mkdtemp(join(tmpdir(), "svc-logs-app-"));
     await cp(FIXTURE, root, { recursive: true });
     await writeFile(join(root, "talk.py"), TALKER);
+    await writeFile(join(root, "broken.py"), BROKEN);
     env = { ...process.env, NO_COLOR: "1", PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey };
     const deployed = await svc(["deploy", "--json"]);
     expect(deployed.code, deployed.stderr).toBe(0);
@@ -85,6 +95,19 @@ describe("svc logs", { timeout: 120_000 }, () => {
     const missing = await svc(["logs", "nobody"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('[NOT_FOUND] Endpoint "nobody" was not found.');
+  });
+
+  it("shows why a worker cannot start: the import error's traceback", async () => {
+    const broken = (await client.getApp("deploy-app"))!.environments[0]!.endpoints.find((e) => e.name === "broken")!;
+    await client.runsync(broken.id, {}, { timeoutMs: 20_000 }); // starts a worker, which fails to import the module
+    const deadline = Date.now() + 30_000;
+    let shown = await svc(["logs", "broken"]);
+    while (!shown.stdout.includes("ModuleNotFoundError") && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      shown = await svc(["logs", "broken"]);
+    }
+    expect(shown.stdout).toContain("import not_installed_pkg");
+    expect(shown.stdout).toContain("ModuleNotFoundError: No module named 'not_installed_pkg'");
   });
 
   it("--follow prints new lines as the worker prints them, until SIGINT", async () => {

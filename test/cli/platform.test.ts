@@ -1,4 +1,7 @@
-/** `svc platform status` tells scripts whether a platform runs: exit 0 when one does, 1 when none. */
+/**
+ * `svc platform status` tells scripts whether a platform runs: exit 0 when one does, 1 when none;
+ * and `svc logs` reaches the running embedded platform with no PLATFORM_API_URL.
+ */
 import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -7,9 +10,9 @@ import { afterAll, describe, expect, it } from "vitest";
 
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 
-const svc = (args: string[]) =>
+const svc = (args: string[], env: NodeJS.ProcessEnv = {}) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 }, (error, stdout, stderr) =>
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );
   });
@@ -38,6 +41,12 @@ describe("svc platform status", { timeout: 90_000 }, () => {
     const running = await svc(["platform", "status", "--dir", dir, "--json"]);
     expect(running.code).toBe(0);
     expect(JSON.parse(running.stdout)).toMatchObject({ running: true, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+
+    // With no PLATFORM_API_URL, svc logs finds this embedded platform (the same client code as for a hosted one).
+    const embedded = { SVC_PLATFORM_DIR: dir, PLATFORM_API_URL: "", PLATFORM_API_KEY: "" };
+    const logs = await svc(["logs", "live-nobody", "--root", dir], embedded);
+    expect(logs.code).toBe(1);
+    expect(logs.stderr).toContain('[NOT_FOUND] Endpoint "live-nobody" was not found.');
 
     expect((await svc(["platform", "stop", "--dir", dir])).code).toBe(0);
     expect((await svc(["platform", "status", "--dir", dir])).code).toBe(1);
