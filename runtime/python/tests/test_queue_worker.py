@@ -63,7 +63,14 @@ def test_returned_error_fails_the_job(platform, start_worker):
 def test_output_that_is_not_json_fails_the_job(platform, start_worker):
     start_worker("outcome")
     job = platform.wait_job(platform.submit("outcome", {"mode": "not-json"}))
-    assert job["status"] == "FAILED" and job["error"]["error_type"] == "TypeError"
+    assert job["status"] == "FAILED" and job["error"]["error_type"] == "OutputNotJSONError"
+
+
+def test_nan_output_fails_the_job_instead_of_sending_non_json(platform, start_worker):
+    start_worker("outcome")
+    job = platform.wait_job(platform.submit("outcome", {"mode": "nan"}))
+    assert job["status"] == "FAILED" and job["error"]["error_type"] == "OutputNotJSONError"
+    assert "NaN and Infinity are not JSON numbers" in job["error"]["error_message"]
 
 
 def test_refresh_worker_strips_the_flag_and_exits_after_the_job(platform, start_worker):

@@ -52,4 +52,6 @@ def outcome(mode: str):
         return {"refresh_worker": True, "ok": 1}
     if mode == "not-json":
         return {"value": object()}
+    if mode == "nan":
+        return {"value": float("nan")}
     return {"ok": True}
