@@ -1,11 +1,12 @@
 /**
- * The published build (`npm run build`): ESM JavaScript and declarations in dist/, one entry per
- * package export plus the CLI. Dependencies stay external. Run-time assets (Python runtime,
- * templates, discover.py, the GraphQL schema) ship beside dist/ and are found via core/_package.ts.
+ * The published build (`npm run build`, run by `npm pack`): ESM JavaScript and declarations in
+ * dist/, one entry per package export plus the CLI. Run-time assets (Python runtime, templates,
+ * discover.py, the GraphQL schema) ship beside dist/ and are found via core/_package.ts.
+ * docs/architecture.md ("The published build").
  */
-import { defineConfig } from "tsdown";
+import { defineConfig, type UserConfig } from "tsdown";
 
-export default defineConfig({
+const shared: UserConfig = {
   entry: {
     index: "core/index.ts",
     types: "core/types.ts",
@@ -16,7 +17,15 @@ export default defineConfig({
   format: "esm",
   platform: "node",
   target: "node20.19",
-  dts: true,
   sourcemap: false,
-  clean: true,
-});
+  // `npm run build` empties dist/ once; the two builds below write beside each other
+  clean: false,
+};
+
+export default defineConfig([
+  // JavaScript. Dependencies stay external but zod: its ESM is ~95 files, bundled it loads as one
+  // tree-shaken chunk (startup).
+  { ...shared, dts: false, deps: { alwaysBundle: ["zod"], onlyBundle: ["zod"] } },
+  // Declarations, with every dependency (zod included) an import, as a consumer's tsc checks them.
+  { ...shared, dts: { emitDtsOnly: true } },
+]);

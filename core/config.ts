@@ -1,16 +1,15 @@
 /**
- * Loads `svc.config.ts` (or .mjs/.js): bundled with esbuild so TypeScript needs no loader (with an
- * inline source map, so a stack from a plugin in it points at the user's file), then validated with
- * zod and resolved (plugin package names, with their options → plugin objects, defaults filled in).
+ * Loads `svc.config.ts` (or .mjs/.js): compiled by core/_config-bundle.ts (esbuild, an inline source
+ * map so a stack from a plugin in it points at the user's file, cached while its inputs are
+ * unchanged), then validated with zod and resolved (plugin package names, with their options →
+ * plugin objects, defaults filled in).
  */
 import { existsSync } from "node:fs";
-import { mkdir, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { build, type Plugin } from "esbuild";
 import { z } from "zod";
-import { FROM_SOURCES, packagePath } from "./_package.ts";
+import { compileConfig } from "./_config-bundle.ts";
 import { errors } from "./errors.ts";
 import { formatZodIssues } from "./manifest.ts";
 import type { ConfigEnv, PluginOption, ResolvedConfig, SvcConfig, SvcPlugin, UserConfigExport } from "./types.ts";
@@ -61,63 +60,23 @@ export async function loadConfig(root: string, env: ConfigEnv): Promise<Resolved
   return resolveConfig(root, raw, file);
 }
 
+/** Each load imports a fresh module instance (the dev server reloads the config on every build). */
+let loads = 0;
+
 async function importConfigFile(root: string, file: string, env: ConfigEnv): Promise<unknown> {
-  const outDir = join(root, ".svc");
-  const out = join(outDir, `config.${process.pid}.${Date.now()}.mjs`);
   try {
-    const result = await build({
-      entryPoints: [file],
-      outfile: out,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      target: "node20",
-      packages: "external",
-      plugins: [selfReference(root)],
-      sourcemap: "inline",
-      sourcesContent: false,
-      write: false,
-      logLevel: "silent",
-    });
-    await mkdir(outDir, { recursive: true });
-    await writeFile(out, result.outputFiles[0]!.text);
-    // Stacks thrown from the config's code (its plugins) then name svc.config.ts:line, not the temp file.
+    const compiled = await compileConfig(root, file);
+    // Source maps on while the config loads, so Node keeps its map: PLUGIN_ERROR's stack then names
+    // svc.config.ts:line. Off again after, so the modules loaded later are not mapped for nothing.
+    const mapped = process.sourceMapsEnabled;
     process.setSourceMapsEnabled(true);
-    const module = await import(pathToFileURL(out).href);
+    const module = await import(`${pathToFileURL(compiled).href}?load=${++loads}`).finally(() => process.setSourceMapsEnabled(mapped));
     const exported = (module.default ?? module.config) as UserConfigExport | undefined;
     if (exported === undefined) throw new Error("the file has no default export");
     return typeof exported === "function" ? await exported(env) : exported;
   } catch (error) {
     throw errors.CONFIG_LOAD_FAILED(file, error);
-  } finally {
-    await rm(out, { force: true });
   }
-}
-
-/** Where `import ... from "svc"` leads when the app has no svc in its node_modules (svc init, global install). */
-const SELF_ENTRIES: Record<string, string> = FROM_SOURCES
-  ? { svc: packagePath("core", "index.ts"), "svc/types": packagePath("core", "types.ts") }
-  : { svc: packagePath("dist", "index.mjs"), "svc/types": packagePath("dist", "types.mjs") };
-
-/**
- * esbuild plugin: `svc` and `svc/types` stay external, resolved from the app when it has svc
- * installed and otherwise to this very package's files, so a generated project builds without
- * node_modules and the config shares the running svc's module instances.
- */
-function selfReference(root: string): Plugin {
-  return {
-    name: "svc-self-reference",
-    setup(on) {
-      on.onResolve({ filter: /^svc(\/types)?$/ }, ({ path }) => {
-        try {
-          createRequire(join(root, "package.json")).resolve(path);
-          return { path, external: true };
-        } catch {
-          return { path: pathToFileURL(SELF_ENTRIES[path]!).href, external: true };
-        }
-      });
-    },
-  };
 }
 
 export async function resolveConfig(root: string, raw: unknown, file?: string): Promise<ResolvedConfig> {

@@ -74,7 +74,8 @@ export const errors = {
   PLUGIN_ERROR: (plugin: string, hook: string, cause: unknown) => {
     const thrown = cause as { message?: unknown; code?: unknown; stack?: unknown } | undefined;
     const code = typeof thrown?.code === "string" || typeof thrown?.code === "number" ? String(thrown.code) : undefined;
-    const at = typeof thrown?.stack === "string" ? firstStackFrame(thrown.stack) : undefined;
+    const stack = mappedStack(cause);
+    const at = stack ? firstStackFrame(stack) : undefined;
     return new SvcError("PLUGIN_ERROR", `Plugin "${plugin}" failed in hook "${hook}": ${String(thrown?.message ?? cause)}${code ? ` [${code}]` : ""}${at ? `\n  at ${at}` : ""}`, {
       remedy: `Fix the plugin or report it to its author; remove "${plugin}" from plugins in svc.config.ts (or add it to disablePlugins) to build without it.`,
       cause,
@@ -266,7 +267,22 @@ function overBytes(size: number, limit: number): string {
   return formatBytes(size) === formatBytes(limit) ? `${formatBytes(size)} (${size} bytes, limit ${limit})` : formatBytes(size);
 }
 
-/** `file:line:column` of a stack's first frame (source-mapped when source maps are on), without node: internals. */
+/**
+ * The error's stack, formatted with source maps on (V8 formats a stack when it is first read): the
+ * config loader keeps svc.config.ts's map, so frames in it name the user's file and line.
+ */
+function mappedStack(error: unknown): string | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const mapped = process.sourceMapsEnabled;
+  process.setSourceMapsEnabled(true);
+  try {
+    return error.stack;
+  } finally {
+    process.setSourceMapsEnabled(mapped);
+  }
+}
+
+/** `file:line:column` of a stack's first frame, without node: internals. */
 function firstStackFrame(stack: string): string | undefined {
   const frame = stack.split("\n").find((line) => /^\s+at /.test(line) && !line.includes("node:"));
   return frame?.trim().replace(/^at (?:.*? \()?(.*?)\)?$/, "$1").replace(/^file:\/\//, "");

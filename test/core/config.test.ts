@@ -1,3 +1,5 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { defineConfig, DEFAULT_IMAGES, loadConfig, resolveConfig } from "../../core/config.ts";
@@ -40,6 +42,28 @@ describe("loadConfig", () => {
   it("refuses options for a package whose default export is a plugin, not a function", async () => {
     const error = await resolveConfig(join(fixtures, "plugin-options"), { plugins: [["svc-plugin-plain", { x: 1 }]] }).catch((e) => e);
     expect(error.code).toBe("PLUGIN_INVALID");
+  });
+
+  it("compiles the config once: unchanged inputs reuse the cached module, an edit to a file it imports recompiles", async () => {
+    const root = mkdtempSync(join(tmpdir(), "svc-config-cache-"));
+    try {
+      writeFileSync(join(root, "shared.ts"), `export const app: string = "first";\n`);
+      writeFileSync(join(root, "svc.config.ts"), `import { app } from "./shared.ts";\nexport default { app };\n`);
+      const inputs = join(root, ".svc", "cache", "config", "inputs.json");
+      expect((await loadConfig(root, env)).app).toBe("first");
+      const { key } = JSON.parse(readFileSync(inputs, "utf8")) as { key: string };
+      const compiled = join(root, ".svc", "cache", "config", `${key}.mjs`);
+      const written = statSync(compiled).mtimeMs;
+
+      expect((await loadConfig(root, env)).app).toBe("first");
+      expect(statSync(compiled).mtimeMs).toBe(written);
+
+      writeFileSync(join(root, "shared.ts"), `export const app: string = "second";\n`);
+      expect((await loadConfig(root, env)).app).toBe("second");
+      expect(JSON.parse(readFileSync(inputs, "utf8")).key).not.toBe(key);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it("says how to install a plugin package that is missing", async () => {

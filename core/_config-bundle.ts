@@ -1,0 +1,100 @@
+/**
+ * svc.config.ts → an importable ES module: bundled by esbuild (TypeScript needs no loader) with an
+ * inline source map, so a stack from a plugin in it names svc.config.ts:line. The result is cached
+ * in `.svc/cache/config/` by the content of every file the bundle read, so a build whose config
+ * did not change neither loads nor starts esbuild (docs/architecture.md, "Startup").
+ */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import type { Plugin } from "esbuild";
+import { FROM_SOURCES, packagePath } from "./_package.ts";
+
+const CACHE_DIR = join(".svc", "cache", "config");
+const INPUTS_FILE = "inputs.json";
+/** Bump when the bundle options change: older cached bundles are then rebuilt. */
+const FORMAT_VERSION = 1;
+
+/** Where `import ... from "svc"` leads when the app has no svc in its node_modules (svc init, global install). */
+const SELF_ENTRIES: Record<string, string> = FROM_SOURCES
+  ? { svc: packagePath("core", "index.ts"), "svc/types": packagePath("core", "types.ts") }
+  : { svc: packagePath("dist", "index.mjs"), "svc/types": packagePath("dist", "types.mjs") };
+
+/** The app's own svc, if it has one installed (then `svc` stays a bare import), else undefined. */
+function appSvc(root: string): string | undefined {
+  try {
+    return createRequire(join(root, "package.json")).resolve("svc");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * esbuild plugin: `svc` and `svc/types` stay external, resolved from the app when it has svc
+ * installed and otherwise to this very package's files, so a generated project builds without
+ * node_modules and the config shares the running svc's module instances.
+ */
+function selfReference(installed: boolean): Plugin {
+  return {
+    name: "svc-self-reference",
+    setup(on) {
+      on.onResolve({ filter: /^svc(\/types)?$/ }, ({ path }) => ({ path: installed ? path : pathToFileURL(SELF_ENTRIES[path]!).href, external: true }));
+    },
+  };
+}
+
+/** One digest of the bundle's inputs (project-relative paths, read now) and of what `svc` resolves to. */
+function cacheKey(root: string, inputs: readonly string[], svc: string | undefined): string {
+  const hash = createHash("sha256").update(JSON.stringify([FORMAT_VERSION, svc ?? SELF_ENTRIES]));
+  for (const input of inputs) hash.update(`\0${input}\0`).update(readFileSync(join(root, input)));
+  return hash.digest("hex").slice(0, 24);
+}
+
+/** Path of the compiled config module of `file` (absolute, under root), compiling it if its inputs changed. */
+export async function compileConfig(root: string, file: string): Promise<string> {
+  const dir = join(root, CACHE_DIR);
+  const svc = appSvc(root);
+  const recorded = JSON.parse(await readFile(join(dir, INPUTS_FILE), "utf8").catch(() => "null")) as { inputs: string[]; key: string } | null;
+  if (recorded) {
+    const key = (() => {
+      try {
+        return cacheKey(root, recorded.inputs, svc);
+      } catch {
+        return undefined; // an input is gone: rebuild
+      }
+    })();
+    if (key === recorded.key) return join(dir, `${key}.mjs`);
+  }
+
+  const { build } = await import("esbuild");
+  const result = await build({
+    absWorkingDir: root,
+    entryPoints: [file],
+    outfile: join(dir, "config.mjs"),
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    packages: "external",
+    plugins: [selfReference(svc !== undefined)],
+    sourcemap: "inline",
+    sourcesContent: false,
+    metafile: true,
+    write: false,
+    logLevel: "silent",
+  });
+  const inputs = Object.keys(result.metafile.inputs).sort();
+  const key = cacheKey(root, inputs, svc);
+  const out = join(dir, `${key}.mjs`);
+  await mkdir(dir, { recursive: true });
+  for (const old of await readdir(dir)) if (old.endsWith(".mjs")) await rm(join(dir, old), { force: true });
+  // write-then-rename: a concurrent build never imports half a file
+  const staging = `${out}.${process.pid}.tmp`;
+  await writeFile(staging, result.outputFiles[0]!.text);
+  await rename(staging, out);
+  await writeFile(join(dir, INPUTS_FILE), JSON.stringify({ inputs, key }));
+  return out;
+}
