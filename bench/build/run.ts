@@ -228,10 +228,21 @@ async function benchPeer(): Promise<void> {
   rmSync(base, { recursive: true, force: true });
 }
 
-if (!skip("build")) await benchBuilds();
-if (!skip("scale")) await benchScale();
-if (!skip("peer")) await benchPeer();
-if (!skip("pack")) rows.push(await benchPack(child, packMB));
+/** One section; a failure (another process editing the svc SDK mid-pack, say) is noted and the others still run. */
+async function section(name: string, run: () => Promise<void>): Promise<void> {
+  if (skip(name)) return;
+  try {
+    await run();
+  } catch (error) {
+    notes.push(`${name}: not measured: ${String((error as Error).message ?? error).split("\n").slice(0, 6).join(" | ")}`);
+  }
+}
+await section("build", benchBuilds);
+await section("scale", benchScale);
+await section("peer", benchPeer);
+await section("pack", async () => {
+  rows.push(await benchPack(child, packMB));
+});
 
 const columns: Array<keyof Row> = ["case", "pipeline", "process", "peakRss", "goal", "note"];
 const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => r[c].length)));
