@@ -12,12 +12,13 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { errors, type SvcError } from "../core/errors.ts";
 import type { BuildContext, EndpointSpec, PythonImport, SvcPlugin } from "../core/types.ts";
+import { HOOK_ORDER } from "../core/pipeline.ts";
 import { sharedParser, type PythonParser } from "./discover-python/index.ts";
 import { IMAGE_PACKAGES, imageKindOf } from "./gpu-image.ts";
 
 export const PLUGIN_NAME = "svc:check-imports";
-/** After svc:pip-install (stage 0), which sets ctx.depsDir. */
-export const CHECK_STAGE = 100;
+/** After svc:pip-install (HOOK_ORDER.BUILTIN), which sets ctx.depsDir. */
+export const CHECK_STAGE = HOOK_ORDER.LAST;
 
 /** Distributions whose import name is not their project name, for builds that do not install them (--no-deps). */
 const IMPORT_NAMES: Record<string, string[]> = {
