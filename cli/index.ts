@@ -4,7 +4,7 @@
  * command line imports cac and the one command it names (docs/architecture.md, "Startup").
  */
 import { readFileSync } from "node:fs";
-import { packagePath } from "../core/_package.ts";
+import { packagePath } from "../core/package-root.ts";
 import { commandFor, helpText } from "./commands/index.ts";
 
 const argv = process.argv.slice(2);

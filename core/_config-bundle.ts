@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Plugin } from "esbuild";
-import { FROM_SOURCES, packagePath } from "./_package.ts";
+import { FROM_SOURCES, packagePath } from "./package-root.ts";
 
 const CACHE_DIR = join(".svc", "cache", "config");
 const INPUTS_FILE = "inputs.json";

@@ -7,7 +7,7 @@ import { closeSync, openSync, mkdirSync, rmSync, statSync, writeFileSync } from 
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { request } from "undici";
-import { packagePath } from "../core/_package.ts";
+import { packagePath } from "../core/package-root.ts";
 import { errors } from "../core/errors.ts";
 import { platformDir, readState, readApiKey, isAlive, LOG_FILE, ensureApiKey } from "./state-dir.ts";
 

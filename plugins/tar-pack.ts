@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { packagePath } from "../core/_package.ts";
+import { packagePath } from "../core/package-root.ts";
 import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/types.ts";
 import { PLUGIN_NAME as PIP_PLUGIN } from "./pip-install.ts";
 import { fileIndexOf, type FileIndex } from "./_file-index.ts";

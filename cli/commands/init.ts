@@ -3,7 +3,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import type { CAC } from "cac";
-import { packagePath } from "../../core/_package.ts";
+import { packagePath } from "../../core/package-root.ts";
 import { toAppName } from "../../core/config.ts";
 import { errors } from "../../core/errors.ts";
 

@@ -7,7 +7,7 @@
 import type { H3, H3Event } from "h3";
 import { readFileSync } from "node:fs";
 import { buildSchema, execute, parse, validate, GraphQLError, type DocumentNode, type ExecutionResult } from "graphql";
-import { packagePath } from "../../core/_package.ts";
+import { packagePath } from "../../core/package-root.ts";
 import { isSvcError } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import { createResolvers, type ResolverHooks } from "../graphql/resolvers.ts";

@@ -7,7 +7,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createInterface } from "node:readline";
-import { packagePath } from "../../core/_package.ts";
+import { packagePath } from "../../core/package-root.ts";
 import { errors } from "../../core/errors.ts";
 import type { FunctionParam, HttpMethod, PythonImport, StaticValue } from "../../core/types.ts";
 import { pythonInterpreter } from "../_python.ts";

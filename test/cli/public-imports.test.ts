@@ -1,6 +1,7 @@
 /**
- * cli/ reaches plugins/ only through their public index files (docs/architecture.md): the list of
- * built-ins and the helpers the commands share come from plugins/index.ts, the dev server from its own.
+ * cli/ uses only public exports of the other folders (docs/architecture.md): plugins/ through their
+ * index files (the built-in list and shared helpers from plugins/index.ts), and no private `_*.ts`
+ * module of core/, plugins/, platform/ or dev/.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
@@ -28,5 +29,9 @@ describe("cli/ imports", () => {
     const edges = cliImports();
     expect(edges).toContain("cli/_build.ts -> plugins/index.ts");
     expect(edges.filter((edge) => /-> plugins\//.test(edge) && !/-> plugins\/([\w-]+\/)?index\.ts$/.test(edge))).toEqual([]);
+  });
+
+  it("reach no private module of another folder", () => {
+    expect(cliImports().filter((edge) => /-> (core|plugins|platform|dev)\/(.*\/)?_[^/]*$/.test(edge))).toEqual([]);
   });
 });
