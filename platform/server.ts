@@ -66,7 +66,8 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const queue = new JobQueue(store.jobs, { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs });
   const webhooks = createWebhookSender({ retries: options.webhookRetries, delayMs: options.webhookRetryDelayMs, log: options.log });
   let baseUrl = "";
-  const supervisor = new Supervisor({ store, queue, options, apiKey: key.apiKey, apiBase: () => baseUrl });
+  let workerSocket: string | undefined;
+  const supervisor = new Supervisor({ store, queue, options, apiKey: key.apiKey, apiBase: () => baseUrl, workerSocket: () => workerSocket });
   supervisor.killOrphans();
   const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
   queue.hooks = {
@@ -93,8 +94,13 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     },
   });
 
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, toNodeHandler(app));
-  server.headersTimeout = 66_000;
+  const handler = toNodeHandler(app);
+  const newServer = () => {
+    const s = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
+    s.headersTimeout = 66_000;
+    return s;
+  };
+  const server = newServer();
   let port: number;
   try {
     port = await listen(server, options.port, options.host);
@@ -105,6 +111,18 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   }
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   baseUrl = `http://${host}:${port}`;
+  // Local workers reach the same API over an abstract Unix socket (Linux; the sandbox shares the
+  // network namespace): a request costs less than over TCP loopback. docs/platform.md, "Hot path".
+  const socketServer = process.platform === "linux" ? newServer() : undefined;
+  if (socketServer) {
+    const name = `svc-platform-${process.pid}-${port}`;
+    try {
+      await new Promise<void>((resolve, reject) => socketServer.once("error", reject).listen({ path: `\0${name}` }, () => resolve()));
+      workerSocket = `@${name}`;
+    } catch (error) {
+      options.log(`workers use TCP: no Unix socket (${(error as Error).message})`);
+    }
+  }
 
   // Background work: timeouts and expiry, liveness, retention, log batches, files.
   let sweeping = false;
@@ -151,8 +169,10 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
         clearInterval(flushLogs);
         autoscaler.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        if (workerSocket) socketServer!.close();
         queue.close();
         server.closeAllConnections();
+        socketServer?.closeAllConnections();
         await supervisor.close();
         webhooks.close();
         await closed;

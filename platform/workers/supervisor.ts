@@ -106,6 +106,8 @@ export interface SupervisorDeps {
   options: ResolvedOptions;
   apiKey: string;
   apiBase: () => string;
+  /** `@name` of the abstract Unix socket the API also listens on for local workers (Linux), if any. */
+  workerSocket?: () => string | undefined;
 }
 
 export class Supervisor {
@@ -440,6 +442,8 @@ export class Supervisor {
       PLATFORM_API_URL: base,
       PLATFORM_API_KEY: this.deps.apiKey,
     });
+    const socket = this.deps.workerSocket?.();
+    if (socket) env.SVC_PLATFORM_SOCKET = socket; // the runtime sends its SVC_API_BASE requests there (cheaper than TCP)
     if (endpoint.type === "LB") {
       w.lbPort = await freePort();
       env.SVC_LB_PORT = String(w.lbPort);

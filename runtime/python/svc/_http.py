@@ -10,11 +10,16 @@ receive: job-done and job-stream are safe to repeat (the platform answers 404 fo
 no longer the worker's, and the runtime drops the result then).
 
 Requests that an HTTP proxy from the environment applies to still go through urllib (one
-connection per request); loopback calls (the embedded platform) never use a proxy.
+connection per request); loopback calls (the embedded platform) never use a proxy. A worker of
+the embedded platform sends its requests for the platform's address (SVC_API_BASE) over the Unix
+socket the platform names in SVC_PLATFORM_SOCKET (`@name`: an abstract socket), which costs less
+than TCP loopback; the requests themselves are the same.
 """
 import http.client
 import json
+import os
 import select
+import socket
 import sys
 import threading
 import time
@@ -90,8 +95,57 @@ def _checkin(key: _Key, conn: http.client.HTTPConnection) -> None:
     conn.close()
 
 
+class _UnixConnection(http.client.HTTPConnection):
+    """HTTP over a Unix socket; Host and URLs stay those of the platform's TCP address."""
+
+    # An abstract name (`@name`) as Node 20 binds it: padded with NULs to the full sun_path (108
+    # bytes); newer runtimes bind it unpadded. The form that answered is kept.
+    abstract_forms: Dict[str, str] = {}
+
+    def __init__(self, host: str, port: Optional[int], path: str, timeout: float) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self.unix_path = path
+
+    def _candidates(self) -> List[str]:
+        path = self.unix_path
+        if not path.startswith("@"):
+            return [path]
+        known = self.abstract_forms.get(path)
+        name = "\0" + path[1:]
+        return [known] if known else [name.ljust(108, "\0"), name]
+
+    def connect(self) -> None:
+        candidates = self._candidates()
+        for i, address in enumerate(candidates):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(self.timeout)
+            try:
+                sock.connect(address)
+            except OSError:
+                sock.close()
+                if i == len(candidates) - 1:
+                    raise
+                continue
+            self.abstract_forms[self.unix_path] = address
+            self.sock = sock
+            return
+
+
+def _platform_socket(environ=os.environ) -> Dict[_Key, str]:
+    path, base = environ.get("SVC_PLATFORM_SOCKET"), environ.get("SVC_API_BASE")
+    if not path or not base:
+        return {}
+    parts = urllib.parse.urlsplit(base)
+    return {(parts.scheme, parts.hostname or "", parts.port or 0): path}
+
+
+_unix: Dict[_Key, str] = _platform_socket()
+
+
 def _new_connection(key: _Key, timeout: float) -> http.client.HTTPConnection:
     scheme, host, port = key
+    if key in _unix:
+        return _UnixConnection(host, port or None, _unix[key], timeout)
     if scheme == "https":
         return http.client.HTTPSConnection(host, port or None, timeout=timeout)
     return http.client.HTTPConnection(host, port or None, timeout=timeout)
