@@ -147,9 +147,10 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     health,
     close(closeOptions = {}) {
       closed ??= (async () => {
+        const reloadsDone = reloads.close(); // at once: a batch queued from now on does not run
         await watcher?.close().catch(() => {});
         await served!.close().catch(() => {});
-        await reloads.close();
+        await reloadsDone;
         await workerLogs.stop().catch(() => {});
         if (!closeOptions.keepEndpoints) await provisioner.teardown();
       })();
