@@ -1,7 +1,7 @@
 /**
  * Discovery results kept between runs: `.svc/cache/discover.json` maps a Python file's content hash
  * (from the run's file index, so an unchanged file is not even read) to what the parser found in
- * it. A rebuild with nothing changed starts no Python process. The cache belongs to one parser
+ * it: on a rebuild with nothing changed, discovery starts no Python process. The cache belongs to one parser
  * version: its key holds the interpreter and the hash of discover.py, so a changed helper or another
  * interpreter starts a fresh cache. The interpreter's stdlib list is kept beside the analyses
  * (stdlibWithCache), for the same reason.
@@ -67,6 +67,9 @@ export async function parseWithCache(ctx: BuildContext, parser: PythonParser, py
   const read = await mapLimit(pyFiles, READ_CONCURRENCY, (path) => index.digest(join(ctx.root, path), { keepBytes: true }));
   const digests = read.map((digest) => digest.sha256);
   const missing = new Set(pyFiles.filter((_path, i) => !cached.has(digests[i]!)));
+  pyFiles.forEach((path, i) => {
+    if (!missing.has(path)) delete read[i]!.bytes; // only the files to parse keep their bytes
+  });
   /** What this run used, by content hash: written back, so entries of files gone or changed drop out. */
   const keep = new Map<string, Analysis>();
   const fresh = new Map<string, Analysis>();
