@@ -2,19 +2,17 @@
  * The build the dev server serves. A (re)build that succeeds replaces it as a whole; a failed one
  * leaves it serving. Routes, health and the banner read it.
  */
-import type { BuildContext, DiscoveredFunction, Manifest } from "../core/types.ts";
+import type { BuildContext, Manifest } from "../core/types.ts";
 import { buildRouteTable, type RouteTable } from "./routes/routes-table.ts";
 
 export class CurrentBuild {
   manifest!: Manifest;
-  functions: DiscoveredFunction[] = [];
   table!: RouteTable;
   buildId!: string;
   artifactSha!: string;
 
   adopt(ctx: BuildContext): void {
     this.manifest = ctx.manifest!;
-    this.functions = ctx.functions;
     this.table = buildRouteTable(this.manifest);
     this.buildId = ctx.buildId!;
     this.artifactSha = ctx.artifact!.sha256;

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { createPlatformClient } from "../../core/client/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import { startDevServer } from "../../dev/index.ts";
-import { copyDevApp, removeDir, startTestPlatform } from "../../test/plugins/_dev-platform.ts";
+import { copyDevApp, removeDir, startTestPlatform } from "../../test/dev/_dev-platform.ts";
 
 const args = process.argv.slice(2);
 const calls = Number(args[args.indexOf("--calls") + 1] || 20) || 20;

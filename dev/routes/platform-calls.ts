@@ -44,7 +44,6 @@ export function routesState(options: PlatformCallsOptions): DevRoutesState {
   return {
     manifest: () => current.manifest,
     table: () => current.table,
-    functions: () => current.functions,
     health: options.health,
     async ensure(endpoint) {
       const known = provisioner.remoteOf(endpoint);

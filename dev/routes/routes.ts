@@ -8,11 +8,11 @@
  */
 import { H3, type H3Event } from "h3";
 import { isSvcError } from "../../core/errors.ts";
-import type { DiscoveredFunction, Manifest } from "../../core/types.ts";
+import type { Manifest } from "../../core/types.ts";
 import type { LbResponse } from "../../core/client/index.ts";
-import { docsHtml, readDocsAsset } from "../../plugins/dev-server/docs.ts";
+import { docsHtml, readDocsAsset } from "./docs.ts";
 import { isPlainObject, parseRunsyncBody, runsyncStatus, type Job } from "./input.ts";
-import { generateOpenApi } from "../../plugins/dev-server/openapi.ts";
+import { generateOpenApi } from "./openapi.ts";
 import { handleLiveProxy, LIVE_PROXY_PREFIX } from "./live-proxy.ts";
 import { preferredAlias, resolveRoute, type RouteTable } from "./routes-table.ts";
 
@@ -24,7 +24,6 @@ export interface RemoteRef {
 export interface DevRoutesState {
   manifest(): Manifest;
   table(): RouteTable;
-  functions(): DiscoveredFunction[];
   health(): Record<string, unknown>;
   /** The endpoint's platform side, deployed first when lazy. */
   ensure(endpoint: string): Promise<RemoteRef>;

@@ -18,7 +18,7 @@ import { fetchWorkerLogLines, followWorkerLogs } from "../../dev/index.ts";
 import { isSvcError } from "../../core/errors.ts";
 import { openDb } from "../../platform/store/db.ts";
 import { createLogsRepo, LOG_RETENTION_MS } from "../../platform/store/logs.ts";
-import { startTestPlatform, type TestPlatform } from "../plugins/_dev-platform.ts";
+import { startTestPlatform, type TestPlatform } from "../dev/_dev-platform.ts";
 
 const FIXTURE = new URL("../../fixtures/deploy-app/", import.meta.url).pathname;
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;

@@ -10,7 +10,7 @@ import { createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
-import { copyDevApp, startTestPlatform, type TestPlatform } from "../plugins/_dev-platform.ts";
+import { copyDevApp, startTestPlatform, type TestPlatform } from "../dev/_dev-platform.ts";
 
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 

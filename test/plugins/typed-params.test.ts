@@ -31,7 +31,6 @@ describe("typed parameters", () => {
     const app = createDevApp({
       manifest: () => manifest,
       table: () => buildRouteTable(manifest),
-      functions: () => [],
       health: () => ({}),
       ensure: notUsedHere,
       runsync: notUsedHere,

@@ -11,7 +11,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../core/logger.ts";
 import type { Manifest, ManifestEndpoint } from "../../core/types.ts";
 import { parseRunsyncBody, runsyncStatus, isInputError } from "../../dev/routes/input.ts";
-import { generateOpenApi, paramsSchema, schemaForAnnotation } from "../../plugins/dev-server/openapi.ts";
+import { paramsSchema, schemaForAnnotation } from "../../core/function-schema.ts";
+import { generateOpenApi } from "../../dev/routes/openapi.ts";
 import { Provisioner, type ProvisionClient } from "../../dev/provisioning/provisioner.ts";
 import { configHash, planResources, readResourceCache, RESOURCE_CACHE_FILE, stableStringify } from "../../dev/provisioning/resource-cache.ts";
 import { mapLimit } from "../../plugins/_map-limit.ts";
@@ -340,7 +341,6 @@ function fakeState(overrides: Partial<DevRoutesState> = {}): DevRoutesState & { 
     calls,
     manifest: () => app,
     table: () => table,
-    functions: () => [],
     health: () => ({ status: "ok", app: "dev-app" }),
     async ensure(endpoint) {
       calls.push(`ensure ${endpoint}`);

@@ -7,12 +7,9 @@
  */
 import { paramsSchema, schemaForAnnotation, type JsonSchema } from "../../core/function-schema.ts";
 import type { Manifest } from "../../core/types.ts";
-import { buildRouteTable, preferredAlias, type RouteTable } from "../../dev/routes/routes-table.ts";
+import { buildRouteTable, preferredAlias, type RouteTable } from "./routes-table.ts";
 
 type Schema = JsonSchema;
-
-/** Re-exported: the mapping lives in core (svc client uses it too). */
-export { paramsSchema, schemaForAnnotation };
 
 const jobSchema: Schema = {
   type: "object",
