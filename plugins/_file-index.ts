@@ -11,8 +11,8 @@
  * the next run (and trusted from then on once it has aged).
  */
 import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { createReadStream, statSync } from "node:fs";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { BuildContext } from "../core/types.ts";
 
@@ -43,8 +43,9 @@ interface StatKey {
   changedMs: number;
 }
 
-async function statKey(file: string): Promise<StatKey> {
-  const info = await stat(file, { bigint: true });
+/** Synchronous: one stat is a few microseconds, far less than a round trip through libuv's thread pool. */
+function statKey(file: string): StatKey {
+  const info = statSync(file, { bigint: true });
   const changed = info.mtimeNs > info.ctimeNs ? info.mtimeNs : info.ctimeNs;
   return { size: Number(info.size), mtimeNs: String(info.mtimeNs), ctimeNs: String(info.ctimeNs), ino: String(info.ino), changedMs: Number(changed / 1_000_000n) };
 }
@@ -93,7 +94,7 @@ export class FileIndex {
   async digest(path: string, { keepBytes = false } = {}): Promise<FileDigest & { bytes?: Buffer }> {
     const seen = this.current.get(path);
     if (seen) return { size: seen[0], sha256: seen[4] };
-    const key = await statKey(path);
+    const key = statKey(path);
     const known = this.previous.get(path);
     if (known && sameStat(known, key) && this.aged(key, known)) {
       this.current.set(path, known);
@@ -107,7 +108,7 @@ export class FileIndex {
       bytes = await readFile(path);
       sha256 = createHash("sha256").update(bytes).digest("hex");
     } else sha256 = await hashFile(path);
-    const after = await statKey(path);
+    const after = statKey(path);
     this.stats.hashedFiles++;
     this.stats.hashedBytes += key.size;
     // changed while being read: answer what was read but do not record it
@@ -118,13 +119,22 @@ export class FileIndex {
     return { size: bytes?.length ?? key.size, sha256, ...(keepBytes && bytes ? { bytes } : {}) };
   }
 
+  /** The size of a file digested or written earlier in this run, without looking at it again. */
+  knownSize(path: string): number | undefined {
+    return this.current.get(path)?.[0];
+  }
+
   /**
    * Whether `path` is known to hold exactly the bytes hashing to `sha256` without reading it.
    * A false answer means "unknown", not "different".
    */
   async holds(path: string, sha256: string): Promise<boolean> {
-    const key = await statKey(path).catch(() => undefined);
-    if (!key) return false;
+    let key: StatKey;
+    try {
+      key = statKey(path);
+    } catch {
+      return false;
+    }
     const entry = this.current.get(path) ?? this.previous.get(path);
     if (!entry || !sameStat(entry, key) || entry[4] !== sha256) return false;
     if (this.current.get(path) !== entry && !this.aged(key, entry)) return false;
@@ -135,7 +145,7 @@ export class FileIndex {
 
   /** Records that `path` now holds the bytes hashing to `sha256` (its writer knows them). */
   async record(path: string, sha256: string, writtenAt: number): Promise<void> {
-    const key = await statKey(path);
+    const key = statKey(path);
     this.current.set(path, [key.size, key.mtimeNs, key.ctimeNs, key.ino, sha256, writtenAt]);
     this.changed = true;
   }

@@ -96,7 +96,9 @@ async function collectInputs(ctx: BuildContext, listDeps: boolean): Promise<Inpu
     if (immutable) keyed.push(`deps:${pip!.hash}`);
     if (listDeps || !immutable) for (const { rel, abs } of await walkFiles(ctx.depsDir, skipPycache)) add(`site-packages/${rel}`, abs, "dependency");
   }
-  const files = await mapLimit([...byPath], FILE_CONCURRENCY, async ([path, { source }]): Promise<TarFile> => ({ path, source, size: (await stat(source)).size }));
+  // sizes the run's file index already knows (sources, build files) need no second stat
+  const index = await fileIndexOf(ctx);
+  const files = await mapLimit([...byPath], FILE_CONCURRENCY, async ([path, { source }]): Promise<TarFile> => ({ path, source, size: index.knownSize(source) ?? (await stat(source)).size }));
   files.sort((a, b) => comparePaths(a.path, b.path));
   return { files, keyed };
 }
