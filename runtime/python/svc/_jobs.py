@@ -87,8 +87,9 @@ def _runner_thread(first: Callable[[], None]) -> None:
             task = None
 
 
-def _in_daemon_thread(work: Callable[[], Any], name: str) -> "Future[Any]":
-    """Run sync user code on a daemon thread: an idle one from an earlier job, else a new one.
+def in_daemon_thread(work: Callable[[], Any], name: str) -> "Future[Any]":
+    """Run work (sync user code, or a queue job's run-and-report) on a daemon thread: an idle
+    one from an earlier job, else a new one.
 
     Not a ThreadPoolExecutor: its threads are joined at interpreter exit, so one sync job
     abandoned after a cancel or timeout could keep a stopping worker from exiting. Reusing a
@@ -169,7 +170,7 @@ class JobRunner:
         if self.is_async:
             future = self.loop.submit(self._async_body(job, kwargs))
         else:
-            future = _in_daemon_thread(lambda: self._sync_body(job, kwargs), f"svc-run-{job.id}")
+            future = in_daemon_thread(lambda: self._sync_body(job, kwargs), f"svc-run-{job.id}")
         future.add_done_callback(lambda _: job.wake.set())
 
         finished = job.wake.wait(job.timeout_s)

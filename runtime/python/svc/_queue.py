@@ -5,7 +5,7 @@ import time
 from typing import Any, Callable, Dict, List, Optional
 
 from . import _heartbeat, _http, _signals
-from ._jobs import Job, JobRunner
+from ._jobs import Job, JobRunner, in_daemon_thread
 from ._log import logger
 from ._platform import MIN_EMPTY_POLL_S, WorkerClient
 
@@ -94,6 +94,7 @@ class QueueWorker:
                     # The next job takes the slot at once: the take loop never sees it free.
                     job = self._admit(payload) if payload is not None else None
                     self.cond.notify_all()
+        self.handed.active = False  # this thread may run other work next
 
     def _admit(self, payload: Dict[str, Any]) -> Optional[Job]:
         """A job from the platform, booked as running (None when a cancel overtook it). Holds self.cond."""
@@ -110,8 +111,8 @@ class QueueWorker:
     def _start(self, payload: Dict[str, Any]) -> None:
         with self.cond:
             job = self._admit(payload)
-        if job is not None:
-            threading.Thread(target=self._run_job, args=(job,), name=f"svc-job-{job.id}", daemon=True).start()
+        if job is not None:  # on an idle thread of an earlier job when there is one: no thread start per job
+            in_daemon_thread(lambda: self._run_job(job), f"svc-job-{job.id}")
 
     def _take(self) -> Optional[float]:
         """One job-take; returns how long to wait before the next one."""
