@@ -35,6 +35,10 @@ describe("svc init", () => {
     expect(readFileSync(join(dir, ".env.example"), "utf8")).toMatch(/^PLATFORM_API_URL=$/m);
     expect(readFileSync(join(dir, "svc.config.ts"), "utf8")).toContain('app: "hello-app"');
     expect(init.stdout).toContain("Next steps:");
+    // A key set by hand is checked against the embedded platform too: the steps say to leave it empty.
+    expect(init.stdout).toContain("leave it empty for the embedded platform");
+    expect(init.stdout).toContain("set PLATFORM_API_URL and PLATFORM_API_KEY");
+    expect(readFileSync(join(dir, "README.md"), "utf8")).toContain("leave it empty for the embedded platform");
 
     const build = await svc(["build", "--json", ...(online ? [] : ["--no-deps"])], dir);
     expect(build.code, build.stderr + build.stdout).toBe(0);
