@@ -14,12 +14,12 @@ export interface PlatformFlags extends CommonFlags {
 
 /** The embedded platform's start, handed to core's resolvePlatform (core does not import platform/). */
 async function startEmbedded(): Promise<{ url: string; apiKey: string }> {
-  const { ensureLocalPlatform } = await import("../platform/ensure.ts");
+  const { ensureLocalPlatform } = await import("../platform/local.ts");
   return ensureLocalPlatform();
 }
 
 async function embeddedKeyFile(): Promise<string> {
-  const { platformDir, API_KEY_FILE } = await import("../platform/state-dir.ts");
+  const { platformDir, API_KEY_FILE } = await import("../platform/local.ts");
   return join(platformDir(), API_KEY_FILE);
 }
 

@@ -15,7 +15,7 @@ import type { CAC } from "cac";
 import { createPlatformClient, planEnvironment, type PlatformClient } from "../../core/client/index.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { BuildContext } from "../../core/types.ts";
-import { API_KEY_FILE, platformDir } from "../../platform/state-dir.ts";
+import { API_KEY_FILE, platformDir } from "../../platform/local.ts";
 import { runBuild } from "../_build.ts";
 import { connect } from "../_platform.ts";
 import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, type CommonFlags } from "../_shared.ts";

@@ -26,8 +26,7 @@ function usageHint(url: string, keyFile: string): string {
 }
 
 async function start(flags: PlatformCommandFlags): Promise<void> {
-  const { platformDir, readState, isAlive, writeState, removeState, API_KEY_FILE } = await import("../../platform/state-dir.ts");
-  const { runningPlatform, startDetached } = await import("../../platform/ensure.ts");
+  const { platformDir, readState, isAlive, writeState, removeState, API_KEY_FILE, runningPlatform, startDetached } = await import("../../platform/local.ts");
   const dir = platformDir(flags.dir);
   const host = flags.host ?? "127.0.0.1";
   const port = parsePort(flags.port, DEFAULT_PORT, "platform");
@@ -46,7 +45,7 @@ async function start(flags: PlatformCommandFlags): Promise<void> {
 
   const stale = readState(dir);
   if (stale && !isAlive(stale.pid)) removeState(dir, stale.pid);
-  const { startPlatform } = await import("../../platform/server.ts");
+  const { startPlatform } = await import("../../platform/index.ts");
   const platform = await startPlatform({ dataDir: dir, host, port });
   writeState(dir, { pid: process.pid, url: platform.url, startedAt: new Date().toISOString() });
   if (flags.json) printJson({ ok: true, url: platform.url, pid: process.pid, dir, apiKeyFile: keyFile, firstStart: platform.firstStart });
@@ -77,7 +76,7 @@ async function start(flags: PlatformCommandFlags): Promise<void> {
 }
 
 async function stop(flags: PlatformCommandFlags): Promise<void> {
-  const { platformDir, readState, isAlive, removeState } = await import("../../platform/state-dir.ts");
+  const { platformDir, readState, isAlive, removeState } = await import("../../platform/local.ts");
   const dir = platformDir(flags.dir);
   const state = readState(dir);
   if (!state || !isAlive(state.pid)) {
@@ -98,8 +97,7 @@ async function stop(flags: PlatformCommandFlags): Promise<void> {
 }
 
 async function status(flags: PlatformCommandFlags): Promise<void> {
-  const { platformDir, readState, API_KEY_FILE } = await import("../../platform/state-dir.ts");
-  const { runningPlatform } = await import("../../platform/ensure.ts");
+  const { platformDir, readState, API_KEY_FILE, runningPlatform } = await import("../../platform/local.ts");
   const dir = platformDir(flags.dir);
   const running = await runningPlatform(dir);
   const keyFile = join(dir, API_KEY_FILE);
