@@ -14,6 +14,7 @@ import { saveOutputFile } from "./files.ts";
 
 const MAX_RESULT_BYTES = 200_000_000;
 const MAX_CHUNK_BYTES = 1_000_000;
+const MAX_BATCH = 64;
 const OK = '{"ok":true}';
 /** Errors reading a job-done body that mean the result itself cannot be stored. */
 const UNSTORABLE = new Set(["JSON_MALFORMED", "JSON_TOO_DEEP", "PAYLOAD_TOO_LARGE"]);
@@ -70,7 +71,13 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
         w.openPolls--;
       }
       if (!job) return noContent();
-      return jsonText(200, takeBody(job));
+      // Batch take (reference section 4): `batch_size=N` answers a list of up to N jobs, the rest
+      // of them only if already queued (no wait for more).
+      const batch = Math.min(MAX_BATCH, Math.trunc(Number(queryParam(event, "batch_size") ?? 1)) || 1);
+      if (batch <= 1) return jsonText(200, takeBody(job));
+      const bodies = [takeBody(job)];
+      for (let next = queue.takeNow(w.id, w.endpointId); next; next = bodies.length < batch ? queue.takeNow(w.id, w.endpointId) : null) bodies.push(takeBody(next));
+      return jsonText(200, `[${bodies.join(",")}]`);
     }),
   );
 

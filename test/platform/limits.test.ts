@@ -2,11 +2,12 @@
  * What a client sends or a function returns can never leave a job running, kill a worker or get
  * a 5xx: non-JSON numbers fail the job at once (runtime and platform side), integers beyond 2^53
  * stay exact, deep nesting is refused at the door with the documented limit, and the rate limits'
- * 429 says how to lift them locally. Real platform on loopback, real Python workers.
+ * 429 says how to lift them locally; the worker protocol's batch take. Real platform on loopback,
+ * real Python workers.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { api, buildFixtureArtifact, deploy, gqlOk, startTestPlatform, waitFor, type TestPlatform } from "./_support.ts";
+import { api, buildFixtureArtifact, deploy, gqlOk, startTestPlatform, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
 import { rawHeader, zeroBomb } from "./_raw-tar.ts";
 import { MAX_JSON_DEPTH } from "../../platform/api/_json.ts";
 import { resolveOptions } from "../../platform/options.ts";
@@ -20,6 +21,14 @@ beforeAll(async () => {
   work = endpoints.work!.id;
 }, 60_000);
 afterAll(async () => p?.dispose());
+
+/** A real worker's own variables (its credentials and URLs), read from its process. */
+const workerEnvironment = (workerId: string): Record<string, string> => {
+  const worker = p.context.supervisor.forEndpoint(work).find((w) => w.id === workerId)!;
+  return Object.fromEntries(
+    readFileSync(`/proc/${worker.proc!.pid}/environ`, "utf8").split("\0").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+  );
+};
 
 const nested = (depth: number, leaf = "1") => "[".repeat(depth) + leaf + "]".repeat(depth);
 const errorOf = (job: { error: string }) => JSON.parse(job.error) as { error_type: string; error_message: string };
@@ -41,11 +50,7 @@ describe("results that are not JSON", () => {
       const s = (await api(p, "GET", `/v2/${work}/status/${job}`)).body;
       return s.status === "IN_PROGRESS" ? s : undefined;
     });
-    // The real worker's own credentials and job-done URL (from its environment).
-    const worker = p.context.supervisor.forEndpoint(work).find((w) => w.id === running.workerId)!;
-    const env = Object.fromEntries(
-      readFileSync(`/proc/${worker.proc!.pid}/environ`, "utf8").split("\0").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
-    );
+    const env = workerEnvironment(running.workerId);
     const res = await fetch(env.SVC_JOB_DONE_URL!.replace("$ID", job), {
       method: "POST",
       headers: { authorization: `Bearer ${env.SVC_WORKER_TOKEN}`, "content-type": "application/json" },
@@ -59,6 +64,30 @@ describe("results that are not JSON", () => {
     // The worker's own report later is dropped (404) and the worker goes on serving.
     const next = await api(p, "POST", `/v2/${work}/runsync`, { input: { op: "echo", value: 1 } });
     expect(next.body).toMatchObject({ status: "COMPLETED", output: { echo: 1 } });
+  }, 30_000);
+});
+
+describe("worker protocol", () => {
+  it("batch take (batch_size=N) hands up to N queued jobs in one answer, as a list", async () => {
+    const busy = (await api(p, "POST", `/v2/${work}/run`, { input: { op: "sleep", seconds: 3 } })).body.id as string;
+    const running = await waitFor("the real worker to be busy", async () => {
+      const s = (await api(p, "GET", `/v2/${work}/status/${busy}`)).body;
+      return s.status === "IN_PROGRESS" ? s : undefined;
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await api(p, "POST", `/v2/${work}/run`, { input: { op: "echo", value: i } })).body.id);
+    const env = workerEnvironment(running.workerId);
+    const auth = { authorization: `Bearer ${env.SVC_WORKER_TOKEN}`, "content-type": "application/json" };
+    const res = await fetch(`${env.SVC_JOB_TAKE_URL}?job_in_progress=1&batch_size=5`, { headers: auth });
+    const jobs = (await res.json()) as Array<{ id: string; input: unknown }>;
+    expect(jobs.map((j) => j.id)).toEqual(ids); // in order, all three (fewer than asked: no wait for more)
+    expect(jobs.map((j) => j.input)).toEqual([0, 1, 2].map((value) => ({ op: "echo", value })));
+    for (const j of jobs) {
+      const done = await fetch(env.SVC_JOB_DONE_URL!.replace("$ID", j.id), { method: "POST", headers: auth, body: JSON.stringify({ output: { batch: j.id } }) });
+      expect(done.status).toBe(200);
+      expect((await api(p, "GET", `/v2/${work}/status/${j.id}`)).body).toMatchObject({ status: "COMPLETED", output: { batch: j.id } });
+    }
+    await waitFinal(p, work, busy, 10_000);
   }, 30_000);
 });
 
