@@ -188,7 +188,7 @@ export const errors = {
     }),
   PLATFORM_URL_INVALID: (url: string) =>
     new SvcError("PLATFORM_URL_INVALID", `PLATFORM_API_URL "${url}" is not an address svc can call: it needs http:// or https:// and a host.`, {
-      remedy: `Set PLATFORM_API_URL to the platform's full address (for example ${/^[a-z][a-z0-9+.-]*:\/\//i.test(url) ? "http://127.0.0.1:8787" : `http://${url}`}), in .env or exported; leave it empty to use the embedded platform.`,
+      remedy: `Set PLATFORM_API_URL to the platform's full address (for example ${/^[\w.-]+(:\d+)?(\/\S*)?$/.test(url) ? `http://${url}` : "http://127.0.0.1:8787"}), in .env or exported; leave it empty to use the embedded platform.`,
     }),
   PLATFORM_NOT_CONFIGURED: () =>
     new SvcError("PLATFORM_NOT_CONFIGURED", "PLATFORM_API_URL is not set and no embedded platform was given to start.", {

@@ -75,6 +75,11 @@ describe("resolvePlatform", () => {
     const error = await rejection(resolvePlatform({ PLATFORM_API_URL: "127.0.0.1:8787", PLATFORM_API_KEY: "k" }));
     expect(error.remedy).toContain("http://127.0.0.1:8787");
   });
+  it("suggests a generic address, not the scheme glued to the value, when the value is no host", async () => {
+    const error = await rejection(resolvePlatform({ PLATFORM_API_URL: "not a url", PLATFORM_API_KEY: "k" }));
+    expect(error.remedy).not.toContain("http://not a url");
+    expect(error.remedy).toContain("http://127.0.0.1:8787");
+  });
 });
 
 describe("createPlatformClient against the test double", () => {
