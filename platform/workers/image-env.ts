@@ -13,6 +13,7 @@ import { PREINSTALLED } from "../../plugins/exclude-preinstalled.ts";
 import { isGpuImage } from "./interpreter.ts";
 import { probeInterpreter, type InterpreterView } from "./_image-probe.ts";
 import { bwrapArgs, bwrapUsable, SANDBOX_APP_DIR } from "./sandbox.ts";
+import { sharedAttempt } from "./_shared-attempt.ts";
 
 /**
  * Without a sandbox: `-S` keeps the host's site folders off sys.path, then the runtime's usual
@@ -75,19 +76,15 @@ export class ImageEnvironments {
   view(image: string, python: string): Promise<InterpreterView> {
     const wanted = isGpuImage(image) ? [...PREINSTALLED] : [];
     const key = JSON.stringify([python, wanted]);
-    let view = this.views.get(key);
-    if (!view) {
-      view = probeInterpreter(python, wanted).then((v) => {
+    return sharedAttempt(this.views, key, () =>
+      probeInterpreter(python, wanted).then((v) => {
         if (wanted.length > 0) {
           const missing = wanted.filter((name) => !v.loaded.includes(name));
           this.log(`image ${image}: ${v.executable} gives ${v.loaded.join(", ") || "none of its packages"}` + (missing.length ? ` (not installed there: ${missing.join(", ")})` : ""));
         }
         return v;
-      });
-      view.catch(() => this.views.delete(key));
-      this.views.set(key, view);
-    }
-    return view;
+      }),
+    );
   }
 
   async launch(req: LaunchRequest): Promise<WorkerLaunch> {

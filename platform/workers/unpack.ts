@@ -14,6 +14,7 @@ import { pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { errors, formatBytes, isSvcError, SvcError } from "../../core/errors.ts";
 import { DEFAULT_MAX_ARTIFACT_BYTES } from "../../core/config.ts";
+import { sharedAttempt } from "./_shared-attempt.ts";
 
 const FILE_TYPES = new Set(["File", "OldFile", "ContiguousFile"]);
 
@@ -254,17 +255,11 @@ export class BuildUnpacker {
 
   ensure(buildId: string, artifactFile: string): Promise<string> {
     const dest = this.dirOf(buildId);
-    let p = this.pending.get(buildId);
-    if (!p) {
-      p = (async () => {
-        const st = await lstat(dest).catch(() => undefined);
-        if (st?.isDirectory()) return dest;
-        await unpackArtifact(artifactFile, dest);
-        return dest;
-      })();
-      p.catch(() => this.pending.delete(buildId));
-      this.pending.set(buildId, p);
-    }
-    return p;
+    return sharedAttempt(this.pending, buildId, async () => {
+      const st = await lstat(dest).catch(() => undefined);
+      if (st?.isDirectory()) return dest;
+      await unpackArtifact(artifactFile, dest);
+      return dest;
+    });
   }
 }

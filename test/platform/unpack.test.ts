@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { checkArtifact, unpackArtifact } from "../../platform/workers/unpack.ts";
+import { BuildUnpacker, checkArtifact, unpackArtifact } from "../../platform/workers/unpack.ts";
 import { tempDir } from "./_support.ts";
 import { rawHeader, rawTar, zeroBomb, type RawEntry } from "./_raw-tar.ts";
 
@@ -116,5 +116,18 @@ describe("artifact limits (docs/platform.md, Limits)", () => {
     await expect(checkArtifact(file, { maxBytes: 1e9, maxEntries: 5 })).rejects.toMatchObject({ code: "ARTIFACT_LIMIT", message: expect.stringContaining('entry "app/f5.py": the artifact has more than 5 entries') });
     await expect(unpackArtifact(file, join(dir, "out-many"), { maxBytes: 1e9, maxEntries: 5 })).rejects.toMatchObject({ code: "ARTIFACT_LIMIT" });
     await expect(checkArtifact(file, { maxBytes: 1e9, maxEntries: 6 })).resolves.toEqual({ entries: 6, bytes: 6 });
+  });
+});
+
+describe("BuildUnpacker", () => {
+  it("unpacks a build once for concurrent callers, and tries a failed one again", async () => {
+    const unpacker = new BuildUnpacker(join(dir, "builds"));
+    const missing = join(dir, "not-yet.tar.gz");
+    await expect(unpacker.ensure("bld_1", missing)).rejects.toThrow();
+    write("not-yet.tar.gz", [{ name: "svc_manifest.json", body: "{}" }]);
+    const both = [unpacker.ensure("bld_1", missing), unpacker.ensure("bld_1", missing)];
+    expect(both[0]).toBe(both[1]);
+    expect(await both[0]).toBe(unpacker.dirOf("bld_1"));
+    expect(readFileSync(join(unpacker.dirOf("bld_1"), "svc_manifest.json"), "utf8")).toBe("{}");
   });
 });
