@@ -193,22 +193,22 @@ try {
 
   // ---- runsync round trip
   if (want("roundtrip")) {
-  await waitFor("a warm worker", async () => (await call("GET", `/v2/${work}/health`)).body.workers.idle === 1, 30_000);
-  const single = new Pool(p.url, { connections: 1 });
-  const once = async () => {
-    const t0 = performance.now();
-    const res = await single.request({ method: "POST", path: `/v2/${work}/runsync`, headers, body: '{"input":{"op":"noop"}}' });
-    const body = (await res.body.json()) as { status: string; executionTime: number };
-    if (body.status !== "COMPLETED") throw new Error(JSON.stringify(body));
-    return { rt: performance.now() - t0, exec: body.executionTime };
-  };
-  for (let i = 0; i < 200; i++) await once();
-  const rts: number[] = [];
-  const execs: number[] = [];
-  for (let i = 0; i < SAMPLES; i++) {
-    const { rt, exec } = await once();
-    rts.push(rt);
-    execs.push(exec);
+    await waitFor("a warm worker", async () => (await call("GET", `/v2/${work}/health`)).body.workers.idle === 1, 30_000);
+    const single = new Pool(p.url, { connections: 1 });
+    const once = async () => {
+      const t0 = performance.now();
+      const res = await single.request({ method: "POST", path: `/v2/${work}/runsync`, headers, body: '{"input":{"op":"noop"}}' });
+      const body = (await res.body.json()) as { status: string; executionTime: number };
+      if (body.status !== "COMPLETED") throw new Error(JSON.stringify(body));
+      return { rt: performance.now() - t0, exec: body.executionTime };
+    };
+    for (let i = 0; i < 200; i++) await once();
+    const rts: number[] = [];
+    const execs: number[] = [];
+    for (let i = 0; i < SAMPLES; i++) {
+      const { rt, exec } = await once();
+      rts.push(rt);
+      execs.push(exec);
   }
   rts.sort((a, b) => a - b);
   execs.sort((a, b) => a - b);
@@ -236,40 +236,40 @@ try {
   };
   // ---- /run throughput, 4 workers
   if (want("throughput")) {
-  const { saveEndpoint: four } = await gqlOk<any>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id } }", { i: { id: work, name: "work", workersMin: 4, workersMax: 4, buildId } });
-  await waitFor("4 warm workers", async () => (await call("GET", `/v2/${four.id}/health`)).body.workers.idle === 4, 30_000);
-  const cpu0 = cpuSeconds(server.pid);
-  const client0 = process.cpuUsage();
-  const t0 = performance.now();
-  await submitAll(THROUGHPUT_JOBS);
-  const submitted = performance.now();
-  await waitFor("all jobs to complete", drained, 600_000, 50);
-  const elapsed = (performance.now() - t0) / 1000;
-  const cpu1 = cpuSeconds(server.pid);
-  const client1 = process.cpuUsage(client0);
-  results.push([`/run throughput, 4 workers (${THROUGHPUT_JOBS} jobs)`, `${fmt(THROUGHPUT_JOBS / elapsed, 0)} jobs/s`, "≥ 2,000 jobs/s"]);
-  results.push(["  submission alone (64 in flight)", `${fmt(THROUGHPUT_JOBS / ((submitted - t0) / 1000), 0)} jobs/s`, ""]);
-  results.push([
-    "  CPU used meanwhile: platform / 4 workers / bench client",
-    `${fmt(cpu1.self - cpu0.self, 1)} s / ${fmt(cpu1.children - cpu0.children, 1)} s / ${fmt((client1.user + client1.system) / 1e6, 1)} s`,
-    `in ${fmt(elapsed, 1)} s wall on ${availableParallelism()} CPUs`,
-  ]);
+    const { saveEndpoint: four } = await gqlOk<any>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id } }", { i: { id: work, name: "work", workersMin: 4, workersMax: 4, buildId } });
+    await waitFor("4 warm workers", async () => (await call("GET", `/v2/${four.id}/health`)).body.workers.idle === 4, 30_000);
+    const cpu0 = cpuSeconds(server.pid);
+    const client0 = process.cpuUsage();
+    const t0 = performance.now();
+    await submitAll(THROUGHPUT_JOBS);
+    const submitted = performance.now();
+    await waitFor("all jobs to complete", drained, 600_000, 50);
+    const elapsed = (performance.now() - t0) / 1000;
+    const cpu1 = cpuSeconds(server.pid);
+    const client1 = process.cpuUsage(client0);
+    results.push([`/run throughput, 4 workers (${THROUGHPUT_JOBS} jobs)`, `${fmt(THROUGHPUT_JOBS / elapsed, 0)} jobs/s`, "≥ 2,000 jobs/s"]);
+    results.push(["  submission alone (64 in flight)", `${fmt(THROUGHPUT_JOBS / ((submitted - t0) / 1000), 0)} jobs/s`, ""]);
+    results.push([
+      "  CPU used meanwhile: platform / 4 workers / bench client",
+      `${fmt(cpu1.self - cpu0.self, 1)} s / ${fmt(cpu1.children - cpu0.children, 1)} s / ${fmt((client1.user + client1.system) / 1e6, 1)} s`,
+      `in ${fmt(elapsed, 1)} s wall on ${availableParallelism()} CPUs`,
+    ]);
   }
 
   // ---- cold start
   if (want("cold")) {
-  const colds: number[] = [];
-  for (let i = 0; i < 5; i++) {
-    const cold = await saveEndpoint(p, buildId, { name: "awork", workersMin: 0, workersMax: 1 });
-    const c0 = performance.now();
-    const r = await call("POST", `/v2/${cold.id}/runsync`, { input: { value: 1 } });
-    const firstJob = performance.now() - c0;
-    if (r.body.status !== "COMPLETED") throw new Error(JSON.stringify(r.body));
-    const logs = await gqlOk<{ workerLogs: string[] }>(p, "query($e: String!) { workerLogs(endpointId: $e) }", { e: cold.id });
-    const ready = logs.workerLogs.map((l) => /ready (\d+) ms after its process started/.exec(l)).find(Boolean);
-    colds.push(Number(ready?.[1] ?? NaN));
-    if (i === 0) results.push(["  first runsync on a cold endpoint", `${fmt(firstJob, 0)} ms`, ""]);
-    await gqlOk(p, "mutation($id: String!) { deleteEndpoint(id: $id) }", { id: cold.id });
+    const colds: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const cold = await saveEndpoint(p, buildId, { name: "awork", workersMin: 0, workersMax: 1 });
+      const c0 = performance.now();
+      const r = await call("POST", `/v2/${cold.id}/runsync`, { input: { value: 1 } });
+      const firstJob = performance.now() - c0;
+      if (r.body.status !== "COMPLETED") throw new Error(JSON.stringify(r.body));
+      const logs = await gqlOk<{ workerLogs: string[] }>(p, "query($e: String!) { workerLogs(endpointId: $e) }", { e: cold.id });
+      const ready = logs.workerLogs.map((l) => /ready (\d+) ms after its process started/.exec(l)).find(Boolean);
+      colds.push(Number(ready?.[1] ?? NaN));
+      if (i === 0) results.push(["  first runsync on a cold endpoint", `${fmt(firstJob, 0)} ms`, ""]);
+      await gqlOk(p, "mutation($id: String!) { deleteEndpoint(id: $id) }", { id: cold.id });
   }
   colds.sort((a, b) => a - b);
   results.splice(results.length - 1, 0, ["worker cold start (process start → first job-take), median of 5", `${colds[2]} ms (min ${colds[0]}, max ${colds[4]})`, "≤ 300 ms"]);
