@@ -69,7 +69,7 @@ export function checkImports(options: CheckImportsOptions = {}): SvcPlugin {
         );
         const problems = found.map((item) => toError(ctx, item));
         if (problems.length && (ctx.options.strict || ctx.config.strict)) throw problems[0]!;
-        for (const problem of problems) ctx.logger.warn(`${problem.message}\n  → ${problem.remedy}`);
+        for (const problem of problems) ctx.logger.warn(problem.message); // file:line, message and remedy
       });
     },
   };
