@@ -147,6 +147,13 @@ class _Handler(BaseHTTPRequestHandler):
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _dispatch
 
+    def log_request(self, code: Any = "-", size: Any = "-") -> None:
+        # The platform's health check calls /ping every second: logging each would bury the app's
+        # own output in `svc logs` and `svc run`. A failing /ping is still logged.
+        if code == 200 and self.path == "/ping":
+            return
+        super().log_request(code, size)
+
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         logger.info("%s %s", self.address_string(), format % args)
 

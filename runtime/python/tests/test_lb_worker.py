@@ -26,6 +26,15 @@ def test_ping(api):
     assert call(api, "GET", "/ping") == (200, {"status": "healthy"})
 
 
+def test_health_checks_are_not_logged_but_routes_are(api):
+    for _ in range(3):
+        call(api, "GET", "/ping")
+    call(api, "POST", "/add", {"a": 1, "b": 2})
+    log = api.output()
+    assert '"POST /add HTTP/1.1" 200' in log
+    assert "GET /ping" not in log
+
+
 def test_get_takes_query_parameters_converted_by_annotation(api):
     assert call(api, "GET", "/item?id=7&verbose=true&tag=x") == (200, {"id": 7, "verbose": True, "tag": "x"})
     status, body = call(api, "GET", "/item?id=seven")
