@@ -146,24 +146,25 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
     return record;
   }
 
+  // Asked both at the top level and under `myself` (the hosted SDK uses the latter).
+  const endpointById = ({ id }: Record<string, unknown>) => {
+    const e = store.endpoints.get(String(id));
+    return e ? endpointView(e) : null;
+  };
+  const allApps = () => store.apps.list().map(appView);
+
   return {
     // ---- queries
     myself: () => ({
       id: USER_ID,
       endpoints: () => store.endpoints.list().map(endpointView),
-      endpoint: ({ id }: { id: string }) => {
-        const e = store.endpoints.get(id);
-        return e ? endpointView(e) : null;
-      },
+      endpoint: endpointById,
       networkVolumes: [],
       pubKey: null,
-      apps: () => store.apps.list().map(appView),
+      apps: allApps,
     }),
-    endpoint: ({ id }) => {
-      const e = store.endpoints.get(String(id));
-      return e ? endpointView(e) : null;
-    },
-    apps: () => store.apps.list().map(appView),
+    endpoint: endpointById,
+    apps: allApps,
     app: ({ name }) => {
       const app = store.apps.byName(String(name));
       return app ? appView(app) : null;
