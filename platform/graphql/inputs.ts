@@ -10,6 +10,8 @@ const envVars = z
   .array(z.object({ key: z.string().min(1).max(LIMITS.envVars.nameLength), value: z.string().max(LIMITS.envVars.valueLength) }))
   .max(LIMITS.envVars.max);
 const opt = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
+/** A template's container disk, inline in saveEndpoint or in saveTemplate. */
+const containerDiskInGb = z.number().int().min(1).max(2000);
 
 const gpuIds = z
   .string()
@@ -23,7 +25,7 @@ export const endpointInputSchema = z
     name: z.string().trim().min(1, "name is required").max(191),
     type: opt(z.enum(["QB", "LB"])),
     templateId: opt(z.string().min(1)),
-    template: opt(z.object({ imageName: z.string().min(1), env: opt(envVars), containerDiskInGb: opt(z.number().int().min(1).max(2000)) })),
+    template: opt(z.object({ imageName: z.string().min(1), env: opt(envVars), containerDiskInGb: opt(containerDiskInGb) })),
     gpuIds: opt(gpuIds),
     gpuCount: opt(range(LIMITS.gpuCount)),
     instanceIds: opt(z.array(z.string().min(1)).min(LIMITS.cpuFlavours.min).max(LIMITS.cpuFlavours.max)),
@@ -48,7 +50,7 @@ export const templateInputSchema = z.object({
   name: z.string().trim().min(1).max(191),
   imageName: z.string().min(1),
   dockerArgs: opt(z.string()),
-  containerDiskInGb: opt(z.number().int().min(1).max(2000)),
+  containerDiskInGb: opt(containerDiskInGb),
   env: opt(envVars),
   isServerless: opt(z.boolean()),
   // hosted fields accepted and not kept (docs/contracts.md, "Hosted GraphQL compatibility")
