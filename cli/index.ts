@@ -20,7 +20,8 @@ if (only("-v", "--version")) {
   const [{ cac }, { errors }, { reportError }] = await Promise.all([import("cac"), import("../core/errors.ts"), import("./_shared.ts")]);
   const cli = cac("svc");
   if (load) (await load())(cli);
-  cli.help();
+  // cac gives every `--no-x` flag "(default: true)", which reads as if the flag were on by default.
+  cli.help((sections) => sections.map((section) => ({ ...section, body: section.body.replace(/^(\s+--no-\S+.*?)\s*\(default: true\)$/gm, "$1") })));
   cli.version(version);
   try {
     cli.parse(process.argv, { run: false });

@@ -57,6 +57,12 @@ describe("svc --version and --help", () => {
     expect(loaded.filter((file) => !file.startsWith("index.") && !file.startsWith("_"))).toEqual(["build.ts"]);
   });
 
+  it("a --no-x flag's help does not say (default: true), which would read as the flag being on", async () => {
+    const { stdout } = await svcTraced(["build", "--help"]);
+    expect(stdout).toMatch(/--no-deps +Do not install requirements/);
+    expect(stdout).not.toMatch(/--no-deps.*\(default: true\)/);
+  });
+
   it("the static table matches what each command registers with cac", async () => {
     const cli = cac("svc");
     for (const load of Object.values(commands)) (await load())(cli);
