@@ -47,7 +47,7 @@ describe("svc:check-imports", () => {
     expect(warnings[0]).toContain('app/gpu.py:9: Module-level import of "PIL", which endpoint "gpu" will not find when deployed');
     expect(warnings[0]).toContain("the GPU image");
     expect(warnings[0]).toContain("Import packages inside the endpoint function body, not at file top, or add pillow to requirements.txt.");
-    expect(warnings[0].match(/→/g)).toHaveLength(1); // the remedy once
+    expect(warnings[0]!.match(/→/g)).toHaveLength(1); // the remedy once
   });
 
   it("checks each endpoint against its own image: torch at the top of a module a CPU endpoint imports", async () => {
