@@ -16,25 +16,27 @@ const appRow = (app: PlatformApp) => [
 ];
 const APP_HEADERS = ["NAME", "ID", "ENVIRONMENTS", "ENDPOINTS", "CREATED"];
 
+/** The app named for `get` / `delete`: CLI_USAGE without a name, NOT_FOUND when there is none. */
+async function namedApp(client: PlatformClient, action: string, name: string | undefined): Promise<PlatformApp> {
+  if (!name) throw errors.CLI_USAGE(`Usage: svc app ${action} <name>`, "app");
+  const app = await client.getApp(name);
+  if (!app) throw errors.NOT_FOUND("App", name, APPS_REMEDY);
+  return app;
+}
+
 export async function appCommand(client: PlatformClient, action: string, name: string | undefined, flags: PlatformFlags): Promise<unknown> {
   switch (action) {
     case "list":
       return { apps: await client.listApps() };
-    case "get": {
-      if (!name) throw errors.CLI_USAGE("Usage: svc app get <name>", "app");
-      const app = await client.getApp(name);
-      if (!app) throw errors.NOT_FOUND("App", name, APPS_REMEDY);
-      return { app };
-    }
+    case "get":
+      return { app: await namedApp(client, action, name) };
     case "create": {
       if (!name) throw errors.CLI_USAGE("Usage: svc app create <name>", "app");
       if (await client.getApp(name)) throw errors.PLATFORM_ERROR("createApp", `app "${name}" already exists`);
       return { app: await client.createApp(name) };
     }
     case "delete": {
-      if (!name) throw errors.CLI_USAGE("Usage: svc app delete <name>", "app");
-      const app = await client.getApp(name);
-      if (!app) throw errors.NOT_FOUND("App", name, APPS_REMEDY);
+      const app = await namedApp(client, action, name);
       const count = endpointCount(app.environments);
       if (!(await confirm(`Delete app ${name} with ${app.environments.length} environment(s) and ${count} endpoint(s)?`, flags, `delete app ${name}`))) return undefined;
       const endpoints = await deleteEnvironmentEndpoints(client, app.environments);

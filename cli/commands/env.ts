@@ -19,18 +19,22 @@ export function printEnvironmentEndpoints(environment: PlatformEnvironment): voi
   );
 }
 
+/** The app's environment named for `get` / `delete`: CLI_USAGE without a name, NOT_FOUND when there is none. */
+async function namedEnvironment(client: PlatformClient, app: string, action: string, name: string | undefined): Promise<PlatformEnvironment> {
+  if (!name) throw errors.CLI_USAGE(`Usage: svc env ${action} <name>`, "env");
+  const environment = (await client.getApp(app))?.environments.find((item) => item.name === name);
+  if (!environment) throw errors.NOT_FOUND(`Environment of app "${app}"`, name, ENVIRONMENTS_REMEDY);
+  return environment;
+}
+
 export async function envCommand(client: PlatformClient, app: string, action: string, name: string | undefined, flags: PlatformFlags): Promise<unknown> {
   switch (action) {
     case "list": {
       const found = await client.getApp(app);
       return { app, environments: found?.environments ?? [] };
     }
-    case "get": {
-      if (!name) throw errors.CLI_USAGE("Usage: svc env get <name>", "env");
-      const environment = (await client.getApp(app))?.environments.find((item) => item.name === name);
-      if (!environment) throw errors.NOT_FOUND(`Environment of app "${app}"`, name, ENVIRONMENTS_REMEDY);
-      return { app, environment };
-    }
+    case "get":
+      return { app, environment: await namedEnvironment(client, app, action, name) };
     case "create": {
       if (!name) throw errors.CLI_USAGE("Usage: svc env create <name>", "env");
       const found = (await client.getApp(app)) ?? (await client.createApp(app));
@@ -38,10 +42,7 @@ export async function envCommand(client: PlatformClient, app: string, action: st
       return { app, environment: await client.createEnvironment(found.id, name) };
     }
     case "delete": {
-      if (!name) throw errors.CLI_USAGE("Usage: svc env delete <name>", "env");
-      const found = await client.getApp(app);
-      const environment = found?.environments.find((item) => item.name === name);
-      if (!environment) throw errors.NOT_FOUND(`Environment of app "${app}"`, name, ENVIRONMENTS_REMEDY);
+      const environment = await namedEnvironment(client, app, action, name);
       const detail = environment.endpoints.length ? ` and its ${environment.endpoints.length} endpoint(s)` : "";
       if (!(await confirm(`Delete environment ${name} of ${app}${detail}?`, flags, `delete environment ${name}`))) return undefined;
       // Endpoints first: an environment must not leave endpoints running (and billing) behind.

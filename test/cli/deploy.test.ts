@@ -245,6 +245,14 @@ describe("svc deploy on the embedded platform (e2e)", () => {
     const missingEnv = await svc(["env", "get", "qa"]);
     expect(missingEnv.code).toBe(1);
     expect(missingEnv.stderr).toContain("[NOT_FOUND]");
+    const missingEnvToDelete = await svc(["env", "delete", "qa", "--yes"]);
+    expect(missingEnvToDelete.code).toBe(1);
+    expect(missingEnvToDelete.stderr).toContain("[NOT_FOUND]");
+    for (const [command, action] of [["app", "get"], ["app", "delete"], ["env", "get"], ["env", "delete"]]) {
+      const unnamed = await svc([command!, action!]);
+      expect(unnamed.code).toBe(1);
+      expect(unnamed.stderr).toContain(`Usage: svc ${command} ${action} <name>`);
+    }
   });
 
   it("a wrong API key is AUTH_FAILED with the remedy", async () => {
