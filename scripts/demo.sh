@@ -41,3 +41,6 @@ ffprobe -v error -select_streams v:0 -count_frames \
   -show_entries stream=codec_name,width,height,r_frame_rate,nb_read_frames -of default=noprint_wrappers=1 "$work/video.mp4"
 mkdir -p .svc && cp "$work/video.mp4" .svc/demo.mp4
 echo "== saved .svc/demo.mp4"
+if [ -z "${PLATFORM_API_URL:-}" ]; then
+  echo "== the embedded platform keeps running (state in ${SVC_PLATFORM_DIR:-$HOME/.svc/platform}); stop it with: ./bin/svc.mjs platform stop"
+fi
