@@ -99,24 +99,31 @@ async function benchBuilds(): Promise<void> {
   rmSync(join(dir, ".."), { recursive: true, force: true });
 }
 
-/** Medians of `rounds` cold builds (empty .svc/) and `rounds` nothing-changed rebuilds. */
-async function coldAndWarm(dir: string): Promise<{ cold: ChildResult & { wallMs: number }; warm: ChildResult & { wallMs: number } }> {
-  const colds: Array<ChildResult & { wallMs: number }> = [];
-  const warms: Array<ChildResult & { wallMs: number }> = [];
+type Measured = ChildResult & { wallMs: number };
+
+/**
+ * Medians of `rounds` cold builds (empty .svc/) and `rounds` nothing-changed rebuilds of each app,
+ * interleaved app by app so that a change in the machine's load hits all apps alike.
+ */
+async function coldAndWarm(dirs: string[]): Promise<Array<{ cold: Measured; warm: Measured }>> {
+  const colds = dirs.map((): Measured[] => []);
+  const warms = dirs.map((): Measured[] => []);
+  const build = async (dir: string) => {
+    const run = await child(["build", dir, "--no-deps"]);
+    return { ...run.result, wallMs: run.wallMs };
+  };
   for (let round = 0; round < rounds; round++) {
-    rmSync(join(dir, ".svc"), { recursive: true, force: true });
-    const cold = await child(["build", dir, "--no-deps"]);
-    colds.push({ ...cold.result, wallMs: cold.wallMs });
+    for (const [i, dir] of dirs.entries()) {
+      rmSync(join(dir, ".svc"), { recursive: true, force: true });
+      colds[i]!.push(await build(dir));
+    }
   }
-  for (let round = 0; round < rounds; round++) {
-    const warm = await child(["build", dir, "--no-deps"]);
-    warms.push({ ...warm.result, wallMs: warm.wallMs });
-  }
-  const pick = (list: Array<ChildResult & { wallMs: number }>) => {
+  for (let round = 0; round < rounds; round++) for (const [i, dir] of dirs.entries()) warms[i]!.push(await build(dir));
+  const pick = (list: Measured[]) => {
     const ms = median(list.map((r) => r.ms));
     return { ...list.find((r) => r.ms === ms)!, maxRssMB: Math.max(...list.map((r) => r.maxRssMB)) };
   };
-  return { cold: pick(colds), warm: pick(warms) };
+  return dirs.map((_dir, i) => ({ cold: pick(colds[i]!), warm: pick(warms[i]!) }));
 }
 
 async function benchScale(): Promise<void> {
@@ -129,13 +136,11 @@ async function benchScale(): Promise<void> {
   console.error(`writing ${dataMB} MB of random data under ${data}/data …`);
   const { files } = await writeDataTreeApp(data, dataMB);
 
-  const oneFile = await coldAndWarm(one);
-  const manyFiles = await coldAndWarm(many);
-  const tree = await coldAndWarm(data);
+  const [oneFile, manyFiles, tree] = (await coldAndWarm([one, many, data])) as [{ cold: Measured; warm: Measured }, { cold: Measured; warm: Measured }, { cold: Measured; warm: Measured }];
   const perColdMs = (manyFiles.cold.ms - oneFile.cold.ms) / (fileCount - 1);
   const perWarmMs = (manyFiles.warm.ms - oneFile.warm.ms) / (fileCount - 1);
   const treeRatio = tree.warm.ms / oneFile.warm.ms;
-  const add = (name: string, r: ChildResult & { wallMs: number }, goal = "", note = "") =>
+  const add = (name: string, r: Measured, goal = "", note = "") =>
     rows.push({ case: name, pipeline: s(r.ms), process: s(r.wallMs), peakRss: mb(r.maxRssMB), goal, note: note || `artifact reused: ${r.reusedArtifact}` });
   add("1-file app: cold", oneFile.cold);
   add("1-file app: nothing changed", oneFile.warm);
