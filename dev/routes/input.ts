@@ -14,14 +14,20 @@ export type ParsedInput = { ok: true; input: Record<string, unknown> } | { ok: f
 
 const ENVELOPE_KEYS = new Set(["input", "webhook", "policy"]);
 
-export function parseRunsyncBody(text: string): ParsedInput {
-  if (text.trim() === "") return { ok: true, input: {} };
-  let body: unknown;
+/** A request body as JSON, or the message the dev server answers a malformed one with (400). */
+export function parseJsonBody(text: string): { ok: true; body: unknown } | { ok: false; message: string } {
   try {
-    body = JSON.parse(text);
+    return { ok: true, body: JSON.parse(text) };
   } catch (error) {
     return { ok: false, message: `The request body is not valid JSON: ${(error as Error).message}` };
   }
+}
+
+export function parseRunsyncBody(text: string): ParsedInput {
+  if (text.trim() === "") return { ok: true, input: {} };
+  const parsed = parseJsonBody(text);
+  if (!parsed.ok) return parsed;
+  const { body } = parsed;
   if (!isPlainObject(body)) return { ok: false, message: "The request body must be a JSON object: the function's keyword arguments, or {\"input\": {...}}." };
   const keys = Object.keys(body);
   const isEnvelope = keys.includes("input") && keys.every((key) => ENVELOPE_KEYS.has(key));
@@ -36,21 +42,19 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+const isInputErrorObject = (error: unknown): boolean => isPlainObject(error) && (error.error_type === "InputValidationError" || error.error_type === "InputError");
+
 /** True when a FAILED job failed because the function rejected its input. */
 export function isInputError(job: Job): boolean {
   if (job.status !== "FAILED") return false;
   const error = job.error;
-  if (isPlainObject(error)) return error.error_type === "InputValidationError" || error.error_type === "InputError";
-  if (typeof error === "string") {
-    if (/^\s*(InputValidationError|InputError)\b/.test(error)) return true;
-    try {
-      const parsed = JSON.parse(error) as unknown;
-      return isPlainObject(parsed) && (parsed.error_type === "InputValidationError" || parsed.error_type === "InputError");
-    } catch {
-      return false;
-    }
+  if (typeof error !== "string") return isInputErrorObject(error);
+  if (/^\s*(InputValidationError|InputError)\b/.test(error)) return true;
+  try {
+    return isInputErrorObject(JSON.parse(error));
+  } catch {
+    return false;
   }
-  return false;
 }
 
 /**

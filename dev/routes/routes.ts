@@ -11,7 +11,7 @@ import { isSvcError } from "../../core/errors.ts";
 import type { Manifest } from "../../core/types.ts";
 import type { LbResponse } from "../../core/client/index.ts";
 import { docsHtml, readDocsAsset } from "./docs.ts";
-import { isPlainObject, parseRunsyncBody, runsyncStatus, type Job } from "./input.ts";
+import { isPlainObject, parseJsonBody, parseRunsyncBody, runsyncStatus, type Job } from "./input.ts";
 import { generateOpenApi } from "./openapi.ts";
 import { handleLiveProxy, LIVE_PROXY_PREFIX } from "./live-proxy.ts";
 import { preferredAlias, resolveRoute, type RouteTable } from "./routes-table.ts";
@@ -139,13 +139,8 @@ async function dispatch(state: DevRoutesState, event: H3Event): Promise<Response
       // with a string), is read as JSON; another explicit type is forwarded untouched.
       const sent = event.req.headers.get("content-type") ?? "";
       const asJson = sent === "" || sent.includes("json") || sent.startsWith("text/plain");
-      if (asJson) {
-        try {
-          JSON.parse(text);
-        } catch (error) {
-          return errorResponse(400, "BAD_REQUEST", `The request body is not valid JSON: ${(error as Error).message}`);
-        }
-      }
+      const parsed = asJson ? parseJsonBody(text) : undefined;
+      if (parsed && !parsed.ok) return errorResponse(400, "BAD_REQUEST", parsed.message);
       body = text;
       headers["content-type"] = asJson ? "application/json" : sent;
     }

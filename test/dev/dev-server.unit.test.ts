@@ -123,7 +123,7 @@ describe("runsync bodies and statuses", () => {
     expect(parseRunsyncBody('{"name": "x"}')).toEqual({ ok: true, input: { name: "x" } });
     expect(parseRunsyncBody('{"input": "x", "other": 1}')).toEqual({ ok: true, input: { input: "x", other: 1 } });
     expect(parseRunsyncBody("")).toEqual({ ok: true, input: {} });
-    expect(parseRunsyncBody("{bad")).toMatchObject({ ok: false });
+    expect(parseRunsyncBody("{bad")).toMatchObject({ ok: false, message: expect.stringContaining("The request body is not valid JSON") });
     expect(parseRunsyncBody("[1]")).toMatchObject({ ok: false });
     expect(parseRunsyncBody('{"input": 3}')).toMatchObject({ ok: false });
   });
@@ -135,6 +135,8 @@ describe("runsync bodies and statuses", () => {
     expect(runsyncStatus({ id: "j", status: "FAILED", error: { error_type: "InputValidationError", error_message: "no" } })).toBe(400);
     expect(isInputError({ id: "j", status: "FAILED", error: '{"error_type": "InputValidationError"}' })).toBe(true);
     expect(isInputError({ id: "j", status: "FAILED", error: "InputValidationError: name must be a string" })).toBe(true);
+    expect(isInputError({ id: "j", status: "FAILED", error: '{"error_type": "ValueError"}' })).toBe(false);
+    expect(isInputError({ id: "j", status: "FAILED", error: "{not json" })).toBe(false);
   });
 });
 
@@ -408,7 +410,9 @@ describe("routes (h3 app)", () => {
     expect(res.status).toBe(201);
     expect(await res.json()).toEqual({ got: { text: "hi" } });
     expect(state.calls).toContain('lb ep_api POST /echo?x=1 {"text": "hi"} application/json');
-    expect((await h3.request("/api/echo", { method: "POST", body: "{bad" })).status).toBe(400);
+    const badJson = await h3.request("/api/echo", { method: "POST", body: "{bad" });
+    expect(badJson.status).toBe(400);
+    expect(await badJson.json()).toMatchObject({ error: { code: "BAD_REQUEST", message: expect.stringContaining("The request body is not valid JSON") } });
     expect((await h3.request("/api/echo", { method: "GET" })).status).toBe(405);
   });
 
