@@ -50,7 +50,7 @@ const rssMb = (pid: number) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) / 1024 : NaN;
 };
-/** CPU seconds (user + system) of a process and of its direct children. */
+/** CPU seconds (user + system) of a process and of all its descendants (workers run under bwrap). */
 const cpuSeconds = (pid: number): { self: number; children: number } => {
   const ticks = (id: string | number) => {
     try {
@@ -60,13 +60,16 @@ const cpuSeconds = (pid: number): { self: number; children: number } => {
       return 0;
     }
   };
-  let kids: string[] = [];
-  try {
-    kids = readFileSync(`/proc/${pid}/task/${pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
-  } catch {
-    /* not Linux */
-  }
-  return { self: ticks(pid), children: kids.reduce((sum, k) => sum + ticks(k), 0) };
+  const childrenOf = (id: string | number): string[] => {
+    try {
+      return readFileSync(`/proc/${id}/task/${id}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+    } catch {
+      return []; // not Linux, or gone
+    }
+  };
+  let children = 0;
+  for (let level = childrenOf(pid); level.length > 0; level = level.flatMap(childrenOf)) children += level.reduce((sum, k) => sum + ticks(k), 0);
+  return { self: ticks(pid), children };
 };
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
@@ -151,10 +154,20 @@ async function versusPeer(buildId: string): Promise<void> {
   const peerSide = { base: peer.url, path: "/runsync", hdrs: json };
   const seq = { svc: [] as number[], peer: [] as number[] };
   const rps = { svc: [] as number[], peer: [] as number[] };
+  const cpuPerJob = { platform: [] as number[], workers: [] as number[] };
   try {
     for (let round = 0; round < 2; round++) {
       for (const [name, side] of [["svc", svcSide], ["peer", peerSide]] as const) seq[name].push(...(await sequential(side.base, side.path, side.hdrs, SAMPLES / 2)));
-      for (const [name, side] of [["svc", svcSide], ["peer", peerSide]] as const) rps[name].push((await concurrent(side.base, side.path, side.hdrs, 32, SECONDS)).rps);
+      for (const [name, side] of [["svc", svcSide], ["peer", peerSide]] as const) {
+        const cpu0 = name === "svc" ? cpuSeconds(server.pid) : undefined;
+        const r = await concurrent(side.base, side.path, side.hdrs, 32, SECONDS);
+        rps[name].push(r.rps);
+        if (cpu0) {
+          const cpu1 = cpuSeconds(server.pid);
+          cpuPerJob.platform.push((cpu1.self - cpu0.self) / r.latencies.length);
+          cpuPerJob.workers.push((cpu1.children - cpu0.children) / r.latencies.length);
+        }
+      }
     }
   } finally {
     await peer.stop();
@@ -168,6 +181,7 @@ async function versusPeer(buildId: string): Promise<void> {
   results.push(["  sequential runsync p50", `${fmt(pct(seq.svc, 50))} / ${fmt(pct(seq.peer, 50))} ms / ${ratio(pct(seq.svc, 50), pct(seq.peer, 50))}`, "≤ 2×"]);
   results.push(["  sequential runsync p99", `${fmt(pct(seq.svc, 99))} / ${fmt(pct(seq.peer, 99))} ms / ${ratio(pct(seq.svc, 99), pct(seq.peer, 99))}`, "≤ 2×"]);
   results.push(["  32 concurrent runsync clients, requests/s", `${fmt(mean(rps.svc), 0)} / ${fmt(mean(rps.peer), 0)} / ${ratio(mean(rps.svc), mean(rps.peer))}`, "≥ 1.0×"]);
+  results.push(["  svc CPU per job meanwhile: platform / workers", `${fmt(mean(cpuPerJob.platform) * 1000)} / ${fmt(mean(cpuPerJob.workers) * 1000)} ms`, ""]);
 }
 
 /** Issue 10 item 2: 200 concurrent runsync clients on a no-op endpoint that starts with no worker. */
