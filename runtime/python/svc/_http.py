@@ -114,7 +114,7 @@ class _PlatformConnection:
     """HTTP/1.1 to the embedded platform over its Unix socket.
 
     A kept-alive socket with one write per request and a plain reader of the answer (status line,
-    headers, a Content-Length or chunked body): about a tenth of http.client's CPU per request,
+    headers, a Content-Length or chunked body): about a third of http.client's CPU per request,
     which a worker spends on every job. Host and targets stay those of the platform's TCP address.
     """
 
