@@ -16,6 +16,8 @@ export interface DeploySummary {
     /** QB: `{url}/runsync`. */
     runsync?: string;
     run?: string;
+    /** QB with one function: its required parameters with placeholder values, for the curl line. */
+    exampleInput?: Record<string, unknown>;
     /** LB: each declared route with its full URL. */
     routes?: Array<{ method: string; path: string; url: string; function: string }>;
   }>;
@@ -32,13 +34,23 @@ export function deploySummary(ctx: BuildContext, platformUrl: string): DeploySum
     uploadSkipped: ctx.upload?.skipped ?? false,
     endpoints: ctx.deployed.map((endpoint) =>
       endpoint.type === "QB"
-        ? { ...endpoint, runsync: `${endpoint.url}/runsync`, run: `${endpoint.url}/run` }
+        ? { ...endpoint, runsync: `${endpoint.url}/runsync`, run: `${endpoint.url}/run`, exampleInput: exampleInput(manifest, endpoint.name) }
         : {
             ...endpoint,
             routes: (manifest.routes[endpoint.name] ?? []).map((route) => ({ ...route, url: `${endpoint.url}${route.path}` })),
           },
     ),
   };
+}
+
+const PLACEHOLDERS: Record<string, unknown> = { str: "text", int: 1, float: 1.0, bool: true, list: [], dict: {} };
+
+/** A runsync body that the endpoint's one function accepts: each required parameter with a placeholder by annotation. */
+function exampleInput(manifest: Manifest, endpointName: string): Record<string, unknown> | undefined {
+  const functions = manifest.endpoints[endpointName]?.functions ?? [];
+  if (functions.length !== 1) return undefined;
+  const required = (functions[0]!.params ?? []).filter((param) => param.required && !param.kind.startsWith("var_"));
+  return Object.fromEntries(required.map((param) => [param.name, PLACEHOLDERS[(param.annotation ?? "").replace(/\[.*$/, "")] ?? null]));
 }
 
 export function formatDeploySummary(summary: DeploySummary, keyVariable = "$PLATFORM_API_KEY"): string {
@@ -55,7 +67,7 @@ export function formatDeploySummary(summary: DeploySummary, keyVariable = "$PLAT
       lines.push(
         `    curl -X POST ${endpoint.runsync} \\`,
         `      -H "Authorization: Bearer ${keyVariable}" -H "Content-Type: application/json" \\`,
-        `      -d '{"input": {}}'`,
+        `      -d '${JSON.stringify({ input: endpoint.exampleInput ?? {} }).replace(/'/g, "'\\''")}'`,
       );
     }
   }

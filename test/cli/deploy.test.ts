@@ -64,6 +64,7 @@ describe("svc deploy (platform test double)", () => {
     expect(text).toContain("Queue-based endpoints");
     expect(text).toContain(`${urls.hello}/runsync`);
     expect(text).toContain("curl -X POST");
+    expect(text).toContain(`-d '{"input":{"name":"text"}}'`); // hello(name: str): its required parameter, so the line runs
     expect(text).toContain("Load-balanced endpoints");
     expect(text).toMatch(new RegExp(`POST\\s+${urls.api}/echo`));
     expect(text).toMatch(new RegExp(`GET\\s+${urls.api}/health`));
