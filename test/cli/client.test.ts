@@ -81,7 +81,7 @@ describe("svc client (embedded platform, e2e)", () => {
     await writeFile(join(prog, "package.json"), '{ "type": "module" }\n');
     await writeFile(
       join(prog, "main.ts"),
-      `import { createClient, type EchoOutput } from "./svc-client.js";
+      `import { createClient, type EchoOutput, type GenerateInput } from "./svc-client.js";
 const client = createClient({ apiKey: ${JSON.stringify(platform.apiKey)}, timeoutMs: 120_000 });
 const echo: EchoOutput = await client.echo({ text: "hi", repeat: 2 });
 const health = await client.health();
@@ -89,7 +89,13 @@ const generated = await client.generate({ prompt: "a cat" });
 const job = await client.submit.generate({ prompt: "a dog", steps: 3 });
 const submitted = await job.wait();
 const described = ${online ? "await client.describe({ size_bytes: 2048 })" : "null"};
-console.log(JSON.stringify({ echo, health, generated, submitted, id: job.id, described }));
+let failure = "";
+try {
+  await client.generate({} as GenerateInput);
+} catch (error) {
+  failure = (error as Error).message;
+}
+console.log(JSON.stringify({ echo, health, generated, submitted, id: job.id, described, failure }));
 `,
     );
     await writeFile(join(prog, "tsconfig.json"), TSCONFIG(["main.ts"], true));
@@ -104,6 +110,7 @@ console.log(JSON.stringify({ echo, health, generated, submitted, id: job.id, des
     expect(result.generated).toMatchObject({ prompt: "a cat", steps: 20 });
     expect(result.submitted).toMatchObject({ prompt: "a dog", steps: 3 });
     expect(result.id).toMatch(/\S/);
+    expect(result.failure).toContain("missing a required argument: 'prompt'"); // the worker's reason, not only a status
     if (online) expect(result.described).toEqual({ size: "2.0 kB", bytes: 2048 });
   }, 240_000);
 
