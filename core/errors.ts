@@ -167,7 +167,7 @@ export const errors = {
   MANIFEST_INVALID: (issues: string, file?: string) =>
     new SvcError("MANIFEST_INVALID", `Invalid manifest${file ? ` ${file}` : ""}: ${issues}`, { remedy: "Rebuild with `svc build`." }),
   NOT_DEPLOYED: (file: string) =>
-    new SvcError("NOT_DEPLOYED", `${file} has no endpoint URLs: the app has not been deployed from this folder.`, {
+    new SvcError("NOT_DEPLOYED", `${file} is missing or has no endpoint URLs: the app has not been deployed from this folder.`, {
       remedy: "Run `svc deploy` first; it records the endpoints' URLs in the manifest.",
     }),
   BUILD_MISSING: (root: string) =>

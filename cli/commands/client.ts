@@ -3,6 +3,7 @@
  * manifest `svc deploy` left in .svc/ (its parameters, return annotations and URLs).
  * docs/deploy.md, "A typed client".
  */
+import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import type { CAC } from "cac";
@@ -20,6 +21,7 @@ export const DEFAULT_CLIENT_FILE = join(".svc", "client.ts");
 /** Writes the client of the app deployed from `root`; answers the file written. */
 export async function writeTypedClient(root: string, out = DEFAULT_CLIENT_FILE): Promise<string> {
   const manifestFile = join(root, ".svc", MANIFEST_FILE);
+  if (!existsSync(manifestFile)) throw errors.NOT_DEPLOYED(manifestFile); // no build either: deploy builds
   const manifest = await readManifest(manifestFile);
   if (!manifest.urls || Object.keys(manifest.urls).length === 0) throw errors.NOT_DEPLOYED(manifestFile);
   const file = resolve(root, out);

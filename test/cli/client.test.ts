@@ -65,6 +65,8 @@ describe("svc client (embedded platform, e2e)", () => {
 
   it("refuses before a deploy: the manifest has no URLs", async () => {
     expect((await svc(["init", "demo", "--root", work])).code).toBe(0);
+    const unbuilt = await svc(["client", "--root", app]);
+    expect(unbuilt.stderr).toContain("NOT_DEPLOYED"); // not "run svc build": a build alone has no URLs
     expect((await svc(["build", "--no-deps", "--root", app])).code).toBe(0);
     const result = await svc(["client", "--root", app]);
     expect(result.code).toBe(1);
