@@ -259,7 +259,10 @@ export const errors = {
     }),
 
   // dev server
-  PORT_IN_USE: (port: number) => new SvcError("PORT_IN_USE", `Port ${port} is in use and no free port was found after it.`, { remedy: "Pass --port with a free port." }),
+  PORT_IN_USE: (port: number, triedNext = true) =>
+    new SvcError("PORT_IN_USE", triedNext ? `Port ${port} is in use and no free port was found after it.` : `Port ${port} is in use.`, {
+      remedy: triedNext ? "Pass --port with a free port." : "Pass --port with a free port (--port 0 takes any), or stop what listens on it (`svc platform status` names a running platform).",
+    }),
 };
 
 /** A size over `limit`, in bytes as well when rounding would show both as the same figure. */

@@ -41,7 +41,7 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException) => {
       server.off("listening", onListening);
-      reject(error.code === "EADDRINUSE" ? errors.PORT_IN_USE(port) : error);
+      reject(error.code === "EADDRINUSE" ? errors.PORT_IN_USE(port, false) : error); // a given port: no fallback
     };
     const onListening = () => {
       server.off("error", onError);
