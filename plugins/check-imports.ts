@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { errors, type SvcError } from "../core/errors.ts";
 import type { BuildContext, EndpointSpec, PythonImport, SvcPlugin } from "../core/types.ts";
 import { HOOK_ORDER } from "../core/pipeline.ts";
-import { sharedParser, type PythonParser } from "./discover-python/index.ts";
+import { sharedParser, stdlibWithCache, type PythonParser } from "./discover-python/index.ts";
 import { IMAGE_PACKAGES, imageKindOf } from "./gpu-image.ts";
 
 export const PLUGIN_NAME = "svc:check-imports";
@@ -62,7 +62,7 @@ export function checkImports(options: CheckImportsOptions = {}): SvcPlugin {
     apply(pipeline) {
       pipeline.hooks.installDependencies.tapPromise({ name: PLUGIN_NAME, stage: CHECK_STAGE }, async (_requirements, ctx) => {
         if (!ctx.pythonImports) return; // discovery did not report imports (a replaced svc:discover-python)
-        const stdlib = await stdlibFor(options.parser ?? sharedParser(), ctx.config.pythonVersion);
+        const stdlib = await stdlibFor(ctx, options.parser ?? sharedParser());
         const installed = await installedImportNames(ctx);
         const found = findUnavailableImports(ctx.endpoints, ctx.pythonImports, (name, endpoint) =>
           stdlib.has(name) || installed.has(name) || IMAGE_PACKAGES[imageKindOf(endpoint)].includes(name),
@@ -130,11 +130,14 @@ function absoluteModule(module: string, file: string, entry: PythonImport): stri
   return [...base, ...(entry.module ? [entry.module] : [])].join(".");
 }
 
-/** The stdlib of the image's Python, from the helper interpreter's list, less what later versions removed. */
-async function stdlibFor(parser: PythonParser, pythonVersion: string): Promise<Set<string>> {
-  const { modules } = await parser.stdlib();
+/**
+ * The stdlib of the image's Python, from the helper interpreter's list (kept in the discovery cache,
+ * so a rebuild starts no Python for it), less what later versions removed.
+ */
+async function stdlibFor(ctx: BuildContext, parser: PythonParser): Promise<Set<string>> {
+  const { modules } = await stdlibWithCache(ctx, parser);
   const names = new Set(modules);
-  for (const [version, removed] of REMOVED_FROM_STDLIB) if (Number(pythonVersion) >= version) for (const name of removed) names.delete(name);
+  for (const [version, removed] of REMOVED_FROM_STDLIB) if (Number(ctx.config.pythonVersion) >= version) for (const name of removed) names.delete(name);
   return names;
 }
 

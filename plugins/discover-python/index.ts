@@ -10,6 +10,7 @@ import { compareCodeUnits, listSourceFiles, modulePath } from "./_files.ts";
 import { sharedParser, type FileAnalysis, type PythonParser, type RawProblem } from "./_parser.ts";
 
 export { PythonParser, sharedParser, pythonInterpreter, DISCOVER_SCRIPT, type FileAnalysis } from "./_parser.ts";
+export { stdlibWithCache } from "./_analysis-cache.ts";
 export { BUILTIN_IGNORES, IGNORE_FILES, isSourceFile, listSourceFiles, modulePath } from "./_files.ts";
 
 export const PLUGIN_NAME = "svc:discover-python";

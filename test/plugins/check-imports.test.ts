@@ -13,6 +13,7 @@ import { resolveConfig } from "../../core/config.ts";
 import { Pipeline } from "../../core/pipeline.ts";
 import type { BuildOptions, SvcConfig } from "../../core/types.ts";
 import { checkImports } from "../../plugins/check-imports.ts";
+import { PythonParser } from "../../plugins/discover-python/index.ts";
 import { excludePreinstalled } from "../../plugins/exclude-preinstalled.ts";
 import { pipInstall } from "../../plugins/pip-install.ts";
 import { resolveDeps } from "../../plugins/resolve-deps.ts";
@@ -24,10 +25,10 @@ const online = await pypiReachable();
 if (!online) console.warn("the check-imports test that installs from PyPI is skipped: https://pypi.org did not answer");
 
 /** Discovery to the import check (no packing); pip runs unless noDeps. */
-async function build(root: string, options: Partial<BuildOptions> = { noDeps: true }, config: SvcConfig = {}) {
+async function build(root: string, options: Partial<BuildOptions> = { noDeps: true }, config: SvcConfig = {}, parser?: PythonParser) {
   const logger = captureLogger();
   const ctx = createContext(root, await resolveConfig(root, config), { ...defaultBuildOptions, ...options }, logger);
-  await new Pipeline([...frontHalfPlugins(), resolveDeps(), excludePreinstalled(), pipInstall(), checkImports()]).run(ctx);
+  await new Pipeline([...frontHalfPlugins(), resolveDeps(), excludePreinstalled(), pipInstall(), checkImports({ parser })]).run(ctx);
   return { ctx, warnings: logger.warnings.filter((line) => line.includes("Module-level import")) };
 }
 
@@ -57,6 +58,29 @@ describe("svc:check-imports", () => {
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('app/shared.py:2: Module-level import of "torch", which endpoint "cpu" will not find');
     expect(warnings[0]).toContain("the CPU image");
+  });
+
+  it("asks Python for the stdlib once: a rebuild reads it from .svc/cache", async () => {
+    /** A real parser that counts the stdlib requests it sends to Python. */
+    class CountingParser extends PythonParser {
+      asked = 0;
+      override stdlib() {
+        this.asked++;
+        return super.stdlib();
+      }
+    }
+    const root = copyFixture("imports-ok");
+    writeFileSync(join(root, "requirements.txt"), "");
+    const first = new CountingParser();
+    const second = new CountingParser();
+    try {
+      expect((await build(root, { noDeps: true }, {}, first)).warnings).toHaveLength(1);
+      expect((await build(root, { noDeps: true }, {}, second)).warnings).toHaveLength(1); // same verdict from the cached list
+      expect([first.asked, second.asked]).toEqual([1, 0]);
+    } finally {
+      first.close();
+      second.close();
+    }
   });
 
   it("config strict makes it an error at file:line", async () => {
