@@ -81,34 +81,78 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
     }),
   );
 
+  /** Applies one job-done body to the queue; false when the job is no longer the worker's. */
+  const applyResult = (w: WorkerInfo, jobId: string, parsed: ParsedJson | undefined): boolean => {
+    const body = parsed?.value;
+    if (!body || typeof body !== "object" || Array.isArray(body)) throw errors.BAD_REQUEST('job-done needs a JSON object: {"output": ...} or {"error": ...}');
+    const b = body as Record<string, unknown>;
+    if (b.status === "IN_PROGRESS") return queue.progress(w.id, jobId, parsed!.member("output") ?? null);
+    let ok: boolean;
+    if (b.error !== undefined && b.error !== null) {
+      const { error, errorType } = errorText(b.error);
+      // The runtime enforces executionTimeout and reports it so: the job is TIMED_OUT, not FAILED.
+      ok = queue.fail(w.id, jobId, error, errorType, errorType === "ExecutionTimeoutError" ? "TIMED_OUT" : "FAILED");
+    } else {
+      ok = queue.complete(w.id, jobId, parsed!.member("output") ?? "null"); // the worker's own text: exact, not re-encoded
+    }
+    if (ok && (b.refresh_worker === true || b.stopPod === true)) void supervisor.stop(w, "the handler asked for a fresh worker (refresh_worker)");
+    return ok;
+  };
+
+  /** Up to `n` queued jobs for the worker, as job-take answers them (never waits). */
+  const takeUpTo = (w: WorkerInfo, n: number): string[] => {
+    const bodies: string[] = [];
+    if (w.stopping || w.unhealthy) return bodies;
+    for (let next = n > 0 ? queue.takeNow(w.id, w.endpointId) : null; next; next = bodies.length < n ? queue.takeNow(w.id, w.endpointId) : null) bodies.push(takeBody(next));
+    return bodies;
+  };
+
   app.post(
     "/v2/_worker/:worker/job-done/:job",
     route(async (event, w) => {
       const jobId = event.context.params!.job!;
       const parsed = await readResult(event, w, jobId);
-      const body = parsed?.value;
-      if (!body || typeof body !== "object" || Array.isArray(body)) throw errors.BAD_REQUEST('job-done needs a JSON object: {"output": ...} or {"error": ...}');
-      const b = body as Record<string, unknown>;
-      let ok: boolean;
-      if (b.status === "IN_PROGRESS") {
-        ok = queue.progress(w.id, jobId, parsed!.member("output") ?? null);
-      } else if (b.error !== undefined && b.error !== null) {
-        const { error, errorType } = errorText(b.error);
-        // The runtime enforces executionTimeout and reports it so: the job is TIMED_OUT, not FAILED.
-        ok = queue.fail(w.id, jobId, error, errorType, errorType === "ExecutionTimeoutError" ? "TIMED_OUT" : "FAILED");
-      } else {
-        ok = queue.complete(w.id, jobId, parsed!.member("output") ?? "null"); // the worker's own text: exact, not re-encoded
-      }
-      if (!ok) return gone(jobId);
-      if (b.status !== "IN_PROGRESS") await ctx.store.jobs.durable(); // answered once committed: no acknowledged result runs again after kill -9
-      if (b.refresh_worker === true || b.stopPod === true) void supervisor.stop(w, "the handler asked for a fresh worker (refresh_worker)");
+      const b = parsed?.value as Record<string, unknown> | undefined;
+      if (!applyResult(w, jobId, parsed)) return gone(jobId);
+      if (b!.status === "IN_PROGRESS") return jsonText(200, OK);
+      await ctx.store.jobs.durable(); // answered once committed: no acknowledged result runs again after kill -9
       // Done-and-take (contracts, "Runtime decisions"): `take=1` on a final result hands the next
       // queued job in this answer, saving the worker a job-take round trip. Never waits.
-      if (b.status !== "IN_PROGRESS" && !w.stopping && !w.unhealthy && queryParam(event, "take") === "1") {
-        const next = queue.takeNow(w.id, w.endpointId);
-        if (next) return jsonText(200, `{"ok":true,"next":${takeBody(next)}}`);
+      const next = queryParam(event, "take") === "1" ? takeUpTo(w, 1) : [];
+      return jsonText(200, next.length > 0 ? `{"ok":true,"next":${next[0]}}` : OK);
+    }),
+  );
+
+  // Results of several jobs in one request (docs/platform.md, "Hot path"): one JSON object per
+  // line, `{"id", "output"}` or `{"id", "error"}`; `take=N` hands up to N queued jobs in the answer.
+  // Answers `{"ok": true, "gone": [ids no longer the worker's], "next": [jobs]}` once committed.
+  app.post(
+    "/v2/_worker/:worker/jobs-done",
+    route(async (event, w) => {
+      const text = await readText(event, MAX_RESULT_BYTES);
+      const gone: string[] = [];
+      for (const line of text.split("\n")) {
+        if (line.trim() === "") continue;
+        const idAt = line.indexOf('"id":"');
+        const jobId = idAt >= 0 ? line.slice(idAt + 6, line.indexOf('"', idAt + 6)) : "";
+        let parsed: ParsedJson;
+        try {
+          parsed = parseJson(line, "the job's result");
+        } catch (error) {
+          // Not storable (NaN, too deep): that job fails at once, the others stand.
+          if (!isSvcError(error) || !UNSTORABLE.has(error.code) || !queue.heldBy(w.id, jobId)) throw error;
+          const invalid = errors.JOB_OUTPUT_INVALID(error.message.split("\n")[0]!.replace(/\.$/, ""));
+          queue.fail(w.id, jobId, JSON.stringify({ error_type: invalid.code, error_message: invalid.message, error_traceback: "" }), invalid.code);
+          continue;
+        }
+        const id = (parsed.value as { id?: unknown } | null)?.id;
+        if (typeof id !== "string") throw errors.BAD_REQUEST('jobs-done needs one JSON object per line: {"id": ..., "output": ...} or {"id": ..., "error": ...}');
+        if ((parsed.value as { status?: unknown }).status === "IN_PROGRESS") throw errors.BAD_REQUEST("jobs-done carries final results only: send progress to job-done");
+        if (!applyResult(w, id, parsed)) gone.push(id);
       }
-      return jsonText(200, OK);
+      await ctx.store.jobs.durable(); // answered once committed: no acknowledged result runs again after kill -9
+      const take = Math.min(MAX_BATCH, Math.trunc(Number(queryParam(event, "take") ?? 0)) || 0);
+      return jsonText(200, `{"ok":true,"gone":${JSON.stringify(gone)},"next":[${takeUpTo(w, take).join(",")}]}`);
     }),
   );
 

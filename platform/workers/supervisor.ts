@@ -434,6 +434,7 @@ export class Supervisor {
       SVC_API_BASE: base,
       SVC_JOB_TAKE_URL: `${prefix}/job-take`,
       SVC_JOB_DONE_URL: `${prefix}/job-done/$ID`,
+      SVC_JOBS_DONE_URL: `${prefix}/jobs-done`, // results of several jobs in one request (docs/platform.md, "Hot path")
       SVC_JOB_STREAM_URL: `${prefix}/job-stream/$ID`,
       SVC_PING_URL: `${prefix}/ping`,
       SVC_SIGNALS_URL: `${prefix}/signals`,

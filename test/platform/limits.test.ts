@@ -89,6 +89,46 @@ describe("worker protocol", () => {
     }
     await waitFinal(p, work, busy, 10_000);
   }, 30_000);
+
+  it("jobs-done takes several results in one request (one per line), names the gone ones and hands the next jobs (take=N)", async () => {
+    const busy = (await api(p, "POST", `/v2/${work}/run`, { input: { op: "sleep", seconds: 3 } })).body.id as string;
+    const running = await waitFor("the real worker to be busy", async () => {
+      const s = (await api(p, "GET", `/v2/${work}/status/${busy}`)).body;
+      return s.status === "IN_PROGRESS" ? s : undefined;
+    });
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) ids.push((await api(p, "POST", `/v2/${work}/run`, { input: { op: "echo", value: i } })).body.id);
+    const env = workerEnvironment(running.workerId);
+    expect(env.SVC_JOBS_DONE_URL).toMatch(/\/jobs-done$/);
+    const auth = { authorization: `Bearer ${env.SVC_WORKER_TOKEN}`, "content-type": "application/x-ndjson" };
+    const taken = (await (await fetch(`${env.SVC_JOB_TAKE_URL}?job_in_progress=1&batch_size=3`, { headers: auth })).json()) as Array<{ id: string }>;
+    expect(taken.map((j) => j.id)).toEqual(ids.slice(0, 3));
+    const lines = [
+      `{"id":${JSON.stringify(taken[0]!.id)},"output":{"n":123456789012345678901234567890}}`,
+      JSON.stringify({ id: taken[1]!.id, error: "it broke" }),
+      JSON.stringify({ id: "job-never-taken", output: 1 }),
+      `{"id":${JSON.stringify(taken[2]!.id)},"output":${nested(MAX_JSON_DEPTH + 10)}}`,
+    ];
+    const res = await fetch(`${env.SVC_JOBS_DONE_URL}?take=5`, { method: "POST", headers: auth, body: lines.join("\n") });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { ok: boolean; gone: string[]; next: Array<{ id: string; input: unknown }> };
+    expect(answer.gone).toEqual(["job-never-taken"]);
+    expect(answer.next.map((j) => j.id)).toEqual(ids.slice(3)); // the two still queued, in order (fewer than asked: no wait)
+    const text = await (await fetch(`${p.url}/v2/${work}/status/${taken[0]!.id}`, { headers: { authorization: `Bearer ${p.apiKey}` } })).text();
+    expect(text.replace(/\s/g, "")).toContain('"output":{"n":123456789012345678901234567890}'); // the worker's text, exact
+    expect((await api(p, "GET", `/v2/${work}/status/${taken[1]!.id}`)).body).toMatchObject({ status: "FAILED", error: "it broke" });
+    const deep = (await api(p, "GET", `/v2/${work}/status/${taken[2]!.id}`)).body;
+    expect(deep.status).toBe("FAILED"); // not storable: that job fails, the others stand
+    expect(errorOf(deep).error_type).toBe("JOB_OUTPUT_INVALID");
+    const rest = await fetch(env.SVC_JOBS_DONE_URL!, { method: "POST", headers: auth, body: answer.next.map((j) => JSON.stringify({ id: j.id, output: j.input })).join("\n") });
+    expect(((await rest.json()) as { gone: string[] }).gone).toEqual([]);
+    for (const [i, j] of answer.next.entries()) expect((await api(p, "GET", `/v2/${work}/status/${j.id}`)).body).toMatchObject({ status: "COMPLETED", output: { op: "echo", value: 3 + i } });
+    await waitFinal(p, work, busy, 10_000);
+    for (const id of [taken[1]!.id, taken[2]!.id]) {
+      expect((await api(p, "POST", `/v2/${work}/retry/${id}`)).status).toBe(200); // the real worker runs them: no failed job left (health counts them below)
+      expect((await waitFinal(p, work, id, 10_000)).status).toBe("COMPLETED");
+    }
+  }, 30_000);
 });
 
 describe("numbers and nesting", () => {

@@ -123,6 +123,7 @@ class JobRunner:
         self.loop = loop
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
         self.is_stream = inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)
+        self.last_elapsed = 1.0  # seconds the last job ran
 
     def _emit(self, job: Job, chunk: Any) -> None:
         if job.abandoned or not self.client.stream(job.id, chunk):
@@ -173,7 +174,9 @@ class JobRunner:
             future = in_daemon_thread(lambda: self._sync_body(job, kwargs), f"svc-run-{job.id}")
         future.add_done_callback(lambda _: job.wake.set())
 
-        finished = job.wake.wait(job.timeout_s)
+        # Results held for a batch go out if this job is not done at once (runtime/_done_batch).
+        wait = getattr(self.client, "wait", None)
+        finished = wait(job.wake, job.timeout_s) if wait else job.wake.wait(job.timeout_s)
         if job.cancelled:
             job.abandoned = True
             future.cancel()
@@ -191,6 +194,7 @@ class JobRunner:
         return self._report(job, future, time.monotonic() - started)
 
     def _report(self, job: Job, future: "Future[Any]", elapsed: float) -> bool:
+        self.last_elapsed = elapsed  # the queue worker takes several jobs at once after fast ones
         try:
             output = future.result()
         except BaseException as exc:  # noqa: B902 - user code may raise anything, SystemExit included

@@ -1,10 +1,11 @@
 """The queue-based worker: take jobs, run them, report them, until told to stop."""
 import threading
-from collections import OrderedDict
+from collections import OrderedDict, deque
 import time
 from typing import Any, Callable, Dict, List, Optional
 
 from . import _heartbeat, _http, _signals
+from ._done_batch import BatchingClient
 from ._jobs import Job, JobRunner, in_daemon_thread
 from ._log import logger
 from ._platform import MIN_EMPTY_POLL_S, WorkerClient
@@ -13,6 +14,8 @@ TOO_MANY_REQUESTS_BACKOFF_S = 1.0
 ERROR_BACKOFF_MAX_S = 10.0
 UNREACHABLE_EXIT_S = 60.0  # a platform gone this long will not hand our jobs back to us
 EARLY_CANCELS_KEPT = 256
+PREFETCH = 8  # jobs a thread takes at once when its function is fast and results go in batches
+FAST_JOB_S = 0.01  # "fast": the last job ran less than this
 
 
 class QueueWorker:
@@ -28,9 +31,13 @@ class QueueWorker:
         self.cond = threading.Condition()
         self.stopping = threading.Event()
         self.exit_code = 0
-        self.handed = threading.local()  # `.next`: a job handed in a job-done answer, run next on this thread
+        # `.queue`: jobs handed in a job-done answer, booked as running, run next on this thread
+        self.handed = threading.local()
+        self.batching = isinstance(client, BatchingClient)
         client.wants_next = self._wants_next
         client.on_next = self._handed_next
+        if isinstance(client, BatchingClient):
+            client.more_follow = lambda: bool(getattr(self.handed, "queue", None))
 
     # -- called from other threads -------------------------------------------------------------
     def job_ids(self) -> List[str]:
@@ -65,34 +72,47 @@ class QueueWorker:
                 logger.error("concurrency_modifier failed, keeping %d: %s", self.concurrency, exc)
         return self.concurrency
 
-    def _wants_next(self) -> bool:
-        """Asked on a job's thread while its job still counts as running: is there room for one more?"""
+    def _wants_next(self) -> int:
+        """Asked on a job's thread while its job still counts as running: how many jobs to take next.
+
+        One per free slot; PREFETCH when results go in batches and the last job was fast (the
+        jobs run one after another on this thread, their results sent together)."""
         if self.stopping.is_set() or not getattr(self.handed, "active", False):
-            return False
+            return 0
         with self.cond:
-            return len(self.running) <= self.concurrency
+            room = self.concurrency - len(self.running) + 1
+        if room > 0 and self.batching and getattr(self.runner, "last_elapsed", 1.0) < FAST_JOB_S:
+            return max(room, PREFETCH)
+        return max(room, 0)
 
     def _handed_next(self, payload: Dict[str, Any]) -> None:
         if getattr(self.handed, "active", False):
-            self.handed.next = payload  # run by _run_job once the current job is off the books
+            with self.cond:
+                job = self._admit(payload)  # booked now: pings, cancels and stop see it
+            if job is not None:
+                self.handed.queue.append(job)  # run by _run_job after the current one
         else:
             self._start(payload)
 
     def _run_job(self, job: Optional[Job]) -> None:
         self.handed.active = True
+        self.handed.queue = deque()
         while job is not None:
             try:
-                if self.runner.run(job):
+                if job.cancelled:
+                    logger.info("job %s: cancelled before it started; not run", job.id)
+                elif self.runner.run(job):
                     logger.info("job %s asked for a fresh worker (refresh_worker): stopping", job.id)
                     self.stop()
             except Exception:  # a bug here must not leave the slot taken forever
                 logger.exception("job %s: runtime error", job.id)
             finally:
-                payload, self.handed.next = getattr(self.handed, "next", None), None
+                if not self.handed.queue and self.batching:
+                    self.client.flush()  # type: ignore[attr-defined]  # results held for a job that did not report
                 with self.cond:
                     self.running.pop(job.id, None)
-                    # The next job takes the slot at once: the take loop never sees it free.
-                    job = self._admit(payload) if payload is not None else None
+                    # The next job already holds a slot: the take loop never sees it free.
+                    job = self.handed.queue.popleft() if self.handed.queue else None
                     self.cond.notify_all()
         self.handed.active = False  # this thread may run other work next
 

@@ -13,6 +13,7 @@ import traceback
 from typing import Any, Dict, List, Optional
 
 from . import _heartbeat, _http, _log, _manifest, _signals
+from ._done_batch import BatchingClient
 from ._env import WorkerEnv
 from ._jobs import Job, JobRunner
 from ._lb_server import LBApp, UnavailableApp, make_server
@@ -101,7 +102,8 @@ def _serve_qb(env: WorkerEnv, spec: Dict[str, Any], endpoint: Optional[Endpoint]
               failure: Optional[ImportFailure]) -> int:
     if not env.take_url or not env.done_url:
         raise RuntimeError("SVC_JOB_TAKE_URL / SVC_JOB_DONE_URL (or SVC_API_BASE and SVC_WORKER_ID) are not set")
-    client = WorkerClient(env)
+    jobs_done_url = os.environ.get("SVC_JOBS_DONE_URL")  # the embedded platform's batch route (docs/platform.md)
+    client = BatchingClient(env, jobs_done_url) if jobs_done_url else WorkerClient(env)
     timeout_ms = spec.get("executionTimeoutMs")
     if failure is not None:
         worker = QueueWorker(client, FailingRunner(client, failure), default_timeout_s=None)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ from typing import Any, Dict, List, Optional
 API_KEY = "test-api-key"
 FINAL = ("COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT")
 
-_WORKER_RE = re.compile(r"^/v2/_worker/([^/]+)/(job-take|job-done|job-stream|ping|signals|files|error)(?:/([^/]+))?$")
+_WORKER_RE = re.compile(r"^/v2/_worker/([^/]+)/(job-take|job-done|jobs-done|job-stream|ping|signals|files|error)(?:/([^/]+))?$")
 _PUBLIC_RE = re.compile(r"^/v2/([^/_][^/]*)/(runsync|status|execute)(?:/([^/]+))?$")
 _GET_BUILD_RE = re.compile(r'getBuild\(\s*id:\s*"([^"]+)"\s*\)')
 
@@ -48,6 +48,8 @@ class FakePlatform:
         self.cancel_on_take: set = set()  # job ids cancelled while their job-take answer is on its way
         self.done_and_take = True  # job-done?take=1 hands the next queued job (contracts, "Runtime decisions")
         self.take_calls = 0
+        self.jobs_done = False  # name SVC_JOBS_DONE_URL: results of several jobs in one request (docs/platform.md)
+        self.jobs_done_calls: List[Dict[str, Any]] = []  # {"ids": [...], "take": "N" or None}
         self.reported_errors: List[Dict[str, Any]] = []  # POST error (SVC_ERROR_URL): an import failure
         self.close_after_each = False  # close each connection after its answer (no `Connection: close`)
         self.server = _Server(("127.0.0.1", 0), _Handler)
@@ -72,13 +74,16 @@ class FakePlatform:
     def worker_env(self, wid: str) -> Dict[str, str]:
         w = self.workers[wid]
         prefix = f"{self.base}/v2/_worker/{wid}"
-        return {
+        env = {
             "SVC_WORKER_ID": wid, "SVC_WORKER_TOKEN": w["token"], "SVC_ENDPOINT_ID": "ep_" + w["endpoint"],
             "SVC_ENDPOINT_NAME": w["endpoint"], "SVC_BUILD_ID": self.build_id, "SVC_API_BASE": self.base,
             "SVC_JOB_TAKE_URL": f"{prefix}/job-take", "SVC_JOB_DONE_URL": f"{prefix}/job-done/$ID",
             "SVC_JOB_STREAM_URL": f"{prefix}/job-stream/$ID", "SVC_PING_URL": f"{prefix}/ping",
             "SVC_SIGNALS_URL": f"{prefix}/signals", "SVC_ERROR_URL": f"{prefix}/error", "PLATFORM_API_URL": self.base, "PLATFORM_API_KEY": API_KEY,
         }
+        if self.jobs_done:
+            env["SVC_JOBS_DONE_URL"] = f"{prefix}/jobs-done"
+        return env
 
     def submit(self, endpoint: str, input: Any, timeout_ms: int = 600000) -> str:
         job_id = "job_" + secrets.token_hex(6)
@@ -180,6 +185,8 @@ class FakePlatform:
             self.files[file_id] = {"name": name, "data": h.body, "type": h.headers.get("Content-Type")}
             return 200, {"url": f"{self.base}/v2/files/{file_id}/{urllib.parse.quote(name)}",
                          "expiresAt": "2000-01-08T00:00:00Z"}
+        if op == "jobs-done":
+            return self.handle_jobs_done(h, wid, worker, query)
         body = json.loads(h.body or b"null")
         with self.cond:
             job = self.jobs.get(job_id or "")
@@ -206,6 +213,29 @@ class FakePlatform:
                 return 200, {"ok": True, "next": {"id": nxt["id"], "input": nxt["input"],
                                                   "executionTimeoutMs": nxt["executionTimeoutMs"]}}
             return 200, {"ok": True}
+
+    def handle_jobs_done(self, h: "_Handler", wid: str, worker: Dict[str, str], query: Dict[str, str]):
+        """One final result per line; `take=N` hands up to N queued jobs (docs/platform.md, "Hot path")."""
+        results = [json.loads(line) for line in h.body.decode().split("\n") if line.strip()]
+        with self.cond:
+            self.jobs_done_calls.append({"ids": [r["id"] for r in results], "take": query.get("take"),
+                                         "at": time.monotonic()})
+            gone = []
+            for r in results:
+                job = self.jobs.get(r["id"])
+                if not job or job["worker"] != wid or job["status"] != "IN_PROGRESS":
+                    gone.append(r["id"])
+                elif "error" in r:
+                    job.update(status="FAILED", error=r["error"])
+                else:
+                    job.update(status="COMPLETED", output=r.get("output"))
+            queue, nxt = self.queues[worker["endpoint"]], []
+            while queue and len(nxt) < int(query.get("take") or 0) and wid not in self.stopped:
+                job = self.jobs[queue.popleft()]
+                job.update(status="IN_PROGRESS", worker=wid)
+                nxt.append({"id": job["id"], "input": job["input"], "executionTimeoutMs": job["executionTimeoutMs"]})
+            self.cond.notify_all()
+            return 200, {"ok": True, "gone": gone, "next": nxt}
 
     def handle_public(self, h: "_Handler", endpoint: str, op: str, job_id: Optional[str]):
         if h.headers.get("Authorization") != f"Bearer {API_KEY}":

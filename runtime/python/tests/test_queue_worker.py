@@ -205,3 +205,35 @@ def test_worker_copes_with_a_platform_that_closes_each_connection(platform, star
     ids = [platform.submit("echo", {"text": str(i)}) for i in range(5)]
     for job_id in ids:
         assert platform.wait_job(job_id)["status"] == "COMPLETED"
+
+
+def test_fast_jobs_go_in_batches_of_results_and_take_several_jobs_at_once(platform, start_worker):
+    platform.jobs_done = True  # the embedded platform's jobs-done route (docs/platform.md, "Hot path")
+    start_worker("echo")
+    platform.wait_for(lambda: platform.take_calls >= 1)
+    first = platform.submit("echo", {"text": "warm"})  # the poll takes it; its result asks for more
+    assert platform.wait_job(first)["status"] == "COMPLETED"
+    with platform.cond:
+        ids = [platform.submit("echo", {"text": str(i)}) for i in range(12)]
+    for i, job_id in enumerate(ids):
+        assert platform.wait_job(job_id)["output"]["echo"] == str(i)
+    calls = [c for c in platform.jobs_done_calls if set(c["ids"]) & set(ids)]
+    assert sorted(i for c in calls for i in c["ids"]) == sorted(ids)  # each result sent once
+    assert max(len(c["ids"]) for c in calls) > 1  # several results in one request
+    assert len(calls) < len(ids)
+    assert not platform.done_calls  # no job-done per job
+
+
+def test_a_held_result_is_sent_when_the_next_job_is_slow(platform, start_worker):
+    platform.jobs_done = True
+    start_worker("echo")
+    platform.wait_for(lambda: platform.take_calls >= 1)
+    assert platform.wait_job(platform.submit("echo", {"text": "warm"}))["status"] == "COMPLETED"
+    with platform.cond:  # the poll takes the first; its result takes the other two at once: the fast result is held
+        platform.submit("echo", {"text": "first"})
+        fast = platform.submit("echo", {"text": "fast"})
+        slow = platform.submit("echo", {"text": "slow", "sleep": 1.5})
+    platform.wait_for(lambda: platform.jobs[fast]["status"] == "COMPLETED")
+    assert platform.jobs[slow]["status"] == "IN_PROGRESS"  # sent while the slow job still runs
+    assert platform.wait_job(slow)["output"]["echo"] == "slow"
+    assert any(c["ids"] == [fast] for c in platform.jobs_done_calls)  # sent alone, not with the slow one
