@@ -10,6 +10,7 @@ import { list, extract, type Parser } from "tar";
 import { mkdir, readdir, realpath, rename, rm, lstat } from "node:fs/promises";
 import { createReadStream, existsSync } from "node:fs";
 import { dirname, join, posix, sep } from "node:path";
+import { once } from "node:events";
 import { pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
 import { errors, formatBytes, isSvcError, SvcError } from "../../core/errors.ts";
@@ -141,7 +142,8 @@ async function streamTar(file: string, parser: Parser, tally: Tally, failed: () 
     for await (const chunk of tar as AsyncIterable<Buffer>) {
       total += chunk.length;
       tally.stream(total);
-      if (!parser.write(chunk) && !failed() && parserError === undefined) await new Promise((resolve) => parser.once("drain", resolve).once("error", resolve));
+      // events.once removes both listeners when either fires (a bare .once("error") per drain piled up)
+      if (!parser.write(chunk) && !failed() && parserError === undefined) await once(parser, "drain").catch(() => undefined);
       if (failed() || parserError !== undefined || archiveEnded) break;
     }
   } catch (error) {

@@ -38,6 +38,22 @@ describe("artifact unpacking", () => {
     expect(readFileSync(join(dest, "hard.py"), "utf8")).toBe("x = 1\n");
   });
 
+  it("waits for the parser's drain without piling up listeners (no MaxListenersExceededWarning)", async () => {
+    const random = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 7919 + 13) % 251)).toString("latin1");
+    const file = write("many.tar.gz", Array.from({ length: 64 }, (_, i) => ({ name: `app/f${i}.bin`, body: random(256 * 1024) })));
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on("warning", onWarning);
+    try {
+      await unpackArtifact(file, join(dir, "out-many"));
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(existsSync(join(dir, "out-many/app/f63.bin"))).toBe(true);
+    expect(warnings).not.toContain("MaxListenersExceededWarning");
+  });
+
   const unsafe: Array<[string, RawEntry[], RegExp]> = [
     ["an absolute path", [{ name: "/tmp/svc-evil-abs", body: "x" }], /absolute path/],
     ["'..' in a path", [{ name: "app/../../evil", body: "x" }], /'\.\.'/],
