@@ -167,9 +167,16 @@ export class FileIndex {
   }
 }
 
+// The run's one index travels between the stages in ctx.meta (docs/plugins.md, "Passing data between plugins").
+declare module "../core/types.ts" {
+  interface PluginMeta {
+    [META_KEY]: Promise<FileIndex>;
+  }
+}
+
 /** The run's file index (opened on first use, kept in ctx.meta). */
 export function fileIndexOf(ctx: BuildContext): Promise<FileIndex> {
-  let index = ctx.meta.get(META_KEY) as Promise<FileIndex> | undefined;
+  let index = ctx.meta.get(META_KEY);
   if (!index) {
     index = FileIndex.open(join(ctx.outDir, FILE_INDEX_FILE));
     ctx.meta.set(META_KEY, index);

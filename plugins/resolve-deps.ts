@@ -15,9 +15,16 @@ export interface ResolvedDepsMeta {
   pipOptions: string[];
 }
 
+// What this plugin hands svc:pip-install in ctx.meta: docs/plugins.md, "Passing data between plugins".
+declare module "../core/types.ts" {
+  interface PluginMeta {
+    [PLUGIN_NAME]: ResolvedDepsMeta;
+  }
+}
+
 /** The pip options svc:resolve-deps found (empty when it did not run). */
 export function pipOptionsOf(ctx: BuildContext): string[] {
-  return (ctx.meta.get(PLUGIN_NAME) as ResolvedDepsMeta | undefined)?.pipOptions ?? [];
+  return ctx.meta.get(PLUGIN_NAME)?.pipOptions ?? [];
 }
 
 export async function collectRequirements(ctx: BuildContext): Promise<{ requirements: Requirement[]; pipOptions: string[] }> {

@@ -32,6 +32,13 @@ export interface TarPackMeta {
   fingerprint: string;
 }
 
+// What this plugin tells the stages after it (and benches) in ctx.meta: docs/plugins.md.
+declare module "../core/types.ts" {
+  interface PluginMeta {
+    [PLUGIN_NAME]: TarPackMeta;
+  }
+}
+
 interface PackState {
   version: number;
   fingerprint: string;

@@ -16,8 +16,8 @@ if (mode === "build" && root) {
   const started = performance.now();
   const ctx = await runPipeline({ root, logger: createLogger("warn"), options: { noDeps: rest.includes("--no-deps") } });
   const ms = performance.now() - started;
-  const pack = ctx.meta.get("svc:tar-pack") as { reused?: boolean } | undefined;
-  const pip = ctx.meta.get("svc:pip-install") as { ran?: boolean } | undefined;
+  const pack = ctx.meta.get("svc:tar-pack");
+  const pip = ctx.meta.get("svc:pip-install");
   const stages = Object.fromEntries(ctx.logger.timings.map((t) => [t.stage, Math.round(t.ms)]));
   console.log(JSON.stringify({ ms, reusedArtifact: Boolean(pack?.reused), pipRan: Boolean(pip?.ran), stages, maxRssMB: maxRssMB() }));
 } else if (mode === "pack" && root) {
