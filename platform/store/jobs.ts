@@ -60,6 +60,8 @@ export interface FinalUpdate {
  * (the /run route answers after it: an accepted job survives kill -9).
  */
 const GROUP_COMMIT_MS = 2;
+/** A commit that answered this many waiting requests means load: the next ones keep the spacing. */
+const BUSY_WAITERS = 4;
 
 class WriteBatch {
   private ops: Array<(() => void) | null> = [];
@@ -71,6 +73,8 @@ class WriteBatch {
   constructor(private readonly db: Db, private readonly onError: (error: unknown) => void) {}
 
   private lastFlush = 0;
+  /** Whether the last commit answered BUSY_WAITERS requests or more. */
+  private busy = false;
   /** The pending flush when it waits on a timer (GROUP_COMMIT_MS spacing). */
   private timer?: NodeJS.Timeout;
 
@@ -112,7 +116,7 @@ class WriteBatch {
    */
   durable(): Promise<void> {
     if (this.ops.length === 0) return Promise.resolve();
-    if (this.timer) {
+    if (this.timer && !this.busy) {
       clearTimeout(this.timer);
       this.timer = undefined;
       setImmediate(() => this.flush());
@@ -130,6 +134,7 @@ class WriteBatch {
     this.lastFlush = performance.now();
     const ops = this.ops;
     const waiters = this.waiters;
+    this.busy = waiters.length >= BUSY_WAITERS;
     this.ops = [];
     this.waiters = [];
     if (this.starts.size > 0) this.starts = new Map();
