@@ -51,6 +51,9 @@ export async function initProject(dir: string, options: { name?: string; force?:
   return { dir, name, files: plan.map((p) => p.target) };
 }
 
+/** A path as the user can paste it into a POSIX shell (quoted when it holds anything but safe characters). */
+const shellWord = (path: string): string => (/^[\w@%+=:,./-]+$/.test(path) ? path : `'${path.replaceAll("'", `'\\''`)}'`);
+
 export function registerInit(cli: CAC): void {
   cli
     .command("init [name]", "Create a project: a GPU queue worker, a CPU queue worker and a load-balanced API")
@@ -62,11 +65,11 @@ export function registerInit(cli: CAC): void {
       const result = await initProject(dir, { name: name ? basename(name) : undefined, force: flags.force });
       const where = relative(process.cwd(), dir);
       const lines = [
-        `Created ${result.name} in ${where || "."}:`,
+        `Created app ${result.name} in ${where ? shellWord(where) : "this folder"}:`,
         ...result.files.map((file) => `  ${file}`),
         "",
         "Next steps:",
-        ...(where ? [`  cd ${where}`] : []),
+        ...(where ? [`  cd ${shellWord(where)}`] : []),
         "  cp .env.example .env     # leave it empty for the embedded platform (it has its own key);",
         "                           # for a hosted one set PLATFORM_API_URL and PLATFORM_API_KEY",
         "  svc build                # build .svc/artifact.tar.gz",

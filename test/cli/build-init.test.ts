@@ -50,6 +50,15 @@ describe("svc init", () => {
     if (online) expect(result.requirements).toEqual([{ spec: "humanize==4.12.3", source: "requirements.txt:3" }]);
   });
 
+  it("prints a cd line the shell can run when the folder name needs quoting", async () => {
+    const parent = mkdtempSync(join(tmpdir(), "svc-init-"));
+    const init = await svc(["init", "bad name!"], parent);
+    expect(init.code, init.stderr).toBe(0);
+    expect(init.stdout).toContain("Created app bad-name in 'bad name!':");
+    expect(init.stdout).toContain("  cd 'bad name!'\n");
+    expect(readFileSync(join(parent, "bad name!", "svc.config.ts"), "utf8")).toContain('app: "bad-name"');
+  });
+
   it("refuses to overwrite existing files without --force", async () => {
     const dir = mkdtempSync(join(tmpdir(), "svc-init-"));
     writeFileSync(join(dir, "requirements.txt"), "mine\n");
