@@ -5,9 +5,9 @@
  */
 import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../../platform/_free-port.ts";
 
 const PEER_VERSION = "1.12.0";
 const VENV = join(tmpdir(), `svc-bench-peer-runpod-${PEER_VERSION}`);
@@ -20,15 +20,6 @@ def handler(job):
 
 runpod.serverless.start({"handler": handler})
 `;
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 /** The venv's python, creating the venv and installing the peer first when needed. */
 export function peerPython(): string {

@@ -6,26 +6,17 @@ import { afterAll, describe, expect, it } from "vitest";
 import { spawn, execFile, type ChildProcess } from "node:child_process";
 import { readFileSync, existsSync } from "node:fs";
 import { rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { api, buildFixtureArtifact, deploy, tempDir, waitFinal, waitFor } from "./_support.ts";
 import { platformAnswers, ensureLocalPlatform } from "../../platform/ensure.ts";
 import { readState, isAlive } from "../../platform/state-dir.ts";
+import { freePort } from "../../platform/_free-port.ts";
 
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 const run = promisify(execFile);
 const children: ChildProcess[] = [];
 let dir: string;
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 
 async function startChild(port: number, ...flags: string[]): Promise<{ child: ChildProcess; url: string; apiKey: string }> {
   const child = spawn(process.execPath, [BIN, "platform", "start", "--dir", dir, "--port", String(port), ...flags], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SVC_PLATFORM_DIR: dir } });
