@@ -24,8 +24,10 @@ import ast
 import base64
 import io
 import json
+import re
 import sys
 import tokenize
+import unicodedata
 
 ROUTE_METHODS = ("get", "post", "put", "delete", "patch")
 # Positional parameters of Endpoint(...), in order (docs/contracts.md section 3).
@@ -34,6 +36,8 @@ ENDPOINT_PARAMS = (
     "scaler_value", "execution_timeout", "env", "dependencies", "flashboot",
 )
 SVC_MODULES = ("svc", "svc.gpu", "svc.endpoint")
+# Source lines as ast.get_source_segment splits them: only \r\n, \r and \n end a line.
+SOURCE_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
 
 class Problem(Exception):
@@ -64,6 +68,7 @@ class Module:
 
     def __init__(self, tree, source):
         self.source = source
+        self.lines = None  # SOURCE_LINE split of source, made on the first segment()
         self.bindings = {}  # name -> number of module-level bindings
         self.values = {}  # name -> value node of its single plain assignment
         self.endpoint_names = {"Endpoint"}  # names that refer to svc.Endpoint
@@ -203,11 +208,23 @@ class Module:
                 raise NotStatic(node)
         raise NotStatic(node)
 
+    def source_segment(self, node):
+        """ast.get_source_segment(self.source, node), splitting the source once per file, not once per call."""
+        end_lineno, end_col_offset = getattr(node, "end_lineno", None), getattr(node, "end_col_offset", None)
+        if end_lineno is None or end_col_offset is None:
+            return None
+        if self.lines is None:
+            self.lines = SOURCE_LINE.findall(self.source)
+        first, last = node.lineno - 1, end_lineno - 1
+        if first == last:
+            return self.lines[first].encode()[node.col_offset:end_col_offset].decode()
+        return "".join([self.lines[first].encode()[node.col_offset:].decode()] + self.lines[first + 1:last]
+                       + [self.lines[last].encode()[:end_col_offset].decode()])
+
     def segment(self, node):
-        text = None
         try:
-            text = ast.get_source_segment(self.source, node)
-        except Exception:  # pragma: no cover - very old Pythons
+            text = self.source_segment(node)
+        except Exception:  # a node whose offsets do not fall on the source's characters
             text = None
         if not text:
             text = type(node).__name__
@@ -369,6 +386,26 @@ def module_imports(body, found=None):
     return found
 
 
+def function_facts(module, function):
+    """Name, line, async/generator, parameters and return annotation of an endpoint function."""
+    facts = {
+        "name": function.name,
+        "line": function.lineno,
+        "isAsync": isinstance(function, ast.AsyncFunctionDef),
+        "isGenerator": is_generator(function),
+        "params": parameters(module, function),
+    }
+    returns = annotation_text(module, function.returns)
+    if returns:
+        facts["returns"] = returns
+    return facts
+
+
+def mentions_endpoint(source):
+    """Whether the name Endpoint can occur in the source (identifiers are NFKC-normalized: ｅ is e)."""
+    return "Endpoint" in source or (not source.isascii() and "Endpoint" in unicodedata.normalize("NFKC", source))
+
+
 def analyse(source):
     try:
         tree = ast.parse(source)
@@ -391,25 +428,19 @@ def analyse(source):
 
     functions = []
     for stmt in tree.body:
-        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        # An undecorated function is no endpoint: none of the per-function work below.
+        if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.decorator_list:
             continue
-        base = {
-            "name": stmt.name,
-            "line": stmt.lineno,
-            "isAsync": isinstance(stmt, ast.AsyncFunctionDef),
-            "isGenerator": is_generator(stmt),
-            "params": parameters(module, stmt),
-        }
-        returns = annotation_text(module, stmt.returns)
-        if returns:
-            base["returns"] = returns
+        base = None  # what an endpoint function reports about itself, made once it is one
         for decorator in stmt.decorator_list:
             if module.is_endpoint_call(decorator):
                 declaration = {"line": decorator.lineno, "args": module.endpoint_args(decorator)}
+                base = base or function_facts(module, stmt)
                 functions.append(dict(base, declaration=declaration))
                 continue
             if isinstance(decorator, ast.Name) and decorator.id in endpoints:
                 # `worker = Endpoint(...)` then `@worker`: the queue-based form of an Endpoint object.
+                base = base or function_facts(module, stmt)
                 functions.append(dict(base, declaration=endpoints[decorator.id]))
                 continue
             if module.is_endpoint_ref(decorator):
@@ -419,7 +450,11 @@ def analyse(source):
             if route:
                 variable, method, path, _line = route
                 declaration = endpoints[variable]
+                base = base or function_facts(module, stmt)
                 functions.append(dict(base, declaration=declaration, route={"method": method, "path": path}))
+    if not endpoints and not mentions_endpoint(module.source):
+        # Without an Endpoint object or the name Endpoint, no decorator below could be an endpoint.
+        return {"functions": functions, "endpoints": [], "imports": module_imports(tree.body)}
     # A decorated function the worker cannot import by name (in a class, a function or a branch) is a mistake.
     top_level = set(id(stmt) for stmt in tree.body)
     for node in ast.walk(tree):
