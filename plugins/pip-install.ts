@@ -15,6 +15,7 @@ import type { BuildContext, ExcludedRequirement, Requirement, SvcPlugin } from "
 import { fileIndexOf } from "./_file-index.ts";
 import { writeIfChanged } from "./_fs.ts";
 import { pythonInterpreter } from "./_python.ts";
+import { startablePython } from "./_real-python.ts";
 import { normalizeName } from "./_requirements.ts";
 import { describeReason, exclusionReasons } from "./exclude-preinstalled.ts";
 import { pipOptionsOf } from "./resolve-deps.ts";
@@ -86,10 +87,11 @@ export function pipArgs(target: string, requirementsFile: string, pythonVersion:
   ];
 }
 
-function runPip(args: string[], ctx: BuildContext): Promise<void> {
+async function runPip(args: string[], ctx: BuildContext): Promise<void> {
   const python = pythonInterpreter();
+  const command = await startablePython(ctx.outDir, python); // the real interpreter behind a python3 shim, once known
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(python, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PIP_NO_WARN_SCRIPT_LOCATION: "1" } });
+    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PIP_NO_WARN_SCRIPT_LOCATION: "1" } });
     let output = "";
     const collect = (chunk: Buffer) => {
       output += chunk.toString();

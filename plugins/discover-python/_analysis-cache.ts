@@ -11,6 +11,7 @@ import { dirname, join } from "node:path";
 import type { BuildContext } from "../../core/types.ts";
 import { fileIndexOf } from "../_file-index.ts";
 import { mapLimit } from "../_map-limit.ts";
+import { rememberPython, startablePython } from "../_real-python.ts";
 import { contentHash, DISCOVER_SCRIPT, type FileAnalysis, type PythonParser, type StdlibModules } from "./_parser.ts";
 
 export const ANALYSIS_CACHE_FILE = "cache/discover.json";
@@ -47,12 +48,20 @@ async function cacheKey(ctx: BuildContext, parser: PythonParser): Promise<string
   return `v${CACHE_VERSION}\0${parser.python}\0${(await index.digest(DISCOVER_SCRIPT)).sha256}`;
 }
 
+/** Runs `ask` (a request to the helper) with the real interpreter behind a shim, learnt on the first run (docs/manifest.md). */
+async function withRealPython<T>(ctx: BuildContext, parser: PythonParser, ask: () => Promise<T>): Promise<T> {
+  parser.startWith(await startablePython(ctx.outDir, parser.python));
+  const answer = await ask();
+  if (parser.executable) await rememberPython(ctx.outDir, parser.python, parser.executable);
+  return answer;
+}
+
 /** parser.stdlib(), asked of Python once per interpreter and helper version, then read from the cache. */
 export async function stdlibWithCache(ctx: BuildContext, parser: PythonParser): Promise<StdlibModules> {
   const file = join(ctx.outDir, ANALYSIS_CACHE_FILE);
   const data = await readCache(file, await cacheKey(ctx, parser));
   if (data.stdlib) return data.stdlib;
-  const stdlib = await parser.stdlib();
+  const stdlib = await withRealPython(ctx, parser, () => parser.stdlib());
   await writeCache(file, { ...(await readCache(file, data.key)), stdlib });
   return stdlib;
 }
@@ -78,7 +87,7 @@ export async function parseWithCache(ctx: BuildContext, parser: PythonParser, py
       path,
       source: read[i]!.bytes ?? (await readFile(join(ctx.root, path))),
     }));
-    const analyses = await parser.parse(inputs);
+    const analyses = await withRealPython(ctx, parser, () => parser.parse(inputs));
     inputs.forEach((input, i) => {
       const { path: _path, ...analysis } = analyses[i]!;
       fresh.set(input.path, analysis);

@@ -68,6 +68,8 @@ export interface StdlibModules {
 interface Response {
   results: FileAnalysis[];
   stdlib?: StdlibModules;
+  /** The interpreter the helper runs in (sys.executable): the real one behind a shim. */
+  executable?: string;
 }
 
 interface Pending {
@@ -76,9 +78,14 @@ interface Pending {
 }
 
 export class PythonParser {
+  /** The configured interpreter: the parser's identity (cache keys, errors). */
   readonly python: string;
+  /** The interpreter the running helper reported (sys.executable), once it answered. */
+  executable?: string;
   /** Files actually sent to Python (cache misses), for diagnostics and tests. */
   parsedFiles = 0;
+  /** What the next helper start runs: `python`, or the real interpreter behind it (startWith). */
+  private command: string;
   private child?: ChildProcessWithoutNullStreams;
   private stdlibModules?: Promise<StdlibModules>;
   private readonly pending: Pending[] = [];
@@ -86,6 +93,12 @@ export class PythonParser {
 
   constructor(options: { python?: string } = {}) {
     this.python = options.python ?? pythonInterpreter();
+    this.command = this.python;
+  }
+
+  /** Starts the next helper with `command`, the same interpreter as `python` without its shim (plugins/_real-python.ts). */
+  startWith(command: string): void {
+    this.command = command;
   }
 
   /** Analyses the files, answering in input order; cached files are not sent to Python. */
@@ -139,7 +152,7 @@ export class PythonParser {
 
   private start(): ChildProcessWithoutNullStreams {
     if (this.child) return this.child;
-    const child = spawn(this.python, ["-u", DISCOVER_SCRIPT, "--serve"], {
+    const child = spawn(this.command, ["-u", DISCOVER_SCRIPT, "--serve"], {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1", PYTHONIOENCODING: "utf-8" },
     });
@@ -171,6 +184,7 @@ export class PythonParser {
     try {
       const response = JSON.parse(line) as Partial<Response> & { fatal?: string };
       if (response.fatal || !response.results) throw new Error(`the Python discovery helper failed: ${response.fatal ?? line}`);
+      this.executable = response.executable ?? this.executable;
       waiter.resolve(response as Response);
     } catch (error) {
       waiter.reject(error);

@@ -13,7 +13,8 @@ Protocol (JSON, UTF-8):
   imports that run when the module is imported (module level, not under `if TYPE_CHECKING:` nor in
   a `try:` that catches ImportError): {"module", "names", "level", "line"}.
 
-A request with "stdlib": true is also answered "stdlib": {"version": "3.11", "modules": [...]}, the
+Every response names the interpreter that answered it, "executable": sys.executable (the real one
+behind a pyenv shim). A request with "stdlib": true is also answered "stdlib": {"version": "3.11", "modules": [...]}, the
 interpreter's standard library (sys.stdlib_module_names).
 
 One-shot mode (default): one request on stdin, one response on stdout.
@@ -492,7 +493,7 @@ def stdlib_modules():
 
 
 def handle(request):
-    response = {"results": [handle_file(item) for item in request.get("files", [])]}
+    response = {"results": [handle_file(item) for item in request.get("files", [])], "executable": sys.executable}
     if request.get("stdlib"):
         response["stdlib"] = {"version": "%d.%d" % sys.version_info[:2], "modules": stdlib_modules()}
     return response
