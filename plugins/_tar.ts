@@ -9,7 +9,7 @@ import { createReadStream, createWriteStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { constants, createGzip } from "node:zlib";
+import { createGzip } from "node:zlib";
 import { Header, Pax } from "tar";
 import { errors } from "../core/errors.ts";
 
@@ -86,11 +86,17 @@ async function* tarStream(files: TarFile[]): AsyncGenerator<Buffer> {
 }
 
 /**
+ * The artifact's gzip level (docs/contracts.md, "Artifact"): on the image-to-video example (a 103 MB
+ * PyAV wheel) level 6 packs in 3.6 s against 13.2 s at level 9, for 0.3 % more bytes.
+ */
+export const GZIP_LEVEL = 6;
+
+/**
  * Writes `files` (plus their parent folders) as a gzip-compressed tar to `out`, hashing the
  * compressed bytes on the way. Node's gzip header carries no file name, mtime 0 and a fixed OS byte,
  * so equal inputs give equal bytes.
  */
-export async function writeTarGz(files: TarFile[], out: string, level = constants.Z_BEST_COMPRESSION): Promise<TarResult> {
+export async function writeTarGz(files: TarFile[], out: string, level = GZIP_LEVEL): Promise<TarResult> {
   const hash = createHash("sha256");
   let size = 0;
   const measure = new Transform({
