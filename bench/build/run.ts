@@ -8,7 +8,9 @@
  *           tree peak RSS ≤ 200 MB; its no-change rebuild ≤ 1.2× the one-file app's
  *   peer    `svc build` beside `flash build` (PyPI runpod-flash 1.21, installed into a venv here) on
  *           the same app, interleaved: cold, rebuild with nothing changed, rebuild after one .py edit.
- *           Goals (process wall, svc / flash): cold ≤ 0.5×, rebuild ≤ 0.15×
+ *           svc twice: from the built package (`npm pack`, dist/ under plain node, as users run it)
+ *           and from sources (bin/svc.mjs through tsx). Goals (process wall, svc / flash): cold ≤ 0.5×,
+ *           rebuild ≤ 0.15×
  *   pack    packing a 1 GB tree of incompressible files (goal: peak RSS ≤ 250 MB)
  *
  * "pipeline" is the in-process pipeline time of a child process, "process" adds Node start-up, tsx
@@ -17,7 +19,7 @@
  * --data-mb <n> (500), --size-mb <n> (1024, pack), --peer-venv <dir> (reuse an installed peer).
  */
 import { execFile } from "node:child_process";
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
@@ -25,6 +27,7 @@ import { initProject } from "../../cli/commands/init.ts";
 import { writeDataTreeApp, writeManyFileApp, writeOneFileApp } from "./_apps.ts";
 import { installPeer, PEER_PACKAGE, timeCommand, writePeerApp } from "./_peer.ts";
 import { benchPack } from "./_pack.ts";
+import { builtPackage } from "../cli/_built-package.ts";
 
 const exec = promisify(execFile);
 const CHILD = resolve(import.meta.dirname, "_child.ts");
@@ -175,20 +178,27 @@ async function benchPeer(): Promise<void> {
     flash = peer.flash;
   }
   const requirements = "humanize==4.12.3\nsix==1.17.0\n";
-  const svcApp = join(base, "svc-app");
-  const peerApp = join(base, "flash-app");
-  await initProject(svcApp);
-  appendFileSync(join(svcApp, "requirements.txt"), "six==1.17.0\n");
-  writePeerApp(peerApp, requirements);
+  mkdirSync(join(base, "package"));
+  const builtBin = builtPackage(join(base, "package"));
+  // one app folder per tool, so that no tool sees another's caches
+  const apps = { built: join(base, "svc-built-app"), sources: join(base, "svc-sources-app"), flash: join(base, "flash-app") };
+  for (const app of [apps.built, apps.sources]) {
+    await initProject(app);
+    appendFileSync(join(app, "requirements.txt"), "six==1.17.0\n");
+  }
+  writePeerApp(apps.flash, requirements);
 
   const runs = {
-    svc: (env: NodeJS.ProcessEnv = {}) => timeCommand(process.execPath, [SVC_BIN, "build"], svcApp, env),
-    flash: (env: NodeJS.ProcessEnv = {}) => timeCommand(flash, ["build"], peerApp, env),
+    built: (env: NodeJS.ProcessEnv = {}) => timeCommand(process.execPath, [builtBin, "build"], apps.built, env),
+    sources: (env: NodeJS.ProcessEnv = {}) => timeCommand(process.execPath, [SVC_BIN, "build"], apps.sources, env),
+    flash: (env: NodeJS.ProcessEnv = {}) => timeCommand(flash, ["build"], apps.flash, env),
   };
   type Tool = keyof typeof runs;
+  const tools: Tool[] = ["built", "sources", "flash"];
   const kinds = ["cold", "unchanged", "edited"];
-  const times = Object.fromEntries(kinds.map((kind) => [kind, { svc: [] as number[], flash: [] as number[] }]));
-  const cpu = Object.fromEntries(kinds.map((kind) => [kind, { svc: [] as number[], flash: [] as number[] }]));
+  const perTool = () => Object.fromEntries(tools.map((tool) => [tool, [] as number[]])) as Record<Tool, number[]>;
+  const times = Object.fromEntries(kinds.map((kind) => [kind, perTool()]));
+  const cpu = Object.fromEntries(kinds.map((kind) => [kind, perTool()]));
   const measure = async (kind: string, tool: Tool, env?: NodeJS.ProcessEnv) => {
     const result = await runs[tool](env);
     if (result.code !== 0) throw new Error(`${tool} build failed (exit ${result.code}):\n${result.tail}`);
@@ -197,14 +207,14 @@ async function benchPeer(): Promise<void> {
   };
   try {
     for (let round = 0; round < rounds; round++) {
-      // interleaved: each measurement of one tool is next to the same measurement of the other
-      for (const tool of ["svc", "flash"] as Tool[]) {
-        rmSync(join(tool === "svc" ? svcApp : peerApp, tool === "svc" ? ".svc" : ".flash"), { recursive: true, force: true });
+      // interleaved: each measurement of one tool is next to the same measurement of the others
+      for (const tool of tools) {
+        rmSync(join(apps[tool], tool === "flash" ? ".flash" : ".svc"), { recursive: true, force: true });
         await measure("cold", tool, { PIP_NO_CACHE_DIR: "1" });
       }
-      for (const tool of ["svc", "flash"] as Tool[]) await measure("unchanged", tool);
-      for (const tool of ["svc", "flash"] as Tool[]) {
-        appendFileSync(join(tool === "svc" ? svcApp : peerApp, "workers", "cpu_worker.py"), `\n# edit ${round}\n`);
+      for (const tool of tools) await measure("unchanged", tool);
+      for (const tool of tools) {
+        appendFileSync(join(apps[tool], "workers", "cpu_worker.py"), `\n# edit ${round}\n`);
         await measure("edited", tool);
       }
     }
@@ -215,21 +225,25 @@ async function benchPeer(): Promise<void> {
   }
   const goals: Record<string, number> = { cold: 0.5, unchanged: 0.15, edited: 0.15 };
   const labels: Record<string, string> = { cold: "cold (no pip cache)", unchanged: "rebuild, nothing changed", edited: "rebuild, one .py edited" };
+  const svcLabels: Record<string, string> = { built: "built package", sources: "sources (tsx)" };
   for (const kind of kinds) {
-    const svc = median(times[kind]!.svc);
     const peer = median(times[kind]!.flash);
-    const ratio = svc / peer;
-    const cpuNote = cpu[kind]!.svc.length ? `; CPU ${s(median(cpu[kind]!.svc))} / ${s(median(cpu[kind]!.flash))} = ${(median(cpu[kind]!.svc) / median(cpu[kind]!.flash)).toFixed(2)}×` : "";
-    rows.push({
-      case: `vs flash: ${labels[kind]}`,
-      pipeline: "",
-      process: `${s(svc)} / ${s(peer)}`,
-      peakRss: "",
-      goal: `svc/flash ${ratio.toFixed(2)}× ≤ ${goals[kind]}×: ${verdict(ratio <= goals[kind]!)}`,
-      note: `wall, svc build / flash build, median of ${rounds}${cpuNote}`,
-    });
+    for (const tool of ["built", "sources"] as const) {
+      const svc = median(times[kind]![tool]);
+      const ratio = svc / peer;
+      const cpuNote = cpu[kind]![tool].length ? `; CPU ${s(median(cpu[kind]![tool]))} / ${s(median(cpu[kind]!.flash))} = ${(median(cpu[kind]![tool]) / median(cpu[kind]!.flash)).toFixed(2)}×` : "";
+      rows.push({
+        case: `vs flash: ${labels[kind]}, svc ${svcLabels[tool]}`,
+        pipeline: "",
+        process: `${s(svc)} / ${s(peer)}`,
+        peakRss: "",
+        goal: `svc/flash ${ratio.toFixed(2)}× ≤ ${goals[kind]}×: ${verdict(ratio <= goals[kind]!)}`,
+        note: `wall, svc build / flash build, median of ${rounds}${cpuNote}`,
+      });
+    }
   }
-  notes.push(`peer: every svc/flash wall time in order (s): ${JSON.stringify(Object.fromEntries(kinds.map((kind) => [kind, { svc: times[kind]!.svc.map((ms) => +(ms / 1000).toFixed(2)), flash: times[kind]!.flash.map((ms) => +(ms / 1000).toFixed(2)) }])))}`);
+  const rounded = (list: number[]) => list.map((ms) => +(ms / 1000).toFixed(2));
+  notes.push(`peer: every wall time in order (s): ${JSON.stringify(Object.fromEntries(kinds.map((kind) => [kind, Object.fromEntries(tools.map((tool) => [tool, rounded(times[kind]![tool])]))])))}`);
   rmSync(base, { recursive: true, force: true });
 }
 

@@ -12,10 +12,11 @@
  * Options: --rounds <n> (10), --bin <file>, --label <name>.
  */
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { builtPackage } from "./_built-package.ts";
 
 const REPO = resolve(import.meta.dirname, "../..");
 const { values: flags } = parseArgs({ options: { rounds: { type: "string", default: "10" }, bin: { type: "string" }, label: { type: "string" } } });
@@ -37,17 +38,8 @@ function measure(args: string[], cwd: string): { median: number; min: number } {
   return { median: times[Math.floor(times.length / 2)]!, min: times[0]! };
 }
 
-/** This checkout as published: `npm pack`, unpacked, with the checkout's node_modules beside it. */
-function builtPackage(): string {
-  const out = execFileSync("npm", ["pack", REPO, "--pack-destination", tmp, "--json"], { cwd: REPO, env, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] });
-  const [packed] = JSON.parse(out.slice(out.indexOf("["))) as Array<{ filename: string }>;
-  execFileSync("tar", ["-xzf", join(tmp, packed!.filename), "-C", tmp]);
-  symlinkSync(join(REPO, "node_modules"), join(tmp, "package", "node_modules"), "dir");
-  return join(tmp, "package", "bin", "svc.mjs");
-}
-
 try {
-  const bins: Array<[string, string]> = flags.bin ? [[flags.label ?? "given", resolve(flags.bin)]] : [["built", builtPackage()], ["sources", join(REPO, "bin", "svc.mjs")]];
+  const bins: Array<[string, string]> = flags.bin ? [[flags.label ?? "given", resolve(flags.bin)]] : [["built", builtPackage(tmp)], ["sources", join(REPO, "bin", "svc.mjs")]];
   const app = join(tmp, "app");
   mkdirSync(app);
   execFileSync(process.execPath, [bins[0]![1], "init", "--root", app], { env, stdio: "ignore" });
