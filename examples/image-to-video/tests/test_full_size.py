@@ -14,6 +14,11 @@ from wan.vae22 import WanVAE22
 from wan.weights import empty_init
 
 
+def assert_shapes(params, expected):
+    for name, shape in expected.items():
+        assert params.get(name) == shape, (name, params.get(name))
+
+
 def lin(i, o, bias=True):
     return i * o + (o if bias else 0)
 
@@ -131,8 +136,7 @@ def test_vae_layout():
         "decoder.upsamples.11.resample.1.weight": (96, 192, 3, 3),
         "decoder.head.2.weight": (3, 96, 3, 3, 3),
     }
-    for k, s in expected.items():
-        assert params.get(k) == s, (k, params.get(k))
+    assert_shapes(params, expected)
     assert "decoder.upsamples.11.time_conv.weight" not in params   # last upsample is 2D only
     n = sum(math.prod(s) for s in params.values())
     assert 120e6 < n < 135e6, n
@@ -184,7 +188,6 @@ def test_wan22_vae_layout():
         "decoder.upsamples.3.upsamples.2.residual.6.weight": (256, 256, 3, 3, 3),
         "decoder.head.2.weight": (12, 256, 3, 3, 3),
     }
-    for k, s in expected.items():
-        assert params.get(k) == s, (k, params.get(k))
+    assert_shapes(params, expected)
     assert "decoder.upsamples.2.upsamples.3.time_conv.weight" not in params   # 2D-only stage
     assert not any(k.startswith("decoder.upsamples.3.upsamples.3") for k in params)  # no resample
