@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { errors, type SvcError } from "../core/errors.ts";
 import type { BuildContext, EndpointSpec, PythonImport, SvcPlugin } from "../core/types.ts";
 import { HOOK_ORDER } from "../core/pipeline.ts";
-import { sharedParser, stdlibWithCache, type PythonParser } from "./discover-python/index.ts";
+import { modulePath, sharedParser, stdlibWithCache, type PythonParser } from "./discover-python/index.ts";
 import { IMAGE_PACKAGES, imageKindOf } from "./gpu-image.ts";
 
 export const PLUGIN_NAME = "svc:check-imports";
@@ -84,7 +84,7 @@ export function findUnavailableImports(
   importsByFile: Readonly<Record<string, PythonImport[]>>,
   available: (name: string, endpoint: EndpointSpec) => boolean,
 ): UnavailableImport[] {
-  const files = new Map(Object.keys(importsByFile).map((file) => [moduleOf(file), file]));
+  const files = new Map(Object.keys(importsByFile).map((file) => [modulePath(file), file]));
   const ownTopLevel = new Set([...files.keys()].map((module) => module.split(".")[0]!).concat("svc"));
   const found = new Map<string, UnavailableImport>();
   for (const endpoint of endpoints) {
@@ -113,9 +113,6 @@ export function findUnavailableImports(
   }
   return [...found.values()];
 }
-
-/** `a/b.py` → `a.b`, `a/__init__.py` → `a`. */
-const moduleOf = (file: string): string => file.replace(/\.py$/, "").replace(/\/__init__$/, "").split("/").join(".");
 
 /** Importing `a.b.c` runs `a`, `a.b` and `a.b.c`. */
 const withPackages = (module: string): string[] => module.split(".").map((_, index, parts) => parts.slice(0, index + 1).join("."));
