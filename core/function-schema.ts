@@ -14,7 +14,7 @@ export type ParamLike = Pick<FunctionParam, "name"> & Partial<Omit<FunctionParam
 /** JSON schema for a Python annotation (best effort; unknown → no constraint). */
 export function schemaForAnnotation(annotation: string | null | undefined): JsonSchema {
   if (!annotation) return {};
-  let text = annotation.trim().replace(/^typing\./, "");
+  const text = annotation.trim().replace(/^typing\./, "");
   const optional = /^Optional\[(.*)\]$/.exec(text);
   if (optional) return { ...schemaForAnnotation(optional[1]), nullable: true };
   const union = splitTopLevel(text, "|");
@@ -27,8 +27,7 @@ export function schemaForAnnotation(annotation: string | null | undefined): Json
   const unionGeneric = /^Union\[(.*)\]$/.exec(text);
   if (unionGeneric) return schemaForAnnotation(splitTopLevel(unionGeneric[1]!, ",").join(" | "));
   const generic = /^(\w+)\[(.*)\]$/.exec(text);
-  const head = (generic?.[1] ?? text).replace(/^typing\./, "");
-  text = head;
+  const head = generic?.[1] ?? text;
   switch (head) {
     case "str":
       return { type: "string" };
