@@ -5,13 +5,14 @@
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
+import { HTTP_METHODS } from "./endpoint-schema.ts";
 import { errors } from "./errors.ts";
 import type { StaticValue } from "./types.ts";
 
 export const MANIFEST_VERSION = 1;
 export const MANIFEST_FILE = "svc_manifest.json";
 
-const httpMethod = z.enum(["GET", "POST", "PUT", "DELETE", "PATCH"]);
+const httpMethod = z.enum(HTTP_METHODS);
 
 const staticValue: z.ZodType<StaticValue> = z.lazy(() =>
   z.union([z.string(), z.number(), z.boolean(), z.null(), z.array(staticValue), z.record(z.string(), staticValue)]),
