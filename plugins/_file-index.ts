@@ -12,9 +12,10 @@
  */
 import { createHash } from "node:crypto";
 import { createReadStream, statSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { BuildContext } from "../core/types.ts";
+import { writeFileAtomically } from "./_fs.ts";
 
 export const FILE_INDEX_FILE = "cache/file-index.json";
 const INDEX_VERSION = 1;
@@ -159,10 +160,7 @@ export class FileIndex {
   async save(): Promise<void> {
     if (!this.changed && this.current.size === this.previous.size) return;
     const entries = Object.fromEntries([...this.current].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-    await mkdir(dirname(this.file), { recursive: true });
-    const temporary = `${this.file}.tmp-${process.pid}`;
-    await writeFile(temporary, JSON.stringify({ version: INDEX_VERSION, entries }));
-    await rename(temporary, this.file);
+    await writeFileAtomically(this.file, JSON.stringify({ version: INDEX_VERSION, entries }));
     this.changed = false;
   }
 }

@@ -1,6 +1,6 @@
 /** File helpers of the built-in plugins. */
 import { createHash } from "node:crypto";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { FileIndex } from "./_file-index.ts";
 
@@ -21,4 +21,12 @@ export async function writeIfChanged(file: string, content: string, index?: File
   }
   await index?.record(file, sha256, startedAt);
   return wrote;
+}
+
+/** Writes through a temporary file and a rename, so a reader never sees half a file (the caches under .svc/cache/). */
+export async function writeFileAtomically(file: string, content: string): Promise<void> {
+  await mkdir(dirname(file), { recursive: true });
+  const temporary = `${file}.tmp-${process.pid}`;
+  await writeFile(temporary, content);
+  await rename(temporary, file);
 }

@@ -6,9 +6,10 @@
  * given (plugins/_python.ts). docs/manifest.md, "Python interpreter".
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
+import { writeFileAtomically } from "./_fs.ts";
 
 export const PYTHON_CACHE_FILE = "cache/python.json";
 const DEFAULT_PYTHON = "python3";
@@ -92,9 +93,5 @@ export async function rememberPython(outDir: string, python: string, executable:
   if (!key) return;
   const cached = await readPythonCache(outDir);
   if (cached?.key === key && cached.executable === executable) return;
-  const file = join(outDir, PYTHON_CACHE_FILE);
-  await mkdir(dirname(file), { recursive: true });
-  const temporary = `${file}.tmp-${process.pid}`;
-  await writeFile(temporary, JSON.stringify({ key, executable } satisfies PythonCache));
-  await rename(temporary, file);
+  await writeFileAtomically(join(outDir, PYTHON_CACHE_FILE), JSON.stringify({ key, executable } satisfies PythonCache));
 }

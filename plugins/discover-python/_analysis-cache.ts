@@ -6,10 +6,11 @@
  * interpreter starts a fresh cache. The interpreter's stdlib list is kept beside the analyses
  * (stdlibWithCache), for the same reason.
  */
-import { readFile, mkdir, rename, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
 import type { BuildContext } from "../../core/types.ts";
 import { fileIndexOf } from "../_file-index.ts";
+import { writeFileAtomically } from "../_fs.ts";
 import { mapLimit } from "../_map-limit.ts";
 import { rememberPython, startablePython } from "../_real-python.ts";
 import { contentHash, DISCOVER_SCRIPT, type FileAnalysis, type PythonParser, type StdlibModules } from "./_parser.ts";
@@ -36,13 +37,6 @@ async function readCache(file: string, key: string): Promise<CacheFile> {
   return { key, entries: {} };
 }
 
-async function writeCache(file: string, data: CacheFile): Promise<void> {
-  await mkdir(dirname(file), { recursive: true });
-  const temporary = `${file}.tmp-${process.pid}`;
-  await writeFile(temporary, JSON.stringify(data));
-  await rename(temporary, file);
-}
-
 async function cacheKey(ctx: BuildContext, parser: PythonParser): Promise<string> {
   const index = await fileIndexOf(ctx);
   return `v${CACHE_VERSION}\0${parser.python}\0${(await index.digest(DISCOVER_SCRIPT)).sha256}`;
@@ -62,7 +56,7 @@ export async function stdlibWithCache(ctx: BuildContext, parser: PythonParser): 
   const data = await readCache(file, await cacheKey(ctx, parser));
   if (data.stdlib) return data.stdlib;
   const stdlib = await withRealPython(ctx, parser, () => parser.stdlib());
-  await writeCache(file, { ...(await readCache(file, data.key)), stdlib });
+  await writeFileAtomically(file, JSON.stringify({ ...(await readCache(file, data.key)), stdlib } satisfies CacheFile));
   return stdlib;
 }
 
@@ -100,7 +94,7 @@ export async function parseWithCache(ctx: BuildContext, parser: PythonParser, py
     if (!missing.has(path)) keep.set(digests[i]!, analysis);
     return { ...analysis, path } as FileAnalysis;
   });
-  if (missing.size > 0 || keep.size !== cached.size) await writeCache(file, { ...data, entries: Object.fromEntries(keep) });
+  if (missing.size > 0 || keep.size !== cached.size) await writeFileAtomically(file, JSON.stringify({ ...data, entries: Object.fromEntries(keep) } satisfies CacheFile));
   await index.save();
   return results;
 }
