@@ -53,19 +53,10 @@ def fetch_image(url: str, max_bytes: int = MAX_IMAGE_BYTES, timeout: float = FET
     return data
 
 
-class DecodedImage:
-    def __init__(self, rgb: np.ndarray):
-        self._rgb = rgb
-        self.height, self.width = rgb.shape[:2]
-
-    def rgb(self) -> np.ndarray:
-        """RGB uint8 (height, width, 3) at the image's own size (the model code resizes it)."""
-        return self._rgb
-
-
-def open_image(data: bytes) -> DecodedImage:
-    """Decode the first picture of image bytes (PNG, JPEG, WebP, ...); anything FFmpeg cannot read
-    as a picture is an input error. Dimensions are checked before the pixels are decoded."""
+def open_image(data: bytes) -> np.ndarray:
+    """Decode the first picture of image bytes (PNG, JPEG, WebP, ...) to RGB uint8 (H, W, 3) at
+    its own size (the model code resizes it); anything FFmpeg cannot read as a picture is an input
+    error. Dimensions are checked before the pixels are decoded."""
     try:
         with av.open(io.BytesIO(data), mode="r") as container:
             if not container.streams.video:
@@ -77,7 +68,7 @@ def open_image(data: bytes) -> DecodedImage:
             frame = next(container.decode(stream), None)
             if frame is None:
                 raise InputError("image", "the URL does not point to a readable image")
-            return DecodedImage(frame.to_ndarray(format="rgb24"))
+            return frame.to_ndarray(format="rgb24")
     except InputError:
         raise
     except (av.FFmpegError, ValueError):

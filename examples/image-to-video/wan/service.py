@@ -37,9 +37,8 @@ def run_job(save_file: Callable[[str], str], config_name: Optional[str] = None,
     warnings = []
 
     with tempdir() as work:
-        image = open_image(fetch_image(req.image))
+        rgb = open_image(fetch_image(req.image))
         frames, area = _frames_and_area(cfg, req)
-        rgb = image.rgb()
 
         comps = load_components(cfg.name, checkpoint_dir)  # cached across jobs
         warnings += comps.warnings
