@@ -101,6 +101,11 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
             latent = c.vae.encode(video[None].to(dev))[0]
             y = torch.cat([build_mask(frames, lat_h, lat_w).to(dev), latent], dim=0)
 
+    token_keep = None
+    if keep is not None:  # per-token timesteps, one per latent patch: 0 on the image's frame
+        _, ph, pw = cfg.transformer.patch_size
+        token_keep = keep[0, :, ::ph, ::pw].flatten()[None]
+
     sched = make_scheduler(solver, steps, shift)
     used = []
     active = None
@@ -117,9 +122,8 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
             inp = (x if y is None else torch.cat([x, y], dim=0))[None]
             inp = inp.expand(len(prompts), -1, -1, -1, -1)
             tt = torch.full((len(prompts),), t, device=dev)
-            if keep is not None:  # per-token timesteps, one per latent patch
-                _, ph, pw = cfg.transformer.patch_size
-                tt = (keep[0, :, ::ph, ::pw] * t).flatten()[None].expand(len(prompts), -1)
+            if token_keep is not None:
+                tt = (token_keep * t).expand(len(prompts), -1)
             # cond and uncond in one batched forward
             v = model(inp, tt, context, clip_tokens).float()
             if use_cond and use_uncond:
