@@ -89,7 +89,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const build = createBuildPipeline({ root, prefix: LIVE_PREFIX, plugin: devServerPlugin(steps), extraPlugins: options.plugins ?? [] });
   const current = new CurrentBuild();
   let watcher: ProjectWatcher | undefined;
-  const reloads = createReloadQueue(createReloader({ build, current, steps, logger, watcher: () => watcher }));
+  const reloads = createReloadQueue(createReloader({ build, current, logger, watcher: () => watcher }));
   const sources: HealthSources = { current, provisioner, client, autoProvision, reload: reloadEnabled, lastReload: reloads.last };
   const health = () => healthReport(sources);
 

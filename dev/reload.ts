@@ -8,7 +8,6 @@ import { sharedParser } from "../plugins/discover-python/index.ts";
 import { PLUGIN_NAME } from "../plugins/dev-server.ts";
 import { LIVE_PREFIX } from "../plugins/provision.ts";
 import type { CurrentBuild } from "./current-build.ts";
-import type { DeploySteps } from "./provisioning/deploy-steps.ts";
 import type { ProjectWatcher } from "./watcher.ts";
 
 export interface ReloadReport {
@@ -28,7 +27,6 @@ export interface ReloadReport {
 export interface ReloaderOptions {
   build(logger: Logger): Promise<BuildContext>;
   current: CurrentBuild;
-  steps: DeploySteps;
   logger: Logger;
   watcher(): ProjectWatcher | undefined;
 }
@@ -58,7 +56,7 @@ export function createReloader(options: ReloaderOptions): (files: string[]) => P
         files,
         ms: performance.now() - t0,
         buildId: current.buildId,
-        uploadSkipped: options.steps.lastUploadSkipped,
+        uploadSkipped: ctx.upload?.skipped ?? false,
         parsedFiles: sharedParser().parsedFiles - parsedBefore,
         ...changes,
       };

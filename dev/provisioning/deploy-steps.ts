@@ -31,8 +31,6 @@ export interface DeployStepsOptions {
 }
 
 export interface DeploySteps extends DevDeploySteps {
-  /** Whether the last upload step found the artifact already on the platform. */
-  readonly lastUploadSkipped: boolean;
   recordUrls(buildId: string): Promise<void>;
   /** From now on, endpoints not deployed yet get the dev server's live-proxy URL (workers on this machine). */
   useLiveProxy(devServerUrl: string, buildId: string): Promise<void>;
@@ -44,7 +42,6 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
   let lastUpload: { sha256: string; buildId: string } | undefined;
   let app: { name: string; id: string } | undefined;
   let proxyBase: string | undefined;
-  let lastUploadSkipped = false;
 
   async function confirmStartup(): Promise<void> {
     const changes = provisioner.plan().filter((step) => step.action !== "reuse");
@@ -76,13 +73,9 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
   }
 
   return {
-    get lastUploadSkipped() {
-      return lastUploadSkipped;
-    },
     async upload(ctx) {
       if (!ctx.artifact || !ctx.manifest) throw errors.BUILD_MISSING(ctx.root);
       if (lastUpload?.sha256 === ctx.artifact.sha256) {
-        lastUploadSkipped = true;
         ctx.upload = { buildId: lastUpload.buildId, skipped: true };
         ctx.logger.info(`  artifact ${shortSha(ctx.artifact.sha256)} unchanged: upload skipped`);
         return lastUpload.buildId;
@@ -93,7 +86,6 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
         app = { name, id: found.id };
       }
       const result = await client.uploadArtifact(app.id, ctx.artifact, ctx.manifest);
-      lastUploadSkipped = result.skipped;
       lastUpload = { sha256: ctx.artifact.sha256, buildId: result.buildId };
       ctx.upload = { buildId: result.buildId, skipped: result.skipped };
       ctx.logger.info(uploadedLine(ctx.artifact.sha256, result.skipped));
