@@ -60,6 +60,14 @@ export function writeManyFileApp(dir: string, count: number): void {
   for (let i = 0; i < count - 2; i++) writeFileSync(join(dir, "pkg", `mod_${String(i).padStart(4, "0")}.py`), moduleSource(i));
 }
 
+/** Writes `mb` MB of random (incompressible) bytes to `file`, 1 MB at a time. */
+export async function writeRandomFile(file: string, mb: number): Promise<void> {
+  const out = createWriteStream(file);
+  for (let chunk = 0; chunk < mb; chunk++) if (!out.write(randomBytes(1 << 20))) await once(out, "drain");
+  out.end();
+  await once(out, "finish");
+}
+
 /** Writes `sizeMB` of random bytes under data/: as many 8 MB files as fit in 60 %, the rest in 1 MB files. */
 export async function writeDataTreeApp(dir: string, sizeMB: number): Promise<{ files: number }> {
   writeOneFileApp(dir);
@@ -69,10 +77,7 @@ export async function writeDataTreeApp(dir: string, sizeMB: number): Promise<{ f
   for (const [i, mb] of sizes.entries()) {
     const sub = join(dir, "data", `part${i % 10}`);
     mkdirSync(sub, { recursive: true });
-    const out = createWriteStream(join(sub, `blob-${String(i).padStart(4, "0")}.bin`));
-    for (let chunk = 0; chunk < mb; chunk++) if (!out.write(randomBytes(1 << 20))) await once(out, "drain");
-    out.end();
-    await once(out, "finish");
+    await writeRandomFile(join(sub, `blob-${String(i).padStart(4, "0")}.bin`), mb);
   }
   return { files: sizes.length };
 }

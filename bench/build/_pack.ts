@@ -1,9 +1,8 @@
 /** bench/build's pack case: svc:tar-pack alone over a tree of incompressible 16 MB files (goal: peak RSS ≤ 250 MB). */
-import { randomBytes } from "node:crypto";
-import { once } from "node:events";
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { writeRandomFile } from "./_apps.ts";
 
 type Child = (argv: string[]) => Promise<{ wallMs: number; result: { ms: number; maxRssMB: number; bytes?: number } }>;
 
@@ -15,10 +14,7 @@ export async function benchPack(child: Child, sizeMB: number) {
   for (let i = 0; i < files; i++) {
     const sub = join(dir, `blobs${i % 8}`);
     mkdirSync(sub, { recursive: true });
-    const out = createWriteStream(join(sub, `blob-${String(i).padStart(4, "0")}.bin`));
-    for (let chunk = 0; chunk < fileMB; chunk++) if (!out.write(randomBytes(1 << 20))) await once(out, "drain");
-    out.end();
-    await once(out, "finish");
+    await writeRandomFile(join(sub, `blob-${String(i).padStart(4, "0")}.bin`), fileMB);
   }
   const pack = await child(["pack", dir]);
   const rss = pack.result.maxRssMB;
