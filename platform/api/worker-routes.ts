@@ -47,14 +47,25 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
     try {
       return parseJson(await readText(event, MAX_RESULT_BYTES), "the job's result");
     } catch (error) {
-      if (isSvcError(error) && UNSTORABLE.has(error.code) && queue.heldBy(w.id, jobId)) {
-        const invalid = errors.JOB_OUTPUT_INVALID(error.message.split("\n")[0]!.replace(/\.$/, ""));
-        const text = JSON.stringify({ error_type: invalid.code, error_message: invalid.message, error_traceback: "" });
-        queue.fail(w.id, jobId, text, invalid.code);
-        await ctx.store.jobs.durable();
-      }
+      if (failUnstorable(w, jobId, error)) await ctx.store.jobs.durable();
       throw error;
     }
+  };
+
+  /** Fails the worker's job when `error` says its result cannot be stored; false when it says something else. */
+  const failUnstorable = (w: WorkerInfo, jobId: string, error: unknown): boolean => {
+    if (!isSvcError(error) || !UNSTORABLE.has(error.code) || !queue.heldBy(w.id, jobId)) return false;
+    const invalid = errors.JOB_OUTPUT_INVALID(error.message.split("\n")[0]!.replace(/\.$/, ""));
+    queue.fail(w.id, jobId, JSON.stringify({ error_type: invalid.code, error_message: invalid.message, error_traceback: "" }), invalid.code);
+    return true;
+  };
+
+  /** Up to `n` queued jobs for the worker, as job-take answers them (never waits). */
+  const takeUpTo = (w: WorkerInfo, n: number): string[] => {
+    const bodies: string[] = [];
+    if (w.stopping || w.unhealthy) return bodies;
+    for (let next = n > 0 ? queue.takeNow(w.id, w.endpointId) : null; next; next = bodies.length < n ? queue.takeNow(w.id, w.endpointId) : null) bodies.push(takeBody(next));
+    return bodies;
   };
 
   const gone = (jobId: string) => json(404, { error: `Job ${jobId} is no longer this worker's (cancelled, timed out or unknown).` });
@@ -75,9 +86,7 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
       // of them only if already queued (no wait for more).
       const batch = Math.min(MAX_BATCH, Math.trunc(Number(queryParam(event, "batch_size") ?? 1)) || 1);
       if (batch <= 1) return jsonText(200, takeBody(job));
-      const bodies = [takeBody(job)];
-      for (let next = queue.takeNow(w.id, w.endpointId); next; next = bodies.length < batch ? queue.takeNow(w.id, w.endpointId) : null) bodies.push(takeBody(next));
-      return jsonText(200, `[${bodies.join(",")}]`);
+      return jsonText(200, `[${[takeBody(job), ...takeUpTo(w, batch - 1)].join(",")}]`);
     }),
   );
 
@@ -97,14 +106,6 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
     }
     if (ok && (b.refresh_worker === true || b.stopPod === true)) void supervisor.stop(w, "the handler asked for a fresh worker (refresh_worker)");
     return ok;
-  };
-
-  /** Up to `n` queued jobs for the worker, as job-take answers them (never waits). */
-  const takeUpTo = (w: WorkerInfo, n: number): string[] => {
-    const bodies: string[] = [];
-    if (w.stopping || w.unhealthy) return bodies;
-    for (let next = n > 0 ? queue.takeNow(w.id, w.endpointId) : null; next; next = bodies.length < n ? queue.takeNow(w.id, w.endpointId) : null) bodies.push(takeBody(next));
-    return bodies;
   };
 
   app.post(
@@ -140,9 +141,7 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
           parsed = parseJson(line, "the job's result");
         } catch (error) {
           // Not storable (NaN, too deep): that job fails at once, the others stand.
-          if (!isSvcError(error) || !UNSTORABLE.has(error.code) || !queue.heldBy(w.id, jobId)) throw error;
-          const invalid = errors.JOB_OUTPUT_INVALID(error.message.split("\n")[0]!.replace(/\.$/, ""));
-          queue.fail(w.id, jobId, JSON.stringify({ error_type: invalid.code, error_message: invalid.message, error_traceback: "" }), invalid.code);
+          if (!failUnstorable(w, jobId, error)) throw error;
           continue;
         }
         const id = (parsed.value as { id?: unknown } | null)?.id;
