@@ -7,6 +7,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import remote
 from ._config import EndpointConfig, build_config
+from . import _schema as schema
 from ._schema import HTTP_METHODS, RESERVED_PATHS
 
 # Endpoints created in this process, by name; the worker finds its functions here after import.
@@ -69,10 +70,12 @@ class Endpoint:
     """
 
     def __init__(self, name: str, gpu: Any = None, cpu: Any = None, gpu_count: Optional[int] = None,
-                 workers: Union[int, Tuple[int, int]] = (0, 3), idle_timeout: int = 5,
-                 scaler_type: Optional[str] = None, scaler_value: int = 4, execution_timeout: float = 600,
+                 workers: Union[int, Tuple[int, int]] = schema.DEFAULT_WORKERS,
+                 idle_timeout: int = schema.DEFAULT_IDLE_TIMEOUT_S, scaler_type: Optional[str] = None,
+                 scaler_value: int = schema.DEFAULT_SCALER_VALUE,
+                 execution_timeout: float = schema.DEFAULT_EXECUTION_TIMEOUT_S,
                  env: Optional[Dict[str, str]] = None, dependencies: Optional[List[str]] = None,
-                 flashboot: bool = True) -> None:
+                 flashboot: bool = schema.DEFAULT_FLASHBOOT) -> None:
         self.config: EndpointConfig = build_config(
             name, gpu=gpu, cpu=cpu, gpu_count=gpu_count, workers=workers, idle_timeout=idle_timeout,
             scaler_type=scaler_type, scaler_value=scaler_value, execution_timeout=execution_timeout,
