@@ -7,7 +7,7 @@
  * execute for load-balanced ones — with the caller's own API key.
  */
 import type { H3Event } from "h3";
-import { errorResponse, json, toErrorResponse, type DevRoutesState } from "./routes.ts";
+import { errorResponse, lbAnswerResponse, toErrorResponse, type DevRoutesState } from "./routes.ts";
 
 export const LIVE_PROXY_PREFIX = "/_svc/live";
 
@@ -28,12 +28,7 @@ export async function handleLiveProxy(state: DevRoutesState, event: H3Event): Pr
     const type = event.req.headers.get("content-type");
     if (type) headers["content-type"] = type;
     const remote = await state.ensure(name);
-    const answer = await state.lbRequest(remote, method, `/${rest.join("/")}${event.url.search}`, body || undefined, headers);
-    const answerType = answer.headers["content-type"];
-    if (typeof answer.body === "string" && !(answerType ?? "").includes("json")) {
-      return new Response(answer.body, { status: answer.status, headers: { "content-type": answerType ?? "text/plain; charset=utf-8" } });
-    }
-    return json(answer.status, answer.body ?? null);
+    return lbAnswerResponse(await state.lbRequest(remote, method, `/${rest.join("/")}${event.url.search}`, body || undefined, headers));
   } catch (error) {
     return toErrorResponse(error);
   }

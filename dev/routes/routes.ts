@@ -11,7 +11,7 @@ import { isSvcError } from "../../core/errors.ts";
 import type { Manifest } from "../../core/types.ts";
 import type { LbResponse } from "../../core/client/index.ts";
 import { docsHtml, readDocsAsset } from "./docs.ts";
-import { isPlainObject, parseJsonBody, parseRunsyncBody, runsyncStatus, type Job } from "./input.ts";
+import { parseJsonBody, parseRunsyncBody, runsyncStatus, type Job } from "./input.ts";
 import { generateOpenApi } from "./openapi.ts";
 import { handleLiveProxy, LIVE_PROXY_PREFIX } from "./live-proxy.ts";
 import { preferredAlias, resolveRoute, type RouteTable } from "./routes-table.ts";
@@ -54,6 +54,15 @@ export function toErrorResponse(error: unknown): Response {
     return errorResponse(status, error.code, error.message, error.remedy ? { remedy: error.remedy } : {});
   }
   return errorResponse(500, "INTERNAL", String((error as Error)?.message ?? error));
+}
+
+/** A load-balanced route's answer as the dev server passes it on: text as sent, anything else as JSON. */
+export function lbAnswerResponse(answer: LbResponse): Response {
+  const type = answer.headers["content-type"];
+  if (typeof answer.body === "string" && !(type ?? "").includes("json")) {
+    return new Response(answer.body, { status: answer.status, headers: { "content-type": type ?? "text/plain; charset=utf-8" } });
+  }
+  return json(answer.status, answer.body ?? null);
 }
 
 async function readText(event: H3Event): Promise<string> {
@@ -146,10 +155,5 @@ async function dispatch(state: DevRoutesState, event: H3Event): Promise<Response
     }
   }
   const remote = await state.ensure(resolved.target.endpoint);
-  const answer = await state.lbRequest(remote, method, path, body, headers);
-  const type = answer.headers["content-type"];
-  if (typeof answer.body === "string" && !(type ?? "").includes("json")) {
-    return new Response(answer.body, { status: answer.status, headers: { "content-type": type ?? "text/plain; charset=utf-8" } });
-  }
-  return json(answer.status, isPlainObject(answer.body) || Array.isArray(answer.body) ? answer.body : (answer.body ?? null));
+  return lbAnswerResponse(await state.lbRequest(remote, method, path, body, headers));
 }
