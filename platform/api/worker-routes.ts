@@ -68,25 +68,30 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
     return bodies;
   };
 
+  /** Long-polls for one job (as job-take does), then up to `n` in all when more are queued. */
+  const waitForJobs = async (event: H3Event, w: WorkerInfo, n: number): Promise<string[]> => {
+    if (w.stopping || w.unhealthy) return [];
+    w.openPolls++;
+    let job;
+    try {
+      job = await queue.take(w.id, w.endpointId, options.longPollMs, () => event.req.signal);
+    } finally {
+      w.openPolls--;
+    }
+    return job ? [takeBody(job), ...takeUpTo(w, n - 1)] : [];
+  };
+
   const gone = (jobId: string) => json(404, { error: `Job ${jobId} is no longer this worker's (cancelled, timed out or unknown).` });
 
   app.get(
     "/v2/_worker/:worker/job-take",
     route(async (event, w) => {
-      if (w.stopping || w.unhealthy) return noContent();
-      w.openPolls++;
-      let job;
-      try {
-        job = await queue.take(w.id, w.endpointId, options.longPollMs, () => event.req.signal);
-      } finally {
-        w.openPolls--;
-      }
-      if (!job) return noContent();
       // Batch take (reference section 4): `batch_size=N` answers a list of up to N jobs, the rest
       // of them only if already queued (no wait for more).
       const batch = Math.min(MAX_BATCH, Math.trunc(Number(queryParam(event, "batch_size") ?? 1)) || 1);
-      if (batch <= 1) return jsonText(200, takeBody(job));
-      return jsonText(200, `[${[takeBody(job), ...takeUpTo(w, batch - 1)].join(",")}]`);
+      const jobs = await waitForJobs(event, w, batch);
+      if (jobs.length === 0) return noContent();
+      return jsonText(200, batch <= 1 ? jobs[0]! : `[${jobs.join(",")}]`);
     }),
   );
 
@@ -151,7 +156,10 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
       }
       await ctx.store.jobs.durable(); // answered once committed: no acknowledged result runs again after kill -9
       const take = Math.min(MAX_BATCH, Math.trunc(Number(queryParam(event, "take") ?? 0)) || 0);
-      return jsonText(200, `{"ok":true,"gone":${JSON.stringify(gone)},"next":[${takeUpTo(w, take).join(",")}]}`);
+      let next = takeUpTo(w, take);
+      // `wait=1`: no job queued, so the answer waits for one like job-take does (the worker's thread is idle).
+      if (next.length === 0 && take > 0 && queryParam(event, "wait") === "1") next = await waitForJobs(event, w, take);
+      return jsonText(200, `{"ok":true,"gone":${JSON.stringify(gone)},"next":[${next.join(",")}]}`);
     }),
   );
 

@@ -1,9 +1,16 @@
 """Turning inputs into keyword arguments for a user function, and call arguments back into input."""
+import functools
 import inspect
 import typing
 from typing import Any, Callable, Dict, Mapping
 
 from .errors import InputValidationError
+
+
+@functools.lru_cache(maxsize=256)
+def _signature(fn: Callable) -> inspect.Signature:
+    """Read once per function: reading it costs more than a fast job itself."""
+    return inspect.signature(fn)
 
 
 def kwargs_for(fn: Callable, data: Any) -> Dict[str, Any]:
@@ -17,7 +24,7 @@ def kwargs_for(fn: Callable, data: Any) -> Dict[str, Any]:
     if not isinstance(data, dict):
         raise InputValidationError(f"{fn.__name__}: input must be a JSON object, got {type(data).__name__}")
     try:
-        inspect.signature(fn).bind(**data)
+        _signature(fn).bind(**data)
     except TypeError as err:
         raise InputValidationError(f"{fn.__name__}: {err}") from None
     return data

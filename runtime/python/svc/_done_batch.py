@@ -3,8 +3,10 @@
 A job thread that has more taken jobs to run right after the current one holds the current
 result back (encoded at once, so an output that is not JSON still fails its own job) and sends
 it with the next ones in one `jobs-done` request, whose answer can hand the next jobs. Held
-results go out when the thread's jobs run out, or as soon as the next job has run HOLD_S without
-finishing: a slow function never keeps a finished job's result waiting. Used only when the
+results go out when the thread's jobs run out, or once the next job has run HOLD_S without
+finishing (the watchdog sends them: a slow function never keeps a finished job's result waiting).
+When the thread's jobs run out, the request also waits for the next job (`wait=1`, a long poll like
+job-take's): an idle worker gets its next job in the answer to its last result. Used only when the
 platform names SVC_JOBS_DONE_URL; otherwise each result goes alone to job-done.
 """
 import json
@@ -14,10 +16,27 @@ from typing import Any, Callable, Dict, List, Optional
 from . import _http
 from ._env import WorkerEnv
 from ._log import logger
-from ._platform import DONE_RETRIES, WorkerClient
+from ._platform import DONE_RETRIES, LONG_POLL_TIMEOUT_S, WorkerClient
 
-HOLD_S = 0.002  # how long a held result may wait on the next job of its thread
 MAX_HELD = 32  # results sent together at most
+
+
+class Held:
+    """Encoded results a job thread holds back; the watchdog may send them from its own thread."""
+
+    def __init__(self) -> None:
+        self.lines: List[str] = []
+        self.lock = threading.Lock()
+
+    def add(self, line: str) -> int:
+        with self.lock:
+            self.lines.append(line)
+            return len(self.lines)
+
+    def take(self) -> List[str]:
+        with self.lock:
+            lines, self.lines = self.lines, []
+            return lines
 
 
 class BatchingClient(WorkerClient):
@@ -28,43 +47,43 @@ class BatchingClient(WorkerClient):
         self.more_follow: Optional[Callable[[], bool]] = None
         self._local = threading.local()
 
-    def _held(self) -> List[str]:
+    def _held(self) -> Held:
         held = getattr(self._local, "held", None)
         if held is None:
-            held = self._local.held = []
+            held = self._local.held = Held()
         return held
 
-    def done(self, job_id: str, body: Dict[str, Any], stream: bool = False, take_next: bool = True) -> bool:
+    def holding(self) -> Optional[Held]:
+        held = getattr(self._local, "held", None)
+        return held if held is not None and held.lines else None
+
+    def done(self, job_id: str, body: Dict[str, Any], stream: bool = False, take_next: bool = True,
+             on_encoded: Optional[Callable[[], None]] = None) -> bool:
         line = json.dumps({"id": job_id, **body}, allow_nan=False)  # not JSON: raises, as job-done would
+        if on_encoded:
+            on_encoded()
         held = self._held()
-        held.append(line)
-        if take_next and self.more_follow and self.more_follow() and len(held) < MAX_HELD:
+        more = bool(take_next and self.more_follow and self.more_follow())
+        if held.add(line) < MAX_HELD and more:
             return True
         take = int(self.wants_next()) if take_next and self.wants_next else 0
-        gone = self._send(take)
+        gone = self._send(held.take(), take, wait=not more)
         return gone is not None and job_id not in gone
 
-    def flush(self) -> None:
-        """Send the results this thread holds (no job asked for)."""
-        if self._held():
-            self._send(0)
+    def flush(self, held: Optional[Held] = None) -> None:
+        """Send the results this thread (or `held`) holds, asking for no job."""
+        lines = (held or self._held()).take()
+        if lines:
+            self._send(lines, 0, wait=False)
 
-    def wait(self, event: threading.Event, timeout: Optional[float]) -> bool:
-        """event.wait(timeout), sending this thread's held results if the wait outlasts HOLD_S."""
-        if not self._held() or (timeout is not None and timeout <= HOLD_S):
-            return event.wait(timeout)
-        if event.wait(HOLD_S):
-            return True
-        self.flush()
-        return event.wait(None if timeout is None else timeout - HOLD_S)
-
-    def _send(self, take: int) -> Optional[List[str]]:
-        """Posts the held results; answers the ids the platform no longer wanted (None: none was taken)."""
-        lines, self._local.held = self._held(), []
-        url = f"{self.jobs_done_url}?take={take}" if take else self.jobs_done_url
+    def _send(self, lines: List[str], take: int, wait: bool) -> Optional[List[str]]:
+        """Posts results; answers the ids the platform no longer wanted (None: none was taken).
+        With `take` and `wait`, the answer waits for a job when none is queued (a long poll)."""
+        url = (f"{self.jobs_done_url}?take={take}" + ("&wait=1" if wait else "")) if take else self.jobs_done_url
         try:
             resp = _http.request_with_retries("POST", url, data="\n".join(lines).encode("utf-8"), token=self.env.token,
-                                              retries=DONE_RETRIES, content_type="application/x-ndjson")
+                                              retries=DONE_RETRIES, content_type="application/x-ndjson",
+                                              timeout=LONG_POLL_TIMEOUT_S)
         except _http.TransportError as err:
             logger.error("results of %d job(s) lost, platform unreachable: %s", len(lines), err)
             return None

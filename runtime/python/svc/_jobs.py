@@ -1,10 +1,15 @@
 """Running one queue job: call the function, stream chunks, enforce the deadline, report.
 
-Execution timeout: the worker enforces the job's `executionTimeoutMs` itself. When it runs out
-the job is reported FAILED with `error_type: "ExecutionTimeoutError"` (not the builtin
-TimeoutError's name, so the platform can tell it from one the app raised). An async task is
-cancelled; a sync function cannot be interrupted, so its thread runs on and its result is
-dropped. The platform keeps its own, later deadline only for workers that die or hang.
+A sync function runs on the job's own thread (no hand-off: see _watchdog). An async one runs on
+the event loop while the job's thread waits for it.
+
+Execution timeout: the worker enforces the job's `executionTimeoutMs` itself (the watchdog keeps
+the deadline). When it runs out the job is reported FAILED with `error_type:
+"ExecutionTimeoutError"` (not the builtin TimeoutError's name, so the platform can tell it from
+one the app raised). An async task is cancelled; a sync function cannot be interrupted, so it is
+detached: its thread runs on and its result is dropped, while its slot and the jobs queued behind
+it move on at once (`on_detach`). A cancel does the same without a report. The platform keeps its
+own, later deadline only for workers that die or hang.
 """
 import inspect
 import json
@@ -20,6 +25,7 @@ from ._call import kwargs_for
 from ._log import logger
 from ._loop import LoopThread
 from ._platform import WorkerClient
+from ._watchdog import Watchdog
 from .errors import is_input_error
 
 TIMEOUT_ERROR_TYPE = "ExecutionTimeoutError"
@@ -30,13 +36,38 @@ class Job:
     id: str
     input: Any
     timeout_s: Optional[float]
-    wake: threading.Event = field(default_factory=threading.Event)  # set when done or cancelled
+    wake: threading.Event = field(default_factory=threading.Event)  # async: set when done, cancelled or timed out
     cancelled: bool = False
+    timed_out: bool = False
     abandoned: bool = False  # cancelled or timed out: nothing more is sent for it
+    inline: bool = False  # its sync function runs on the job's thread right now
+    detached: bool = False  # ...and another thread gave up on it (cancel, timeout): its result is dropped
+    lane: Any = None  # the queue worker's run of jobs this one belongs to
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def cancel(self) -> None:
+    def cancel(self) -> bool:
+        """Marks it cancelled; True when its inline function was detached (the caller frees its slot)."""
         self.cancelled = True
         self.wake.set()
+        return self.detach()
+
+    def detach(self) -> bool:
+        """Gives up on a running inline function; False when it finished first or is not inline."""
+        with self._lock:
+            if not self.inline or self.detached:
+                return False
+            self.detached = self.abandoned = True
+            return True
+
+    def finish_inline(self) -> bool:
+        """The inline function returned; False when it had been detached meanwhile."""
+        with self._lock:
+            self.inline = False
+            return not self.detached
+
+
+def _nothing(*_: Any) -> None:
+    pass
 
 
 class OutputNotJSONError(TypeError):
@@ -117,10 +148,13 @@ def in_daemon_thread(work: Callable[[], Any], name: str) -> "Future[Any]":
 
 
 class JobRunner:
-    def __init__(self, fn: Callable, client: WorkerClient, loop: LoopThread) -> None:
+    def __init__(self, fn: Callable, client: WorkerClient, loop: LoopThread, watchdog: Watchdog) -> None:
         self.fn = fn
         self.client = client
         self.loop = loop
+        self.watchdog = watchdog
+        # Set by the queue worker: frees a detached job's slot and moves the jobs queued behind it.
+        self.on_detach: Callable[[Job], None] = _nothing
         self.is_async = inspect.iscoroutinefunction(fn) or inspect.isasyncgenfunction(fn)
         self.is_stream = inspect.isgeneratorfunction(fn) or inspect.isasyncgenfunction(fn)
         self.last_elapsed = 1.0  # seconds the last job ran
@@ -168,36 +202,67 @@ class JobRunner:
             logger.info("job %s: rejected input after %.2f s: %s", job.id, time.monotonic() - started, exc)
             self.client.done(job.id, error_body(exc))
             return False
+        held = self.client.holding()  # results of this thread's earlier jobs, waiting on this one
+        on_hold = (lambda: self.client.flush(held)) if held is not None else _nothing
         if self.is_async:
-            future = self.loop.submit(self._async_body(job, kwargs))
-        else:
-            future = in_daemon_thread(lambda: self._sync_body(job, kwargs), f"svc-run-{job.id}")
+            return self._run_async(job, kwargs, started, held is not None, on_hold)
+        job.inline = True
+        watch = self.watchdog.watch(job.id, job.timeout_s, held is not None, lambda: self._time_out_inline(job), on_hold)
+        try:
+            output, error = self._sync_body(job, kwargs), None
+        except BaseException as exc:  # noqa: B902 - user code may raise anything, SystemExit included
+            output, error = None, exc
+        self.watchdog.unwatch(watch)
+        if not job.finish_inline():
+            return False  # cancelled or timed out meanwhile: whoever detached it said so
+        return self._report(job, output, error, time.monotonic() - started)
+
+    def _time_out_inline(self, job: Job) -> None:
+        """On the watchdog's thread: report the timeout, free the job's slot; the function runs on."""
+        if not job.detach():
+            return  # it finished just now
+        job.timed_out = True
+        self._report_timeout(job)
+        self.on_detach(job)
+
+    def _run_async(self, job: Job, kwargs: Dict[str, Any], started: float, holds: bool,
+                   on_hold: Callable[[], None]) -> bool:
+        future = self.loop.submit(self._async_body(job, kwargs))
         future.add_done_callback(lambda _: job.wake.set())
 
-        # Results held for a batch go out if this job is not done at once (runtime/_done_batch).
-        wait = getattr(self.client, "wait", None)
-        finished = wait(job.wake, job.timeout_s) if wait else job.wake.wait(job.timeout_s)
+        def time_out() -> None:
+            job.timed_out = True
+            job.wake.set()
+
+        watch = self.watchdog.watch(job.id, job.timeout_s, holds, time_out, on_hold)
+        job.wake.wait()
+        self.watchdog.unwatch(watch)
         if job.cancelled:
             job.abandoned = True
             future.cancel()
             logger.info("job %s: cancelled by the platform after %.2f s; not reported", job.id, time.monotonic() - started)
             return False
-        if not finished:
+        if job.timed_out and not future.done():
             job.abandoned = True
             future.cancel()
-            logger.warning("job %s: execution timeout of %.1f s reached", job.id, job.timeout_s)
-            self.client.done(job.id, {"error": {
-                "error_type": TIMEOUT_ERROR_TYPE,
-                "error_message": f"job exceeded its execution timeout of {job.timeout_s:g} s",
-                "error_traceback": ""}})
+            self._report_timeout(job)
             return False
-        return self._report(job, future, time.monotonic() - started)
-
-    def _report(self, job: Job, future: "Future[Any]", elapsed: float) -> bool:
-        self.last_elapsed = elapsed  # the queue worker takes several jobs at once after fast ones
         try:
-            output = future.result()
+            output, error = future.result(), None
         except BaseException as exc:  # noqa: B902 - user code may raise anything, SystemExit included
+            output, error = None, exc
+        return self._report(job, output, error, time.monotonic() - started)
+
+    def _report_timeout(self, job: Job) -> None:
+        logger.warning("job %s: execution timeout of %.1f s reached", job.id, job.timeout_s)
+        self.client.done(job.id, {"error": {
+            "error_type": TIMEOUT_ERROR_TYPE,
+            "error_message": f"job exceeded its execution timeout of {job.timeout_s:g} s",
+            "error_traceback": ""}}, take_next=False)
+
+    def _report(self, job: Job, output: Any, exc: Optional[BaseException], elapsed: float) -> bool:
+        self.last_elapsed = elapsed  # the queue worker takes several jobs at once after fast ones
+        if exc is not None:
             if isinstance(exc, _Abandoned) or job.abandoned:
                 logger.info("job %s: stopped after %.2f s; the platform no longer holds it", job.id, elapsed)
                 return False
@@ -217,10 +282,11 @@ class JobRunner:
                 output = dict(output)
                 refresh = bool(output.pop("refresh_worker"))
         try:
-            self.client.done(job.id, {"output": output}, stream=self.is_stream, take_next=not refresh)
+            # Logged once the output is known to be JSON, before it is sent: the answer to a result
+            # can wait for the next job, and the line must not wait with it.
+            self.client.done(job.id, {"output": output}, stream=self.is_stream, take_next=not refresh,
+                             on_encoded=lambda: logger.info("job %s: completed in %.2f s", job.id, elapsed))
         except (TypeError, ValueError, RecursionError) as exc:  # not JSON: the job fails with why
             logger.error("job %s: output is not JSON after %.2f s: %s", job.id, elapsed, exc)
             self.client.done(job.id, error_body(OutputNotJSONError(_not_json_reason(exc))))
-            return refresh
-        logger.info("job %s: completed in %.2f s", job.id, elapsed)
         return refresh

@@ -1,4 +1,5 @@
 """The worker's client for the platform's worker routes (contracts section 4)."""
+import json
 import urllib.parse
 from typing import Any, Callable, Dict, Iterable, Optional
 
@@ -28,16 +29,22 @@ class WorkerClient:
         url = f"{self.env.take_url}{sep}job_in_progress={int(in_progress)}"
         return _http.request("GET", url, token=self.env.token, timeout=LONG_POLL_TIMEOUT_S)
 
-    def done(self, job_id: str, body: Dict[str, Any], stream: bool = False, take_next: bool = True) -> bool:
+    def done(self, job_id: str, body: Dict[str, Any], stream: bool = False, take_next: bool = True,
+             on_encoded: Optional[Callable[[], None]] = None) -> bool:
         """Report a job's result, retried up to 3 times. False when the platform no longer wants it.
 
-        With `take_next` (and `wants_next()`), the answer may carry the next job: see `on_next`."""
+        Raises TypeError/ValueError for a body JSON cannot carry; `on_encoded` runs once it is
+        encoded, before it is sent. With `take_next` (and `wants_next()`), the answer may carry
+        the next job: see `on_next`."""
+        data = json.dumps(body, allow_nan=False).encode("utf-8")  # NaN/Infinity are not JSON: ValueError
+        if on_encoded:
+            on_encoded()
         url = f"{self._job_url(self.env.done_url, job_id)}?isStream={'true' if stream else 'false'}"
         take = bool(take_next and self.on_next and self.wants_next and self.wants_next())
         if take:
             url += "&take=1"
         try:
-            resp = _http.request_with_retries("POST", url, body, token=self.env.token, retries=DONE_RETRIES)
+            resp = _http.request_with_retries("POST", url, data=data, token=self.env.token, retries=DONE_RETRIES)
         except _http.TransportError as err:
             logger.error("job %s: result lost, platform unreachable: %s", job_id, err)
             return False
@@ -52,6 +59,13 @@ class WorkerClient:
             if isinstance(nxt, dict) and "id" in nxt:
                 self.on_next(nxt)
         return True
+
+    def holding(self) -> Optional[Any]:
+        """Results this thread holds back for a batch (None: this client sends each at once)."""
+        return None
+
+    def flush(self, held: Optional[Any] = None) -> None:
+        """Sends held results (nothing to do for this client)."""
 
     def stream(self, job_id: str, chunk: Any) -> bool:
         """Send one generator chunk. False when the job is no longer this worker's (404)."""

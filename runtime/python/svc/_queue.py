@@ -18,6 +18,18 @@ PREFETCH = 8  # jobs a thread takes at once when its function is fast and result
 FAST_JOB_S = 0.01  # "fast": the last job ran less than this
 
 
+class _Lane:
+    """Jobs one thread runs one after another: the first it was started with, then those handed to
+    it in job-done answers (booked as running). A lane whose function was detached (timeout,
+    cancel) gives the rest to a new thread."""
+
+    __slots__ = ("queue", "detached")
+
+    def __init__(self, first: Optional[Job] = None) -> None:
+        self.queue: "deque[Job]" = deque([first] if first else [])
+        self.detached = False
+
+
 class QueueWorker:
     def __init__(self, client: WorkerClient, runner: JobRunner, default_timeout_s: Optional[float],
                  concurrency_modifier: Optional[Callable[[int], int]] = None) -> None:
@@ -31,13 +43,14 @@ class QueueWorker:
         self.cond = threading.Condition()
         self.stopping = threading.Event()
         self.exit_code = 0
-        # `.queue`: jobs handed in a job-done answer, booked as running, run next on this thread
-        self.handed = threading.local()
+        self._local = threading.local()  # `.lane`: the _Lane this thread runs
         self.batching = isinstance(client, BatchingClient)
         client.wants_next = self._wants_next
         client.on_next = self._handed_next
         if isinstance(client, BatchingClient):
-            client.more_follow = lambda: bool(getattr(self.handed, "queue", None))
+            client.more_follow = lambda: bool(self._lane() and self._lane().queue)
+        if isinstance(runner, JobRunner):
+            runner.on_detach = self._release
 
     # -- called from other threads -------------------------------------------------------------
     def job_ids(self) -> List[str]:
@@ -52,8 +65,9 @@ class QueueWorker:
                 self.early_cancels[job_id] = None
                 while len(self.early_cancels) > EARLY_CANCELS_KEPT:
                     self.early_cancels.popitem(last=False)
-        if job:
-            job.cancel()
+        if job and job.cancel():  # a sync function: it runs on, its slot and the jobs behind it move on now
+            logger.info("job %s: cancelled by the platform; its function runs on, its result will be dropped", job.id)
+            self._release(job)
 
     def stop(self) -> None:
         """Take no new job; the loop exits once the running ones are done."""
@@ -72,12 +86,15 @@ class QueueWorker:
                 logger.error("concurrency_modifier failed, keeping %d: %s", self.concurrency, exc)
         return self.concurrency
 
+    def _lane(self) -> Optional[_Lane]:
+        return getattr(self._local, "lane", None)
+
     def _wants_next(self) -> int:
         """Asked on a job's thread while its job still counts as running: how many jobs to take next.
 
         One per free slot; PREFETCH when results go in batches and the last job was fast (the
         jobs run one after another on this thread, their results sent together)."""
-        if self.stopping.is_set() or not getattr(self.handed, "active", False):
+        if self.stopping.is_set() or self._lane() is None:
             return 0
         with self.cond:
             room = self.concurrency - len(self.running) + 1
@@ -86,35 +103,59 @@ class QueueWorker:
         return max(room, 0)
 
     def _handed_next(self, payload: Dict[str, Any]) -> None:
-        if getattr(self.handed, "active", False):
-            with self.cond:
-                job = self._admit(payload)  # booked now: pings, cancels and stop see it
-            if job is not None:
-                self.handed.queue.append(job)  # run by _run_job after the current one
-        else:
+        lane = self._lane()
+        if lane is None:
             self._start(payload)
+            return
+        with self.cond:
+            job = self._admit(payload)  # booked now: pings, cancels and stop see it
+            if job is not None:
+                job.lane = lane
+                lane.queue.append(job)  # run by _run_lane after the current one
 
-    def _run_job(self, job: Optional[Job]) -> None:
-        self.handed.active = True
-        self.handed.queue = deque()
-        while job is not None:
-            try:
-                if job.cancelled:
-                    logger.info("job %s: cancelled before it started; not run", job.id)
-                elif self.runner.run(job):
-                    logger.info("job %s asked for a fresh worker (refresh_worker): stopping", job.id)
-                    self.stop()
-            except Exception:  # a bug here must not leave the slot taken forever
-                logger.exception("job %s: runtime error", job.id)
-            finally:
-                if not self.handed.queue and self.batching:
-                    self.client.flush()  # type: ignore[attr-defined]  # results held for a job that did not report
+    def _run_lane(self, lane: _Lane) -> None:
+        self._local.lane = lane
+        try:
+            while True:
                 with self.cond:
-                    self.running.pop(job.id, None)
-                    # The next job already holds a slot: the take loop never sees it free.
-                    job = self.handed.queue.popleft() if self.handed.queue else None
-                    self.cond.notify_all()
-        self.handed.active = False  # this thread may run other work next
+                    job = lane.queue.popleft() if lane.queue and not lane.detached else None
+                if job is None:
+                    return
+                try:
+                    if job.cancelled:
+                        logger.info("job %s: cancelled before it started; not run", job.id)
+                    elif self.runner.run(job):
+                        logger.info("job %s asked for a fresh worker (refresh_worker): stopping", job.id)
+                        self.stop()
+                except Exception:  # a bug here must not leave the slot taken forever
+                    logger.exception("job %s: runtime error", job.id)
+                finally:
+                    if not lane.queue and self.batching:
+                        self.client.flush()  # results held for a job that did not report
+                    with self.cond:
+                        if self.running.get(job.id) is job:
+                            del self.running[job.id]
+                        if len(self.running) < self.concurrency or self.stopping.is_set():
+                            self.cond.notify_all()  # a slot is free (not when the next job took it over)
+        finally:
+            self._local.lane = None  # this thread may run other work next
+
+    def _release(self, job: Job) -> None:
+        """A detached job (its sync function runs on): frees its slot, the jobs behind it go to a new thread."""
+        rest = _Lane()
+        with self.cond:
+            if self.running.get(job.id) is job:
+                del self.running[job.id]
+            lane = job.lane
+            if lane is not None:
+                lane.detached = True
+                rest.queue.extend(lane.queue)
+                lane.queue.clear()
+                for queued in rest.queue:
+                    queued.lane = rest
+            self.cond.notify_all()
+        if rest.queue:
+            in_daemon_thread(lambda: self._run_lane(rest), f"svc-job-{rest.queue[0].id}")
 
     def _admit(self, payload: Dict[str, Any]) -> Optional[Job]:
         """A job from the platform, booked as running (None when a cancel overtook it). Holds self.cond."""
@@ -131,8 +172,11 @@ class QueueWorker:
     def _start(self, payload: Dict[str, Any]) -> None:
         with self.cond:
             job = self._admit(payload)
-        if job is not None:  # on an idle thread of an earlier job when there is one: no thread start per job
-            in_daemon_thread(lambda: self._run_job(job), f"svc-job-{job.id}")
+            if job is None:
+                return
+            lane = job.lane = _Lane(job)
+        # on an idle thread of an earlier job when there is one: no thread start per job
+        in_daemon_thread(lambda: self._run_lane(lane), f"svc-job-{job.id}")
 
     def _take(self) -> Optional[float]:
         """One job-take; returns how long to wait before the next one."""

@@ -21,6 +21,7 @@ from ._log import logger
 from ._loop import LoopThread
 from ._platform import WorkerClient
 from ._queue import QueueWorker
+from ._watchdog import Watchdog
 from .endpoint import Endpoint, registry
 
 
@@ -111,7 +112,7 @@ def _serve_qb(env: WorkerEnv, spec: Dict[str, Any], endpoint: Optional[Endpoint]
         if endpoint is None or endpoint.function is None:
             raise RuntimeError(f"endpoint {spec['name']!r} has no queue-based function")
         module = sys.modules.get(endpoint.function.__module__)
-        worker = QueueWorker(client, JobRunner(endpoint.function, client, loop),
+        worker = QueueWorker(client, JobRunner(endpoint.function, client, loop, Watchdog()),
                              default_timeout_s=timeout_ms / 1000 if timeout_ms else None,
                              concurrency_modifier=getattr(module, "concurrency_modifier", None))
         logger.info("worker %s serving queue-based endpoint %s (%s)", env.worker_id, endpoint.name,

@@ -219,7 +219,7 @@ class FakePlatform:
         results = [json.loads(line) for line in h.body.decode().split("\n") if line.strip()]
         with self.cond:
             self.jobs_done_calls.append({"ids": [r["id"] for r in results], "take": query.get("take"),
-                                         "at": time.monotonic()})
+                                         "wait": query.get("wait"), "at": time.monotonic()})
             gone = []
             for r in results:
                 job = self.jobs.get(r["id"])
@@ -230,6 +230,11 @@ class FakePlatform:
                 else:
                     job.update(status="COMPLETED", output=r.get("output"))
             queue, nxt = self.queues[worker["endpoint"]], []
+            self.cond.notify_all()
+            if query.get("wait") == "1" and int(query.get("take") or 0) > 0:  # a long poll, as job-take's
+                deadline = time.monotonic() + self.hold
+                while not queue and wid not in self.stopped and time.monotonic() < deadline:
+                    self.cond.wait(deadline - time.monotonic())
             while queue and len(nxt) < int(query.get("take") or 0) and wid not in self.stopped:
                 job = self.jobs[queue.popleft()]
                 job.update(status="IN_PROGRESS", worker=wid)

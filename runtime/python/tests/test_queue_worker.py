@@ -229,11 +229,36 @@ def test_a_held_result_is_sent_when_the_next_job_is_slow(platform, start_worker)
     start_worker("echo")
     platform.wait_for(lambda: platform.take_calls >= 1)
     assert platform.wait_job(platform.submit("echo", {"text": "warm"}))["status"] == "COMPLETED"
-    with platform.cond:  # the poll takes the first; its result takes the other two at once: the fast result is held
+    with platform.cond:  # the waiting answer to the warm result hands all three: the fast results are held
         platform.submit("echo", {"text": "first"})
         fast = platform.submit("echo", {"text": "fast"})
         slow = platform.submit("echo", {"text": "slow", "sleep": 1.5})
     platform.wait_for(lambda: platform.jobs[fast]["status"] == "COMPLETED")
     assert platform.jobs[slow]["status"] == "IN_PROGRESS"  # sent while the slow job still runs
     assert platform.wait_job(slow)["output"]["echo"] == "slow"
-    assert any(c["ids"] == [fast] for c in platform.jobs_done_calls)  # sent alone, not with the slow one
+    assert any(fast in c["ids"] and slow not in c["ids"] for c in platform.jobs_done_calls)  # not with the slow one
+
+
+def test_an_idle_worker_gets_its_next_job_in_the_answer_to_its_last_result(platform, start_worker):
+    platform.jobs_done = True
+    start_worker("echo")
+    platform.wait_for(lambda: platform.take_calls >= 1)
+    assert platform.wait_job(platform.submit("echo", {"text": "warm"}))["status"] == "COMPLETED"
+    platform.wait_for(lambda: any(c["wait"] == "1" for c in platform.jobs_done_calls))  # it waits there now
+    takes = platform.take_calls
+    time.sleep(0.1)
+    for text in ("a", "b", "c"):
+        assert platform.wait_job(platform.submit("echo", {"text": text}))["output"]["echo"] == text
+    assert platform.take_calls == takes  # each job came in the answer to the previous result
+
+
+def test_a_timed_out_sync_function_frees_its_slot_while_it_runs_on(platform, start_worker):
+    worker = start_worker("echo")
+    slow = platform.submit("echo", {"text": "slow", "sleep": 1.5}, timeout_ms=300)
+    job = platform.wait_job(slow, timeout=1.2)
+    assert job["status"] == "FAILED" and job["error"]["error_type"] == "ExecutionTimeoutError"
+    # The function still sleeps on its thread; the next job runs at once beside it.
+    assert platform.wait_job(platform.submit("echo", {"text": "next"}), timeout=0.9)["output"]["echo"] == "next"
+    time.sleep(0.6)  # past the slow function's own end: its result is dropped, not reported
+    assert [c for c in platform.done_calls_for(slow) if "output" in c["body"]] == []
+    assert worker.proc.poll() is None
