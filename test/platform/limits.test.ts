@@ -129,6 +129,27 @@ describe("worker protocol", () => {
       expect((await waitFinal(p, work, id, 10_000)).status).toBe("COMPLETED");
     }
   }, 30_000);
+
+  it("jobs-done with take=N&wait=1 and nothing queued waits for the next job, like a job-take long poll", async () => {
+    const busy = (await api(p, "POST", `/v2/${work}/run`, { input: { op: "sleep", seconds: 3 } })).body.id as string;
+    const running = await waitFor("the real worker to be busy", async () => {
+      const s = (await api(p, "GET", `/v2/${work}/status/${busy}`)).body;
+      return s.status === "IN_PROGRESS" ? s : undefined;
+    });
+    const env = workerEnvironment(running.workerId);
+    const auth = { authorization: `Bearer ${env.SVC_WORKER_TOKEN}`, "content-type": "application/x-ndjson" };
+    const waiting = fetch(`${env.SVC_JOBS_DONE_URL}?take=2&wait=1`, { method: "POST", headers: auth, body: "" });
+    const answered = await Promise.race([waiting.then(() => true), new Promise((r) => setTimeout(() => r(false), 300))]);
+    expect(answered).toBe(false); // nothing queued: it holds the answer
+    const id = (await api(p, "POST", `/v2/${work}/run`, { input: { op: "echo", value: "late" } })).body.id as string;
+    const answer = (await (await waiting).json()) as { gone: string[]; next: Array<{ id: string; input: unknown }> };
+    expect(answer.next.map((j) => j.id)).toEqual([id]);
+    expect((await api(p, "GET", `/v2/${work}/status/${id}`)).body.status).toBe("IN_PROGRESS");
+    const done = await fetch(env.SVC_JOBS_DONE_URL!, { method: "POST", headers: auth, body: JSON.stringify({ id, output: answer.next[0]!.input }) });
+    expect(((await done.json()) as { gone: string[] }).gone).toEqual([]);
+    expect((await api(p, "GET", `/v2/${work}/status/${id}`)).body).toMatchObject({ status: "COMPLETED", output: { op: "echo", value: "late" } });
+    await waitFinal(p, work, busy, 10_000);
+  }, 30_000);
 });
 
 describe("numbers and nesting", () => {
