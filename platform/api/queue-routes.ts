@@ -68,7 +68,10 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter 
   const answerWhenFinal = async (event: H3Event, endpoint: EndpointRecord, jobId: string, waitMs: number) => {
     const view = await queue.waitFinal(jobId, endpoint.id, waitMs, event.req.signal);
     if (!view) throw jobNotFound(jobId);
-    if (view.finishedAt === null) return jsonText(200, shortBody(view.id, view.status));
+    if (view.finishedAt === null) {
+      await store.jobs.durable(jobId); // the answer names the job: it is committed first (a held runsync job too)
+      return jsonText(200, shortBody(view.id, view.status));
+    }
     await store.jobs.durable(); // a result is answered once committed: it does not run again after kill -9
     return jsonText(finalCodes(view), statusBody(view));
   };

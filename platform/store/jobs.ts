@@ -157,6 +157,9 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
     insert: db.prepare(
       "INSERT INTO jobs (id, endpoint_id, status, kind, input, webhook, execution_timeout_ms, ttl_ms, low_priority, created_at) VALUES (?, ?, 'IN_QUEUE', ?, ?, ?, ?, ?, ?, ?)",
     ),
+    insertFinal: db.prepare(
+      "INSERT INTO jobs (id, endpoint_id, status, kind, input, webhook, execution_timeout_ms, ttl_ms, low_priority, created_at, output, error, error_type, finished_at, started_at, worker_id, prune_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    ),
     start: db.prepare("UPDATE jobs SET status = 'IN_PROGRESS', started_at = ?, worker_id = ? WHERE id = ?"),
     finish: db.prepare(
       "UPDATE jobs SET status = ?, output = ?, error = ?, error_type = ?, finished_at = ?, started_at = ?, worker_id = ?, prune_at = ? WHERE id = ?",
@@ -209,27 +212,84 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
     q.addChunk.run(id, seq, chunk);
   });
 
+  /**
+   * Held runsync jobs: not written yet (docs/platform.md, "Hot path"). A runsync job is
+   * acknowledged only with its answer, so its insert can wait for its final write and both go
+   * to SQLite as one INSERT of the finished row. Anything else that touches the job, a read
+   * that could see it, or an answer that names it (`durable(id)`) writes it first.
+   */
+  const held = new Map<string, { job: NewJob; start?: [startedAt: number, workerId: string] }>();
+  const writeInsert = (j: NewJob): void =>
+    batch.add(() => q.insert.run(j.id, j.endpointId, j.kind, j.input, j.webhook, j.executionTimeoutMs, j.ttlMs, j.lowPriority ? 1 : 0, j.createdAt));
+  const writeStart = (id: string, startedAt: number, workerId: string): void => batch.addStart(id, () => q.start.run(startedAt, workerId, id));
+  /** Writes a held job now (its insert, then its start), ahead of any later write of it. */
+  const release = (id: string): void => {
+    const h = held.get(id);
+    if (!h) return;
+    held.delete(id);
+    writeInsert(h.job);
+    if (h.start) writeStart(id, h.start[0], h.start[1]);
+  };
+  const releaseWhere = (match: (job: NewJob) => boolean): void => {
+    for (const [id, h] of held) if (match(h.job)) release(id);
+  };
+
   const read = <T>(fn: () => T): T => {
     batch.flush();
     return fn();
   };
 
   return {
-    /** Resolves when every write so far is committed. */
-    durable: (): Promise<void> => batch.durable(),
-    flush: (): void => batch.flush(),
-    insert: (j: NewJob): void =>
-      batch.add(() => q.insert.run(j.id, j.endpointId, j.kind, j.input, j.webhook, j.executionTimeoutMs, j.ttlMs, j.lowPriority ? 1 : 0, j.createdAt)),
-    start: (id: string, startedAt: number, workerId: string): void => batch.addStart(id, () => q.start.run(startedAt, workerId, id)),
+    /** Resolves when every write so far, and the held job `id` if given, is committed. */
+    durable: (id?: string): Promise<void> => {
+      if (id !== undefined) release(id);
+      return batch.durable();
+    },
+    /** Commits everything now, held jobs included. */
+    flush: (): void => {
+      releaseWhere(() => true);
+      batch.flush();
+    },
+    /** `hold`: a runsync job, written with its final write when nothing needs it sooner. */
+    insert: (j: NewJob, hold = false): void => {
+      if (hold) held.set(j.id, { job: j });
+      else writeInsert(j);
+    },
+    start: (id: string, startedAt: number, workerId: string): void => {
+      const h = held.get(id);
+      if (h) h.start = [startedAt, workerId];
+      else writeStart(id, startedAt, workerId);
+    },
     finish: (id: string, u: FinalUpdate): void => {
+      const h = held.get(id);
+      if (h) {
+        held.delete(id);
+        const j = h.job; // one INSERT of the finished row: no IN_QUEUE row, no start, no UPDATE
+        batch.add(() =>
+          q.insertFinal.run(j.id, j.endpointId, u.status, j.kind, j.input, j.webhook, j.executionTimeoutMs, j.ttlMs, j.lowPriority ? 1 : 0, j.createdAt, u.output, u.error, u.errorType, u.finishedAt, u.startedAt, u.workerId, u.pruneAt),
+        );
+        return;
+      }
       batch.finished(id); // a "started" write still pending is redundant now (same transaction)
       batch.add(() => q.finish.run(u.status, u.output, u.error, u.errorType, u.finishedAt, u.startedAt, u.workerId, u.pruneAt, id));
     },
-    requeue: (id: string, handbacks: number): void => batch.add(() => requeueTx(id, handbacks)),
+    requeue: (id: string, handbacks: number): void => {
+      release(id);
+      batch.add(() => requeueTx(id, handbacks));
+    },
     retry: (id: string, createdAt: number): void => batch.add(() => retryTx(id, createdAt)),
-    get: (id: string): JobRow | undefined => read(() => q.get.get(id)),
-    active: (): JobRow[] => read(() => q.active.all()),
-    remove: (id: string): void => batch.add(() => removeTx(id)),
+    get: (id: string): JobRow | undefined => {
+      release(id);
+      return read(() => q.get.get(id));
+    },
+    active: (): JobRow[] => {
+      releaseWhere(() => true);
+      return read(() => q.active.all());
+    },
+    /** Deletes the job (a held one was never written: nothing to delete). */
+    remove: (id: string): void => {
+      if (!held.delete(id)) batch.add(() => removeTx(id));
+    },
     /** Deletes up to 5000 jobs whose retention ran out; returns how many. */
     prune(now: number): number {
       return read(() => {
@@ -238,11 +298,26 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
         return rows.length;
       });
     },
-    addChunk: (id: string, seq: number, chunk: string): void => batch.add(() => chunkTx(id, seq, chunk)),
-    chunksFrom: (id: string, seq: number): Array<{ seq: number; chunk: string }> => read(() => q.chunksFrom.all(id, seq)),
-    setStreamCursor: (id: string, cursor: number): void => batch.add(() => q.setCursor.run(cursor, id)),
-    counts: (endpointId: string) => read(() => q.counts.all(endpointId)),
-    removeEndpoint: (endpointId: string): void => read(() => removeEndpointTx(endpointId)),
+    addChunk: (id: string, seq: number, chunk: string): void => {
+      release(id);
+      batch.add(() => chunkTx(id, seq, chunk));
+    },
+    chunksFrom: (id: string, seq: number): Array<{ seq: number; chunk: string }> => {
+      release(id);
+      return read(() => q.chunksFrom.all(id, seq));
+    },
+    setStreamCursor: (id: string, cursor: number): void => {
+      release(id);
+      batch.add(() => q.setCursor.run(cursor, id));
+    },
+    counts: (endpointId: string) => {
+      releaseWhere((j) => j.endpointId === endpointId);
+      return read(() => q.counts.all(endpointId));
+    },
+    removeEndpoint: (endpointId: string): void => {
+      for (const [id, h] of held) if (h.job.endpointId === endpointId) held.delete(id);
+      read(() => removeEndpointTx(endpointId));
+    },
   };
 }
 export type JobsRepo = ReturnType<typeof createJobsRepo>;

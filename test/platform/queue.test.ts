@@ -228,6 +228,52 @@ describe("job queue", () => {
     }
   });
 
+  it("holds a runsync job's insert until its final write (one INSERT), or until an answer, a read or another write needs the row", async () => {
+    const other = new Database(join(dir, "platform.db"), { readonly: true }); // sees committed rows only, like a restart
+    const committed = (id: string) => other.prepare("SELECT status, started_at, worker_id, output, retries FROM jobs WHERE id = ?").get(id) as Record<string, unknown> | undefined;
+    try {
+      const a = queue.enqueue(job({ kind: "runsync" }));
+      queue.enqueue(job()); // a /run job: committed by durable()
+      await store.jobs.durable();
+      expect(committed(a.id)).toBeUndefined(); // not acknowledged yet: a crash here loses only an unanswered runsync
+      const taken = queue.takeNow("wk_1", "ep_a")!;
+      expect(taken.id).toBe(a.id);
+      await store.jobs.durable();
+      expect(committed(a.id)).toBeUndefined();
+      expect(queue.complete("wk_1", a.id, '{"ok":1}')).toBe(true);
+      await store.jobs.durable(); // what job-done and the runsync answer wait for
+      expect(committed(a.id)).toEqual({ status: "COMPLETED", started_at: taken.startedAt, worker_id: "wk_1", output: '{"ok":1}', retries: 0 });
+
+      // A runsync answer that names an unfinished job (its wait ran out) commits it first.
+      const b = queue.enqueue(job({ kind: "runsync" }));
+      queue.takeNow("wk_1", "ep_a"); // the /run job
+      queue.takeNow("wk_1", "ep_a");
+      await store.jobs.durable(b.id);
+      expect(committed(b.id)).toMatchObject({ status: "IN_PROGRESS", worker_id: "wk_1" });
+      const fresh = new JobQueue(store.jobs, { runsyncRetentionMs: 60_000, runRetentionMs: 1_800_000 });
+      expect(fresh.recover()).toEqual({ requeued: 2, expired: 0 }); // as after kill -9: both run again
+      fresh.close();
+
+      // Reads see held jobs; a hand-back writes the job before its requeue.
+      const c = queue.enqueue(job({ kind: "runsync", endpointId: "ep_c" }));
+      expect(store.jobs.counts("ep_c")).toEqual([{ status: "IN_QUEUE", n: 1, retried: 0 }]);
+      const d = queue.enqueue(job({ kind: "runsync", endpointId: "ep_c" }));
+      queue.takeNow("wk_2", "ep_c"); // c
+      queue.takeNow("wk_2", "ep_c"); // d, held
+      queue.handBack("wk_2", [c.id, d.id]);
+      await store.jobs.durable();
+      expect(committed(d.id)).toMatchObject({ status: "IN_QUEUE", started_at: null, retries: 1 });
+
+      // A held job removed (ttl, purge, endpoint deleted) never reaches the database.
+      const e = queue.enqueue(job({ kind: "runsync", endpointId: "ep_e" }));
+      expect(queue.purge("ep_e")).toBe(1);
+      store.jobs.flush();
+      expect(committed(e.id)).toBeUndefined();
+    } finally {
+      other.close();
+    }
+  });
+
   it("streams chunks once to /stream readers, in order", async () => {
     const j = queue.enqueue(job());
     await queue.take("wk_1", "ep_a", 0);
