@@ -77,5 +77,30 @@ export async function readJson(event: H3Event, limit: number): Promise<unknown> 
 }
 
 export function queryParam(event: H3Event, name: string): string | null {
-  return event.url.searchParams.get(name);
+  return event.url.search === "" ? null : event.url.searchParams.get(name); // most requests have no query: no URLSearchParams
 }
+
+/**
+ * Calls `fn` once if the client goes away before its answer is sent; answers how to stop
+ * listening. On Node it listens to the response's close event: `event.req.signal` would build an
+ * AbortController per request (docs/platform.md, "Hot path").
+ */
+export function onClientGone(event: H3Event, fn: () => void): () => void {
+  const res = event.runtime?.node?.res;
+  if (!res) {
+    const signal = event.req.signal;
+    signal.addEventListener("abort", fn, { once: true });
+    return () => signal.removeEventListener("abort", fn);
+  }
+  if (res.destroyed) {
+    fn();
+    return NOTHING;
+  }
+  const onClose = () => {
+    if (!res.writableEnded) fn();
+  };
+  res.once("close", onClose);
+  return () => res.off("close", onClose);
+}
+
+const NOTHING = () => {};

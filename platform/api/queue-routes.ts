@@ -6,7 +6,7 @@ import type { EndpointRecord } from "../store/index.ts";
 import { newJobId } from "../_ids.ts";
 import { parseRunBody, DEFAULT_TTL_MS } from "../queue/policy.ts";
 import { shortBody, statusBody, type JobView } from "../queue/views.ts";
-import { json, jsonText, readJsonBody, errorResponse, queryParam, type Answer } from "./_http.ts";
+import { json, jsonText, readJsonBody, errorResponse, queryParam, onClientGone, type Answer } from "./_http.ts";
 import { RateLimiter, type RouteClass } from "./rate-limit.ts";
 
 const DEFAULT_WAIT_MS = 90_000;
@@ -66,7 +66,7 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter 
   };
 
   const answerWhenFinal = async (event: H3Event, endpoint: EndpointRecord, jobId: string, waitMs: number) => {
-    const view = await queue.waitFinal(jobId, endpoint.id, waitMs, event.req.signal);
+    const view = await queue.waitFinal(jobId, endpoint.id, waitMs, (fn) => onClientGone(event, fn));
     if (!view) throw jobNotFound(jobId);
     if (view.finishedAt === null) {
       await store.jobs.durable(jobId); // the answer names the job: it is committed first (a held runsync job too)

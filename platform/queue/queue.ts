@@ -54,6 +54,9 @@ interface EndpointQueue {
   backlogSince: number;
 }
 
+/** Calls `fn` once if the client of a wait goes away; answers how to stop listening. */
+export type OnClientGone = (fn: () => void) => () => void;
+
 export type StreamRead = { status: JobStatus; chunks: string[] } | undefined;
 
 const EMPTY: ReadonlySet<string> = new Set();
@@ -64,7 +67,7 @@ export class JobQueue {
   private readonly active = new Map<string, ActiveJob>();
   private readonly running = new Map<string, ActiveJob>();
   private readonly endpoints = new Map<string, EndpointQueue>();
-  private readonly waiters = new Map<string, Set<(view: JobView) => void>>();
+  private readonly waiters = new Map<string, Set<(view: JobView | null) => void>>();
   private readonly streamWaiters = new Map<string, Set<() => void>>();
   private readonly byWorker = new Map<string, Set<string>>();
 
@@ -263,25 +266,27 @@ export class JobQueue {
     return viewOfRow(row);
   }
 
-  /** Waits until the job is final or `waitMs` runs out; answers the view then (undefined: gone). */
-  async waitFinal(jobId: string, endpointId: string, waitMs: number, signal?: AbortSignal): Promise<JobView | undefined> {
+  /**
+   * Waits until the job is final, `waitMs` runs out or the client goes away (`onGone`); answers
+   * the view then (undefined: gone).
+   */
+  async waitFinal(jobId: string, endpointId: string, waitMs: number, onGone?: OnClientGone): Promise<JobView | undefined> {
     const job = this.active.get(jobId);
     if (!job) return this.view(jobId, endpointId);
     if (job.endpointId !== endpointId) return undefined;
     const final = await new Promise<JobView | null>((resolve) => {
       let set = this.waiters.get(jobId);
       if (!set) this.waiters.set(jobId, (set = new Set()));
+      let stopListening: (() => void) | undefined;
       const done = (view: JobView | null) => {
         clearTimeout(timer);
-        set!.delete(onFinal);
-        signal?.removeEventListener("abort", onAbort);
+        set!.delete(done);
+        stopListening?.();
         resolve(view);
       };
-      const onFinal = (view: JobView) => done(view);
-      const onAbort = () => done(null);
-      const timer = setTimeout(() => done(null), waitMs);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      set.add(onFinal);
+      set.add(done);
+      const timer = setTimeout(done, waitMs, null);
+      stopListening = onGone?.(() => done(null));
     });
     return final ?? this.view(jobId, endpointId);
   }

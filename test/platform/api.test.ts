@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync, statSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { api, buildFixtureArtifact, gql, gqlOk, startTestPlatform, uploadArtifact, type BuiltArtifact, type TestPlatform } from "./_support.ts";
+import { api, authHeaders, buildFixtureArtifact, gql, gqlOk, startTestPlatform, uploadArtifact, waitFor, type BuiltArtifact, type TestPlatform } from "./_support.ts";
 import { rawTar } from "./_raw-tar.ts";
 
 let p: TestPlatform;
@@ -129,6 +129,28 @@ describe("malformed input and unknown things", () => {
     const third = await api(p, "POST", `/v2/${endpointId}/purge-queue`);
     expect(third.status).toBe(429);
     expect(third.body.error).toMatch(/Too many requests/);
+  });
+
+  it("a runsync client that goes away ends its wait: its concurrent slot is free again and the job stays queued", async () => {
+    const own = await startTestPlatform({ rateLimits: { runsync: { requests: 100, concurrent: 1 } } });
+    try {
+      const { saveEndpoint } = await gqlOk<{ saveEndpoint: { id: string } }>(own, 'mutation { saveEndpoint(input: {name: "no-build", workersMax: 1}) { id } }');
+      const path = `/v2/${saveEndpoint.id}/runsync`;
+      const leaving = new AbortController();
+      const first = fetch(`${own.url}${path}`, { method: "POST", headers: authHeaders(own.apiKey), body: '{"input":{}}', signal: leaving.signal }).catch(() => "gone");
+      await waitFor("the first runsync to wait", async () => (await api(own, "GET", `/v2/${saveEndpoint.id}/health`)).body.jobs.inQueue === 1);
+      expect((await api(own, "POST", path, { input: {} })).status).toBe(429);
+      leaving.abort();
+      expect(await first).toBe("gone");
+      const second = await waitFor("the slot to be free", async () => {
+        const r = await api(own, "POST", `${path}?wait=1000`, { input: {} });
+        return r.status === 200 ? r : undefined;
+      }, 5000);
+      expect(second.body.status).toBe("IN_QUEUE");
+      expect((await api(own, "GET", `/v2/${saveEndpoint.id}/health`)).body.jobs.inQueue).toBe(2);
+    } finally {
+      await own.dispose();
+    }
   });
 });
 

@@ -112,6 +112,26 @@ describe("job queue", () => {
     queue.fail("wk_1", j.id, "bad", null);
     expect((await final)?.status).toBe("FAILED");
     expect(await queue.waitFinal(j.id, "ep_b", 10)).toBeUndefined(); // another endpoint's job
+
+    // The client went away: the wait ends at once with the job as it is; a finished wait stops listening.
+    const k = queue.enqueue(job({ kind: "runsync" }));
+    let gone: (() => void) | undefined;
+    let listening = 0;
+    const onGone = (fn: () => void) => {
+      gone = fn;
+      listening++;
+      return () => listening--;
+    };
+    const waiting = queue.waitFinal(k.id, "ep_a", 60_000, onGone);
+    expect(listening).toBe(1);
+    gone!();
+    expect((await waiting)?.status).toBe("IN_QUEUE");
+    expect(listening).toBe(0);
+    const finished = queue.waitFinal(k.id, "ep_a", 60_000, onGone);
+    await queue.take("wk_1", "ep_a", 0);
+    queue.complete("wk_1", k.id, "1");
+    expect((await finished)?.status).toBe("COMPLETED");
+    expect(listening).toBe(0);
   });
 
   it("cancels queued and running jobs; the worker of a running one is told", async () => {
