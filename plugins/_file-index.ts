@@ -9,6 +9,11 @@
  * RACY_WINDOW_MS older than the moment its hashing began; a file written in that window could be
  * rewritten with the same size and timestamps without the stat showing it, so it is hashed again on
  * the next run (and trusted from then on once it has aged).
+ *
+ * A build with nothing changed writes nothing: the index is saved only when an entry was added or
+ * replaced, or (at the run's last save, `prune`) when entries of files the run no longer uses are to
+ * be dropped. Files under the build folder are rewritten on every run (it is removed afterwards), so
+ * their entries serve the run only and are never saved.
  */
 import { createHash } from "node:crypto";
 import { createReadStream, statSync } from "node:fs";
@@ -65,18 +70,23 @@ export class FileIndex {
   readonly stats = { hashedFiles: 0, hashedBytes: 0, reusedFiles: 0 };
   private readonly previous: Map<string, Entry>;
   private readonly current = new Map<string, Entry>();
+  /** An entry was added or replaced since the last save. */
   private changed = false;
 
   private constructor(
     readonly file: string,
     previous: Map<string, Entry>,
     private readonly racyWindowMs: number,
+    private readonly transientDir: string | undefined,
   ) {
     this.previous = previous;
   }
 
-  /** `racyWindowMs` is for tests: 0 trusts any entry hashed after its file last changed. */
-  static async open(file: string, { racyWindowMs = RACY_WINDOW_MS }: { racyWindowMs?: number } = {}): Promise<FileIndex> {
+  /**
+   * `racyWindowMs` is for tests: 0 trusts any entry hashed after its file last changed.
+   * `transientDir`: a folder whose files are rewritten on every run; their entries are not saved.
+   */
+  static async open(file: string, { racyWindowMs = RACY_WINDOW_MS, transientDir }: { racyWindowMs?: number; transientDir?: string } = {}): Promise<FileIndex> {
     let entries = new Map<string, Entry>();
     try {
       const data = JSON.parse(await readFile(file, "utf8")) as { version?: number; entries?: Record<string, Entry> };
@@ -84,7 +94,7 @@ export class FileIndex {
     } catch {
       // missing or unreadable: everything is hashed again
     }
-    return new FileIndex(file, entries, racyWindowMs);
+    return new FileIndex(file, entries, racyWindowMs, transientDir === undefined ? undefined : join(transientDir, "/"));
   }
 
   /**
@@ -113,10 +123,7 @@ export class FileIndex {
     this.stats.hashedFiles++;
     this.stats.hashedBytes += key.size;
     // changed while being read: answer what was read but do not record it
-    if (sameStat([after.size, after.mtimeNs, after.ctimeNs, after.ino, "", 0], key)) {
-      this.current.set(path, [key.size, key.mtimeNs, key.ctimeNs, key.ino, sha256, hashedAt]);
-      this.changed = true;
-    }
+    if (sameStat([after.size, after.mtimeNs, after.ctimeNs, after.ino, "", 0], key)) this.set(path, [key.size, key.mtimeNs, key.ctimeNs, key.ino, sha256, hashedAt]);
     return { size: bytes?.length ?? key.size, sha256, ...(keepBytes && bytes ? { bytes } : {}) };
   }
 
@@ -147,8 +154,16 @@ export class FileIndex {
   /** Records that `path` now holds the bytes hashing to `sha256` (its writer knows them). */
   async record(path: string, sha256: string, writtenAt: number): Promise<void> {
     const key = statKey(path);
-    this.current.set(path, [key.size, key.mtimeNs, key.ctimeNs, key.ino, sha256, writtenAt]);
-    this.changed = true;
+    this.set(path, [key.size, key.mtimeNs, key.ctimeNs, key.ino, sha256, writtenAt]);
+  }
+
+  private set(path: string, entry: Entry): void {
+    this.current.set(path, entry);
+    if (!this.isTransient(path)) this.changed = true;
+  }
+
+  private isTransient(path: string): boolean {
+    return this.transientDir !== undefined && path.startsWith(this.transientDir);
   }
 
   /** The racy-clean rule: the file last changed well before its hashing began. */
@@ -156,10 +171,18 @@ export class FileIndex {
     return key.changedMs < entry[5] - this.racyWindowMs;
   }
 
-  /** Writes the entries used in this run (dropping the others) when anything changed. */
-  async save(): Promise<void> {
-    if (!this.changed && this.current.size === this.previous.size) return;
-    const entries = Object.fromEntries([...this.current].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  /**
+   * Writes the index when an entry was added or replaced: the entries of this run over the earlier
+   * ones, so a run that stops or fails later still keeps what it hashed. `prune` (the run's last
+   * save) keeps only the entries this run used, and writes when that drops any.
+   */
+  async save({ prune = false }: { prune?: boolean } = {}): Promise<void> {
+    if (!this.changed && !prune) return;
+    const kept = new Map([...this.current].filter(([path]) => !this.isTransient(path)));
+    const dropping = prune && [...this.previous.keys()].some((path) => !kept.has(path));
+    if (!this.changed && !dropping) return;
+    const merged = prune ? kept : new Map([...this.previous, ...kept]);
+    const entries = Object.fromEntries([...merged].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     await writeFileAtomically(this.file, JSON.stringify({ version: INDEX_VERSION, entries }));
     this.changed = false;
   }
@@ -176,7 +199,7 @@ declare module "../core/types.ts" {
 export function fileIndexOf(ctx: BuildContext): Promise<FileIndex> {
   let index = ctx.meta.get(META_KEY);
   if (!index) {
-    index = FileIndex.open(join(ctx.outDir, FILE_INDEX_FILE));
+    index = FileIndex.open(join(ctx.outDir, FILE_INDEX_FILE), { transientDir: ctx.buildDir });
     ctx.meta.set(META_KEY, index);
   }
   return index;

@@ -140,7 +140,8 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
   const quick = await collectInputs(ctx, false);
   const index = await fileIndexOf(ctx);
   const print = await fingerprint(quick, index);
-  await index.save();
+  // the last stage to use the index: entries of files no longer among the inputs are dropped
+  await index.save({ prune: true });
   const state = await readState(stateFile);
   const onDisk = await stat(path).catch(() => undefined);
   if (state && state.fingerprint === print && onDisk?.size === state.artifact.size) {

@@ -227,6 +227,42 @@ describe("the file index behind the source fingerprint (docs/manifest.md, File i
     expect(read(file)).toBe(handlerSource("other"));
   });
 
+  it("writes nothing when nothing changed, never saves build-folder entries, and drops unused entries only when pruning", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-index-"));
+    const [kept, gone] = [join(dir, "kept.txt"), join(dir, "gone.txt")];
+    writeFileSync(kept, "kept");
+    writeFileSync(gone, "gone");
+    const buildDir = join(dir, ".build");
+    const indexFile = join(dir, "index.json");
+    const open = () => FileIndex.open(indexFile, { racyWindowMs: 0, transientDir: buildDir });
+    await settle();
+    const first = await open();
+    await first.digest(kept);
+    await first.digest(gone);
+    expect(await writeIfChanged(join(buildDir, "handler.py"), "print(1)\n", first)).toBe(true);
+    await first.save();
+    expect(Object.keys(JSON.parse(read(indexFile)).entries).sort()).toEqual([gone, kept]);
+
+    // the build folder is written afresh, the sources are unchanged: the index file is left as is
+    const written = statSync(indexFile, { bigint: true }).mtimeNs;
+    await settle();
+    const second = await open();
+    await second.digest(kept);
+    await second.digest(gone);
+    await writeIfChanged(join(buildDir, "handler.py"), "print(1)\n", second);
+    await second.save({ prune: true });
+    expect(second.stats).toMatchObject({ hashedFiles: 0, reusedFiles: 2 });
+    expect(statSync(indexFile, { bigint: true }).mtimeNs).toBe(written);
+
+    // an intermediate save keeps entries this run has not used (yet); the last one (prune) drops them
+    const third = await open();
+    await third.digest(kept);
+    await third.save();
+    expect(statSync(indexFile, { bigint: true }).mtimeNs).toBe(written);
+    await third.save({ prune: true });
+    expect(Object.keys(JSON.parse(read(indexFile)).entries)).toEqual([kept]);
+  });
+
   it("keeps the interpreter's stdlib list between runs, so a build with nothing changed starts no Python", async () => {
     const root = copyFixture("multi-endpoint");
     const ctx = await buildUntilManifest(root);

@@ -95,19 +95,20 @@ describe("svc:tar-pack", () => {
 describe("svc:size-guard", () => {
   it("refuses an artifact over the limit, listing the biggest entries and the --exclude remedy", async () => {
     const root = copyFixture("pack-app");
-    writeFileSync(join(root, "data", "weights.bin"), Buffer.alloc(100_000, 7));
+    // bigger than the SDK (svc/, about 100 KB), so that it leads the list below
+    writeFileSync(join(root, "data", "weights.bin"), Buffer.alloc(200_000, 7));
     writeFileSync(join(root, "svc.config.ts"), "export default { maxArtifactBytes: 50000 };\n");
     const error = await runPipeline({ root, logger: quiet(), options: { noDeps: true } }).catch((e: unknown) => e);
     expect(isSvcError(error)).toBe(true);
     const svcError = error as import("../../core/errors.ts").SvcError;
     expect(svcError.code).toBe("ARTIFACT_TOO_LARGE");
-    // 100 KB of one repeated byte: the .tar.gz is small, the unpacked tree breaks the limit
+    // 200 KB of one repeated byte: the .tar.gz is small, the unpacked tree breaks the limit
     const packed = statSync(join(root, ".svc", "artifact.tar.gz")).size;
     expect(packed).toBeLessThan(50_000);
     expect(svcError.message).toMatch(/^The artifact unpacks to \d{3}\.\d KB, over the 50\.0 KB deployment-size limit/);
     expect(svcError.message).toContain(`(the .tar.gz itself is ${formatBytes(packed)})`);
-    // biggest first: data/ (the 100 KB file) leads the list
-    expect(svcError.message).toMatch(/Biggest entries, unpacked:\n\s+entry\s+size\s+share\s+files\n\s+data\/\s+100\.0 KB/);
+    // biggest first: data/ (the 200 KB file) leads the list
+    expect(svcError.message).toMatch(/Biggest entries, unpacked:\n\s+entry\s+size\s+share\s+files\n\s+data\/\s+200\.0 KB/);
     expect(svcError.message).toContain("svc/");
     expect(svcError.remedy).toContain("--exclude");
     // a failed build removes .svc/.build like a good one
