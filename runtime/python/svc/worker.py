@@ -4,6 +4,7 @@ A module that cannot be imported does not crash-loop the worker: it keeps servin
 job (QB: FAILED) or request (LB: 503) with the import error, its file:line and the spec's remedy, so
 the caller sees why at once on any platform (docs/platform.md, "A worker that cannot import its module").
 """
+import gc
 import importlib
 import os
 import signal
@@ -171,6 +172,9 @@ def serve(endpoint_name: str) -> None:
         logger.error("cannot import endpoint %s: %s\n%s", endpoint_name, failure.message, failure.traceback.rstrip())
         logger.error("serving anyway: every job and request fails with this error until a fixed build is deployed")
         _report(failure, env)
+    # What import made (the app's modules, its libraries) lives as long as the worker: kept out of
+    # the collector's full passes, which would otherwise walk it all and pause a job for ms.
+    gc.freeze()
     loop = LoopThread()
     if spec.get("type") == "LB":
         code = _serve_lb(env, endpoint, loop, failure)
