@@ -72,10 +72,46 @@ async function readIgnoreFile(root: string, name: string): Promise<string> {
   }
 }
 
-export async function createIgnore(root: string, extra: readonly string[] = []): Promise<Ignore> {
+/** What decides which files are ignored, besides BUILTIN_IGNORES: the ignore files' texts (IGNORE_FILES order) and config `ignore`. */
+export interface IgnoreSources {
+  files: string[];
+  extra: readonly string[];
+}
+
+export async function readIgnoreSources(root: string, extra: readonly string[] = []): Promise<IgnoreSources> {
+  return { files: await Promise.all(IGNORE_FILES.map((name) => readIgnoreFile(root, name))), extra };
+}
+
+export function ignoreFrom({ files, extra }: IgnoreSources): Ignore {
   const ig = ignore().add(BUILTIN_IGNORES);
-  for (const name of IGNORE_FILES) ig.add(await readIgnoreFile(root, name));
+  for (const text of files) ig.add(text);
   return ig.add([...extra]);
+}
+
+export async function createIgnore(root: string, extra: readonly string[] = []): Promise<Ignore> {
+  return ignoreFrom(await readIgnoreSources(root, extra));
+}
+
+/**
+ * One folder of the walk (`prefix`: its path relative to the root with a trailing "/", "" for the
+ * root): the names of its source files and of the folders to walk into. A folder holding a
+ * `pyvenv.cfg` (a virtualenv under any name) has neither.
+ */
+export async function listFolder(dir: string, prefix: string, ig: Ignore): Promise<{ files: string[]; folders: string[] }> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const files: string[] = [];
+  const folders: string[] = [];
+  if (prefix && entries.some((entry) => entry.name === "pyvenv.cfg" && entry.isFile())) return { files, folders };
+  for (const entry of entries) {
+    if (entry.name.startsWith(".")) continue; // never sources (see isSourceFile); skips .git/ early
+    const rel = prefix + entry.name;
+    if (entry.isDirectory()) {
+      if (!ig.ignores(`${rel}/`)) folders.push(entry.name);
+    } else if (entry.isFile() && !ig.ignores(rel) && isSourceFile(rel)) {
+      files.push(entry.name);
+    }
+  }
+  return { files, folders };
 }
 
 /**
@@ -87,19 +123,9 @@ export async function listSourceFiles(root: string, extraIgnores: readonly strin
   const ig = await createIgnore(root, extraIgnores);
   const files: string[] = [];
   async function walk(dir: string, prefix: string): Promise<void> {
-    const entries = await readdir(dir, { withFileTypes: true });
-    if (prefix && entries.some((entry) => entry.name === "pyvenv.cfg" && entry.isFile())) return;
-    await Promise.all(
-      entries.map(async (entry) => {
-        if (entry.name.startsWith(".")) return; // never sources (see isSourceFile); skips .git/ early
-        const rel = prefix + entry.name;
-        if (entry.isDirectory()) {
-          if (!ig.ignores(`${rel}/`)) await walk(join(dir, entry.name), `${rel}/`);
-        } else if (entry.isFile() && !ig.ignores(rel) && isSourceFile(rel)) {
-          files.push(rel);
-        }
-      }),
-    );
+    const found = await listFolder(dir, prefix, ig);
+    for (const name of found.files) files.push(prefix + name);
+    await Promise.all(found.folders.map((name) => walk(join(dir, name), `${prefix}${name}/`)));
   }
   await walk(root, "");
   return files.sort(compareCodeUnits);

@@ -1,16 +1,20 @@
 /**
- * svc:discover-python — finds the app's files (ctx.sourceFiles) and the `@Endpoint(...)` functions
+ * svc:discover-python — finds the app's files (ctx.sourceFiles, folders unchanged since the last run
+ * not read again: _listing-cache.ts) and the `@Endpoint(...)` functions
  * in its Python files, with Python's own parser in a helper process (never regexes, never importing
  * user code).
  */
+import { join } from "node:path";
 import { errors, SvcError } from "../../core/errors.ts";
 import type { BuildContext, DiscoveredFunction, SourceLocation, SvcPlugin } from "../../core/types.ts";
 import { parseWithCache } from "./_analysis-cache.ts";
-import { compareCodeUnits, listSourceFiles, modulePath } from "./_files.ts";
+import { compareCodeUnits, modulePath } from "./_files.ts";
+import { LISTING_CACHE_FILE, listSourceFilesWithCache } from "./_listing-cache.ts";
 import { sharedParser, type FileAnalysis, type PythonParser, type RawProblem } from "./_parser.ts";
 
 export { PythonParser, sharedParser, pythonInterpreter, DISCOVER_SCRIPT, type FileAnalysis } from "./_parser.ts";
 export { stdlibWithCache } from "./_analysis-cache.ts";
+export { LISTING_CACHE_FILE, listSourceFilesWithCache } from "./_listing-cache.ts";
 export { BUILTIN_IGNORES, IGNORE_FILES, isSourceFile, listSourceFiles, modulePath } from "./_files.ts";
 
 export const PLUGIN_NAME = "svc:discover-python";
@@ -30,7 +34,7 @@ export function discoverPython(options: DiscoverPythonOptions = {}): SvcPlugin {
     name: PLUGIN_NAME,
     apply(pipeline) {
       pipeline.hooks.discover.tapPromise(PLUGIN_NAME, async (functions, ctx) => {
-        ctx.sourceFiles = await listSourceFiles(ctx.root, ctx.config.ignore);
+        ctx.sourceFiles = (await listSourceFilesWithCache(ctx.root, ctx.config.ignore, join(ctx.outDir, LISTING_CACHE_FILE))).files;
         const found = await discoverFunctions(ctx, options.parser ?? sharedParser());
         const all = [...functions, ...found];
         if (all.length === 0) throw errors.NO_ENDPOINTS();
