@@ -41,11 +41,6 @@ export function scanJson(text: string, where: string, maxDepth = MAX_JSON_DEPTH)
   let depth = 0;
   let key: string | null = null;
   let valueStart = -1;
-  const endMember = (end: number) => {
-    if (key !== null && valueStart >= 0) members.set(key, [valueStart, end]);
-    key = null;
-    valueStart = -1;
-  };
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
@@ -63,12 +58,16 @@ export function scanJson(text: string, where: string, maxDepth = MAX_JSON_DEPTH)
       i = end;
     } else if (c === OPEN_OBJECT || c === OPEN_ARRAY) {
       if (++depth > maxDepth) throw errors.JSON_TOO_DEEP(where, maxDepth);
-    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY) {
-      if (depth === 1) endMember(i);
-      depth--;
-    } else if (depth === 1) {
-      if (c === COLON && key !== null && valueStart < 0) valueStart = i + 1;
-      else if (c === COMMA) endMember(i);
+    } else if (c === CLOSE_OBJECT || c === CLOSE_ARRAY || (c === COMMA && depth === 1)) {
+      // A member ends at a comma or the closing brace of the top-level object.
+      if (depth === 1) {
+        if (key !== null && valueStart >= 0) members.set(key, [valueStart, i]);
+        key = null;
+        valueStart = -1;
+      }
+      if (c !== COMMA) depth--;
+    } else if (c === COLON && depth === 1 && key !== null && valueStart < 0) {
+      valueStart = i + 1;
     }
   }
   return members;

@@ -23,22 +23,23 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): { app: H3
   const proxy = createLbProxy(ctx);
   const apiKeyDigest = secretDigest(ctx.apiKeyHash);
 
-  app.use(async (event: H3Event, next) => {
+  const proxyByHost = async (event: H3Event, endpointId: string) => {
+    try {
+      return await proxy(event, endpointId, event.url.pathname + event.url.search);
+    } catch (error) {
+      return errorResponse(error, ctx.options.log);
+    }
+  };
+  // Synchronous, and undefined passes the request on to the routes: no promise per request.
+  app.use((event: H3Event) => {
     const path = event.url.pathname;
-    if (selfAuthenticated(path)) return next();
+    if (selfAuthenticated(path)) return undefined;
     if (!digestMatches(presentedKey(event), apiKeyDigest)) {
       const error = errors.UNAUTHORIZED();
       return json(401, path === "/graphql" ? { error: error.message, errors: [{ message: error.message, extensions: { code: error.code } }] } : { error: error.message });
     }
     const host = LB_HOST.exec(event.req.headers.get("host") ?? "");
-    if (host) {
-      try {
-        return await proxy(event, host[1]!.toLowerCase(), path + event.url.search);
-      } catch (error) {
-        return errorResponse(error, ctx.options.log);
-      }
-    }
-    return next();
+    return host ? proxyByHost(event, host[1]!.toLowerCase()) : undefined;
   });
 
   const lb = async (event: H3Event) => {

@@ -24,6 +24,13 @@ export type RunBody = z.infer<typeof runBodySchema>;
 export const DEFAULT_TTL_MS = DAY;
 
 export function parseRunBody(value: unknown): RunBody {
+  // The common body, `{"input": ...}` alone, needs no schema run.
+  if (value !== null && typeof value === "object" && !Array.isArray(value)) {
+    let keys = 0;
+    for (const _ in value) keys++;
+    const input = (value as { input?: unknown }).input;
+    if (keys === 1 && input !== undefined && Object.hasOwn(value, "input")) return { input };
+  }
   const result = runBodySchema.safeParse(value);
   if (!result.success) throw errors.BAD_REQUEST(`Invalid request body: ${formatZodIssues(result.error)}`);
   return result.data;
