@@ -147,7 +147,9 @@ class WriteBatch {
       for (const w of waiters) w.reject(error);
       return;
     }
-    for (const w of waiters) w.resolve();
+    // Newest first: a runsync answer waits on the commit right after its worker's job-done does,
+    // and a client waits on that answer (the worker's answer only acknowledges).
+    for (let i = waiters.length - 1; i >= 0; i--) waiters[i]!.resolve();
   }
 }
 
