@@ -9,6 +9,7 @@ import { createJobsRepo } from "./jobs.ts";
 import { createWorkersRepo } from "./workers.ts";
 import { createFilesRepo } from "./files.ts";
 import { createLogsRepo } from "./logs.ts";
+import { startCheckpointer } from "./checkpointer.ts";
 
 export type { EndpointRecord, EnvVar } from "./endpoints.ts";
 export type { TemplateRecord } from "./templates.ts";
@@ -19,6 +20,8 @@ export type { FileRecord } from "./files.ts";
 
 export function createStore(file: string, options: { logLinesPerEndpoint?: number; onError?: (error: unknown) => void } = {}) {
   const db: Db = openDb(file);
+  const onError = options.onError ?? ((error: unknown) => console.error(error));
+  const checkpointer = file === ":memory:" ? undefined : startCheckpointer(db, file, onError);
   return {
     db,
     meta: createMetaRepo(db),
@@ -26,11 +29,12 @@ export function createStore(file: string, options: { logLinesPerEndpoint?: numbe
     builds: createBuildsRepo(db),
     endpoints: createEndpointsRepo(db),
     templates: createTemplatesRepo(db),
-    jobs: createJobsRepo(db, options.onError),
+    jobs: createJobsRepo(db, onError),
     workers: createWorkersRepo(db),
     files: createFilesRepo(db),
     logs: createLogsRepo(db, options.logLinesPerEndpoint ?? 5000),
     close(): void {
+      checkpointer?.stop();
       try {
         this.jobs.flush();
         this.logs.flush();
