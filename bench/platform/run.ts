@@ -31,6 +31,7 @@ import { createInterface } from "node:readline";
 import { Pool } from "undici";
 import { buildFixtureArtifact, deploy, gqlOk, saveEndpoint, tempDir, waitFor } from "../../test/platform/_support.ts";
 import { startPeer } from "./_peer.ts";
+import { PLATFORM_NODE_FLAGS } from "../../platform/ensure.ts";
 
 const args = process.argv.slice(2);
 const opt = (name: string, fallback: number) => {
@@ -75,7 +76,7 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
 async function startServer(dir: string): Promise<{ child: ChildProcess; url: string; apiKey: string; pid: number }> {
-  const nodeArgs = process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? [];
+  const nodeArgs = [...PLATFORM_NODE_FLAGS, ...(process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? [])]; // as `svc` starts it
   const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", SERVER, dir], { stdio: ["ignore", "pipe", "inherit"], cwd: resolve(import.meta.dirname, "../..") });
   const line = await new Promise<string>((res, rej) => {
     createInterface({ input: child.stdout! }).once("line", res);
