@@ -103,15 +103,9 @@ export class FileIndex {
    * the file had to be read whole (up to 1 MB), so a caller that needs them reads it once.
    */
   async digest(path: string, { keepBytes = false } = {}): Promise<FileDigest & { bytes?: Buffer }> {
-    const seen = this.current.get(path);
-    if (seen) return { size: seen[0], sha256: seen[4] };
-    const key = statKey(path);
-    const known = this.previous.get(path);
-    if (known && sameStat(known, key) && this.aged(key, known)) {
-      this.current.set(path, known);
-      this.stats.reusedFiles++;
-      return { size: key.size, sha256: known[4] };
-    }
+    const found = this.lookup(path);
+    if ("digest" in found) return found.digest;
+    const { key } = found;
     const hashedAt = Date.now();
     let bytes: Buffer | undefined;
     let sha256: string;
@@ -125,6 +119,28 @@ export class FileIndex {
     // changed while being read: answer what was read but do not record it
     if (sameStat([after.size, after.mtimeNs, after.ctimeNs, after.ino, "", 0], key)) this.set(path, [key.size, key.mtimeNs, key.ctimeNs, key.ino, sha256, hashedAt]);
     return { size: bytes?.length ?? key.size, sha256, ...(keepBytes && bytes ? { bytes } : {}) };
+  }
+
+  /**
+   * The file's size and content hash when this run or the index can vouch for them (one stat, no
+   * read), else undefined: digest() then reads the file. Synchronous, so that a fingerprint over
+   * many unchanged files costs one stat each and no trip through the event loop.
+   */
+  known(path: string): FileDigest | undefined {
+    const found = this.lookup(path);
+    return "digest" in found ? found.digest : undefined;
+  }
+
+  /** What the run or the index knows of the file; else its stat, for the read that must follow. */
+  private lookup(path: string): { digest: FileDigest } | { key: StatKey } {
+    const seen = this.current.get(path);
+    if (seen) return { digest: { size: seen[0], sha256: seen[4] } };
+    const key = statKey(path);
+    const known = this.previous.get(path);
+    if (!known || !sameStat(known, key) || !this.aged(key, known)) return { key };
+    this.current.set(path, known);
+    this.stats.reusedFiles++;
+    return { digest: { size: key.size, sha256: known[4] } };
   }
 
   /** The size of a file digested or written earlier in this run, without looking at it again. */

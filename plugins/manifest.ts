@@ -90,11 +90,13 @@ function manifestEndpoint(endpoint: EndpointSpec): ManifestEndpoint {
  * `sha256:<hex>` over the source files sorted by path (code units): for each, the path, a NUL, the
  * byte length in decimal, a NUL, the sha256 of its bytes in hex, a NUL. Any rename, edit, addition
  * or removal changes it. The per-file hashes come from the file index (docs/manifest.md): an
- * unchanged file is not read again, a changed one is hashed while streaming.
+ * unchanged file costs one stat and is not read, a changed one is hashed while streaming.
  */
 export async function fingerprint(root: string, files: readonly string[], index: FileIndex): Promise<string> {
   const sorted = [...files].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const digests = await mapLimit(sorted, HASH_CONCURRENCY, (file) => index.digest(join(root, file)));
+  const paths = sorted.map((file) => join(root, file));
+  const digests = paths.map((path) => index.known(path));
+  await mapLimit([...digests.keys()].filter((i) => !digests[i]), HASH_CONCURRENCY, async (i) => (digests[i] = await index.digest(paths[i]!)));
   const hash = createHash("sha256");
   sorted.forEach((file, i) => hash.update(`${file}\0${digests[i]!.size}\0${digests[i]!.sha256}\0`));
   return `sha256:${hash.digest("hex")}`;

@@ -103,9 +103,10 @@ async function collectInputs(ctx: BuildContext, listDeps: boolean): Promise<Inpu
     if (immutable) keyed.push(`deps:${pip!.hash}`);
     if (listDeps || !immutable) for (const { rel, abs } of await walkFiles(ctx.depsDir, skipPycache)) add(`site-packages/${rel}`, abs, "dependency");
   }
-  // sizes the run's file index already knows (sources, build files) need no second stat
+  // sizes the run's file index already knows (sources, build files) need no second stat; -1: not known, stat below
   const index = await fileIndexOf(ctx);
-  const files = await mapLimit([...byPath], FILE_CONCURRENCY, async ([path, { source }]): Promise<TarFile> => ({ path, source, size: index.knownSize(source) ?? (await stat(source)).size }));
+  const files: TarFile[] = [...byPath].map(([path, { source }]) => ({ path, source, size: index.knownSize(source) ?? -1 }));
+  await mapLimit(files.filter((file) => file.size < 0), FILE_CONCURRENCY, async (file) => (file.size = (await stat(file.source)).size));
   files.sort((a, b) => comparePaths(a.path, b.path));
   return { files, keyed };
 }
@@ -117,8 +118,9 @@ const HASH_CONCURRENCY = 16;
 async function fingerprint(input: Input, index: FileIndex): Promise<string> {
   const hash = createHash("sha256");
   hash.update(`svc-artifact-v${FORMAT_VERSION}\0${input.keyed.join("\0")}\0`);
-  const parts = await mapLimit(input.files, HASH_CONCURRENCY, async (file) => (await index.digest(file.source)).sha256);
-  input.files.forEach((file, i) => hash.update(`${file.path}\0${file.size}\0${parts[i]}\0`));
+  const parts = input.files.map((file) => index.known(file.source));
+  await mapLimit([...parts.keys()].filter((i) => !parts[i]), HASH_CONCURRENCY, async (i) => (parts[i] = await index.digest(input.files[i]!.source)));
+  input.files.forEach((file, i) => hash.update(`${file.path}\0${file.size}\0${parts[i]!.sha256}\0`));
   return hash.digest("hex");
 }
 
