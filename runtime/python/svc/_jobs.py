@@ -51,6 +51,12 @@ class Job:
         self.wake.set()
         return self.detach()
 
+    def start_inline(self) -> bool:
+        """Its sync function starts on the job's thread now; False when a cancel came first."""
+        with self._lock:
+            self.inline = not self.cancelled
+            return self.inline
+
     def detach(self) -> bool:
         """Gives up on a running inline function; False when it finished first or is not inline."""
         with self._lock:
@@ -206,7 +212,9 @@ class JobRunner:
         on_hold = (lambda: self.client.flush(held)) if held is not None else _nothing
         if self.is_async:
             return self._run_async(job, kwargs, started, held is not None, on_hold)
-        job.inline = True
+        if not job.start_inline():
+            logger.info("job %s: cancelled before it started; not run", job.id)
+            return False
         watch = self.watchdog.watch(job.id, job.timeout_s, held is not None, lambda: self._time_out_inline(job), on_hold)
         try:
             output, error = self._sync_body(job, kwargs), None
