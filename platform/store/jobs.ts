@@ -173,7 +173,8 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
       "UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, error_type = NULL, started_at = NULL, finished_at = NULL, worker_id = NULL, prune_at = NULL, retries = retries + 1, handbacks = 0, created_at = ?, stream_cursor = 0 WHERE id = ?",
     ),
     get: db.prepare<[string], JobRow>("SELECT * FROM jobs WHERE id = ?"),
-    active: db.prepare<[], JobRow>("SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY rowid"),
+    // By enqueue time: a held runsync job is written later than jobs enqueued after it.
+    active: db.prepare<[], JobRow>("SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY created_at, rowid"),
     remove: db.prepare("DELETE FROM jobs WHERE id = ?"),
     prunable: db.prepare<[number], { id: string; has_stream: number }>("SELECT id, has_stream FROM jobs WHERE prune_at IS NOT NULL AND prune_at < ? LIMIT 5000"),
     removeStream: db.prepare("DELETE FROM job_stream WHERE job_id = ?"),

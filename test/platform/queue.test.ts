@@ -253,7 +253,7 @@ describe("job queue", () => {
     const committed = (id: string) => other.prepare("SELECT status, started_at, worker_id, output, retries FROM jobs WHERE id = ?").get(id) as Record<string, unknown> | undefined;
     try {
       const a = queue.enqueue(job({ kind: "runsync" }));
-      queue.enqueue(job()); // a /run job: committed by durable()
+      const run = queue.enqueue(job()); // a /run job: committed by durable()
       await store.jobs.durable();
       expect(committed(a.id)).toBeUndefined(); // not acknowledged yet: a crash here loses only an unanswered runsync
       const taken = queue.takeNow("wk_1", "ep_a")!;
@@ -264,14 +264,19 @@ describe("job queue", () => {
       await store.jobs.durable(); // what job-done and the runsync answer wait for
       expect(committed(a.id)).toEqual({ status: "COMPLETED", started_at: taken.startedAt, worker_id: "wk_1", output: '{"ok":1}', retries: 0 });
 
-      // A runsync answer that names an unfinished job (its wait ran out) commits it first.
+      // A runsync answer that names an unfinished job (its wait ran out) commits it first; a
+      // restart finds it in enqueue order, ahead of a job enqueued after it but written before.
       const b = queue.enqueue(job({ kind: "runsync" }));
       queue.takeNow("wk_1", "ep_a"); // the /run job
       queue.takeNow("wk_1", "ep_a");
+      await new Promise((r) => setTimeout(r, 5));
+      const later = queue.enqueue(job());
+      await store.jobs.durable();
       await store.jobs.durable(b.id);
       expect(committed(b.id)).toMatchObject({ status: "IN_PROGRESS", worker_id: "wk_1" });
       const fresh = new JobQueue(store.jobs, { runsyncRetentionMs: 60_000, runRetentionMs: 1_800_000 });
       expect(fresh.recover()).toEqual({ requeued: 2, expired: 0 }); // as after kill -9: both run again
+      expect([fresh.takeNow("wk_9", "ep_a")?.id, fresh.takeNow("wk_9", "ep_a")?.id, fresh.takeNow("wk_9", "ep_a")?.id]).toEqual([run.id, b.id, later.id]);
       fresh.close();
 
       // Reads see held jobs; a hand-back writes the job before its requeue.
