@@ -34,14 +34,21 @@ export interface TarResult {
   size: number;
 }
 
-/** Compares POSIX paths segment by segment, so `a/` sorts before `a-b/` and children follow parents. */
+const SLASH = 0x2f;
+
+/**
+ * Compares POSIX paths segment by segment (by code unit), so `a/` sorts before `a-b/` and children
+ * follow parents: the same order as comparing the strings with "/" below every other character,
+ * which is done here without splitting (packing sorts every file of the app on every build).
+ */
 export function comparePaths(a: string, b: string): number {
-  const x = a.split("/");
-  const y = b.split("/");
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    if (x[i] !== y[i]) return x[i]! < y[i]! ? -1 : 1;
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return x === SLASH ? -1 : y === SLASH ? 1 : x - y;
   }
-  return x.length - y.length;
+  return a.length - b.length;
 }
 
 function headerBlocks(path: string, type: "File" | "Directory", size: number): Buffer {
