@@ -8,6 +8,7 @@ import { runBuild as runPipeline } from "../../testing/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import { formatBytes, isSvcError } from "../../core/errors.ts";
 import { SDK_DIR, walkFiles } from "../../plugins/tar-pack.ts";
+import { comparePaths } from "../../plugins/_tar.ts";
 import { copyFixture } from "./_helpers.ts";
 
 const quiet = () => createLogger("silent");
@@ -89,6 +90,13 @@ describe("svc:tar-pack", () => {
     const changed = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
     expect(changed.meta.get("svc:tar-pack")).toMatchObject({ reused: false });
     expect(changed.artifact!.sha256).not.toBe(first.artifact!.sha256);
+  });
+});
+
+describe("archive order", () => {
+  it("sorts paths segment by segment: a folder's files before a sibling that extends its name, children after parents", () => {
+    const paths = ["ab", "a-b/x.py", "a/b/c.py", "a", "a/b.py", "a/b", "b", "a/bc.py", "a.py"];
+    expect([...paths].sort(comparePaths)).toEqual(["a", "a/b", "a/b/c.py", "a/b.py", "a/bc.py", "a-b/x.py", "a.py", "ab", "b"]);
   });
 });
 
