@@ -11,7 +11,7 @@ import { errors } from "../core/errors.ts";
 import { resolveOptions, type PlatformOptions } from "./options.ts";
 import { ensureApiKey, DB_FILE, API_KEY_FILE } from "./state-dir.ts";
 import { createStore } from "./store/index.ts";
-import { JobQueue } from "./queue/queue.ts";
+import { JobQueue, PRUNE_CHUNK } from "./queue/queue.ts";
 import { createWebhookSender } from "./queue/webhooks.ts";
 import { statusBody } from "./queue/views.ts";
 import { Supervisor } from "./workers/supervisor.ts";
@@ -124,6 +124,16 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     }
   }
 
+  /** Expired jobs go PRUNE_CHUNK at a time, requests answered in between (one delete of thousands stalled them). */
+  const pruneExpired = (now: number): void => {
+    if (closing) return;
+    try {
+      if (queue.prune(now, PRUNE_CHUNK) === PRUNE_CHUNK) setImmediate(() => pruneExpired(now));
+    } catch (error) {
+      options.log(`pruning expired jobs failed: ${(error as Error).stack ?? error}`);
+    }
+  };
+
   // Background work: timeouts and expiry, liveness, retention, log batches, files.
   let sweeping = false;
   let ticks = 0;
@@ -134,10 +144,8 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
       const now = Date.now();
       queue.sweep(now);
       supervisor.sweep(now);
-      if (ticks++ % 5 === 0) {
-        queue.prune(now);
-        store.builds.pruneUploads(now);
-      }
+      pruneExpired(now);
+      if (ticks++ % 5 === 0) store.builds.pruneUploads(now);
       if (ticks % 60 === 0) {
         void sweepFiles(ctx, now).catch((error) => options.log(`file sweep failed: ${(error as Error).message}`));
         store.workers.prune(now - 24 * 3600_000);

@@ -62,6 +62,8 @@ export type StreamRead = { status: JobStatus; chunks: string[] } | undefined;
 const EMPTY: ReadonlySet<string> = new Set();
 /** How long after its executionTimeout the platform itself times a running job out. */
 export const TIMEOUT_GRACE_MS = 2000;
+/** Expired jobs deleted in one transaction (~1 ms): the platform answers requests between chunks. */
+export const PRUNE_CHUNK = 250;
 
 export class JobQueue {
   private readonly active = new Map<string, ActiveJob>();
@@ -407,10 +409,18 @@ export class JobQueue {
     return ended;
   }
 
-  /** Deletes finished jobs whose retention ran out. */
-  prune(now = Date.now()): number {
+  /**
+   * Deletes finished jobs whose retention ran out, at most `limit` (all when not given); returns
+   * how many. The platform deletes PRUNE_CHUNK at a time between requests (server.ts).
+   */
+  prune(now = Date.now(), limit = Infinity): number {
     let total = 0;
-    for (let n = this.jobs.prune(now); n > 0; n = this.jobs.prune(now)) total += n;
+    while (total < limit) {
+      const chunk = Math.min(PRUNE_CHUNK, limit - total);
+      const n = this.jobs.prune(now, chunk);
+      total += n;
+      if (n < chunk) break;
+    }
     return total;
   }
 

@@ -4,7 +4,7 @@ import { rm } from "node:fs/promises";
 import Database from "better-sqlite3";
 import { join } from "node:path";
 import { createStore, type Store } from "../../platform/store/index.ts";
-import { JobQueue, type EnqueueInput, TIMEOUT_GRACE_MS } from "../../platform/queue/queue.ts";
+import { JobQueue, type EnqueueInput, PRUNE_CHUNK, TIMEOUT_GRACE_MS } from "../../platform/queue/queue.ts";
 import { statusBody, errorText } from "../../platform/queue/views.ts";
 import { tempDir } from "./_support.ts";
 
@@ -319,6 +319,24 @@ describe("job queue", () => {
     expect(queue.prune(Date.now() + 1000)).toBe(0);
     expect(queue.prune(Date.now() + 61_000)).toBe(1);
     expect(queue.view(j.id)).toBeUndefined();
+  });
+
+  it("prunes at most the limit, oldest first, with their stream chunks; the rest stays for the next chunk", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < PRUNE_CHUNK + 20; i++) {
+      const j = queue.enqueue(job({ kind: "runsync" }));
+      await queue.take("wk_1", "ep_a", 0);
+      if (i === 0) queue.addChunk("wk_1", j.id, '{"i":0}');
+      queue.complete("wk_1", j.id, String(i));
+      ids.push(j.id);
+    }
+    const later = Date.now() + 61_000;
+    expect(queue.prune(later, PRUNE_CHUNK)).toBe(PRUNE_CHUNK);
+    expect(queue.view(ids[0]!)).toBeUndefined();
+    expect(store.db.prepare("SELECT COUNT(*) AS n FROM job_stream").get()).toEqual({ n: 0 });
+    expect(queue.view(ids.at(-1)!)?.status).toBe("COMPLETED");
+    expect(queue.prune(later)).toBe(20);
+    expect(queue.view(ids.at(-1)!)).toBeUndefined();
   });
 
   it("keeps error objects as JSON text and input errors as their message", () => {
