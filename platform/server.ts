@@ -11,6 +11,7 @@ import { errors } from "../core/errors.ts";
 import { resolveOptions, type PlatformOptions } from "./options.ts";
 import { ensureApiKey, DB_FILE, API_KEY_FILE } from "./state-dir.ts";
 import { createStore } from "./store/index.ts";
+import { LOG_FLUSH_MS } from "./store/logs.ts";
 import { JobQueue, PRUNE_CHUNK } from "./queue/queue.ts";
 import { createWebhookSender } from "./queue/webhooks.ts";
 import { statusBody } from "./queue/views.ts";
@@ -157,7 +158,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     }
   }, options.sweepIntervalMs);
   sweep.unref();
-  const flushLogs = setInterval(() => store.logs.flush(), 200);
+  const flushLogs = setInterval(() => store.logs.flush(), LOG_FLUSH_MS);
   flushLogs.unref();
   autoscaler.start();
   autoscaler.tick();

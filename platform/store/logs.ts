@@ -9,6 +9,10 @@ import type { Db } from "./db.ts";
 export const LOG_RETENTION_MS = 24 * 3600_000;
 /** How often the retention is applied (on a flush). */
 const PRUNE_INTERVAL_MS = 60_000;
+/** How often lines are written (server.ts): small batches hold the platform's one thread briefly. */
+export const LOG_FLUSH_MS = 50;
+/** Lines an endpoint may hold over its cap before its oldest are deleted (in one small delete). */
+const TRIM_SLACK = 100;
 
 export interface LogLine {
   /** Increasing per platform: the cursor of `svc logs --follow`. */
@@ -39,8 +43,8 @@ CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (
       "SELECT * FROM (SELECT id, ts, worker_id, line FROM worker_logs WHERE endpoint_id = ? AND ts >= ? ORDER BY id DESC LIMIT ?) ORDER BY id",
     ),
     after: db.prepare<[string, number, number], Row>("SELECT id, ts, worker_id, line FROM worker_logs WHERE endpoint_id = ? AND id > ? ORDER BY id LIMIT ?"),
-    cutoff: db.prepare<[string, number], { id: number }>("SELECT id FROM worker_logs WHERE endpoint_id = ? ORDER BY id DESC LIMIT 1 OFFSET ?"),
-    trim: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ? AND id <= ?"),
+    count: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM worker_logs WHERE endpoint_id = ?"),
+    trimOldest: db.prepare("DELETE FROM worker_logs WHERE id IN (SELECT id FROM worker_logs WHERE endpoint_id = ? ORDER BY id LIMIT ?)"),
     retire: db.prepare("INSERT OR REPLACE INTO retired_log_endpoints (endpoint_id, name, environment_id, deleted_at) VALUES (?, ?, ?, ?)"),
     retired: db.prepare<[string], RetiredRow>("SELECT * FROM retired_log_endpoints WHERE endpoint_id = ?"),
     retiredByName: db.prepare<[string], RetiredRow>("SELECT * FROM retired_log_endpoints WHERE name = ? ORDER BY deleted_at DESC"),
@@ -49,12 +53,15 @@ CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (
     removeLines: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ?"),
     removeRetired: db.prepare("DELETE FROM retired_log_endpoints WHERE endpoint_id = ?"),
   };
-  // Lines are written in batches (every 200 ms, see server.ts) with one statement per BLOCK lines.
+  // Lines are written in batches (every LOG_FLUSH_MS) with one statement per BLOCK lines. The lines
+  // each endpoint holds are counted once, then tracked: trimming to the cap deletes its oldest lines
+  // once TRIM_SLACK more have come (no walk over the cap's worth of index entries per batch).
   const BLOCK = 32;
+  const kept = new Map<string, number>();
   const insertBlock = db.prepare(`INSERT INTO worker_logs (endpoint_id, worker_id, ts, line) VALUES ${Array(BLOCK).fill("(?, ?, ?, ?)").join(", ")}`);
   const params: unknown[] = new Array(BLOCK * 4);
   let pending: Array<[string, string, number, string]> = [];
-  const touched = new Set<string>();
+  const touched = new Map<string, number>(); // endpoint → lines pending
   const flushTx = db.transaction((rows: Array<[string, string, number, string]>) => {
     let i = 0;
     for (; i + BLOCK <= rows.length; i += BLOCK) {
@@ -68,15 +75,21 @@ CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (
       insertBlock.run(params);
     }
     for (; i < rows.length; i++) q.insert.run(...rows[i]!);
-    for (const endpointId of touched) {
-      const cut = q.cutoff.get(endpointId, capPerEndpoint);
-      if (cut) q.trim.run(endpointId, cut.id);
+    for (const [endpointId, added] of touched) {
+      const known = kept.get(endpointId);
+      let n = known === undefined ? q.count.get(endpointId)!.n : known + added;
+      if (n > capPerEndpoint + TRIM_SLACK) {
+        q.trimOldest.run(endpointId, n - capPerEndpoint);
+        n = capPerEndpoint;
+      }
+      kept.set(endpointId, n);
     }
     touched.clear();
   });
   const pruneTx = db.transaction((before: number) => {
     for (const { endpoint_id } of q.expired.all(before)) {
       q.removeLines.run(endpoint_id);
+      kept.delete(endpoint_id);
       q.removeRetired.run(endpoint_id);
     }
   });
@@ -87,7 +100,7 @@ CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (
   const repo = {
     append(endpointId: string, workerId: string, line: string): void {
       pending.push([endpointId, workerId, Date.now(), line.length > 8192 ? `${line.slice(0, 8192)}…` : line]);
-      touched.add(endpointId);
+      touched.set(endpointId, (touched.get(endpointId) ?? 0) + 1);
     },
     flush(now = Date.now()): void {
       if (pending.length > 0) {

@@ -170,6 +170,24 @@ describe("svc logs", { timeout: 120_000 }, () => {
     db.close();
   });
 
+  it("the store keeps each endpoint near its cap of lines, dropping the oldest, without touching other endpoints", () => {
+    const db = openDb(":memory:");
+    const logs = createLogsRepo(db, 100);
+    logs.append("ep_2", "wk_2", "another endpoint's line");
+    for (let batch = 0; batch < 10; batch++) {
+      for (let i = 0; i < 50; i++) logs.append("ep_1", "wk_1", `line ${batch * 50 + i}`);
+      logs.flush();
+      const count = (db.prepare("SELECT COUNT(*) AS n FROM worker_logs WHERE endpoint_id = 'ep_1'").get() as { n: number }).n;
+      expect(count).toBeLessThanOrEqual(100 + 100); // the cap and at most the slack over it
+    }
+    const newest = logs.lines("ep_1", { limit: 100 }).map((l) => l.line);
+    expect(newest.at(-1)).toBe("line 499");
+    expect(newest).toHaveLength(100);
+    expect(logs.lines("ep_1", { limit: 1000 }).map((l) => l.line)).not.toContain("line 0");
+    expect(logs.lines("ep_2", { limit: 10 }).map((l) => l.line)).toEqual(["another endpoint's line"]);
+    db.close();
+  });
+
   it("a platform whose GraphQL API has no workerLogLines is LOGS_UNAVAILABLE, and a follower stops asking", async () => {
     // A stand-in for a hosted platform without the field: graphql-js over a schema that lacks it.
     const schema = buildSchema("type Query { myself: String }");
