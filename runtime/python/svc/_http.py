@@ -55,6 +55,10 @@ _Key = Tuple[str, str, int]
 _idle: Dict[_Key, List[Any]] = {}  # http.client connections, or _PlatformConnection
 _idle_lock = threading.Lock()
 _proxied: Dict[_Key, bool] = {}
+# A pooled connection given back (`svc_checked_in`) within _FRESH_S is reused without the
+# readability check (a syscall per request): servers close idle connections after many seconds,
+# and a reused connection that fails anyway is retried once on a fresh one.
+_FRESH_S = 1.0
 
 
 def _is_loopback(host: str) -> bool:
@@ -75,7 +79,7 @@ def _checkout(key: _Key) -> Any:
     with _idle_lock:
         conns = _idle.get(key)
         conn = conns.pop() if conns else None
-    if conn is not None and conn.sock is not None:
+    if conn is not None and conn.sock is not None and time.monotonic() - getattr(conn, "svc_checked_in", 0.0) > _FRESH_S:
         # An idle socket that is readable was closed by the server (EOF) or holds junk: drop it.
         try:
             readable = select.select([conn.sock], [], [], 0)[0]
@@ -91,6 +95,7 @@ def _checkin(key: _Key, conn: Any) -> None:
         conns = _idle.setdefault(key, [])
         if len(conns) < _IDLE_MAX:
             conns.append(conn)
+            conn.svc_checked_in = time.monotonic()
             return
     conn.close()
 
@@ -263,7 +268,7 @@ def _send(key: _Key, method: str, target: str, data: Optional[bytes], headers: D
         if conn is None:
             conn = _new_connection(key, timeout)
         conn.timeout = timeout
-        if conn.sock is not None:
+        if conn.sock is not None and conn.sock.gettimeout() != timeout:  # each change is a syscall
             conn.sock.settimeout(timeout)
         try:
             conn.request(method, target, body=data, headers=headers)
