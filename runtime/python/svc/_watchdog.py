@@ -6,7 +6,8 @@ interrupt the thread then, so this thread keeps the two deadlines a running job 
 timeout (`on_timeout`) and, while its lane holds finished jobs' results back for one batched
 request, HOLD_S after it started (`on_hold`: the results go out, a slow function never keeps them
 waiting). It sleeps until the earliest deadline and is woken only when a job brings an earlier one;
-under load it wakes at most once per HOLD_S rather than once per job.
+under load it wakes at most once per HOLD_S rather than once per job. Between jobs (none watched) it
+waits IDLE_S before it sleeps for good: jobs that follow each other closely never wake it.
 """
 import threading
 import time
@@ -15,6 +16,7 @@ from typing import Callable, Dict, Optional
 from ._log import logger
 
 HOLD_S = 0.002  # how long held results may wait on the job running after them
+IDLE_S = 1.0  # with nothing to watch, how long the thread waits before it sleeps for good
 
 
 class Watch:
@@ -38,6 +40,7 @@ class Watchdog:
         self._cond = threading.Condition()
         self._wake_at = float("inf")  # when the thread wakes next, by its own plan
         self._thread: Optional[threading.Thread] = None
+        self._watched = 0  # jobs watched so far: an idle wait that saw none come sleeps for good
 
     def watch(self, key: str, timeout_s: Optional[float], holds: bool,
               on_timeout: Callable[[], None], on_hold: Callable[[], None]) -> Optional[Watch]:
@@ -50,6 +53,7 @@ class Watchdog:
         at = w.next_at()
         with self._cond:
             self._watches[id(w)] = w
+            self._watched += 1
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="svc-watchdog", daemon=True)
                 self._thread.start()
@@ -78,15 +82,20 @@ class Watchdog:
         return due
 
     def _run(self) -> None:
+        seen = -1  # self._watched at the last wait with nothing to watch
         while True:
             with self._cond:
                 now = time.monotonic()
                 due = self._due(now)
                 if not due:
                     times = [t for t in (w.next_at() for w in self._watches.values()) if t is not None]
-                    # At most one wake per HOLD_S: a finished job's stale deadline is not worth one each.
-                    self._wake_at = max(min(times), now + HOLD_S) if times else float("inf")
-                    self._cond.wait(None if not times else self._wake_at - now)
+                    if times:  # at most one wake per HOLD_S: a finished job's stale deadline is not worth one each
+                        self._wake_at = max(min(times), now + HOLD_S)
+                    elif seen != self._watched:  # jobs came since the last idle wait: more may follow
+                        seen, self._wake_at = self._watched, now + IDLE_S
+                    else:
+                        self._wake_at = float("inf")
+                    self._cond.wait(None if self._wake_at == float("inf") else self._wake_at - now)
                     continue
             for callback in due:
                 try:
