@@ -83,7 +83,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
 
   const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, baseUrl: () => baseUrl };
-  const { app, limiter } = createApi(ctx, {
+  const { app, limiter, hot } = createApi(ctx, {
     async endpointRemoved(endpointId) {
       const workers = supervisor.forEndpoint(endpointId);
       queue.removeEndpoint(endpointId);
@@ -97,7 +97,9 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
 
   const handler = toNodeHandler(app);
   const newServer = () => {
-    const s = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
+    const s = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+      if (!hot(req, res)) void handler(req, res);
+    });
     s.headersTimeout = 66_000;
     return s;
   };

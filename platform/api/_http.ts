@@ -1,4 +1,5 @@
 /** Small helpers of the HTTP layer: JSON answers, errors as `{"error"}`, bodies read with a limit. */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { HTTPResponse, type H3Event } from "h3";
 import { errors, isSvcError } from "../../core/errors.ts";
 import { parseJson, type ParsedJson } from "./_json.ts";
@@ -15,20 +16,54 @@ export const json = (status: number, value: unknown): HTTPResponse => jsonText(s
 
 export const noContent = (): HTTPResponse => new HTTPResponse(null, { status: 204 });
 
+/** A JSON answer as its status and text: the hot path writes it to Node itself, h3 routes wrap it (`answer`). */
+export interface Reply {
+  status: number;
+  text: string;
+}
+
+export const answer = (reply: Reply): HTTPResponse => jsonText(reply.status, reply.text);
+
 /** `{"error": message}` with the error's status (SvcError) or 500 (anything else, logged). */
-export function errorResponse(error: unknown, log?: (line: string) => void): HTTPResponse {
-  if (isSvcError(error)) return json(error.status, { error: error.message });
+export function errorReply(error: unknown, log?: (line: string) => void): Reply {
+  if (isSvcError(error)) return { status: error.status, text: JSON.stringify({ error: error.message }) };
   const status = (error as { status?: number; statusCode?: number })?.status ?? (error as { statusCode?: number })?.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500) {
-    return json(status, { error: String((error as Error).message || "bad request") });
+    return { status, text: JSON.stringify({ error: String((error as Error).message || "bad request") }) };
   }
   log?.(`internal error: ${(error as Error)?.stack ?? String(error)}`);
-  return json(500, { error: "internal error" });
+  return { status: 500, text: '{"error":"internal error"}' };
 }
+
+export const errorResponse = (error: unknown, log?: (line: string) => void): HTTPResponse => answer(errorReply(error, log));
+
+/**
+ * What a route's logic needs of its request, from an h3 event (`exchangeOf`) or straight from
+ * Node's request on the hot path (hot-routes.ts): one implementation of the route for both.
+ */
+export interface Exchange {
+  /** The API key or worker token presented (`Authorization`). */
+  key(): string | undefined;
+  query(name: string): string | null;
+  /** The body as text; 413 over `limit`, 400 when it cannot be read. */
+  text(limit: number): Promise<string>;
+  /** Calls `fn` once if the client goes away before its answer; answers how to stop listening. */
+  onGone(fn: () => void): () => void;
+}
+
+export const exchangeOf = (event: H3Event): Exchange => ({
+  key: () => presentedKey(event),
+  query: (name) => queryParam(event, name),
+  text: (limit) => readText(event, limit),
+  onGone: (fn) => onClientGone(event, fn),
+});
 
 /** The API key from `Authorization: Bearer <key>` or a bare `Authorization: <key>`. */
 export function presentedKey(event: H3Event): string | undefined {
-  const header = event.req.headers.get("authorization");
+  return keyOf(event.req.headers.get("authorization"));
+}
+
+export function keyOf(header: string | null | undefined): string | undefined {
   if (!header) return undefined;
   // Fast path (every worker and API request): exactly `Bearer <key>`, nothing to trim.
   if (header.startsWith("Bearer ") && header.charCodeAt(7) > 32 && header.charCodeAt(header.length - 1) > 32) return header.slice(7);
@@ -92,6 +127,16 @@ export function onClientGone(event: H3Event, fn: () => void): () => void {
     signal.addEventListener("abort", fn, { once: true });
     return () => signal.removeEventListener("abort", fn);
   }
+  return onResponseClosed(res, fn);
+}
+
+type ClosableResponse = Pick<ServerResponse, "destroyed" | "writableEnded"> & {
+  once(event: "close", listener: () => void): unknown;
+  off(event: "close", listener: () => void): unknown;
+};
+
+/** Node's side of onClientGone: the response closed before it was ended. */
+export function onResponseClosed(res: ClosableResponse, fn: () => void): () => void {
   if (res.destroyed) {
     fn();
     return NOTHING;
@@ -104,3 +149,30 @@ export function onClientGone(event: H3Event, fn: () => void): () => void {
 }
 
 const NOTHING = () => {};
+
+/** readText for a request straight from Node (the hot path): the same limits and errors. */
+export function readNodeText(req: IncomingMessage, limit: number): Promise<string> {
+  const length = req.headers["content-length"];
+  if (length !== undefined && Number(length) > limit) return Promise.reject(errors.PAYLOAD_TOO_LARGE(limit));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const fail = (error: unknown) => {
+      req.off("data", onData);
+      reject(isSvcError(error) ? error : errors.BAD_REQUEST(`The request body could not be read: ${(error as Error)?.message ?? error}`));
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > limit) {
+        req.resume(); // drain the rest: the answer still goes out on this connection
+        fail(errors.PAYLOAD_TOO_LARGE(limit));
+      } else chunks.push(chunk);
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks, size).toString("utf8")));
+    req.once("error", fail);
+    req.once("close", () => {
+      if (!req.complete) fail(new Error("the client closed the connection"));
+    });
+  });
+}

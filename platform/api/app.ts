@@ -1,4 +1,5 @@
 /** The h3 app: auth, load-balancer host routing, the route families, 404 for everything else. */
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { H3, type H3Event } from "h3";
 import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
@@ -12,13 +13,21 @@ import { registerGraphql } from "./graphql.ts";
 import { registerUploadRoutes, ARTIFACT_ROUTE } from "./uploads.ts";
 import { registerFileRoutes } from "./files.ts";
 import type { RateLimiter } from "./rate-limit.ts";
+import { createHotPath } from "./hot-routes.ts";
 
 const LB_HOST = /^([a-z0-9][a-z0-9_-]*)\.localhost(?::\d+)?$/i;
 
 /** Routes that check their own credentials (worker token; upload token or key). */
 const selfAuthenticated = (path: string) => path.startsWith("/v2/_worker/") || path.startsWith(`${ARTIFACT_ROUTE}/`);
 
-export function createApi(ctx: PlatformContext, hooks: ResolverHooks): { app: H3; limiter: RateLimiter } {
+export interface Api {
+  app: H3;
+  limiter: RateLimiter;
+  /** Answers runsync and jobs-done without h3 (hot-routes.ts); false hands the request to `app`. */
+  hot: (req: IncomingMessage, res: ServerResponse) => boolean;
+}
+
+export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
   const app = new H3({ silent: true });
   const proxy = createLbProxy(ctx);
   const apiKeyDigest = secretDigest(ctx.apiKeyHash);
@@ -54,12 +63,20 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): { app: H3
   app.all("/lb/:endpoint", lb);
   app.all("/lb/:endpoint/**", lb);
 
-  registerWorkerRoutes(app, ctx);
+  const { jobsDone } = registerWorkerRoutes(app, ctx);
   registerUploadRoutes(app, ctx);
   registerFileRoutes(app, ctx);
   registerGraphql(app, ctx, hooks);
-  const limiter = registerQueueRoutes(app, ctx);
+  const { limiter, runsync } = registerQueueRoutes(app, ctx);
 
   app.all("/**", (event: H3Event) => json(404, { error: `Not found: ${event.req.method} ${event.url.pathname}` }));
-  return { app, limiter };
+  const hot = createHotPath({
+    runsync,
+    jobsDone,
+    authorized: (key) => digestMatches(key, apiKeyDigest),
+    unauthorized: () => ({ status: 401, text: JSON.stringify({ error: errors.UNAUTHORIZED().message }) }),
+    isLbHost: (host) => LB_HOST.test(host ?? ""),
+    log: ctx.options.log,
+  });
+  return { app, limiter, hot };
 }

@@ -6,13 +6,14 @@ import type { EndpointRecord } from "../store/index.ts";
 import { newJobId } from "../_ids.ts";
 import { parseRunBody, DEFAULT_TTL_MS } from "../queue/policy.ts";
 import { shortBody, statusBody, type JobView } from "../queue/views.ts";
-import { json, jsonText, readJsonBody, errorResponse, queryParam, onClientGone, type Answer } from "./_http.ts";
+import { json, jsonText, errorResponse, errorReply, exchangeOf, answer, type Answer, type Exchange, type Reply } from "./_http.ts";
+import { parseJson } from "./_json.ts";
 import { RateLimiter, type RouteClass } from "./rate-limit.ts";
 
 const DEFAULT_WAIT_MS = 90_000;
 
-function waitParam(event: H3Event): number {
-  const raw = queryParam(event, "wait");
+function waitParam(ex: Exchange): number {
+  const raw = ex.query("wait");
   if (raw === null || raw === "") return DEFAULT_WAIT_MS;
   const n = Number(raw);
   if (!Number.isFinite(n)) throw errors.BAD_REQUEST(`wait must be a number of milliseconds (1000 to 300000), got "${raw}"`);
@@ -21,16 +22,23 @@ function waitParam(event: H3Event): number {
 
 const finalCodes = (view: JobView): number => (view.status === "FAILED" && view.errorType === "InputValidationError" ? 400 : 200);
 
-export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter {
+/** What the queue routes give the rest of the API: the rate limiter, and runsync for the hot path. */
+export interface QueueRoutes {
+  limiter: RateLimiter;
+  /** POST /v2/<endpoint>/runsync, apart from transport: hot-routes.ts serves it, not h3. */
+  runsync(endpointId: string, ex: Exchange): Promise<Reply>;
+}
+
+export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes {
   const { queue, store, options } = ctx;
   const limiter = new RateLimiter(options.rateLimits);
 
-  const endpointOf = (event: H3Event): EndpointRecord => {
-    const id = event.context.params?.endpoint ?? "";
+  const endpointById = (id: string): EndpointRecord => {
     const endpoint = store.endpoints.get(id);
     if (!endpoint) throw errors.NOT_FOUND("Endpoint", id);
     return endpoint;
   };
+  const endpointOf = (event: H3Event): EndpointRecord => endpointById(event.context.params?.endpoint ?? "");
   const jobNotFound = (id: string) => errors.NOT_FOUND("Job", id);
 
   /** Wraps a route: endpoint lookup, rate limit, errors as `{"error"}`. */
@@ -49,9 +57,10 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter 
       }
     };
 
-  const enqueue = async (event: H3Event, endpoint: EndpointRecord, kind: "run" | "runsync") => {
+  const enqueue = async (ex: Exchange, endpoint: EndpointRecord, kind: "run" | "runsync") => {
     if (endpoint.type === "LB") throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is load-balanced: call its routes under ${ctx.baseUrl()}/lb/${endpoint.id}/`);
-    const parsed = await readJsonBody(event, kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes);
+    const text = await ex.text(kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes);
+    const parsed = text.trim() === "" ? undefined : parseJson(text, "The request body");
     const body = parseRunBody(parsed?.value);
     return queue.enqueue({
       id: newJobId(),
@@ -65,34 +74,41 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter 
     });
   };
 
-  const answerWhenFinal = async (event: H3Event, endpoint: EndpointRecord, jobId: string, waitMs: number) => {
-    const view = await queue.waitFinal(jobId, endpoint.id, waitMs, (fn) => onClientGone(event, fn));
+  const answerWhenFinal = async (ex: Exchange, endpoint: EndpointRecord, jobId: string, waitMs: number): Promise<Reply> => {
+    const view = await queue.waitFinal(jobId, endpoint.id, waitMs, ex.onGone);
     if (!view) throw jobNotFound(jobId);
     if (view.finishedAt === null) {
       await store.jobs.durable(jobId); // the answer names the job: it is committed first (a held runsync job too)
-      return jsonText(200, shortBody(view.id, view.status));
+      return { status: 200, text: shortBody(view.id, view.status) };
     }
     await store.jobs.durable(); // a result is answered once committed: it does not run again after kill -9
-    return jsonText(finalCodes(view), statusBody(view));
+    return { status: finalCodes(view), text: statusBody(view) };
+  };
+
+  const runsync = async (endpointId: string, ex: Exchange): Promise<Reply> => {
+    let release: (() => void) | undefined;
+    try {
+      const endpoint = endpointById(endpointId);
+      release = limiter.enter(endpoint.id, "runsync");
+      const wait = waitParam(ex);
+      const job = await enqueue(ex, endpoint, "runsync");
+      return await answerWhenFinal(ex, endpoint, job.id, wait);
+    } catch (error) {
+      return errorReply(error, options.log);
+    } finally {
+      release?.();
+    }
   };
 
   app.post(
     "/v2/:endpoint/run",
     route("run", async (event, endpoint) => {
-      const job = await enqueue(event, endpoint, "run");
+      const job = await enqueue(exchangeOf(event), endpoint, "run");
       await store.jobs.durable(); // committed before it is acknowledged: survives kill -9
       return jsonText(200, shortBody(job.id, "IN_QUEUE"));
     }),
   );
 
-  app.post(
-    "/v2/:endpoint/runsync",
-    route("runsync", async (event, endpoint) => {
-      const wait = waitParam(event);
-      const job = await enqueue(event, endpoint, "runsync");
-      return answerWhenFinal(event, endpoint, job.id, wait);
-    }),
-  );
 
   app.get(
     "/v2/:endpoint/status/:job",
@@ -106,7 +122,10 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter 
 
   app.get(
     "/v2/:endpoint/status-sync/:job",
-    route("status", (event, endpoint) => answerWhenFinal(event, endpoint, event.context.params!.job!, waitParam(event))),
+    route("status", async (event, endpoint) => {
+      const ex = exchangeOf(event);
+      return answer(await answerWhenFinal(ex, endpoint, event.context.params!.job!, waitParam(ex)));
+    }),
   );
 
   app.get(
@@ -168,5 +187,5 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): RateLimiter 
     }),
   );
 
-  return limiter;
+  return { limiter, runsync };
 }

@@ -8,7 +8,7 @@ import type { PlatformContext } from "../context.ts";
 import type { WorkerInfo } from "../workers/supervisor.ts";
 import { errorText } from "../queue/views.ts";
 import type { ActiveJob } from "../queue/queue.ts";
-import { json, jsonText, noContent, readJson, readText, errorResponse, presentedKey, queryParam, type Answer } from "./_http.ts";
+import { json, jsonText, noContent, readJson, readText, errorResponse, errorReply, exchangeOf, presentedKey, queryParam, type Answer, type Exchange, type Reply } from "./_http.ts";
 import { parseJson, type ParsedJson } from "./_json.ts";
 import { saveOutputFile } from "./files.ts";
 
@@ -22,7 +22,13 @@ const UNSTORABLE = new Set(["JSON_MALFORMED", "JSON_TOO_DEEP", "PAYLOAD_TOO_LARG
 /** A job as job-take hands it out; `input` is already JSON text. */
 const takeBody = (job: ActiveJob): string => `{"id":${JSON.stringify(job.id)},"input":${job.input},"executionTimeoutMs":${job.executionTimeoutMs}}`;
 
-export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
+/** What the worker routes give the rest of the API: jobs-done for the hot path. */
+export interface WorkerRoutes {
+  /** POST /v2/_worker/<worker>/jobs-done, apart from transport: hot-routes.ts serves it, not h3. */
+  jobsDone(workerId: string, ex: Exchange): Promise<Reply>;
+}
+
+export function registerWorkerRoutes(app: H3, ctx: PlatformContext): WorkerRoutes {
   const { queue, supervisor, options } = ctx;
 
   const route =
@@ -69,12 +75,12 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
   };
 
   /** Long-polls for one job (as job-take does), then up to `n` in all when more are queued. */
-  const waitForJobs = async (event: H3Event, w: WorkerInfo, n: number): Promise<string[]> => {
+  const waitForJobs = async (ex: Exchange, w: WorkerInfo, n: number): Promise<string[]> => {
     if (w.stopping || w.unhealthy) return [];
     w.openPolls++;
     let job;
     try {
-      job = await queue.take(w.id, w.endpointId, options.longPollMs, () => event.req.signal);
+      job = await queue.take(w.id, w.endpointId, options.longPollMs, ex.onGone);
     } finally {
       w.openPolls--;
     }
@@ -89,7 +95,7 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
       // Batch take (reference section 4): `batch_size=N` answers a list of up to N jobs, the rest
       // of them only if already queued (no wait for more).
       const batch = Math.min(MAX_BATCH, Math.trunc(Number(queryParam(event, "batch_size") ?? 1)) || 1);
-      const jobs = await waitForJobs(event, w, batch);
+      const jobs = await waitForJobs(exchangeOf(event), w, batch);
       if (jobs.length === 0) return noContent();
       return jsonText(200, batch <= 1 ? jobs[0]! : `[${jobs.join(",")}]`);
     }),
@@ -129,39 +135,51 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
     }),
   );
 
-  // Results of several jobs in one request (docs/platform.md, "Hot path"): one JSON object per
-  // line, `{"id", "output"}` or `{"id", "error"}`; `take=N` hands up to N queued jobs in the answer.
-  // Answers `{"ok": true, "gone": [ids no longer the worker's], "next": [jobs]}` once committed.
-  app.post(
-    "/v2/_worker/:worker/jobs-done",
-    route(async (event, w) => {
-      const text = await readText(event, MAX_RESULT_BYTES);
-      const gone: string[] = [];
-      for (const line of text.split("\n")) {
-        if (line.trim() === "") continue;
-        const idAt = line.indexOf('"id":"');
-        const jobId = idAt >= 0 ? line.slice(idAt + 6, line.indexOf('"', idAt + 6)) : "";
-        let parsed: ParsedJson;
-        try {
-          parsed = parseJson(line, "the job's result");
-        } catch (error) {
-          // Not storable (NaN, too deep): that job fails at once, the others stand.
-          if (!failUnstorable(w, jobId, error)) throw error;
-          continue;
-        }
-        const id = (parsed.value as { id?: unknown } | null)?.id;
-        if (typeof id !== "string") throw errors.BAD_REQUEST('jobs-done needs one JSON object per line: {"id": ..., "output": ...} or {"id": ..., "error": ...}');
-        if ((parsed.value as { status?: unknown }).status === "IN_PROGRESS") throw errors.BAD_REQUEST("jobs-done carries final results only: send progress to job-done");
-        if (!applyResult(w, id, parsed)) gone.push(id);
+  /**
+   * POST jobs-done (served by hot-routes.ts, not h3): results of several jobs in one request
+   * (docs/platform.md, "Hot path"), one JSON object per line, `{"id", "output"}` or
+   * `{"id", "error"}`; `take=N` hands up to N queued jobs in the answer. Answers `{"ok": true,
+   * "gone": [ids no longer the worker's], "next": [jobs]}` once committed.
+   */
+  const jobsDone = async (workerId: string, ex: Exchange): Promise<Reply> => {
+    try {
+      const w = supervisor.authenticate(workerId, ex.key());
+      if (!w) throw errors.UNAUTHORIZED();
+      supervisor.seen(w);
+      return await applyResults(w, ex);
+    } catch (error) {
+      return errorReply(error, options.log);
+    }
+  };
+
+  const applyResults = async (w: WorkerInfo, ex: Exchange): Promise<Reply> => {
+    const text = await ex.text(MAX_RESULT_BYTES);
+    const gone: string[] = [];
+    for (const line of text.split("\n")) {
+      if (line.trim() === "") continue;
+      const idAt = line.indexOf('"id":"');
+      const jobId = idAt >= 0 ? line.slice(idAt + 6, line.indexOf('"', idAt + 6)) : "";
+      let parsed: ParsedJson;
+      try {
+        parsed = parseJson(line, "the job's result");
+      } catch (error) {
+        // Not storable (NaN, too deep): that job fails at once, the others stand.
+        if (!failUnstorable(w, jobId, error)) throw error;
+        continue;
       }
-      await ctx.store.jobs.durable(); // answered once committed: no acknowledged result runs again after kill -9
-      const take = Math.min(MAX_BATCH, Math.trunc(Number(queryParam(event, "take") ?? 0)) || 0);
-      let next = takeUpTo(w, take);
-      // `wait=1`: no job queued, so the answer waits for one like job-take does (the worker's thread is idle).
-      if (next.length === 0 && take > 0 && queryParam(event, "wait") === "1") next = await waitForJobs(event, w, take);
-      return jsonText(200, `{"ok":true,"gone":${JSON.stringify(gone)},"next":[${next.join(",")}]}`);
-    }),
-  );
+      const id = (parsed.value as { id?: unknown } | null)?.id;
+      if (typeof id !== "string") throw errors.BAD_REQUEST('jobs-done needs one JSON object per line: {"id": ..., "output": ...} or {"id": ..., "error": ...}');
+      if ((parsed.value as { status?: unknown }).status === "IN_PROGRESS") throw errors.BAD_REQUEST("jobs-done carries final results only: send progress to job-done");
+      if (!applyResult(w, id, parsed)) gone.push(id);
+    }
+    await ctx.store.jobs.durable(); // answered once committed: no acknowledged result runs again after kill -9
+    const take = Math.min(MAX_BATCH, Math.trunc(Number(ex.query("take") ?? 0)) || 0);
+    let next = takeUpTo(w, take);
+    // `wait=1`: no job queued, so the answer waits for one like job-take does (the worker's thread is idle).
+    if (next.length === 0 && take > 0 && ex.query("wait") === "1") next = await waitForJobs(ex, w, take);
+    return { status: 200, text: `{"ok":true,"gone":${JSON.stringify(gone)},"next":[${next.join(",")}]}` };
+  };
+
 
   app.post(
     "/v2/_worker/:worker/job-stream/:job",
@@ -216,4 +234,5 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): void {
       return json(200, saved);
     }),
   );
+  return { jobsDone };
 }

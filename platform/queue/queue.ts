@@ -127,20 +127,22 @@ export class JobQueue {
   }
 
   /** Hands a job to a worker: at once if one waits, else after up to `waitMs` (long poll), else null. */
-  take(workerId: string, endpointId: string, waitMs: number, abortSignal?: AbortSignal | (() => AbortSignal)): ActiveJob | null | Promise<ActiveJob | null> {
+  take(workerId: string, endpointId: string, waitMs: number, onGone?: OnClientGone): ActiveJob | null | Promise<ActiveJob | null> {
     const eq = this.endpointQueue(endpointId);
     const job = this.nextPending(eq);
     if (job) {
       this.assign(job, workerId);
       return job;
     }
-    // The request's signal is only looked at when the poll has to wait (creating it costs).
-    const signal = typeof abortSignal === "function" ? abortSignal() : abortSignal;
-    if (waitMs <= 0 || signal?.aborted) return null;
+    if (waitMs <= 0) return null;
     return new Promise((resolve) => {
+      let settled = false;
+      let stopListening: (() => void) | undefined;
       const finish = (value: ActiveJob | null) => {
+        if (settled) return;
+        settled = true;
         clearTimeout(timer);
-        signal?.removeEventListener("abort", onAbort);
+        stopListening?.();
         resolve(value);
       };
       const taker: Taker = { workerId, done: finish };
@@ -152,12 +154,13 @@ export class JobQueue {
         drop();
         finish(null);
       }, waitMs);
-      const onAbort = () => {
+      eq.takers.push(taker);
+      // The client gone (a closed connection) ends the poll: no job goes to it. May call back at once.
+      stopListening = onGone?.(() => {
         drop();
         finish(null);
-      };
-      signal?.addEventListener("abort", onAbort, { once: true });
-      eq.takers.push(taker);
+      });
+      if (settled) stopListening?.();
     });
   }
 

@@ -40,6 +40,7 @@ describe("auth", () => {
       ["GET", "/v2/files/f_x/a.txt"],
       ["GET", "/v2/_worker/wk_x/job-take"],
       ["POST", "/v2/_worker/wk_x/job-done/j"],
+      ["POST", "/v2/_worker/wk_x/jobs-done"],
       ["POST", "/v2/_worker/wk_x/job-stream/j"],
       ["GET", "/v2/_worker/wk_x/ping"],
       ["GET", "/v2/_worker/wk_x/signals"],
@@ -121,6 +122,51 @@ describe("malformed input and unknown things", () => {
     expect(res.status).toBe(200); // under the (larger) runsync limit; no worker: non-final answer
     expect(res.body.status).toBe("IN_QUEUE");
     expect((await api(p, "POST", `/v2/${endpointId}/runsync`, { input: { text: "x".repeat(5000) } })).status).toBe(413);
+  });
+
+  it("runsync (served without h3) reads a chunked body within its limit, checks wait, and keeps the connection", async () => {
+    const { request, Agent } = await import("node:http");
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const send = (path: string, chunks: string[]) =>
+      new Promise<{ status: number; body: { error?: string; status?: string }; socket: unknown }>((resolve, reject) => {
+        const req = request(`${p.url}${path}`, { method: "POST", agent, headers: { ...authHeaders(p.apiKey), "transfer-encoding": "chunked" } }, (res) => {
+          let text = "";
+          res.on("data", (c) => (text += c));
+          res.on("end", () => resolve({ status: res.statusCode!, body: JSON.parse(text), socket: req.socket }));
+        });
+        req.on("error", reject);
+        for (const chunk of chunks) req.write(chunk);
+        req.end();
+      });
+    const tooBig = await send(`/v2/${endpointId}/runsync`, ['{"input":{"text":"', "x".repeat(3000), "x".repeat(3000), '"}}']);
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body.error).toMatch(/over the 4.0 KB limit/);
+    const badWait = await send(`/v2/${endpointId}/runsync?wait=soon`, ['{"input":{}}']);
+    expect(badWait.status).toBe(400);
+    expect(badWait.body.error).toMatch(/wait must be a number/);
+    const fine = await send(`/v2/${endpointId}/runsync?wait=1000`, ['{"input":', '{"text":"ok"}}']);
+    expect(fine.status).toBe(200);
+    expect(fine.body.status).toBe("IN_QUEUE"); // no worker: the non-final answer after the wait
+    expect(fine.socket).toBe(tooBig.socket); // one kept-alive connection served all three
+    agent.destroy();
+  });
+
+  it("runsync on a load-balancer host goes to the load-balancer proxy, not to the queue", async () => {
+    const { request } = await import("node:http");
+    const before = (await api(p, "GET", `/v2/${endpointId}/health`)).body.jobs;
+    const res = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      // node:http, not fetch: fetch does not send a Host header of its own
+      const req = request(`${p.url}/v2/${endpointId}/runsync`, { method: "POST", headers: { ...authHeaders(p.apiKey), host: "nope.localhost" } }, (r) => {
+        let text = "";
+        r.on("data", (c) => (text += c));
+        r.on("end", () => resolve({ status: r.statusCode!, text }));
+      });
+      req.on("error", reject);
+      req.end('{"input":{}}');
+    });
+    expect(res.status).toBe(404); // the proxy's answer: no load-balanced endpoint "nope"
+    expect(JSON.parse(res.text).error).toMatch(/nope/);
+    expect((await api(p, "GET", `/v2/${endpointId}/health`)).body.jobs).toEqual(before);
   });
 
   it("rate-limits per endpoint: 429 over the limit", async () => {

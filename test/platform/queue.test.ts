@@ -96,7 +96,10 @@ describe("job queue", () => {
 
   it("drops a long poll whose request was aborted (no job goes to a closed connection)", async () => {
     const abort = new AbortController();
-    const waiting = queue.take("wk_1", "ep_a", 5000, abort.signal);
+    const waiting = queue.take("wk_1", "ep_a", 5000, (gone) => {
+      abort.signal.addEventListener("abort", gone, { once: true });
+      return () => abort.signal.removeEventListener("abort", gone);
+    });
     abort.abort();
     expect(await waiting).toBeNull();
     const j = queue.enqueue(job());

@@ -1,0 +1,67 @@
+/**
+ * The two requests every queue job makes — a client's `POST /v2/<endpoint>/runsync` and a local
+ * worker's `POST /v2/_worker/<worker>/jobs-done` — are served here, straight from Node's request,
+ * not by h3 (docs/platform.md, "Hot path"): h3's request, event and response objects cost a no-op
+ * runsync about 8 % of its round trip (interleaved A/B, 6 pairs). The routes' logic lives with
+ * their families (QueueRoutes.runsync, WorkerRoutes.jobsDone) and is written against `Exchange`,
+ * so only the transport is here. Path parameters are taken as sent, as h3's router does. Every
+ * other request, and runsync on a load-balancer host (which the h3 middleware proxies), goes to h3.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { keyOf, onResponseClosed, readNodeText, type Exchange, type Reply } from "./_http.ts";
+
+const RUNSYNC = /^\/v2\/([^/?_][^/?]*)\/runsync(?:\?(.*))?$/;
+const JOBS_DONE = /^\/v2\/_worker\/([^/?]+)\/jobs-done(?:\?(.*))?$/;
+const HEADERS = { "content-type": "application/json; charset=utf-8" };
+
+export interface HotRoutes {
+  runsync(endpointId: string, ex: Exchange): Promise<Reply>;
+  jobsDone(workerId: string, ex: Exchange): Promise<Reply>;
+  /** Whether the API key presented may call the API (runsync; a worker's token is checked by jobsDone). */
+  authorized(key: string | undefined): boolean;
+  /** The answer to a request without the API key. */
+  unauthorized(): Reply;
+  /** Requests for a load-balancer host are proxied by h3's middleware. */
+  isLbHost(host: string | undefined): boolean;
+  log(line: string): void;
+}
+
+/** A Node request listener's front: true when it answered the request, false to hand it to h3. */
+export function createHotPath(routes: HotRoutes): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const exchange = (req: IncomingMessage, res: ServerResponse, query: string | undefined): Exchange => {
+    let params: URLSearchParams | undefined;
+    return {
+      key: () => keyOf(req.headers.authorization),
+      query: (name) => (query ? (params ??= new URLSearchParams(query)).get(name) : null),
+      text: (limit) => readNodeText(req, limit),
+      onGone: (fn) => onResponseClosed(res, fn),
+    };
+  };
+  const send = (res: ServerResponse, reply: Reply) => {
+    if (res.destroyed) return; // the client went away meanwhile
+    try {
+      res.writeHead(reply.status, HEADERS).end(reply.text);
+    } catch (error) {
+      routes.log(`answering ${reply.status} failed: ${(error as Error)?.stack ?? error}`);
+      res.destroy();
+    }
+  };
+
+  return (req, res) => {
+    if (req.method !== "POST" || !req.url) return false;
+    const done = JOBS_DONE.exec(req.url);
+    if (done) {
+      void routes.jobsDone(done[1]!, exchange(req, res, done[2])).then((reply) => send(res, reply));
+      return true;
+    }
+    const runsync = RUNSYNC.exec(req.url);
+    if (!runsync || routes.isLbHost(req.headers.host)) return false;
+    if (!routes.authorized(keyOf(req.headers.authorization))) {
+      req.resume();
+      send(res, routes.unauthorized());
+      return true;
+    }
+    void routes.runsync(runsync[1]!, exchange(req, res, runsync[2])).then((reply) => send(res, reply));
+    return true;
+  };
+}
