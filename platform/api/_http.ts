@@ -99,16 +99,12 @@ export async function readText(event: H3Event, limit: number): Promise<string> {
   }
 }
 
-/** The body parsed as JSON within the nesting limit (empty: `undefined`); 413 over `limit`, 400 when malformed. */
-export async function readJsonBody(event: H3Event, limit: number): Promise<ParsedJson | undefined> {
-  const text = await readText(event, limit);
-  if (text.trim() === "") return undefined;
-  return parseJson(text, "The request body");
-}
+/** A request body's text parsed as JSON within the nesting limit (empty: `undefined`); 400 when malformed. */
+export const parseBody = (text: string): ParsedJson | undefined => (text.trim() === "" ? undefined : parseJson(text, "The request body"));
 
-/** The body's JSON value (an empty body is `undefined`); see readJsonBody. */
+/** The body's JSON value (an empty body is `undefined`); 413 over `limit`, 400 when malformed. */
 export async function readJson(event: H3Event, limit: number): Promise<unknown> {
-  return (await readJsonBody(event, limit))?.value;
+  return parseBody(await readText(event, limit))?.value;
 }
 
 export function queryParam(event: H3Event, name: string): string | null {

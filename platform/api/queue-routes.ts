@@ -6,8 +6,7 @@ import type { EndpointRecord } from "../store/index.ts";
 import { newJobId } from "../_ids.ts";
 import { parseRunBody, DEFAULT_TTL_MS } from "../queue/policy.ts";
 import { shortBody, statusBody, type JobView } from "../queue/views.ts";
-import { json, jsonText, errorResponse, errorReply, exchangeOf, answer, type Answer, type Exchange, type Reply } from "./_http.ts";
-import { parseJson } from "./_json.ts";
+import { json, jsonText, errorResponse, errorReply, exchangeOf, answer, parseBody, type Answer, type Exchange, type Reply } from "./_http.ts";
 import { RateLimiter, type RouteClass } from "./rate-limit.ts";
 
 const DEFAULT_WAIT_MS = 90_000;
@@ -59,8 +58,7 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
 
   const enqueue = async (ex: Exchange, endpoint: EndpointRecord, kind: "run" | "runsync") => {
     if (endpoint.type === "LB") throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is load-balanced: call its routes under ${ctx.baseUrl()}/lb/${endpoint.id}/`);
-    const text = await ex.text(kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes);
-    const parsed = text.trim() === "" ? undefined : parseJson(text, "The request body");
+    const parsed = parseBody(await ex.text(kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes));
     const body = parseRunBody(parsed?.value);
     return queue.enqueue({
       id: newJobId(),
