@@ -33,6 +33,17 @@ const workerEnvironment = (workerId: string): Record<string, string> => {
 const nested = (depth: number, leaf = "1") => "[".repeat(depth) + leaf + "]".repeat(depth);
 const errorOf = (job: { error: string }) => JSON.parse(job.error) as { error_type: string; error_message: string };
 
+
+/** The real worker running a 3 s job (so that a test can speak the worker protocol in its name meanwhile). */
+async function busyWorker(): Promise<{ busy: string; running: { workerId: string } }> {
+  const busy = (await api(p, "POST", `/v2/${work}/run`, { input: { op: "sleep", seconds: 3 } })).body.id as string;
+  const running = await waitFor("the real worker to be busy", async () => {
+    const s = (await api(p, "GET", `/v2/${work}/status/${busy}`)).body;
+    return s.status === "IN_PROGRESS" ? s : undefined;
+  });
+  return { busy, running };
+}
+
 describe("results that are not JSON", () => {
   it.each(["nan", "inf", "-inf"])("a function returning float('%s') fails its job at once with the reason", async (value) => {
     const t0 = Date.now();
@@ -45,11 +56,7 @@ describe("results that are not JSON", () => {
   }, 20_000);
 
   it("a job-done body the platform cannot store (NaN from an older runtime) fails the job instead of leaving it running", async () => {
-    const job = (await api(p, "POST", `/v2/${work}/run`, { input: { op: "sleep", seconds: 3 } })).body.id as string;
-    const running = await waitFor("the job to run", async () => {
-      const s = (await api(p, "GET", `/v2/${work}/status/${job}`)).body;
-      return s.status === "IN_PROGRESS" ? s : undefined;
-    });
+    const { busy: job, running } = await busyWorker();
     const env = workerEnvironment(running.workerId);
     const res = await fetch(env.SVC_JOB_DONE_URL!.replace("$ID", job), {
       method: "POST",
@@ -69,11 +76,7 @@ describe("results that are not JSON", () => {
 
 describe("worker protocol", () => {
   it("batch take (batch_size=N) hands up to N queued jobs in one answer, as a list", async () => {
-    const busy = (await api(p, "POST", `/v2/${work}/run`, { input: { op: "sleep", seconds: 3 } })).body.id as string;
-    const running = await waitFor("the real worker to be busy", async () => {
-      const s = (await api(p, "GET", `/v2/${work}/status/${busy}`)).body;
-      return s.status === "IN_PROGRESS" ? s : undefined;
-    });
+    const { busy, running } = await busyWorker();
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) ids.push((await api(p, "POST", `/v2/${work}/run`, { input: { op: "echo", value: i } })).body.id);
     const env = workerEnvironment(running.workerId);
@@ -91,11 +94,7 @@ describe("worker protocol", () => {
   }, 30_000);
 
   it("jobs-done takes several results in one request (one per line), names the gone ones and hands the next jobs (take=N)", async () => {
-    const busy = (await api(p, "POST", `/v2/${work}/run`, { input: { op: "sleep", seconds: 3 } })).body.id as string;
-    const running = await waitFor("the real worker to be busy", async () => {
-      const s = (await api(p, "GET", `/v2/${work}/status/${busy}`)).body;
-      return s.status === "IN_PROGRESS" ? s : undefined;
-    });
+    const { busy, running } = await busyWorker();
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await api(p, "POST", `/v2/${work}/run`, { input: { op: "echo", value: i } })).body.id);
     const env = workerEnvironment(running.workerId);
@@ -131,11 +130,7 @@ describe("worker protocol", () => {
   }, 30_000);
 
   it("jobs-done with take=N&wait=1 and nothing queued waits for the next job, like a job-take long poll", async () => {
-    const busy = (await api(p, "POST", `/v2/${work}/run`, { input: { op: "sleep", seconds: 3 } })).body.id as string;
-    const running = await waitFor("the real worker to be busy", async () => {
-      const s = (await api(p, "GET", `/v2/${work}/status/${busy}`)).body;
-      return s.status === "IN_PROGRESS" ? s : undefined;
-    });
+    const { busy, running } = await busyWorker();
     const env = workerEnvironment(running.workerId);
     const auth = { authorization: `Bearer ${env.SVC_WORKER_TOKEN}`, "content-type": "application/x-ndjson" };
     const waiting = fetch(`${env.SVC_JOBS_DONE_URL}?take=2&wait=1`, { method: "POST", headers: auth, body: "" });
