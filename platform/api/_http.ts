@@ -58,11 +58,12 @@ export const exchangeOf = (event: H3Event): Exchange => ({
   onGone: (fn) => onClientGone(event, fn),
 });
 
-/** The API key from `Authorization: Bearer <key>` or a bare `Authorization: <key>`. */
+/** The API key or worker token an h3 request presents; see keyOf. */
 export function presentedKey(event: H3Event): string | undefined {
   return keyOf(event.req.headers.get("authorization"));
 }
 
+/** The key from an `Authorization` header: `Bearer <key>`, or the bare key. */
 export function keyOf(header: string | null | undefined): string | undefined {
   if (!header) return undefined;
   // Fast path (every worker and API request): exactly `Bearer <key>`, nothing to trim.
