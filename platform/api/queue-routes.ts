@@ -32,29 +32,28 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
   const { queue, store, options } = ctx;
   const limiter = new RateLimiter(options.rateLimits);
 
-  const endpointById = (id: string): EndpointRecord => {
-    const endpoint = store.endpoints.get(id);
-    if (!endpoint) throw errors.NOT_FOUND("Endpoint", id);
-    return endpoint;
-  };
-  const endpointOf = (event: H3Event): EndpointRecord => endpointById(event.context.params?.endpoint ?? "");
   const jobNotFound = (id: string) => errors.NOT_FOUND("Job", id);
 
-  /** Wraps a route: endpoint lookup, rate limit, errors as `{"error"}`. */
+  /** Runs `fn` for the endpoint within its rate limit; an error becomes `onError`'s answer. */
+  const guarded = async <T>(endpointId: string, cls: RouteClass | null, fn: (endpoint: EndpointRecord) => Promise<T> | T, onError: (error: unknown) => T): Promise<T> => {
+    let release: (() => void) | undefined;
+    try {
+      const endpoint = store.endpoints.get(endpointId);
+      if (!endpoint) throw errors.NOT_FOUND("Endpoint", endpointId);
+      if (cls) release = limiter.enter(endpoint.id, cls);
+      return await fn(endpoint);
+    } catch (error) {
+      return onError(error);
+    } finally {
+      release?.();
+    }
+  };
+
+  /** Wraps an h3 route: endpoint lookup, rate limit, errors as `{"error"}`. */
   const route =
     (cls: RouteClass | null, fn: (event: H3Event, endpoint: EndpointRecord) => Promise<Answer> | Answer) =>
-    async (event: H3Event): Promise<Answer> => {
-      let release: (() => void) | undefined;
-      try {
-        const endpoint = endpointOf(event);
-        if (cls) release = limiter.enter(endpoint.id, cls);
-        return await fn(event, endpoint);
-      } catch (error) {
-        return errorResponse(error, options.log);
-      } finally {
-        release?.();
-      }
-    };
+    (event: H3Event): Promise<Answer> =>
+      guarded(event.context.params?.endpoint ?? "", cls, (endpoint) => fn(event, endpoint), (error) => errorResponse(error, options.log));
 
   const enqueue = async (ex: Exchange, endpoint: EndpointRecord, kind: "run" | "runsync") => {
     if (endpoint.type === "LB") throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is load-balanced: call its routes under ${ctx.baseUrl()}/lb/${endpoint.id}/`);
@@ -83,20 +82,17 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
     return { status: finalCodes(view), text: statusBody(view) };
   };
 
-  const runsync = async (endpointId: string, ex: Exchange): Promise<Reply> => {
-    let release: (() => void) | undefined;
-    try {
-      const endpoint = endpointById(endpointId);
-      release = limiter.enter(endpoint.id, "runsync");
-      const wait = waitParam(ex);
-      const job = await enqueue(ex, endpoint, "runsync");
-      return await answerWhenFinal(ex, endpoint, job.id, wait);
-    } catch (error) {
-      return errorReply(error, options.log);
-    } finally {
-      release?.();
-    }
-  };
+  const runsync = (endpointId: string, ex: Exchange): Promise<Reply> =>
+    guarded(
+      endpointId,
+      "runsync",
+      async (endpoint) => {
+        const wait = waitParam(ex);
+        const job = await enqueue(ex, endpoint, "runsync");
+        return answerWhenFinal(ex, endpoint, job.id, wait);
+      },
+      (error) => errorReply(error, options.log),
+    );
 
   app.post(
     "/v2/:endpoint/run",

@@ -31,18 +31,22 @@ export interface WorkerRoutes {
 export function registerWorkerRoutes(app: H3, ctx: PlatformContext): WorkerRoutes {
   const { queue, supervisor, options } = ctx;
 
+  /** Runs `fn` for the worker its token names; an error becomes `onError`'s answer. */
+  const authenticated = async <T>(workerId: string, token: string | undefined, fn: (w: WorkerInfo) => Promise<T> | T, onError: (error: unknown) => T): Promise<T> => {
+    try {
+      const w = supervisor.authenticate(workerId, token);
+      if (!w) throw errors.UNAUTHORIZED();
+      supervisor.seen(w);
+      return await fn(w);
+    } catch (error) {
+      return onError(error);
+    }
+  };
+
   const route =
     (fn: (event: H3Event, w: WorkerInfo) => Promise<Answer> | Answer) =>
-    async (event: H3Event): Promise<Answer> => {
-      try {
-        const w = supervisor.authenticate(event.context.params?.worker ?? "", presentedKey(event));
-        if (!w) throw errors.UNAUTHORIZED();
-        supervisor.seen(w);
-        return await fn(event, w);
-      } catch (error) {
-        return errorResponse(error, options.log);
-      }
-    };
+    (event: H3Event): Promise<Answer> =>
+      authenticated(event.context.params?.worker ?? "", presentedKey(event), (w) => fn(event, w), (error) => errorResponse(error, options.log));
 
   /**
    * The job-done body. A result the platform cannot store (NaN or Infinity, nested too deep, over
@@ -141,16 +145,8 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): WorkerRoute
    * `{"id", "error"}`; `take=N` hands up to N queued jobs in the answer. Answers `{"ok": true,
    * "gone": [ids no longer the worker's], "next": [jobs]}` once committed.
    */
-  const jobsDone = async (workerId: string, ex: Exchange): Promise<Reply> => {
-    try {
-      const w = supervisor.authenticate(workerId, ex.key());
-      if (!w) throw errors.UNAUTHORIZED();
-      supervisor.seen(w);
-      return await applyResults(w, ex);
-    } catch (error) {
-      return errorReply(error, options.log);
-    }
-  };
+  const jobsDone = (workerId: string, ex: Exchange): Promise<Reply> =>
+    authenticated(workerId, ex.key(), (w) => applyResults(w, ex), (error) => errorReply(error, options.log));
 
   const applyResults = async (w: WorkerInfo, ex: Exchange): Promise<Reply> => {
     const text = await ex.text(MAX_RESULT_BYTES);
