@@ -38,7 +38,7 @@ class Job:
     timeout_s: Optional[float]
     wake: threading.Event = field(default_factory=threading.Event)  # async: set when done, cancelled or timed out
     cancelled: bool = False
-    timed_out: bool = False
+    timed_out: bool = False  # async: the watchdog's deadline came first
     abandoned: bool = False  # cancelled or timed out: nothing more is sent for it
     inline: bool = False  # its sync function runs on the job's thread right now
     detached: bool = False  # ...and another thread gave up on it (cancel, timeout): its result is dropped
@@ -229,7 +229,6 @@ class JobRunner:
         """On the watchdog's thread: report the timeout, free the job's slot; the function runs on."""
         if not job.detach():
             return  # it finished just now
-        job.timed_out = True
         self._report_timeout(job)
         self.on_detach(job)
 
