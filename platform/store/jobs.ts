@@ -70,7 +70,14 @@ class WriteBatch {
   /** Job id → index in `ops` of its "started" write, for the batch not yet committed. */
   private starts = new Map<string, number>();
 
-  constructor(private readonly db: Db, private readonly onError: (error: unknown) => void) {}
+  /** One transaction wrapper for every commit (better-sqlite3 builds a wrapper per `transaction()` call). */
+  private readonly commit: (ops: Array<(() => void) | null>) => void;
+
+  constructor(db: Db, private readonly onError: (error: unknown) => void) {
+    this.commit = db.transaction((ops: Array<(() => void) | null>) => {
+      for (const op of ops) if (op !== null) op();
+    });
+  }
 
   private lastFlush = 0;
   /** Whether the last commit answered BUSY_WAITERS requests or more. */
@@ -139,9 +146,7 @@ class WriteBatch {
     this.waiters = [];
     if (this.starts.size > 0) this.starts = new Map();
     try {
-      this.db.transaction(() => {
-        for (const op of ops) if (op !== null) op();
-      })();
+      this.commit(ops);
     } catch (error) {
       this.onError(error);
       for (const w of waiters) w.reject(error);
