@@ -13,6 +13,9 @@
  *                       --rp_serve_api, handler returns its input; bench/platform/_peer.ts), same
  *                       client, interleaved: sequential runsync p50/p99 and 32-concurrent runsync
  *                       requests/s; goals svc/peer p50 ≤ 2×, p99 ≤ 2×, throughput ≥ 1.0×
+ *   floor               a bare relay making svc's four crossings with no work between them
+ *                       (bench/platform/_relay.ts), interleaved with the two above: what the
+ *                       architecture costs before any of svc's code runs
  *   scaling             200 concurrent runsync clients on a no-op endpoint (workers 0–4,
  *                       QUEUE_DELAY): workers used, p50/p99 (issue 10 item 2)
  *
@@ -85,6 +88,27 @@ async function startServer(dir: string): Promise<{ child: ChildProcess; url: str
   return { child, ...JSON.parse(line) };
 }
 
+/** The floor (bench/platform/_relay.ts): the same four crossings as a svc runsync with no platform work between them. */
+async function startRelay(dir: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const socket = resolve(dir, "relay.sock");
+  const relay = spawn(process.execPath, [...PLATFORM_NODE_FLAGS, "--import", "tsx", resolve(import.meta.dirname, "_relay.ts"), socket], { stdio: ["ignore", "pipe", "inherit"], cwd: resolve(import.meta.dirname, "../..") });
+  const line = await new Promise<string>((res, rej) => {
+    createInterface({ input: relay.stdout! }).once("line", res);
+    relay.once("exit", (code) => rej(new Error(`the relay exited (${code})`)));
+  });
+  const { url } = JSON.parse(line) as { url: string };
+  const env = { ...process.env, SVC_PLATFORM_SOCKET: socket, SVC_API_BASE: url };
+  const worker = spawn(process.env.SVC_PYTHON ?? "python3", [resolve(import.meta.dirname, "_relay_worker.py")], { stdio: "inherit", env });
+  const stopped = (child: ChildProcess) => new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r(null) : child.once("exit", r)));
+  return {
+    url,
+    async stop() {
+      for (const child of [worker, relay]) child.kill("SIGTERM");
+      await Promise.all([stopped(worker), stopped(relay)]);
+    },
+  };
+}
+
 const dir = await tempDir("svc-platform-bench-");
 const server = await startServer(dir);
 const p = { url: server.url, apiKey: server.apiKey };
@@ -150,15 +174,17 @@ async function versusPeer(buildId: string): Promise<void> {
   const ep = await saveEndpoint(p, buildId, { name: "peer-work", workersMin: PEER_WORKERS, workersMax: PEER_WORKERS });
   await waitFor(`${PEER_WORKERS} warm workers`, async () => (await call("GET", `/v2/${ep.id}/health`)).body.workers.idle === PEER_WORKERS, 30_000);
   const peer = await startPeer();
+  const relay = await startRelay(dir);
   const json = { "content-type": "application/json" };
   const svcSide = { base: p.url, path: `/v2/${ep.id}/runsync`, hdrs: headers };
   const peerSide = { base: peer.url, path: "/runsync", hdrs: json };
-  const seq = { svc: [] as number[], peer: [] as number[] };
+  const relaySide = { base: relay.url, path: "/runsync", hdrs: json };
+  const seq = { svc: [] as number[], peer: [] as number[], relay: [] as number[] };
   const rps = { svc: [] as number[], peer: [] as number[] };
   const cpuPerJob = { platform: [] as number[], workers: [] as number[] };
   try {
     for (let round = 0; round < 2; round++) {
-      for (const [name, side] of [["svc", svcSide], ["peer", peerSide]] as const) seq[name].push(...(await sequential(side.base, side.path, side.hdrs, SAMPLES / 2)));
+      for (const [name, side] of [["svc", svcSide], ["peer", peerSide], ["relay", relaySide]] as const) seq[name].push(...(await sequential(side.base, side.path, side.hdrs, SAMPLES / 2)));
       for (const [name, side] of [["svc", svcSide], ["peer", peerSide]] as const) {
         const cpu0 = name === "svc" ? cpuSeconds(server.pid) : undefined;
         const r = await concurrent(side.base, side.path, side.hdrs, 32, SECONDS);
@@ -171,16 +197,22 @@ async function versusPeer(buildId: string): Promise<void> {
       }
     }
   } finally {
-    await peer.stop();
+    await Promise.all([peer.stop(), relay.stop()]);
     await gqlOk(p, "mutation($id: String!) { deleteEndpoint(id: $id) }", { id: ep.id });
   }
   seq.svc.sort((a, b) => a - b);
   seq.peer.sort((a, b) => a - b);
+  seq.relay.sort((a, b) => a - b);
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const ratio = (a: number, b: number) => `${fmt(a / b)}×`;
   results.push([`vs peer (runpod 1.12 --rp_serve_api), svc with ${PEER_WORKERS} workers`, "svc / peer / ratio", "goal"]);
   results.push(["  sequential runsync p50", `${fmt(pct(seq.svc, 50))} / ${fmt(pct(seq.peer, 50))} ms / ${ratio(pct(seq.svc, 50), pct(seq.peer, 50))}`, "≤ 2×"]);
   results.push(["  sequential runsync p99", `${fmt(pct(seq.svc, 99))} / ${fmt(pct(seq.peer, 99))} ms / ${ratio(pct(seq.svc, 99), pct(seq.peer, 99))}`, "≤ 2×"]);
+  results.push([
+    "  floor: a bare relay with svc's four crossings, p50 / p99",
+    `${fmt(pct(seq.relay, 50))} / ${fmt(pct(seq.relay, 99))} ms; relay / peer ${ratio(pct(seq.relay, 50), pct(seq.peer, 50))} / ${ratio(pct(seq.relay, 99), pct(seq.peer, 99))}`,
+    "",
+  ]);
   results.push(["  32 concurrent runsync clients, requests/s", `${fmt(mean(rps.svc), 0)} / ${fmt(mean(rps.peer), 0)} / ${ratio(mean(rps.svc), mean(rps.peer))}`, "≥ 1.0×"]);
   results.push(["  svc CPU per job meanwhile: platform / workers", `${fmt(mean(cpuPerJob.platform) * 1000)} / ${fmt(mean(cpuPerJob.workers) * 1000)} ms`, ""]);
 }
