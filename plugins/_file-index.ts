@@ -21,6 +21,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BuildContext } from "../core/types.ts";
 import { writeFileAtomically } from "./_fs.ts";
+import { mapLimit } from "./_map-limit.ts";
 
 export const FILE_INDEX_FILE = "cache/file-index.json";
 const INDEX_VERSION = 1;
@@ -30,6 +31,8 @@ export const RACY_WINDOW_MS = 2000;
 const WHOLE_READ_LIMIT = 1 << 20;
 const STREAM_CHUNK = 256 << 10;
 const META_KEY = "svc:file-index";
+/** Files hashed at once by listDigest (each streams in small chunks: memory stays bounded whatever their size). */
+const LIST_HASH_CONCURRENCY = 8;
 
 export interface FileDigest {
   size: number;
@@ -72,6 +75,8 @@ export class FileIndex {
   private readonly current = new Map<string, Entry>();
   /** An entry was added or replaced since the last save. */
   private changed = false;
+  /** listDigest answers of this run, by root and file list. */
+  private readonly listDigests = new Map<string, Promise<string>>();
 
   private constructor(
     readonly file: string,
@@ -141,6 +146,33 @@ export class FileIndex {
     this.current.set(path, known);
     this.stats.reusedFiles++;
     return { digest: { size: key.size, sha256: known[4] } };
+  }
+
+  /**
+   * sha256 hex over `files` (paths under `root`) in path order by UTF-16 code unit: for each, the
+   * path, a NUL, its byte length, a NUL, the sha256 of its bytes in hex, a NUL (the manifest's
+   * fingerprint, docs/manifest.md). Kept for the run: the pack stage asks again for the same sources
+   * and gets the answer without a second pass over them.
+   */
+  listDigest(root: string, files: readonly string[]): Promise<string> {
+    const key = `${root}\0${files.join("\0")}`;
+    let digest = this.listDigests.get(key);
+    if (!digest) {
+      digest = this.computeListDigest(root, files);
+      this.listDigests.set(key, digest);
+      digest.catch(() => this.listDigests.delete(key)); // a failed read is not remembered
+    }
+    return digest;
+  }
+
+  private async computeListDigest(root: string, files: readonly string[]): Promise<string> {
+    const sorted = [...files].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    const paths = sorted.map((file) => join(root, file));
+    const digests = paths.map((path) => this.known(path));
+    await mapLimit([...digests.keys()].filter((i) => !digests[i]), LIST_HASH_CONCURRENCY, async (i) => (digests[i] = await this.digest(paths[i]!)));
+    const hash = createHash("sha256");
+    hash.update(sorted.map((file, i) => `${file}\0${digests[i]!.size}\0${digests[i]!.sha256}\0`).join(""));
+    return hash.digest("hex");
   }
 
   /** The size of a file digested or written earlier in this run, without looking at it again. */

@@ -4,18 +4,14 @@
  * and `<buildDir>/svc_manifest.json`. Plugins tapping in between (the default stage) may change it.
  * Field by field: docs/manifest.md.
  */
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { MANIFEST_FILE, MANIFEST_VERSION, manifestText, parseManifest, type Manifest, type ManifestEndpoint } from "../core/manifest.ts";
 import { HOOK_ORDER } from "../core/pipeline.ts";
 import type { BuildContext, EndpointSpec, SvcPlugin } from "../core/types.ts";
 import { fileIndexOf, type FileIndex } from "./_file-index.ts";
 import { writeIfChanged } from "./_fs.ts";
-import { mapLimit } from "./_map-limit.ts";
 
 export const PLUGIN_NAME = "svc:manifest";
-/** Files hashed at once (each streams in small chunks: memory stays bounded whatever their size). */
-const HASH_CONCURRENCY = 8;
 
 export function manifest(): SvcPlugin {
   return {
@@ -93,11 +89,5 @@ function manifestEndpoint(endpoint: EndpointSpec): ManifestEndpoint {
  * unchanged file costs one stat and is not read, a changed one is hashed while streaming.
  */
 export async function fingerprint(root: string, files: readonly string[], index: FileIndex): Promise<string> {
-  const sorted = [...files].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const paths = sorted.map((file) => join(root, file));
-  const digests = paths.map((path) => index.known(path));
-  await mapLimit([...digests.keys()].filter((i) => !digests[i]), HASH_CONCURRENCY, async (i) => (digests[i] = await index.digest(paths[i]!)));
-  const hash = createHash("sha256");
-  sorted.forEach((file, i) => hash.update(`${file}\0${digests[i]!.size}\0${digests[i]!.sha256}\0`));
-  return `sha256:${hash.digest("hex")}`;
+  return `sha256:${await index.listDigest(root, files)}`;
 }

@@ -74,26 +74,32 @@ const FILE_CONCURRENCY = 64;
 
 const skipPycache = (name: string) => name === "__pycache__" || name.endsWith(".pyc");
 
-interface Input {
-  files: TarFile[];
+/** What goes into the artifact, by group; later groups override earlier ones path by path. */
+interface Groups {
+  /** The app's sources, as archive paths (POSIX, relative to the root: the same as their source). */
+  sources: string[];
+  /** The other groups' files (SDK, build folder, listed dependencies), in override order. */
+  others: Array<{ path: string; source: string }>;
   /** Inputs whose files are described by a key instead of one by one (the content-addressed deps cache). */
   keyed: string[];
 }
 
-/** The artifact's files: archive path → source. Later groups override earlier ones (with a warning). */
-async function collectInputs(ctx: BuildContext, listDeps: boolean): Promise<Input> {
-  const byPath = new Map<string, { source: string; group: string }>();
-  const add = (path: string, source: string, group: string) => {
-    const previous = byPath.get(path);
-    // the resolved requirements.txt replacing the app's own is the contract, not a clash
-    if (previous && previous.group !== group && path !== "requirements.txt") ctx.logger.warn(`${path}: the ${group} file replaces the ${previous.group} file of the same path in the artifact`);
-    byPath.set(path, { source, group });
-  };
+/** Lists the groups, warning about a path that two groups both put into the artifact. */
+async function listGroups(ctx: BuildContext, listDeps: boolean): Promise<Groups> {
+  const sources: string[] = [];
   for (const file of ctx.sourceFiles) {
     const rel = file.split("\\").join("/").replace(/^\.\//, "");
-    if (rel === ".svc" || rel.startsWith(".svc/")) continue;
-    add(rel, join(ctx.root, rel), "app source");
+    if (rel !== ".svc" && !rel.startsWith(".svc/")) sources.push(rel);
   }
+  const groupOf = new Map<string, string>(sources.map((rel) => [rel, "app source"]));
+  const others: Groups["others"] = [];
+  const add = (path: string, source: string, group: string) => {
+    const previous = groupOf.get(path);
+    // the resolved requirements.txt replacing the app's own is the contract, not a clash
+    if (previous && previous !== group && path !== "requirements.txt") ctx.logger.warn(`${path}: the ${group} file replaces the ${previous} file of the same path in the artifact`);
+    groupOf.set(path, group);
+    others.push({ path, source });
+  };
   for (const { rel, abs } of await walkFiles(SDK_DIR, skipPycache)) add(`svc/${rel}`, abs, "svc SDK");
   for (const { rel, abs } of await walkFiles(ctx.buildDir)) add(rel, abs, "build");
   const keyed: string[] = [];
@@ -103,24 +109,34 @@ async function collectInputs(ctx: BuildContext, listDeps: boolean): Promise<Inpu
     if (immutable) keyed.push(`deps:${pip!.hash}`);
     if (listDeps || !immutable) for (const { rel, abs } of await walkFiles(ctx.depsDir, skipPycache)) add(`site-packages/${rel}`, abs, "dependency");
   }
+  return { sources, others, keyed };
+}
+
+/** The artifact's files in archive order: archive path → source, the last group to name a path winning. */
+async function tarFiles(ctx: BuildContext, groups: Groups, index: FileIndex): Promise<TarFile[]> {
+  const byPath = new Map<string, string>(groups.sources.map((rel) => [rel, join(ctx.root, rel)]));
+  for (const { path, source } of groups.others) byPath.set(path, source);
   // sizes the run's file index already knows (sources, build files) need no second stat; -1: not known, stat below
-  const index = await fileIndexOf(ctx);
-  const files: TarFile[] = [...byPath].map(([path, { source }]) => ({ path, source, size: index.knownSize(source) ?? -1 }));
+  const files: TarFile[] = [...byPath].map(([path, source]) => ({ path, source, size: index.knownSize(source) ?? -1 }));
   await mapLimit(files.filter((file) => file.size < 0), FILE_CONCURRENCY, async (file) => (file.size = (await stat(file.source)).size));
   files.sort((a, b) => comparePaths(a.path, b.path));
-  return { files, keyed };
+  return files;
 }
 
 /** Content hashes in flight at once (each file streams in small chunks). */
 const HASH_CONCURRENCY = 16;
 
-/** A digest of everything that decides the artifact's bytes; file contents via the run's file index (unchanged files are not read). */
-async function fingerprint(input: Input, index: FileIndex): Promise<string> {
+/**
+ * A digest of everything that decides the artifact's bytes: the sources' list digest (the one the
+ * manifest stage took, kept by the run's file index), then each other file's path, size and content
+ * hash in group order. Unchanged files are not read (docs/manifest.md, "File index").
+ */
+async function fingerprint(ctx: BuildContext, groups: Groups, index: FileIndex): Promise<string> {
   const hash = createHash("sha256");
-  hash.update(`svc-artifact-v${FORMAT_VERSION}\0${input.keyed.join("\0")}\0`);
-  const parts = input.files.map((file) => index.known(file.source));
-  await mapLimit([...parts.keys()].filter((i) => !parts[i]), HASH_CONCURRENCY, async (i) => (parts[i] = await index.digest(input.files[i]!.source)));
-  input.files.forEach((file, i) => hash.update(`${file.path}\0${file.size}\0${parts[i]!.sha256}\0`));
+  hash.update(`svc-artifact-v${FORMAT_VERSION}\0${groups.keyed.join("\0")}\0sources\0${await index.listDigest(ctx.root, groups.sources)}\0`);
+  const parts = groups.others.map((file) => index.known(file.source));
+  await mapLimit([...parts.keys()].filter((i) => !parts[i]), HASH_CONCURRENCY, async (i) => (parts[i] = await index.digest(groups.others[i]!.source)));
+  hash.update(groups.others.map((file, i) => `${file.path}\0${parts[i]!.size}\0${parts[i]!.sha256}\0`).join(""));
   return hash.digest("hex");
 }
 
@@ -139,9 +155,9 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
   const stateFile = join(ctx.outDir, PACK_STATE_FILE);
 
   // fast path: same inputs as the artifact on disk → reuse it
-  const quick = await collectInputs(ctx, false);
+  const quick = await listGroups(ctx, false);
   const index = await fileIndexOf(ctx);
-  const print = await fingerprint(quick, index);
+  const print = await fingerprint(ctx, quick, index);
   // the last stage to use the index: entries of files no longer among the inputs are dropped
   await index.save({ prune: true });
   const state = await readState(stateFile);
@@ -152,13 +168,13 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
     return { path, ...state.artifact };
   }
 
-  const input = quick.keyed.length ? await collectInputs(ctx, true) : quick;
+  const files = await tarFiles(ctx, quick.keyed.length ? await listGroups(ctx, true) : quick, index);
   const temporary = `${path}.tmp-${process.pid}`;
   await rm(stateFile, { force: true });
   try {
-    const { sha256, size } = await writeTarGz(input.files, temporary);
+    const { sha256, size } = await writeTarGz(files, temporary);
     await rename(temporary, path);
-    const entries: ArtifactEntry[] = input.files.map((file) => ({ path: file.path, size: file.size }));
+    const entries: ArtifactEntry[] = files.map((file) => ({ path: file.path, size: file.size }));
     const artifact: Artifact = { path, sha256, size, unpackedSize: entries.reduce((sum, e) => sum + e.size, 0), entries };
     const { path: _path, ...stored } = artifact;
     await writeFile(stateFile, JSON.stringify({ version: FORMAT_VERSION, fingerprint: print, artifact: stored } satisfies PackState));

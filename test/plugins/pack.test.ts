@@ -1,11 +1,12 @@
 /** svc:tar-pack, svc:size-guard, svc:analyze and plugin replacement, through the full build pipeline. */
 import { createHash, randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, existsSync, utimesSync, writeFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, existsSync, mkdirSync, utimesSync, writeFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { list } from "tar";
 import { describe, expect, it } from "vitest";
 import { runBuild as runPipeline } from "../../testing/index.ts";
 import { createLogger } from "../../core/logger.ts";
+import type { SvcPlugin } from "../../core/types.ts";
 import { formatBytes, isSvcError } from "../../core/errors.ts";
 import { SDK_DIR, walkFiles } from "../../plugins/tar-pack.ts";
 import { comparePaths } from "../../plugins/_tar.ts";
@@ -90,6 +91,46 @@ describe("svc:tar-pack", () => {
     const changed = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
     expect(changed.meta.get("svc:tar-pack")).toMatchObject({ reused: false });
     expect(changed.artifact!.sha256).not.toBe(first.artifact!.sha256);
+  });
+
+  it("repacks when only a build-folder file changed, and when a source joins after the manifest stage", async () => {
+    const root = copyFixture("pack-app");
+    let extra = "first";
+    let lateSource: string | undefined;
+    const plugin: SvcPlugin = {
+      name: "test:build-file",
+      apply(pipeline) {
+        pipeline.hooks.installDependencies.tapPromise("test:build-file", async (_requirements, ctx) => {
+          writeFileSync(join(ctx.buildDir, "extra.txt"), extra);
+          if (lateSource) ctx.sourceFiles = [...ctx.sourceFiles, lateSource];
+        });
+      },
+    };
+    const build = () => runPipeline({ root, logger: quiet(), plugins: [plugin], options: { noDeps: true } });
+    const first = await build();
+    expect((await build()).meta.get("svc:tar-pack")).toMatchObject({ reused: true });
+    extra = "second";
+    const rebuilt = await build();
+    expect(rebuilt.meta.get("svc:tar-pack")).toMatchObject({ reused: false });
+    expect(rebuilt.artifact!.sha256).not.toBe(first.artifact!.sha256);
+
+    writeFileSync(join(root, "late.txt"), "not seen by the manifest");
+    lateSource = "late.txt";
+    const withLate = await build();
+    expect(withLate.meta.get("svc:tar-pack")).toMatchObject({ reused: false });
+    expect((await tarEntries(withLate.artifact!.path)).map((e) => e.path)).toContain("late.txt");
+  });
+
+  it("warns about a source the SDK replaces on every build, the reused ones too", async () => {
+    const root = copyFixture("pack-app");
+    mkdirSync(join(root, "svc"), { recursive: true });
+    writeFileSync(join(root, "svc", "__init__.py"), "# shadows the SDK\n");
+    for (const reused of [false, true]) {
+      const logger = createLogger("silent");
+      const ctx = await runPipeline({ root, logger, options: { noDeps: true } });
+      expect(ctx.meta.get("svc:tar-pack")).toMatchObject({ reused });
+      expect(logger.warnings.join("\n")).toContain("svc/__init__.py: the svc SDK file replaces the app source file");
+    }
   });
 });
 
