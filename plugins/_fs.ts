@@ -1,5 +1,6 @@
 /** File helpers of the built-in plugins. */
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { FileIndex } from "./_file-index.ts";
@@ -21,6 +22,20 @@ export async function writeIfChanged(file: string, content: string, index?: File
   }
   await index?.record(file, sha256, startedAt);
   return wrote;
+}
+
+/**
+ * A small file's text (a cache under .svc/cache/, an ignore file), or undefined when it cannot be
+ * read. Synchronous on purpose: fs.promises.readFile makes four trips through libuv's thread pool
+ * (open, stat, read, close) and each can wait milliseconds for a busy CPU, while the read itself
+ * takes microseconds (docs/manifest.md, "File index").
+ */
+export function readSmallText(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
 }
 
 /** Writes through a temporary file and a rename, so a reader never sees half a file (the caches under .svc/cache/). */

@@ -6,10 +6,9 @@
  * given (plugins/_python.ts). docs/manifest.md, "Python interpreter".
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { writeFileAtomically } from "./_fs.ts";
+import { readSmallText, writeFileAtomically } from "./_fs.ts";
 
 export const PYTHON_CACHE_FILE = "cache/python.json";
 const DEFAULT_PYTHON = "python3";
@@ -65,9 +64,9 @@ function shimKey(): string | undefined {
   return parts.join("\0");
 }
 
-async function readPythonCache(outDir: string): Promise<PythonCache | undefined> {
+function readPythonCache(outDir: string): PythonCache | undefined {
   try {
-    return JSON.parse(await readFile(join(outDir, PYTHON_CACHE_FILE), "utf8")) as PythonCache;
+    return JSON.parse(readSmallText(join(outDir, PYTHON_CACHE_FILE)) ?? "null") ?? undefined;
   } catch {
     return undefined; // missing or unreadable: start the shim
   }
@@ -81,7 +80,7 @@ export async function startablePython(outDir: string, python: string): Promise<s
   if (python !== DEFAULT_PYTHON) return python;
   const key = shimKey();
   if (!key) return python;
-  const cached = await readPythonCache(outDir);
+  const cached = readPythonCache(outDir);
   if (cached?.key !== key || !statSync(cached.executable, { throwIfNoEntry: false })?.isFile()) return python;
   return cached.executable;
 }
@@ -91,7 +90,7 @@ export async function rememberPython(outDir: string, python: string, executable:
   if (python !== DEFAULT_PYTHON || !executable) return;
   const key = shimKey();
   if (!key) return;
-  const cached = await readPythonCache(outDir);
+  const cached = readPythonCache(outDir);
   if (cached?.key === key && cached.executable === executable) return;
   await writeFileAtomically(join(outDir, PYTHON_CACHE_FILE), JSON.stringify({ key, executable } satisfies PythonCache));
 }

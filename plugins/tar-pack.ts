@@ -7,12 +7,13 @@
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { packagePath } from "../core/package-root.ts";
 import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/types.ts";
 import { PLUGIN_NAME as PIP_PLUGIN } from "./pip-install.ts";
 import { fileIndexOf, type FileIndex } from "./_file-index.ts";
+import { readSmallText } from "./_fs.ts";
 import { mapLimit } from "./_map-limit.ts";
 import { comparePaths, writeTarGz, type TarFile } from "./_tar.ts";
 
@@ -140,9 +141,9 @@ async function fingerprint(ctx: BuildContext, groups: Groups, index: FileIndex):
   return hash.digest("hex");
 }
 
-async function readState(file: string): Promise<PackState | undefined> {
+function readState(file: string): PackState | undefined {
   try {
-    const state = JSON.parse(await readFile(file, "utf8")) as PackState;
+    const state = JSON.parse(readSmallText(file) ?? "null") as PackState;
     return state.version === FORMAT_VERSION ? state : undefined;
   } catch {
     return undefined;
@@ -160,7 +161,7 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
   const print = await fingerprint(ctx, quick, index);
   // the last stage to use the index: entries of files no longer among the inputs are dropped
   await index.save({ prune: true });
-  const state = await readState(stateFile);
+  const state = readState(stateFile);
   const onDisk = await stat(path).catch(() => undefined);
   if (state && state.fingerprint === print && onDisk?.size === state.artifact.size) {
     ctx.meta.set(PLUGIN_NAME, { reused: true, fingerprint: print } satisfies TarPackMeta);

@@ -10,7 +10,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BuildContext } from "../../core/types.ts";
 import { fileIndexOf } from "../_file-index.ts";
-import { writeFileAtomically } from "../_fs.ts";
+import { readSmallText, writeFileAtomically } from "../_fs.ts";
 import { mapLimit } from "../_map-limit.ts";
 import { rememberPython, startablePython } from "../_real-python.ts";
 import { contentHash, DISCOVER_SCRIPT, type FileAnalysis, type PythonParser, type StdlibModules } from "./_parser.ts";
@@ -27,9 +27,9 @@ interface CacheFile {
   stdlib?: StdlibModules;
 }
 
-async function readCache(file: string, key: string): Promise<CacheFile> {
+function readCache(file: string, key: string): CacheFile {
   try {
-    const data = JSON.parse(await readFile(file, "utf8")) as CacheFile;
+    const data = JSON.parse(readSmallText(file) ?? "null") as CacheFile;
     if (data.key === key) return data;
   } catch {
     // missing or unreadable: start afresh
@@ -53,10 +53,10 @@ async function withRealPython<T>(ctx: BuildContext, parser: PythonParser, ask: (
 /** parser.stdlib(), asked of Python once per interpreter and helper version, then read from the cache. */
 export async function stdlibWithCache(ctx: BuildContext, parser: PythonParser): Promise<StdlibModules> {
   const file = join(ctx.outDir, ANALYSIS_CACHE_FILE);
-  const data = await readCache(file, await cacheKey(ctx, parser));
+  const data = readCache(file, await cacheKey(ctx, parser));
   if (data.stdlib) return data.stdlib;
   const stdlib = await withRealPython(ctx, parser, () => parser.stdlib());
-  await writeFileAtomically(file, JSON.stringify({ ...(await readCache(file, data.key)), stdlib } satisfies CacheFile));
+  await writeFileAtomically(file, JSON.stringify({ ...readCache(file, data.key), stdlib } satisfies CacheFile));
   return stdlib;
 }
 
@@ -64,7 +64,7 @@ export async function stdlibWithCache(ctx: BuildContext, parser: PythonParser): 
 export async function parseWithCache(ctx: BuildContext, parser: PythonParser, pyFiles: readonly string[]): Promise<FileAnalysis[]> {
   const index = await fileIndexOf(ctx);
   const file = join(ctx.outDir, ANALYSIS_CACHE_FILE);
-  const data = await readCache(file, await cacheKey(ctx, parser));
+  const data = readCache(file, await cacheKey(ctx, parser));
   const cached = new Map(Object.entries(data.entries));
   // a file the index must read anyway comes back with its bytes: on a cold build each is read once
   const read = await mapLimit(pyFiles, READ_CONCURRENCY, (path) => index.digest(join(ctx.root, path), { keepBytes: true }));

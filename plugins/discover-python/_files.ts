@@ -3,10 +3,11 @@
  * (both at the root, gitignore syntax, via the `ignore` package), config `ignore`, and the built-in
  * ignores below.
  */
-import { readdir, readFile } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import ignore, { type Ignore } from "ignore";
 import { CONFIG_FILES } from "../../core/config.ts";
+import { readSmallText } from "../_fs.ts";
 
 /** Never part of an app: tooling output, caches, virtualenvs, secrets, tests, build output. */
 export const BUILTIN_IGNORES = [
@@ -64,13 +65,6 @@ export function isSourceFile(path: string): boolean {
   return true;
 }
 
-async function readIgnoreFile(root: string, name: string): Promise<string> {
-  try {
-    return await readFile(join(root, name), "utf8");
-  } catch {
-    return "";
-  }
-}
 
 /** What decides which files are ignored, besides BUILTIN_IGNORES: the ignore files' texts (IGNORE_FILES order) and config `ignore`. */
 export interface IgnoreSources {
@@ -79,7 +73,7 @@ export interface IgnoreSources {
 }
 
 export async function readIgnoreSources(root: string, extra: readonly string[] = []): Promise<IgnoreSources> {
-  return { files: await Promise.all(IGNORE_FILES.map((name) => readIgnoreFile(root, name))), extra };
+  return { files: IGNORE_FILES.map((name) => readSmallText(join(root, name)) ?? ""), extra };
 }
 
 export function ignoreFrom({ files, extra }: IgnoreSources): Ignore {

@@ -10,11 +10,10 @@
  */
 import { createHash } from "node:crypto";
 import { statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Ignore } from "ignore";
 import { RACY_WINDOW_MS } from "../_file-index.ts";
-import { writeFileAtomically } from "../_fs.ts";
+import { readSmallText, writeFileAtomically } from "../_fs.ts";
 import { BUILTIN_IGNORES, compareCodeUnits, ignoreFrom, listFolder, readIgnoreSources } from "./_files.ts";
 
 export const LISTING_CACHE_FILE = "cache/listing.json";
@@ -34,9 +33,9 @@ export interface ListingOptions {
   racyWindowMs?: number;
 }
 
-async function readCache(file: string, key: string): Promise<Record<string, Folder>> {
+function readCache(file: string, key: string): Record<string, Folder> {
   try {
-    const data = JSON.parse(await readFile(file, "utf8")) as CacheFile;
+    const data = JSON.parse(readSmallText(file) ?? "null") as CacheFile;
     if (data.key === key && data.folders) return data.folders;
   } catch {
     // missing or unreadable: every folder is listed again
@@ -56,7 +55,7 @@ export async function listSourceFilesWithCache(
 ): Promise<{ files: string[]; stats: { listedFolders: number; reusedFolders: number } }> {
   const sources = await readIgnoreSources(root, extraIgnores);
   const key = createHash("sha256").update(JSON.stringify([CACHE_VERSION, BUILTIN_IGNORES, sources])).digest("hex");
-  const previous = await readCache(cacheFile, key);
+  const previous = readCache(cacheFile, key);
   const next: Record<string, Folder> = {};
   const stats = { listedFolders: 0, reusedFolders: 0 };
   const files: string[] = [];
