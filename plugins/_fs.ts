@@ -1,24 +1,25 @@
 /** File helpers of the built-in plugins. */
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
-import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import type { FileIndex } from "./_file-index.ts";
 
 /**
  * Writes only when the content differs (creating the folder if needed); answers whether it wrote.
  * An unchanged file keeps its mtime, which the dev server relies on. With the run's file index, a
- * file the index vouches for (same stat, same hash) is not even read.
+ * file the index vouches for (same stat, same hash) is not even read. The files are small generated
+ * ones (handlers, the manifest, requirements.txt): read and written synchronously, as readSmallText.
  */
 export async function writeIfChanged(file: string, content: string, index?: FileIndex): Promise<boolean> {
   const sha256 = index ? createHash("sha256").update(content).digest("hex") : "";
   if (index && (await index.holds(file, sha256))) return false;
-  const current = await readFile(file, "utf8").catch(() => undefined);
+  const current = readSmallText(file);
   const startedAt = Date.now();
   const wrote = current !== content;
   if (wrote) {
-    await mkdir(dirname(file), { recursive: true });
-    await writeFile(file, content);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, content);
   }
   await index?.record(file, sha256, startedAt);
   return wrote;

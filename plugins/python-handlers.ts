@@ -5,7 +5,8 @@
  * file index vouches for it (plugins/_file-index.ts); handler files of endpoints that no longer exist
  * are removed.
  */
-import { mkdir, readdir, rm } from "node:fs/promises";
+import { mkdirSync, readdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { errors } from "../core/errors.ts";
 import type { EndpointSpec, SvcPlugin } from "../core/types.ts";
@@ -35,7 +36,7 @@ export function pythonHandlers(): SvcPlugin {
 
 export async function writeHandlers(buildDir: string, endpoints: readonly EndpointSpec[], index?: FileIndex): Promise<void> {
   const dir = join(buildDir, HANDLERS_DIR);
-  await mkdir(dir, { recursive: true });
+  mkdirSync(dir, { recursive: true }); // small and on every build: no trips through the thread pool (plugins/_fs.ts)
   const owners = new Map<string, EndpointSpec>();
   for (const endpoint of endpoints) {
     const path = handlerPath(endpoint.name);
@@ -55,7 +56,7 @@ export async function writeHandlers(buildDir: string, endpoints: readonly Endpoi
     }),
   );
   const keep = new Set([...owners.keys()].map((path) => path.slice(HANDLERS_DIR.length + 1)));
-  for (const entry of await readdir(dir)) {
+  for (const entry of readdirSync(dir)) {
     if (entry.endsWith(".py") && !keep.has(entry)) await rm(join(dir, entry), { force: true });
   }
 }
