@@ -1,6 +1,6 @@
 /**
  * One measured build in its own process, under plain node against the built package's `svc/testing`
- * (what `svc build` runs, without tsx, whose loader thread adds its own hops to small timings):
+ * (the code `svc build` runs once installed):
  *   node _child-built.mjs <dist/testing.mjs> <root> [--no-deps]
  * prints {"ms", "cpuMs", "reusedArtifact", "pipRan", "stages", "maxRssMB"} as _child.ts's build mode does.
  */
