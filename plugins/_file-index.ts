@@ -20,7 +20,7 @@ import { createReadStream, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BuildContext } from "../core/types.ts";
-import { readSmallText, writeFileAtomically } from "./_fs.ts";
+import { readCacheJson, writeFileAtomically } from "./_fs.ts";
 import { mapLimit } from "./_map-limit.ts";
 
 export const FILE_INDEX_FILE = "cache/file-index.json";
@@ -92,13 +92,9 @@ export class FileIndex {
    * `transientDir`: a folder whose files are rewritten on every run; their entries are not saved.
    */
   static async open(file: string, { racyWindowMs = RACY_WINDOW_MS, transientDir }: { racyWindowMs?: number; transientDir?: string } = {}): Promise<FileIndex> {
-    let entries = new Map<string, Entry>();
-    try {
-      const data = JSON.parse(readSmallText(file) ?? "null") as { version?: number; entries?: Record<string, Entry> };
-      if (data.version === INDEX_VERSION && data.entries) entries = new Map(Object.entries(data.entries));
-    } catch {
-      // missing or unreadable: everything is hashed again
-    }
+    // missing or unreadable: everything is hashed again
+    const data = readCacheJson<{ version: number; entries: Record<string, Entry> }>(file);
+    const entries = data?.version === INDEX_VERSION && data.entries ? new Map(Object.entries(data.entries)) : new Map<string, Entry>();
     return new FileIndex(file, entries, racyWindowMs, transientDir === undefined ? undefined : join(transientDir, "/"));
   }
 

@@ -39,6 +39,21 @@ export function readSmallText(file: string): string | undefined {
   }
 }
 
+/**
+ * A cache file's JSON object (read with readSmallText), or undefined when it is missing, unreadable
+ * or not a JSON object: a cache that cannot be read is started afresh. The caller checks its fields.
+ */
+export function readCacheJson<T extends object>(file: string): Partial<T> | undefined {
+  const text = readSmallText(file);
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === "object" && value !== null ? (value as Partial<T>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Writes through a temporary file and a rename, so a reader never sees half a file (the caches under .svc/cache/). */
 export async function writeFileAtomically(file: string, content: string): Promise<void> {
   await mkdir(dirname(file), { recursive: true });

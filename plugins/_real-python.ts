@@ -8,7 +8,7 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { readSmallText, writeFileAtomically } from "./_fs.ts";
+import { readCacheJson, writeFileAtomically } from "./_fs.ts";
 
 export const PYTHON_CACHE_FILE = "cache/python.json";
 const DEFAULT_PYTHON = "python3";
@@ -64,12 +64,10 @@ function shimKey(): string | undefined {
   return parts.join("\0");
 }
 
+/** undefined when missing or unreadable: the shim is started. */
 function readPythonCache(outDir: string): PythonCache | undefined {
-  try {
-    return JSON.parse(readSmallText(join(outDir, PYTHON_CACHE_FILE)) ?? "null") ?? undefined;
-  } catch {
-    return undefined; // missing or unreadable: start the shim
-  }
+  const data = readCacheJson<PythonCache>(join(outDir, PYTHON_CACHE_FILE));
+  return typeof data?.key === "string" && typeof data.executable === "string" ? (data as PythonCache) : undefined;
 }
 
 /**

@@ -13,7 +13,7 @@ import { packagePath } from "../core/package-root.ts";
 import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/types.ts";
 import { PLUGIN_NAME as PIP_PLUGIN } from "./pip-install.ts";
 import { fileIndexOf, type FileIndex } from "./_file-index.ts";
-import { readSmallText } from "./_fs.ts";
+import { readCacheJson } from "./_fs.ts";
 import { mapLimit } from "./_map-limit.ts";
 import { comparePaths, writeTarGz, type TarFile } from "./_tar.ts";
 
@@ -142,12 +142,8 @@ async function fingerprint(ctx: BuildContext, groups: Groups, index: FileIndex):
 }
 
 function readState(file: string): PackState | undefined {
-  try {
-    const state = JSON.parse(readSmallText(file) ?? "null") as PackState;
-    return state.version === FORMAT_VERSION ? state : undefined;
-  } catch {
-    return undefined;
-  }
+  const state = readCacheJson<PackState>(file);
+  return state?.version === FORMAT_VERSION && state.fingerprint && state.artifact ? (state as PackState) : undefined;
 }
 
 export async function packArtifact(ctx: BuildContext): Promise<Artifact> {

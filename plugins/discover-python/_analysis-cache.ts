@@ -10,7 +10,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BuildContext } from "../../core/types.ts";
 import { fileIndexOf } from "../_file-index.ts";
-import { readSmallText, writeFileAtomically } from "../_fs.ts";
+import { readCacheJson, writeFileAtomically } from "../_fs.ts";
 import { mapLimit } from "../_map-limit.ts";
 import { rememberPython, startablePython } from "../_real-python.ts";
 import { contentHash, DISCOVER_SCRIPT, type FileAnalysis, type PythonParser, type StdlibModules } from "./_parser.ts";
@@ -28,13 +28,8 @@ interface CacheFile {
 }
 
 function readCache(file: string, key: string): CacheFile {
-  try {
-    const data = JSON.parse(readSmallText(file) ?? "null") as CacheFile;
-    if (data.key === key) return data;
-  } catch {
-    // missing or unreadable: start afresh
-  }
-  return { key, entries: {} };
+  const data = readCacheJson<CacheFile>(file);
+  return data?.key === key && data.entries ? (data as CacheFile) : { key, entries: {} };
 }
 
 async function cacheKey(ctx: BuildContext, parser: PythonParser): Promise<string> {

@@ -13,7 +13,7 @@ import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Ignore } from "ignore";
 import { RACY_WINDOW_MS } from "../_file-index.ts";
-import { readSmallText, writeFileAtomically } from "../_fs.ts";
+import { readCacheJson, writeFileAtomically } from "../_fs.ts";
 import { BUILTIN_IGNORES, compareCodeUnits, ignoreFrom, listFolder, readIgnoreSources } from "./_files.ts";
 
 export const LISTING_CACHE_FILE = "cache/listing.json";
@@ -33,14 +33,10 @@ export interface ListingOptions {
   racyWindowMs?: number;
 }
 
+/** The folders of the last listing under the same ignore rules; none (every folder is listed again) when it cannot be read. */
 function readCache(file: string, key: string): Record<string, Folder> {
-  try {
-    const data = JSON.parse(readSmallText(file) ?? "null") as CacheFile;
-    if (data.key === key && data.folders) return data.folders;
-  } catch {
-    // missing or unreadable: every folder is listed again
-  }
-  return {};
+  const data = readCacheJson<CacheFile>(file);
+  return data?.key === key && data.folders ? data.folders : {};
 }
 
 /**

@@ -8,7 +8,11 @@ import { runBuild as runPipeline } from "../../testing/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import type { SvcPlugin } from "../../core/types.ts";
 import { formatBytes, isSvcError } from "../../core/errors.ts";
-import { SDK_DIR, walkFiles } from "../../plugins/tar-pack.ts";
+import { PACK_STATE_FILE, SDK_DIR, walkFiles } from "../../plugins/tar-pack.ts";
+import { FILE_INDEX_FILE } from "../../plugins/_file-index.ts";
+import { PYTHON_CACHE_FILE } from "../../plugins/_real-python.ts";
+import { ANALYSIS_CACHE_FILE } from "../../plugins/discover-python/_analysis-cache.ts";
+import { LISTING_CACHE_FILE } from "../../plugins/discover-python/_listing-cache.ts";
 import { comparePaths } from "../../plugins/_tar.ts";
 import { copyFixture } from "./_helpers.ts";
 
@@ -119,6 +123,23 @@ describe("svc:tar-pack", () => {
     const withLate = await build();
     expect(withLate.meta.get("svc:tar-pack")).toMatchObject({ reused: false });
     expect((await tarEntries(withLate.artifact!.path)).map((e) => e.path)).toContain("late.txt");
+  });
+
+  it("starts afresh from caches and a pack state that are not what it wrote, and builds the same artifact", async () => {
+    const root = copyFixture("pack-app");
+    const first = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
+    const caches = [FILE_INDEX_FILE, LISTING_CACHE_FILE, ANALYSIS_CACHE_FILE, PYTHON_CACHE_FILE, PACK_STATE_FILE];
+    const garbage = ["not json {", "null", "[]", '"text"', '{"version": 2}'];
+    caches.forEach((file, i) => {
+      // python.json is written only where python3 is a version manager's shim
+      if (file !== PYTHON_CACHE_FILE) expect(existsSync(join(root, ".svc", file)), file).toBe(true);
+      writeFileSync(join(root, ".svc", file), garbage[i]!);
+    });
+    const again = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
+    expect(again.meta.get("svc:tar-pack")).toMatchObject({ reused: false });
+    expect(again.artifact!.sha256).toBe(first.artifact!.sha256);
+    const third = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
+    expect(third.meta.get("svc:tar-pack")).toMatchObject({ reused: true });
   });
 
   it("warns about a source the SDK replaces on every build, the reused ones too", async () => {
