@@ -11,8 +11,12 @@
  *
  *   vs the peer         the hosted platform's local test server (PyPI runpod 1.12, handler.py
  *                       --rp_serve_api, handler returns its input; bench/platform/_peer.ts), same
- *                       client, interleaved: sequential runsync p50/p99 and 32-concurrent runsync
- *                       requests/s; goals svc/peer p50 ≤ 2×, p99 ≤ 2×, throughput ≥ 1.0×
+ *                       client, interleaved (sequential: 10 slices a side, the order rotating):
+ *                       sequential runsync p50/p99 and 32-concurrent runsync
+ *                       requests/s; goals svc/peer p50 ≤ 2×, p99 ≤ 2×, throughput ≥ 1.0×. Each
+ *                       side first serves --warmup sequential requests: these servers run for
+ *                       hours, and Node's JIT takes thousands of requests to settle
+ *                       (docs/platform.md, "Measuring")
  *   floor               a bare relay making svc's four crossings with no work between them
  *                       (bench/platform/_relay.ts), interleaved with the two above: what the
  *                       architecture costs before any of svc's code runs
@@ -22,7 +26,8 @@
  * The platform runs in its own process (bench/platform/_server.ts) with rate limits off; the
  * workers are the real Python runtime on fixtures/platform-app.
  * Options: --jobs <n> throughput jobs (default 20000), --rss-jobs <n> (default 100000),
- * --samples <n> round trips (default 2000), --skip-rss, --only <section,...> (roundtrip,
+ * --samples <n> round trips (default 2000), --warmup <n> sequential requests before them (default
+ * 3000, also before the round trip section), --skip-rss, --only <section,...> (roundtrip,
  * throughput, cold, peer, scale, rss), --peer-workers <n> (default 2), --seconds <n> per
  * concurrent run (default 5).
  */
@@ -49,6 +54,8 @@ const ONLY = args.includes("--only") ? new Set(args[args.indexOf("--only") + 1]!
 const want = (section: string) => (ONLY ? ONLY.has(section) : section !== "rss" || !args.includes("--skip-rss"));
 const PEER_WORKERS = opt("--peer-workers", 2);
 const SECONDS = opt("--seconds", 5);
+const WARMUP = opt("--warmup", 3000);
+const SLICES = 10;
 
 const rssMb = (pid: number) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -121,17 +128,17 @@ const call = async (method: "GET" | "POST", path: string, body?: unknown) => {
 const results: Array<[string, string, string]> = [];
 const NOOP_BODY = '{"input":{"op":"noop"}}';
 
-/** Sequential runsync round trips (ms) against `base` + `path`, after a warm-up. */
-async function sequential(base: string, path: string, hdrs: Record<string, string>, n: number): Promise<number[]> {
+/** Sequential runsync round trips (ms) against `base` + `path`, after `warmup` more on the same connection. */
+async function sequential(base: string, path: string, hdrs: Record<string, string>, n: number, warmup = 20): Promise<number[]> {
   const one = new Pool(base, { connections: 1 });
   const rts: number[] = [];
   try {
-    for (let i = 0; i < n + 100; i++) {
+    for (let i = 0; i < n + warmup; i++) {
       const t0 = performance.now();
       const res = await one.request({ method: "POST", path, headers: hdrs, body: NOOP_BODY });
       const body = (await res.body.json()) as { status: string };
       if (body.status !== "COMPLETED") throw new Error(JSON.stringify(body));
-      if (i >= 100) rts.push(performance.now() - t0);
+      if (i >= warmup) rts.push(performance.now() - t0);
     }
   } finally {
     await one.close();
@@ -183,8 +190,16 @@ async function versusPeer(buildId: string): Promise<void> {
   const rps = { svc: [] as number[], peer: [] as number[] };
   const cpuPerJob = { platform: [] as number[], workers: [] as number[] };
   try {
+    for (const side of [svcSide, peerSide, relaySide]) await sequential(side.base, side.path, side.hdrs, WARMUP);
+    // Short slices in turn, the order rotating: a noisy second of the machine lands on every side alike.
+    const sides = [["svc", svcSide], ["peer", peerSide], ["relay", relaySide]] as const;
+    for (let slice = 0; slice < SLICES; slice++) {
+      for (let k = 0; k < sides.length; k++) {
+        const [name, side] = sides[(slice + k) % sides.length]!;
+        seq[name].push(...(await sequential(side.base, side.path, side.hdrs, Math.ceil(SAMPLES / SLICES))));
+      }
+    }
     for (let round = 0; round < 2; round++) {
-      for (const [name, side] of [["svc", svcSide], ["peer", peerSide], ["relay", relaySide]] as const) seq[name].push(...(await sequential(side.base, side.path, side.hdrs, SAMPLES / 2)));
       for (const [name, side] of [["svc", svcSide], ["peer", peerSide]] as const) {
         const cpu0 = name === "svc" ? cpuSeconds(server.pid) : undefined;
         const r = await concurrent(side.base, side.path, side.hdrs, 32, SECONDS);
@@ -249,7 +264,7 @@ try {
       if (body.status !== "COMPLETED") throw new Error(JSON.stringify(body));
       return { rt: performance.now() - t0, exec: body.executionTime };
     };
-    for (let i = 0; i < 200; i++) await once();
+    for (let i = 0; i < WARMUP; i++) await once();
     const rts: number[] = [];
     const execs: number[] = [];
     for (let i = 0; i < SAMPLES; i++) {
