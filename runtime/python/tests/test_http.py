@@ -1,4 +1,5 @@
-"""The runtime's HTTP client: kept-alive connections, reconnect on a connection the server closed."""
+"""The runtime's HTTP client: kept-alive connections, reconnect on a connection the server closed,
+the step that runs once a request is written (`on_sent`)."""
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, List
@@ -16,7 +17,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         server.peers.append(self.client_address[1])
         data = b'{"ok": true}'
-        self.send_response(200)
+        if server.gate is not None:  # answers whether the client opened the gate before reading this answer
+            data = b'{"gate_open": %s}' % (b"true" if server.gate.wait(5) else b"false")
+        self.send_response(server.statuses.pop(0) if server.statuses else 200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
@@ -36,6 +39,8 @@ def server():
     srv.daemon_threads = True
     srv.peers: List[int] = []
     srv.close_after_each = False
+    srv.gate = None
+    srv.statuses: List[int] = []
     threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     srv.url = f"http://127.0.0.1:{srv.server_address[1]}/x"
     yield srv
@@ -69,3 +74,25 @@ def test_a_stale_connection_not_seen_before_use_is_retried_once_on_a_fresh_one(s
 def test_no_answer_is_a_transport_error():
     with pytest.raises(_http.TransportError):
         _http.request("GET", "http://127.0.0.1:9/nothing-listens-here", timeout=2)
+
+
+def test_on_sent_runs_once_the_request_is_written_before_the_answer_is_read(server):
+    server.gate = threading.Event()
+    resp = _http.request("POST", server.url, {"a": 1}, on_sent=server.gate.set)
+    assert resp.body == {"gate_open": True}
+
+
+def test_on_sent_runs_once_across_retries(server):
+    server.statuses = [503, 503]
+    calls: List[int] = []
+    resp = _http.request_with_retries("POST", server.url, {"a": 1}, backoff=0.01, on_sent=lambda: calls.append(1))
+    assert resp.status == 200 and len(server.peers) == 3
+    assert calls == [1]
+
+
+def test_on_sent_still_runs_once_when_nothing_could_be_sent():
+    calls: List[int] = []
+    with pytest.raises(_http.TransportError):
+        _http.request_with_retries("GET", "http://127.0.0.1:9/nothing-listens-here", retries=1, backoff=0.01,
+                                   timeout=2, on_sent=lambda: calls.append(1))
+    assert calls == [1]
