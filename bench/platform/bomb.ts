@@ -2,21 +2,19 @@
  * Artifact bombs against the embedded platform (prints figures, asserts nothing). Run:
  * npx tsx bench/platform/bomb.ts
  *
- * While the platform (its own process, bench/platform/_server.ts) checks an uploaded bomb, a client
- * asks an endpoint's /health every 20 ms and the platform's RSS is sampled. Two bombs:
+ * While the platform (its own process, the built package: bench/platform/_platform.ts) checks an
+ * uploaded bomb, a client asks an endpoint's /health every 20 ms and the platform's RSS is sampled.
+ * Two bombs:
  *   one entry     a 2 GiB file of zeros behind one tar header (refused at the header)
  *   many entries  2,048 files of 1 MiB zeros (refused at 1.5 GB, after inflating that much)
  * Goals (issue 7): platform RSS < 300 MB and /health < 100 ms throughout.
  */
-import { spawn } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
-import { resolve } from "node:path";
-import { createInterface } from "node:readline";
 import { gzipSync } from "node:zlib";
 import { buildFixtureArtifact, deploy, gqlOk, tempDir } from "../../test/platform/_support.ts";
+import { startBuiltPlatform } from "./_platform.ts";
 import { rawHeader, zeroBomb } from "../../test/platform/_raw-tar.ts";
 
-const SERVER = resolve(import.meta.dirname, "_server.ts");
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? NaN) / 1024;
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
@@ -26,8 +24,7 @@ function manyEntries(count: number): Buffer {
 }
 
 const dir = await tempDir("svc-platform-bomb-");
-const child = spawn(process.execPath, ["--import", "tsx", SERVER, dir], { stdio: ["ignore", "pipe", "inherit"], cwd: resolve(import.meta.dirname, "../..") });
-const { url, apiKey, pid } = JSON.parse(await new Promise<string>((res) => createInterface({ input: child.stdout! }).once("line", res)));
+const { child, url, apiKey, pid } = await startBuiltPlatform(dir);
 const p = { url, apiKey };
 const headers = { authorization: `Bearer ${apiKey}` };
 const lines: string[] = [];

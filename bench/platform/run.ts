@@ -23,8 +23,8 @@
  *   scaling             200 concurrent runsync clients on a no-op endpoint (workers 0–4,
  *                       QUEUE_DELAY): workers used, p50/p99 (issue 10 item 2)
  *
- * The platform runs in its own process (bench/platform/_server.ts) with rate limits off; the
- * workers are the real Python runtime on fixtures/platform-app.
+ * The platform runs in its own process, from the built package as users run it, with rate limits
+ * off; the workers are the real Python runtime on fixtures/platform-app.
  * Options: --jobs <n> throughput jobs (default 20000), --rss-jobs <n> (default 100000),
  * --samples <n> round trips (default 2000), --warmup <n> sequential requests before them (default
  * 3000, also before the round trip section), --skip-rss, --only <section,...> (roundtrip,
@@ -40,6 +40,7 @@ import { Pool } from "undici";
 import { buildFixtureArtifact, deploy, gqlOk, saveEndpoint, tempDir, waitFor } from "../../test/platform/_support.ts";
 import { startPeer } from "./_peer.ts";
 import { PLATFORM_NODE_FLAGS } from "../../platform/ensure.ts";
+import { startBuiltPlatform } from "./_platform.ts";
 
 const args = process.argv.slice(2);
 const opt = (name: string, fallback: number) => {
@@ -49,7 +50,6 @@ const opt = (name: string, fallback: number) => {
 const THROUGHPUT_JOBS = opt("--jobs", 20_000);
 const RSS_JOBS = opt("--rss-jobs", 100_000);
 const SAMPLES = opt("--samples", 2000);
-const SERVER = resolve(import.meta.dirname, "_server.ts");
 const ONLY = args.includes("--only") ? new Set(args[args.indexOf("--only") + 1]!.split(",")) : undefined;
 const want = (section: string) => (ONLY ? ONLY.has(section) : section !== "rss" || !args.includes("--skip-rss"));
 const PEER_WORKERS = opt("--peer-workers", 2);
@@ -85,16 +85,6 @@ const cpuSeconds = (pid: number): { self: number; children: number } => {
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const fmt = (n: number, digits = 2) => n.toFixed(digits);
 
-async function startServer(dir: string): Promise<{ child: ChildProcess; url: string; apiKey: string; pid: number }> {
-  const nodeArgs = [...PLATFORM_NODE_FLAGS, ...(process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? [])]; // as `svc` starts it
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", SERVER, dir], { stdio: ["ignore", "pipe", "inherit"], cwd: resolve(import.meta.dirname, "../..") });
-  const line = await new Promise<string>((res, rej) => {
-    createInterface({ input: child.stdout! }).once("line", res);
-    child.once("exit", (code) => rej(new Error(`platform exited (${code})`)));
-  });
-  return { child, ...JSON.parse(line) };
-}
-
 /** The floor (bench/platform/_relay.ts): the same four crossings as a svc runsync with no platform work between them. */
 async function startRelay(dir: string): Promise<{ url: string; stop(): Promise<void> }> {
   const socket = resolve(dir, "relay.sock");
@@ -117,7 +107,7 @@ async function startRelay(dir: string): Promise<{ url: string; stop(): Promise<v
 }
 
 const dir = await tempDir("svc-platform-bench-");
-const server = await startServer(dir);
+const server = await startBuiltPlatform(dir);
 const p = { url: server.url, apiKey: server.apiKey };
 const headers = { authorization: `Bearer ${p.apiKey}`, "content-type": "application/json" };
 const pool = new Pool(p.url, { connections: 128, pipelining: 1 });
