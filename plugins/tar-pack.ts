@@ -83,10 +83,16 @@ interface Groups {
   others: Array<{ path: string; source: string }>;
   /** Inputs whose files are described by a key instead of one by one (the content-addressed deps cache). */
   keyed: string[];
+  /** Adds a file to the groups, warning when an earlier group put a file at the same path. */
+  add(path: string, source: string, group: string): void;
 }
 
-/** Lists the groups, warning about a path that two groups both put into the artifact. */
-async function listGroups(ctx: BuildContext, listDeps: boolean): Promise<Groups> {
+/**
+ * Lists the groups, warning about a path that two groups both put into the artifact. Dependencies
+ * from the content-addressed cache stay a key (the fingerprint needs no more); `listKeyedDeps`
+ * lists them when the artifact is written.
+ */
+async function listGroups(ctx: BuildContext): Promise<Groups> {
   const sources: string[] = [];
   for (const file of ctx.sourceFiles) {
     const rel = file.split("\\").join("/").replace(/^\.\//, "");
@@ -106,11 +112,20 @@ async function listGroups(ctx: BuildContext, listDeps: boolean): Promise<Groups>
   const keyed: string[] = [];
   if (ctx.depsDir) {
     const pip = ctx.meta.get(PIP_PLUGIN);
-    const immutable = pip?.hash !== undefined && ctx.depsDir.includes(pip.hash);
-    if (immutable) keyed.push(`deps:${pip!.hash}`);
-    if (listDeps || !immutable) for (const { rel, abs } of await walkFiles(ctx.depsDir, skipPycache)) add(`site-packages/${rel}`, abs, "dependency");
+    if (pip?.hash !== undefined && ctx.depsDir.includes(pip.hash)) keyed.push(`deps:${pip.hash}`);
+    else await listDeps(ctx.depsDir, add);
   }
-  return { sources, others, keyed };
+  return { sources, others, keyed, add };
+}
+
+async function listDeps(depsDir: string, add: Groups["add"]): Promise<void> {
+  for (const { rel, abs } of await walkFiles(depsDir, skipPycache)) add(`site-packages/${rel}`, abs, "dependency");
+}
+
+/** `groups` with the dependencies that were a key listed file by file, as the archive needs them. */
+async function listKeyedDeps(ctx: BuildContext, groups: Groups): Promise<Groups> {
+  if (groups.keyed.length > 0 && ctx.depsDir) await listDeps(ctx.depsDir, groups.add);
+  return groups;
 }
 
 /** The artifact's files in archive order: archive path → source, the last group to name a path winning. */
@@ -152,9 +167,9 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
   const stateFile = join(ctx.outDir, PACK_STATE_FILE);
 
   // fast path: same inputs as the artifact on disk → reuse it
-  const quick = await listGroups(ctx, false);
+  const groups = await listGroups(ctx);
   const index = await fileIndexOf(ctx);
-  const print = await fingerprint(ctx, quick, index);
+  const print = await fingerprint(ctx, groups, index);
   // the last stage to use the index: entries of files no longer among the inputs are dropped
   await index.save({ prune: true });
   const state = readState(stateFile);
@@ -165,7 +180,7 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
     return { path, ...state.artifact };
   }
 
-  const files = await tarFiles(ctx, quick.keyed.length ? await listGroups(ctx, true) : quick, index);
+  const files = await tarFiles(ctx, await listKeyedDeps(ctx, groups), index);
   const temporary = `${path}.tmp-${process.pid}`;
   await rm(stateFile, { force: true });
   try {
