@@ -11,7 +11,6 @@ import { errors } from "../core/errors.ts";
 import { resolveOptions, type PlatformOptions } from "./options.ts";
 import { ensureApiKey, DB_FILE, API_KEY_FILE } from "./state-dir.ts";
 import { createStore } from "./store/index.ts";
-import { LOG_FLUSH_MS } from "./store/logs.ts";
 import { JobQueue, PRUNE_CHUNK } from "./queue/queue.ts";
 import { createWebhookSender } from "./queue/webhooks.ts";
 import { statusBody } from "./queue/views.ts";
@@ -148,6 +147,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
       queue.sweep(now);
       supervisor.sweep(now);
       pruneExpired(now);
+      store.logs.flush(now); // lines go on their own timer; this applies the retention when due
       if (ticks++ % 5 === 0) store.builds.pruneUploads(now);
       if (ticks % 60 === 0) {
         void sweepFiles(ctx, now).catch((error) => options.log(`file sweep failed: ${(error as Error).message}`));
@@ -160,8 +160,6 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     }
   }, options.sweepIntervalMs);
   sweep.unref();
-  const flushLogs = setInterval(() => store.logs.flush(), LOG_FLUSH_MS);
-  flushLogs.unref();
   autoscaler.start();
   autoscaler.tick();
 
@@ -177,7 +175,6 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     close() {
       closing ??= (async () => {
         clearInterval(sweep);
-        clearInterval(flushLogs);
         autoscaler.stop();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         if (workerSocket) socketServer!.close();

@@ -9,8 +9,11 @@ import type { Db } from "./db.ts";
 export const LOG_RETENTION_MS = 24 * 3600_000;
 /** How often the retention is applied (on a flush). */
 const PRUNE_INTERVAL_MS = 60_000;
-/** How often lines are written (server.ts): small batches hold the platform's one thread briefly. */
-export const LOG_FLUSH_MS = 50;
+/**
+ * How long a line waits for the lines after it: they are written together, and small batches
+ * hold the platform's one thread briefly. No line pending, no timer (an idle platform sleeps).
+ */
+const LOG_FLUSH_MS = 50;
 /** Lines an endpoint may hold over its cap before its oldest are deleted (in one small delete). */
 const TRIM_SLACK = 100;
 
@@ -53,9 +56,10 @@ CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (
     removeLines: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ?"),
     removeRetired: db.prepare("DELETE FROM retired_log_endpoints WHERE endpoint_id = ?"),
   };
-  // Lines are written in batches (every LOG_FLUSH_MS) with one statement per BLOCK lines. The lines
-  // each endpoint holds are counted once, then tracked: trimming to the cap deletes its oldest lines
-  // once TRIM_SLACK more have come (no walk over the cap's worth of index entries per batch).
+  // Lines are written in batches (LOG_FLUSH_MS after the first) with one statement per BLOCK
+  // lines. The lines each endpoint holds are counted once, then tracked: trimming to the cap deletes
+  // its oldest lines once TRIM_SLACK more have come (no walk over the cap's worth of index entries
+  // per batch).
   const BLOCK = 32;
   const kept = new Map<string, number>();
   const insertBlock = db.prepare(`INSERT INTO worker_logs (endpoint_id, worker_id, ts, line) VALUES ${Array(BLOCK).fill("(?, ?, ?, ?)").join(", ")}`);
@@ -94,6 +98,7 @@ CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (
     }
   });
   let prunedAt = 0;
+  let flushTimer: NodeJS.Timeout | undefined;
   const toLine = (r: Row): LogLine => ({ id: r.id, ts: r.ts, workerId: r.worker_id, line: r.line });
   const toRetired = (r: RetiredRow): RetiredEndpoint => ({ id: r.endpoint_id, name: r.name, environmentId: r.environment_id, deletedAt: r.deleted_at });
 
@@ -101,8 +106,17 @@ CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (
     append(endpointId: string, workerId: string, line: string): void {
       pending.push([endpointId, workerId, Date.now(), line.length > 8192 ? `${line.slice(0, 8192)}…` : line]);
       touched.set(endpointId, (touched.get(endpointId) ?? 0) + 1);
+      if (!flushTimer) {
+        flushTimer = setTimeout(() => db.open && repo.flush(), LOG_FLUSH_MS); // a line after close stays unwritten
+        flushTimer.unref();
+      }
     },
+    /** Writes the pending lines; applies the retention when it is due (the platform's sweep calls it too). */
     flush(now = Date.now()): void {
+      if (flushTimer) {
+        clearTimeout(flushTimer);
+        flushTimer = undefined;
+      }
       if (pending.length > 0) {
         const rows = pending;
         pending = [];

@@ -118,8 +118,6 @@ export class Supervisor {
     const probeMs = Math.max(50, Math.min(1000, deps.options.pingIntervalS * 1000));
     this.lbProbe = setInterval(() => this.probeLb(), probeMs);
     this.lbProbe.unref();
-    this.lbStartProbe = setInterval(() => this.pollStartingLb(), 25);
-    this.lbStartProbe.unref();
   }
 
   private get log() {
@@ -348,6 +346,7 @@ export class Supervisor {
       else w.pid = proc.pid;
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
       this.capture(proc, endpoint.id, w);
+      if (w.type === "LB") this.watchLbStarts();
       proc.on("error", (error) => {
         this.platformLog(endpoint.id, w.id, `worker ${w.id} could not start ${launch.command}: ${error.message}`);
         if (proc.pid === undefined) {
@@ -586,12 +585,24 @@ export class Supervisor {
     }
   }
 
-  /** Fast readiness polling for LB workers that are starting. */
+  /** Polls starting LB workers' /ping every 25 ms while there are any: an idle platform sets no such timer. */
+  private watchLbStarts(): void {
+    if (this.lbStartProbe) return;
+    this.lbStartProbe = setInterval(() => this.pollStartingLb(), 25);
+    this.lbStartProbe.unref();
+  }
+
+  /** Fast readiness polling for LB workers that are starting; the timer stops once none is. */
   pollStartingLb(): void {
+    let starting = false;
     for (const w of this.workers.values()) {
-      if (w.type === "LB" && !w.ready && w.lbPort && w.proc && !w.exited && !w.stopping && !w.probing) {
-        void this.pingLb(w).then((ok) => ok && this.markReady(w));
-      }
+      if (w.type !== "LB" || w.ready || !w.lbPort || !w.proc || w.exited || w.stopping) continue;
+      starting = true;
+      if (!w.probing) void this.pingLb(w).then((ok) => ok && this.markReady(w));
+    }
+    if (!starting && this.lbStartProbe) {
+      clearInterval(this.lbStartProbe);
+      this.lbStartProbe = undefined;
     }
   }
 
