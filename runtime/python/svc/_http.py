@@ -275,6 +275,7 @@ def _send(key: _Key, method: str, target: str, data: Optional[bytes], headers: D
             conn.request(method, target, body=data, headers=headers)
             if on_sent:
                 on_sent()
+                on_sent = None  # once, though a stale connection sends the request again below
             resp = conn.getresponse()
             raw = resp.read()
         except _STALE:

@@ -82,6 +82,15 @@ def test_on_sent_runs_once_the_request_is_written_before_the_answer_is_read(serv
     assert resp.body == {"gate_open": True}
 
 
+def test_on_sent_runs_once_when_a_stale_connection_sends_the_request_again(server, monkeypatch):
+    server.close_after_each = True
+    assert _http.request("GET", server.url).status == 200
+    monkeypatch.setattr(_http.select, "select", lambda r, w, x, t: ([], [], []))  # the close goes unseen before use
+    calls: List[int] = []
+    assert _http.request("POST", server.url, {"n": 2}, on_sent=lambda: calls.append(1)).status == 200
+    assert len(server.peers) == 2 and calls == [1]
+
+
 def test_on_sent_runs_once_across_retries(server):
     server.statuses = [503, 503]
     calls: List[int] = []
