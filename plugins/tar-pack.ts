@@ -89,8 +89,8 @@ interface Groups {
 
 /**
  * Lists the groups, warning about a path that two groups both put into the artifact. Dependencies
- * from the content-addressed cache stay a key (the fingerprint needs no more); `listKeyedDeps`
- * lists them when the artifact is written.
+ * from the content-addressed cache stay a key (the fingerprint needs no more); they are listed
+ * file by file (`listDeps`) only when the artifact is written.
  */
 async function listGroups(ctx: BuildContext): Promise<Groups> {
   const sources: string[] = [];
@@ -120,12 +120,6 @@ async function listGroups(ctx: BuildContext): Promise<Groups> {
 
 async function listDeps(depsDir: string, add: Groups["add"]): Promise<void> {
   for (const { rel, abs } of await walkFiles(depsDir, skipPycache)) add(`site-packages/${rel}`, abs, "dependency");
-}
-
-/** `groups` with the dependencies that were a key listed file by file, as the archive needs them. */
-async function listKeyedDeps(ctx: BuildContext, groups: Groups): Promise<Groups> {
-  if (groups.keyed.length > 0 && ctx.depsDir) await listDeps(ctx.depsDir, groups.add);
-  return groups;
 }
 
 /** The artifact's files in archive order: archive path → source, the last group to name a path winning. */
@@ -180,7 +174,8 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
     return { path, ...state.artifact };
   }
 
-  const files = await tarFiles(ctx, await listKeyedDeps(ctx, groups), index);
+  if (groups.keyed.length > 0 && ctx.depsDir) await listDeps(ctx.depsDir, groups.add); // the archive needs them one by one
+  const files = await tarFiles(ctx, groups, index);
   const temporary = `${path}.tmp-${process.pid}`;
   await rm(stateFile, { force: true });
   try {

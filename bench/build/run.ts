@@ -7,10 +7,10 @@
  *           nothing-changed builds, from the built package under plain node (`npm pack`, as users
  *           run it, and as the peer section's "built package" runs: _child-built.mjs). Goals:
  *           per-file cost ≤ 1 ms cold and ≤ 0.5 ms unchanged; data tree peak RSS ≤ 200 MB; its
- *           no-change rebuild ≤ 1.2× the one-file app's. The apps' builds
- *           run in rounds, one build of each app per round (order reversed every other round), and
- *           per-file costs are taken within each round, so that a change in the machine's load hits
- *           both sides: median and min–max over the rounds. The data tree's ratio to the one-file
+ *           no-change rebuild ≤ 1.2× the one-file app's. The apps' builds run in rounds, one build
+ *           of each app per round (order reversed every other round), and per-file costs are taken
+ *           within each round, so that a change in the machine's load hits both sides: median and
+ *           min–max over the rounds. The data tree's ratio to the one-file
  *           app is the ratio of their median no-change builds (it decides the goal), printed with
  *           the per-round ratios' median and min–max, the ratio of the fastest builds (the least
  *           disturbed by other processes) and the same for CPU time.

@@ -12,11 +12,10 @@
  *   vs the peer         the hosted platform's local test server (PyPI runpod 1.12, handler.py
  *                       --rp_serve_api, handler returns its input; bench/platform/_peer.ts), same
  *                       client, interleaved (sequential: 10 slices a side, the order rotating):
- *                       sequential runsync p50/p99 and 32-concurrent runsync
- *                       requests/s; goals svc/peer p50 ≤ 2×, p99 ≤ 2×, throughput ≥ 1.0×. Each
- *                       side first serves --warmup sequential requests: these servers run for
- *                       hours, and Node's JIT takes thousands of requests to settle
- *                       (docs/platform.md, "Measuring")
+ *                       sequential runsync p50/p99 and 32-concurrent runsync requests/s; goals
+ *                       svc/peer p50 ≤ 2×, p99 ≤ 2×, throughput ≥ 1.0×. Each side first serves
+ *                       --warmup sequential requests: these servers run for hours, and Node's
+ *                       JIT takes thousands of requests to settle (docs/platform.md, "Measuring")
  *   floor               a bare relay making svc's four crossings with no work between them
  *                       (bench/platform/_relay.ts), interleaved with the two above: what the
  *                       architecture costs before any of svc's code runs

@@ -65,7 +65,6 @@ export function isSourceFile(path: string): boolean {
   return true;
 }
 
-
 /** What decides which files are ignored, besides BUILTIN_IGNORES: the ignore files' texts (IGNORE_FILES order) and config `ignore`. */
 export interface IgnoreSources {
   files: string[];
