@@ -75,6 +75,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     onReleased: (workerId) => supervisor.released(workerId),
     onCancelRunning: (workerId, jobId) => supervisor.sendCancel(workerId, jobId),
     onFinal: (view, webhook) => {
+      if (view.status === "COMPLETED") supervisor.jobCompleted(view);
       if (webhook) webhooks.send(webhook, statusBody(view));
     },
   };

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { request } from "undici";
 import type { Store, EndpointRecord } from "../store/index.ts";
 import type { JobQueue } from "../queue/queue.ts";
+import type { JobView } from "../queue/views.ts";
 import type { ResolvedOptions } from "../options.ts";
 import { freePort } from "../_free-port.ts";
 import { newId, newSecret, sha256Hex, secretDigest, digestMatches } from "../_ids.ts";
@@ -236,6 +237,16 @@ export class Supervisor {
       signal?.addEventListener("abort", onAbort, { once: true });
       set.add(onReady);
     });
+  }
+
+  /**
+   * The line a completed job leaves in its worker's logs. The platform writes it, not the runtime:
+   * a line from the worker is a write to its pipe and a wake-up of the platform per job
+   * (docs/platform.md, "Hot path"). A failure's line comes from the runtime, with the error.
+   */
+  jobCompleted(job: JobView): void {
+    if (!job.workerId || job.startedAt === null || job.finishedAt === null) return;
+    this.platformLog(job.endpointId, job.workerId, `job ${job.id}: completed in ${((job.finishedAt - job.startedAt) / 1000).toFixed(2)} s`);
   }
 
   /** A job left the worker: it may be idle now. */

@@ -97,6 +97,22 @@ describe("svc logs", { timeout: 120_000 }, () => {
     expect(missing.stderr).toContain('[NOT_FOUND] Endpoint "nobody" was not found.');
   });
 
+  it("has one line per completed job, written by the platform, with the time it took", async () => {
+    const job = await client.runsync((await talker()).id, { text: "timed" });
+    const ofJob = async () => {
+      const shown = await svc(["logs", "talker", "--json"]);
+      return (JSON.parse(shown.stdout) as { lines: Array<{ line: string }> }).lines.map((l) => l.line).filter((l) => l.includes(job.id));
+    };
+    const deadline = Date.now() + 10_000;
+    let lines = await ofJob();
+    while (lines.length === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 200));
+      lines = await ofJob();
+    }
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(new RegExp(`^\\[platform\\] job ${job.id}: completed in \\d+\\.\\d\\d s$`));
+  });
+
   it("shows why a worker cannot start: the import error's traceback", async () => {
     const broken = (await client.getApp("deploy-app"))!.environments[0]!.endpoints.find((e) => e.name === "broken")!;
     await client.runsync(broken.id, {}, { timeoutMs: 20_000 }); // starts a worker, which fails to import the module

@@ -57,17 +57,14 @@ class BatchingClient(WorkerClient):
         held = getattr(self._local, "held", None)
         return held if held is not None and held.lines else None
 
-    def done(self, job_id: str, body: Dict[str, Any], stream: bool = False, take_next: bool = True,
-             on_sent: Optional[Callable[[], None]] = None) -> bool:
+    def done(self, job_id: str, body: Dict[str, Any], stream: bool = False, take_next: bool = True) -> bool:
         line = json.dumps({"id": job_id, **body}, allow_nan=False)  # not JSON: raises, as job-done would
         held = self._held()
         more = bool(take_next and self.more_follow and self.more_follow())
         if held.add(line) < MAX_HELD and more:
-            if on_sent:
-                on_sent()  # held for the next results: on its way as far as this job is concerned
             return True
         take = int(self.wants_next()) if take_next and self.wants_next else 0
-        gone = self._send(held.take(), take, wait=not more, on_sent=on_sent)
+        gone = self._send(held.take(), take, wait=not more)
         return gone is not None and job_id not in gone
 
     def flush(self, held: Optional[Held] = None) -> None:
@@ -76,15 +73,14 @@ class BatchingClient(WorkerClient):
         if lines:
             self._send(lines, 0, wait=False)
 
-    def _send(self, lines: List[str], take: int, wait: bool,
-              on_sent: Optional[Callable[[], None]] = None) -> Optional[List[str]]:
+    def _send(self, lines: List[str], take: int, wait: bool) -> Optional[List[str]]:
         """Posts results; answers the ids the platform no longer wanted (None: none was taken).
         With `take` and `wait`, the answer waits for a job when none is queued (a long poll)."""
         url = (f"{self.jobs_done_url}?take={take}" + ("&wait=1" if wait else "")) if take else self.jobs_done_url
         try:
             resp = _http.request_with_retries("POST", url, data="\n".join(lines).encode("utf-8"), token=self.env.token,
                                               retries=DONE_RETRIES, content_type="application/x-ndjson",
-                                              timeout=LONG_POLL_TIMEOUT_S, on_sent=on_sent)
+                                              timeout=LONG_POLL_TIMEOUT_S)
         except _http.TransportError as err:
             logger.error("results of %d job(s) lost, platform unreachable: %s", len(lines), err)
             return None

@@ -27,7 +27,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # Loopback calls (the embedded platform) must never go through an HTTP proxy from the environment.
@@ -260,9 +260,8 @@ def _new_connection(key: _Key, timeout: float) -> Any:
 
 
 def _send(key: _Key, method: str, target: str, data: Optional[bytes], headers: Dict[str, str],
-          timeout: float, on_sent: Optional[Callable[[], None]] = None) -> Tuple[int, bytes, Optional[str]]:
-    """One request on a pooled connection; answers (status, body, Location header). `on_sent` runs
-    once the request is written, before its answer is read."""
+          timeout: float) -> Tuple[int, bytes, Optional[str]]:
+    """One request on a pooled connection; answers (status, body, Location header)."""
     conn = _checkout(key)
     for attempt in (0, 1):
         reused = conn is not None and conn.sock is not None
@@ -273,9 +272,6 @@ def _send(key: _Key, method: str, target: str, data: Optional[bytes], headers: D
             conn.sock.settimeout(timeout)
         try:
             conn.request(method, target, body=data, headers=headers)
-            if on_sent:
-                on_sent()
-                on_sent = None  # once, though a stale connection sends the request again below
             resp = conn.getresponse()
             raw = resp.read()
         except _STALE:
@@ -304,11 +300,8 @@ def _urllib(method: str, url: str, data: Optional[bytes], headers: Dict[str, str
 
 
 def request(method: str, url: str, body: Any = None, *, token: Optional[str] = None, timeout: float = 30,
-            data: Optional[bytes] = None, content_type: str = "application/json",
-            on_sent: Optional[Callable[[], None]] = None) -> Response:
-    """Send one request; HTTP error statuses come back as a Response, not as an exception.
-    `on_sent` runs once the request is written and before its answer is read (on pooled
-    connections; through a proxy it does not run)."""
+            data: Optional[bytes] = None, content_type: str = "application/json") -> Response:
+    """Send one request; HTTP error statuses come back as a Response, not as an exception."""
     headers: Dict[str, str] = {"Accept": "application/json", "User-Agent": _USER_AGENT}
     if token:
         headers["Authorization"] = f"Bearer {token}"
@@ -324,7 +317,7 @@ def request(method: str, url: str, body: Any = None, *, token: Optional[str] = N
             status, raw = _urllib(method, url, data, headers, timeout, _default)
         else:
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            status, raw, location = _send(key, method, target, data, headers, timeout, on_sent)
+            status, raw, location = _send(key, method, target, data, headers, timeout)
             if location is not None:  # rare: let urllib follow redirects as it always did
                 opener = _direct if _is_loopback(host) else _default
                 status, raw = _urllib(method, url, data, headers, timeout, opener)
@@ -341,29 +334,17 @@ def request(method: str, url: str, body: Any = None, *, token: Optional[str] = N
 
 def request_with_retries(method: str, url: str, body: Any = None, *, token: Optional[str] = None,
                          retries: int = 3, backoff: float = 0.25, timeout: float = 30,
-                         data: Optional[bytes] = None, content_type: str = "application/json",
-                         on_sent: Optional[Callable[[], None]] = None) -> Response:
-    """Retry on connection errors, 429 and 5xx with doubling waits; other answers are final.
-    `on_sent` runs exactly once: when the first attempt is written, or at the end if none was."""
-    pending = [on_sent] if on_sent else []
-
-    def sent() -> None:
-        while pending:
-            pending.pop()()
-
-    try:
-        for attempt in range(retries + 1):
-            last = attempt == retries
-            try:
-                resp = request(method, url, body, token=token, timeout=timeout, data=data, content_type=content_type,
-                               on_sent=sent if pending else None)
-            except TransportError:
-                if last:
-                    raise
-            else:
-                if last or not (resp.status == 429 or resp.status >= 500):
-                    return resp
-            time.sleep(backoff * (2 ** attempt))
-        raise AssertionError("unreachable")
-    finally:
-        sent()
+                         data: Optional[bytes] = None, content_type: str = "application/json") -> Response:
+    """Retry on connection errors, 429 and 5xx with doubling waits; other answers are final."""
+    for attempt in range(retries + 1):
+        last = attempt == retries
+        try:
+            resp = request(method, url, body, token=token, timeout=timeout, data=data, content_type=content_type)
+        except TransportError:
+            if last:
+                raise
+        else:
+            if last or not (resp.status == 429 or resp.status >= 500):
+                return resp
+        time.sleep(backoff * (2 ** attempt))
+    raise AssertionError("unreachable")

@@ -289,10 +289,8 @@ class JobRunner:
                 output = dict(output)
                 refresh = bool(output.pop("refresh_worker"))
         try:
-            # Logged once the result is on its way, off the job's round trip, and before the answer:
-            # that answer can wait for the next job, and the line must not wait with it.
-            self.client.done(job.id, {"output": output}, stream=self.is_stream, take_next=not refresh,
-                             on_sent=lambda: logger.info("job %s: completed in %.2f s", job.id, elapsed))
+            # No line for a success: the platform writes one per completed job (docs/platform.md, "Hot path").
+            self.client.done(job.id, {"output": output}, stream=self.is_stream, take_next=not refresh)
         except (TypeError, ValueError, RecursionError) as exc:  # not JSON: the job fails with why
             logger.error("job %s: output is not JSON after %.2f s: %s", job.id, elapsed, exc)
             self.client.done(job.id, error_body(OutputNotJSONError(_not_json_reason(exc))))

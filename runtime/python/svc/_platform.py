@@ -29,21 +29,18 @@ class WorkerClient:
         url = f"{self.env.take_url}{sep}job_in_progress={int(in_progress)}"
         return _http.request("GET", url, token=self.env.token, timeout=LONG_POLL_TIMEOUT_S)
 
-    def done(self, job_id: str, body: Dict[str, Any], stream: bool = False, take_next: bool = True,
-             on_sent: Optional[Callable[[], None]] = None) -> bool:
+    def done(self, job_id: str, body: Dict[str, Any], stream: bool = False, take_next: bool = True) -> bool:
         """Report a job's result, retried up to 3 times. False when the platform no longer wants it.
 
-        Raises TypeError/ValueError for a body JSON cannot carry; `on_sent` runs once it is
-        encoded and its request written (or could not be), before the answer is read. With
-        `take_next` (and `wants_next()`), the answer may carry the next job: see `on_next`."""
+        Raises TypeError/ValueError for a body JSON cannot carry. With `take_next` (and
+        `wants_next()`), the answer may carry the next job: see `on_next`."""
         data = json.dumps(body, allow_nan=False).encode("utf-8")  # NaN/Infinity are not JSON: ValueError
         url = f"{self._job_url(self.env.done_url, job_id)}?isStream={'true' if stream else 'false'}"
         take = bool(take_next and self.on_next and self.wants_next and self.wants_next())
         if take:
             url += "&take=1"
         try:
-            resp = _http.request_with_retries("POST", url, data=data, token=self.env.token, retries=DONE_RETRIES,
-                                              on_sent=on_sent)
+            resp = _http.request_with_retries("POST", url, data=data, token=self.env.token, retries=DONE_RETRIES)
         except _http.TransportError as err:
             logger.error("job %s: result lost, platform unreachable: %s", job_id, err)
             return False

@@ -1,5 +1,5 @@
 """The runtime's HTTP client: kept-alive connections, reconnect on a connection the server closed,
-the step that runs once a request is written (`on_sent`)."""
+retries of a busy or failing server's answers."""
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, List
@@ -17,8 +17,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers.get("Content-Length") or 0))
         server.peers.append(self.client_address[1])
         data = b'{"ok": true}'
-        if server.gate is not None:  # answers whether the client opened the gate before reading this answer
-            data = b'{"gate_open": %s}' % (b"true" if server.gate.wait(5) else b"false")
         self.send_response(server.statuses.pop(0) if server.statuses else 200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
@@ -39,7 +37,6 @@ def server():
     srv.daemon_threads = True
     srv.peers: List[int] = []
     srv.close_after_each = False
-    srv.gate = None
     srv.statuses: List[int] = []
     threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
     srv.url = f"http://127.0.0.1:{srv.server_address[1]}/x"
@@ -76,32 +73,10 @@ def test_no_answer_is_a_transport_error():
         _http.request("GET", "http://127.0.0.1:9/nothing-listens-here", timeout=2)
 
 
-def test_on_sent_runs_once_the_request_is_written_before_the_answer_is_read(server):
-    server.gate = threading.Event()
-    resp = _http.request("POST", server.url, {"a": 1}, on_sent=server.gate.set)
-    assert resp.body == {"gate_open": True}
-
-
-def test_on_sent_runs_once_when_a_stale_connection_sends_the_request_again(server, monkeypatch):
-    server.close_after_each = True
-    assert _http.request("GET", server.url).status == 200
-    monkeypatch.setattr(_http.select, "select", lambda r, w, x, t: ([], [], []))  # the close goes unseen before use
-    calls: List[int] = []
-    assert _http.request("POST", server.url, {"n": 2}, on_sent=lambda: calls.append(1)).status == 200
-    assert len(server.peers) == 2 and calls == [1]
-
-
-def test_on_sent_runs_once_across_retries(server):
-    server.statuses = [503, 503]
-    calls: List[int] = []
-    resp = _http.request_with_retries("POST", server.url, {"a": 1}, backoff=0.01, on_sent=lambda: calls.append(1))
-    assert resp.status == 200 and len(server.peers) == 3
-    assert calls == [1]
-
-
-def test_on_sent_still_runs_once_when_nothing_could_be_sent():
-    calls: List[int] = []
-    with pytest.raises(_http.TransportError):
-        _http.request_with_retries("GET", "http://127.0.0.1:9/nothing-listens-here", retries=1, backoff=0.01,
-                                   timeout=2, on_sent=lambda: calls.append(1))
-    assert calls == [1]
+def test_a_5xx_answer_is_retried_and_a_4xx_answer_is_final(server):
+    server.statuses = [503, 429]
+    assert _http.request_with_retries("POST", server.url, {"a": 1}, backoff=0.01).status == 200
+    assert len(server.peers) == 3
+    server.statuses = [404]
+    assert _http.request_with_retries("POST", server.url, {"a": 1}, backoff=0.01).status == 404
+    assert len(server.peers) == 4

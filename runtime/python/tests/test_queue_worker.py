@@ -11,11 +11,15 @@ def test_sync_job_completes_with_output(platform, start_worker):
     assert platform.done_calls_for(job["id"])[0]["isStream"] == "false"
 
 
-def test_async_job_completes_and_log_names_the_job(platform, start_worker):
+def test_async_job_completes_and_a_failed_one_is_logged_by_name(platform, start_worker):
     worker = start_worker("aecho")
     job = platform.wait_job(platform.submit("aecho", {"text": "yo"}))
     assert (job["status"], job["output"]) == ("COMPLETED", {"echo": "yo"})
-    platform.wait_for(lambda: f"job {job['id']}: completed" in worker.output())
+    failed = platform.wait_job(platform.submit("aecho", {"wrong": 1}))
+    assert failed["status"] == "FAILED"
+    platform.wait_for(lambda: f"job {failed['id']}: rejected input" in worker.output())
+    # A success has no line from the worker: the platform writes it (docs/platform.md, "Hot path").
+    assert job["id"] not in worker.output()
 
 
 def test_generator_streams_each_chunk_then_reports_the_list(platform, start_worker):
