@@ -4,7 +4,7 @@
  * resumes from the database. Finished jobs leave memory at once and are read back from SQLite.
  */
 import type { JobsRepo, NewJob } from "../store/jobs.ts";
-import type { JobKind, JobRow, JobStatus } from "../store/index.ts";
+import type { JobRow, JobStatus } from "../store/index.ts";
 import { Deque } from "./_deque.ts";
 import { viewOfRow, type JobView } from "./views.ts";
 
