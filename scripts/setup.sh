@@ -11,10 +11,26 @@ need=()
 { command -v ffmpeg && command -v ffprobe; } >/dev/null || need+=(ffmpeg)
 # bubblewrap isolates the embedded platform's workers (docs/platform.md, "Image environments").
 command -v bwrap >/dev/null || need+=(bubblewrap)
+# Another apt or dpkg (unattended-upgrades, a second setup) holds its locks: wait for it, up to
+# APT_LOCK_WAIT_S seconds, instead of exiting 100 at once. DPkg::Lock::Timeout covers dpkg's lock;
+# `apt-get update`'s lists lock has no such option, so a lock failure is retried until the deadline.
+APT_LOCK_WAIT_S=${APT_LOCK_WAIT_S:-300}
+apt_get() {
+  local deadline=$((SECONDS + APT_LOCK_WAIT_S)) err said=""
+  err=$(mktemp)
+  until $SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout="$APT_LOCK_WAIT_S" "$@" 2>"$err"; do
+    if ! grep -q "Could not get lock" "$err" || [ $SECONDS -ge $deadline ]; then
+      cat "$err" >&2; rm -f "$err"; return 1
+    fi
+    [ -n "$said" ] || echo "setup: another apt holds its lock; waiting for it (up to ${APT_LOCK_WAIT_S} s)" >&2
+    said=1; sleep 3
+  done
+  cat "$err" >&2; rm -f "$err"
+}
 if [ ${#need[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}"
+  apt_get update -qq
+  apt_get install -y -qq "${need[@]}"
 fi
 
 # The CPU image's interpreter needs only the stdlib; pytest runs the runtime's tests.

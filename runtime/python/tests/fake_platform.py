@@ -35,6 +35,8 @@ class FakePlatform:
         self.queues: Dict[str, deque] = defaultdict(deque)
         self.workers: Dict[str, Dict[str, str]] = {}
         self.signals: Dict[str, List[Dict[str, Any]]] = defaultdict(list)
+        self.signal_polls: Dict[str, int] = defaultdict(int)  # signals requests each worker has made
+        self.signal_popped_by: Dict[str, int] = defaultdict(int)  # the poll that carried the last signal out
         self.stopped: set = set()
         self.pings: List[Dict[str, Any]] = []
         self.done_calls: List[Dict[str, Any]] = []
@@ -160,15 +162,23 @@ class FakePlatform:
                     job["status"] = "CANCELLED"
                     self.signals[wid].append({"cancel": [job["id"]], "stop": False})
                     self.cond.notify_all()
-                    self.cond.wait(0.3)
+                    # Answer once the worker has handled the cancel: its signals thread polls again only then.
+                    self.wait_for(lambda: not self.signals[wid] and self.signal_polls[wid] > self.signal_popped_by[wid])
+                job["taken_at_call"] = self.take_calls
                 self.cond.notify_all()
                 return 200, {"id": job["id"], "input": job["input"], "executionTimeoutMs": job["executionTimeoutMs"]}
         if op == "signals":
             with self.cond:
+                self.signal_polls[wid] += 1
+                poll = self.signal_polls[wid]
+                self.cond.notify_all()
                 deadline = time.monotonic() + self.hold
                 while not self.signals[wid] and time.monotonic() < deadline:
                     self.cond.wait(deadline - time.monotonic())
-                return (200, self.signals[wid].pop(0)) if self.signals[wid] else (204, None)
+                if not self.signals[wid]:
+                    return 204, None
+                self.signal_popped_by[wid] = poll
+                return 200, self.signals[wid].pop(0)
         if op == "ping":
             with self.cond:
                 self.pings.append({"worker": wid, "job_id": query.get("job_id"), "at": time.monotonic()})
