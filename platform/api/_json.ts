@@ -73,6 +73,23 @@ export function scanJson(text: string, where: string, maxDepth = MAX_JSON_DEPTH)
   return members;
 }
 
+/**
+ * A top-level string member of a JSON object, whatever its nesting or spacing elsewhere (no depth
+ * limit: the scan does not recurse); undefined when absent, not a string or malformed. For naming
+ * the job of a result that cannot be parsed (too deep, NaN) so that only that job fails.
+ */
+export function stringMember(text: string, name: string): string | undefined {
+  if (text.trimStart().charCodeAt(0) !== OPEN_OBJECT) return undefined;
+  const span = scanJson(text, "", Number.POSITIVE_INFINITY).get(name);
+  if (!span) return undefined;
+  try {
+    const value: unknown = JSON.parse(text.slice(span[0], span[1]));
+    return typeof value === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export interface ParsedJson {
   value: unknown;
   /** The JSON text of a top-level member's value, as sent (undefined when absent). */

@@ -9,7 +9,7 @@ import type { WorkerInfo } from "../workers/supervisor.ts";
 import { errorText } from "../queue/views.ts";
 import type { ActiveJob } from "../queue/queue.ts";
 import { json, jsonText, noContent, readJson, readText, errorResponse, errorReply, exchangeOf, presentedKey, queryParam, type Answer, type Exchange, type Reply } from "./_http.ts";
-import { parseJson, type ParsedJson } from "./_json.ts";
+import { parseJson, stringMember, type ParsedJson } from "./_json.ts";
 import { saveOutputFile } from "./files.ts";
 
 const MAX_RESULT_BYTES = 200_000_000;
@@ -150,24 +150,27 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): WorkerRoute
 
   const applyResults = async (w: WorkerInfo, ex: Exchange): Promise<Reply> => {
     const text = await ex.text(MAX_RESULT_BYTES);
-    const gone: string[] = [];
+    // Every line is parsed as JSON before any applies: a line the protocol does not allow answers
+    // 400 with nothing applied; a result that cannot be stored fails its own job only.
+    const results: Array<{ id: string; parsed: ParsedJson }> = [];
     for (const line of text.split("\n")) {
       if (line.trim() === "") continue;
-      const idAt = line.indexOf('"id":"');
-      const jobId = idAt >= 0 ? line.slice(idAt + 6, line.indexOf('"', idAt + 6)) : "";
       let parsed: ParsedJson;
       try {
         parsed = parseJson(line, "the job's result");
       } catch (error) {
-        // Not storable (NaN, too deep): that job fails at once, the others stand.
-        if (!failUnstorable(w, jobId, error)) throw error;
+        // Not storable (NaN, too deep): that job fails at once, the others stand. Its id is read
+        // as JSON too, whatever the line's spacing (docs/platform.md, "Limits").
+        if (!failUnstorable(w, stringMember(line, "id") ?? "", error)) throw error;
         continue;
       }
       const id = (parsed.value as { id?: unknown } | null)?.id;
       if (typeof id !== "string") throw errors.BAD_REQUEST('jobs-done needs one JSON object per line: {"id": ..., "output": ...} or {"id": ..., "error": ...}');
       if ((parsed.value as { status?: unknown }).status === "IN_PROGRESS") throw errors.BAD_REQUEST("jobs-done carries final results only: send progress to job-done");
-      if (!applyResult(w, id, parsed)) gone.push(id);
+      results.push({ id, parsed });
     }
+    const gone: string[] = [];
+    for (const { id, parsed } of results) if (!applyResult(w, id, parsed)) gone.push(id);
     await ctx.store.jobs.durable(); // answered once committed: no acknowledged result runs again after kill -9
     const take = Math.min(MAX_BATCH, Math.trunc(Number(ex.query("take") ?? 0)) || 0);
     let next = takeUpTo(w, take);

@@ -74,6 +74,20 @@ describe("results that are not JSON", () => {
   }, 30_000);
 });
 
+describe("results nested deeper than the platform stores", () => {
+  it("a function returning a list nested 300 deep fails its job at once naming the limit; the jobs beside it complete", async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await api(p, "POST", `/v2/${work}/run`, { input: i === 5 ? { op: "nested", value: 300 } : { op: "echo", value: i } })).body.id);
+    const finals = await Promise.all(ids.map((id) => waitFinal(p, work, id, 20_000))); // far below the 600 s execution timeout
+    for (const [i, job] of finals.entries()) {
+      if (i === 5) continue;
+      expect(job).toMatchObject({ status: "COMPLETED", output: { echo: i } });
+    }
+    expect(finals[5]!.status).toBe("FAILED");
+    expect(errorOf(finals[5]!)).toMatchObject({ error_type: "JOB_OUTPUT_INVALID", error_message: expect.stringContaining(`nested deeper than ${MAX_JSON_DEPTH} levels`) });
+  }, 40_000);
+});
+
 describe("worker protocol", () => {
   it("batch take (batch_size=N) hands up to N queued jobs in one answer, as a list", async () => {
     const { busy, running } = await busyWorker();
@@ -106,7 +120,7 @@ describe("worker protocol", () => {
       `{"id":${JSON.stringify(taken[0]!.id)},"output":{"n":123456789012345678901234567890}}`,
       JSON.stringify({ id: taken[1]!.id, error: "it broke" }),
       JSON.stringify({ id: "job-never-taken", output: 1 }),
-      `{"id":${JSON.stringify(taken[2]!.id)},"output":${nested(MAX_JSON_DEPTH + 10)}}`,
+      `{"id": ${JSON.stringify(taken[2]!.id)}, "output": ${nested(MAX_JSON_DEPTH + 10)}}`, // spaced as Python's json.dumps writes it
     ];
     const res = await fetch(`${env.SVC_JOBS_DONE_URL}?take=5`, { method: "POST", headers: auth, body: lines.join("\n") });
     expect(res.status).toBe(200);
@@ -178,7 +192,7 @@ describe("numbers and nesting", () => {
     expect(r.body.status).toBe("COMPLETED");
     expect(JSON.stringify(r.body.output.echo)).toBe(value);
     const health = (await api(p, "GET", `/v2/${work}/health`)).body;
-    expect(health.jobs.failed).toBe(4); // the four non-JSON results above; no worker died
+    expect(health.jobs.failed).toBe(5); // the nested one and the four non-JSON results above; no worker died
   }, 20_000);
 
   it("GraphQL variables nested 5,000 deep are refused at the door too", async () => {

@@ -52,6 +52,7 @@ class FakePlatform:
         self.take_calls = 0
         self.jobs_done = False  # name SVC_JOBS_DONE_URL: results of several jobs in one request (docs/platform.md)
         self.jobs_done_calls: List[Dict[str, Any]] = []  # {"ids": [...], "take": "N" or None}
+        self.refuse_echo: Optional[str] = None  # answer 400 to a jobs-done request holding an output with this "echo"
         self.reported_errors: List[Dict[str, Any]] = []  # POST error (SVC_ERROR_URL): an import failure
         self.close_after_each = False  # close each connection after its answer (no `Connection: close`)
         self.server = _Server(("127.0.0.1", 0), _Handler)
@@ -230,6 +231,8 @@ class FakePlatform:
         with self.cond:
             self.jobs_done_calls.append({"ids": [r["id"] for r in results], "take": query.get("take"),
                                          "wait": query.get("wait"), "at": time.monotonic()})
+            if self.refuse_echo is not None and any((r.get("output") or {}).get("echo") == self.refuse_echo for r in results):
+                return 400, {"error": "The job's result is nested deeper than 256 levels."}  # as a platform refuses a line
             gone = []
             for r in results:
                 job = self.jobs.get(r["id"])

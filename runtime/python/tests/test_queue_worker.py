@@ -231,6 +231,21 @@ def test_fast_jobs_go_in_batches_of_results_and_take_several_jobs_at_once(platfo
     assert not platform.done_calls  # no job-done per job
 
 
+def test_a_result_the_platform_refuses_fails_its_own_job_and_the_rest_of_its_batch_completes(platform, start_worker):
+    platform.jobs_done = True
+    platform.refuse_echo = "refused"
+    start_worker("echo")
+    platform.wait_for(lambda: platform.take_calls >= 1)
+    assert platform.wait_job(platform.submit("echo", {"text": "warm"}))["status"] == "COMPLETED"
+    with platform.cond:  # taken together: their results go in one batch with the refused one
+        ids = [platform.submit("echo", {"text": "refused" if i == 3 else str(i)}) for i in range(8)]
+    jobs = [platform.wait_job(job_id) for job_id in ids]
+    assert [j["status"] for j in jobs] == ["COMPLETED"] * 3 + ["FAILED"] + ["COMPLETED"] * 4
+    assert jobs[3]["error"]["error_type"] == "OutputRefusedError"
+    assert "nested deeper than 256 levels" in jobs[3]["error"]["error_message"]
+    assert any(ids[3] in c["ids"] and len(c["ids"]) > 1 for c in platform.jobs_done_calls)  # it was in a batch
+
+
 def test_a_held_result_is_sent_when_the_next_job_is_slow(platform, start_worker):
     platform.jobs_done = True
     start_worker("echo")
