@@ -132,11 +132,12 @@ export const errors = {
       remedy: "Use @Endpoint(...) on one function for a queue endpoint, or api = Endpoint(...) with @api.get/post routes.",
     }),
 
-  IMPORT_NOT_IN_IMAGE: (loc: SourceLocation, pkg: string, requirement: string, endpoints: string[], why: string) =>
+  /** `fix`: what else would make it importable, true for the case ("add numpy to requirements.txt", "remove numpy from --exclude"). */
+  IMPORT_NOT_IN_IMAGE: (loc: SourceLocation, pkg: string, fix: string, endpoints: string[], why: string) =>
     new SvcError(
       "IMPORT_NOT_IN_IMAGE",
       `Module-level import of "${pkg}", which endpoint${endpoints.length > 1 ? "s" : ""} ${endpoints.map((e) => `"${e}"`).join(", ")} will not find when deployed: ${why}.`,
-      { loc, remedy: `Import packages inside the endpoint function body, not at file top, or add ${requirement} to requirements.txt.` },
+      { loc, remedy: `Import packages inside the endpoint function body, not at file top, or ${fix}.` },
     ),
 
   // dependencies and packing

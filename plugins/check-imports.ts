@@ -14,7 +14,8 @@ import { errors, type SvcError } from "../core/errors.ts";
 import type { BuildContext, EndpointSpec, PythonImport, SvcPlugin } from "../core/types.ts";
 import { HOOK_ORDER } from "../core/pipeline.ts";
 import { modulePath, sharedParser, stdlibWithCache, type PythonParser } from "./discover-python/index.ts";
-import { IMAGE_PACKAGES, imageKindOf } from "./gpu-image.ts";
+import { IMAGE_PACKAGES, imageKindOf } from "../core/images.ts";
+import { describeReason } from "./exclude-preinstalled.ts";
 
 export const PLUGIN_NAME = "svc:check-imports";
 /** After svc:pip-install (HOOK_ORDER.BUILTIN), which sets ctx.depsDir. */
@@ -169,9 +170,10 @@ function toError(ctx: BuildContext, item: UnavailableImport): SvcError {
   const kinds = new Set(item.endpoints.map((name) => imageKindOf(ctx.endpoints.find((e) => e.name === name)!)));
   const excluded = ctx.excluded.find((r) => r.name === item.name.toLowerCase() || (IMPORT_NAMES[r.name] ?? []).includes(item.name));
   const image = kinds.size === 1 ? `the ${[...kinds][0]!.toUpperCase()} image` : "their images";
-  const why = excluded
-    ? `it is excluded from the artifact (${excluded.reason === "preinstalled" ? "pre-installed in the GPU image only" : "--exclude / config exclude"}) and ${image} does not have it`
-    : `it is not in the stdlib, ${image}, the requirements, or the app's own modules`;
   const requirement = Object.entries(IMPORT_NAMES).find(([, imports]) => imports.includes(item.name))?.[0] ?? item.name;
-  return errors.IMPORT_NOT_IN_IMAGE({ file: item.file, line: item.line }, item.name, requirement, item.endpoints, why);
+  // A pre-installed package is dropped only when every endpoint's image holds it (core/images.ts), so an excluded one here is the user's.
+  const [why, fix] = excluded
+    ? [`it is excluded from the artifact (${describeReason(excluded.reason)}) and ${image} does not have it`, `remove ${excluded.name} from --exclude / config exclude`]
+    : [`it is not in the stdlib, ${image}, the requirements, or the app's own modules`, `add ${requirement} to requirements.txt`];
+  return errors.IMPORT_NOT_IN_IMAGE({ file: item.file, line: item.line }, item.name, fix, item.endpoints, why);
 }

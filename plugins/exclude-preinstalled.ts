@@ -1,21 +1,21 @@
 /**
  * svc:exclude-preinstalled — drops the packages the base images already have (spec 8.1) and those
  * the user excluded (`--exclude`, config `exclude`), and says which it dropped and why: a silent
- * drop is the kind of thing that costs users an afternoon.
+ * drop is the kind of thing that costs users an afternoon. A pre-installed package is dropped only
+ * when every endpoint's image holds it (core/images.ts): the slim CPU image has no numpy, so an app
+ * with a `cpu=` endpoint keeps the numpy its pandas needs.
  */
+import { droppableFor } from "../core/images.ts";
 import { HOOK_ORDER } from "../core/pipeline.ts";
 import type { BuildContext, ExcludedRequirement, SvcPlugin } from "../core/types.ts";
 import { normalizeName } from "./_requirements.ts";
 
 export const PLUGIN_NAME = "svc:exclude-preinstalled";
 
-/** Pre-installed in every base image (GPU, CPU and LB alike). */
-export const PREINSTALLED = ["torch", "torchvision", "torchaudio", "numpy", "triton"] as const;
-
 /** Why each excluded (normalised) name is excluded; the user's reason wins for a pre-installed name. */
-export function exclusionReasons(ctx: BuildContext): Map<string, ExcludedRequirement["reason"]> {
+export function exclusionReasons(ctx: Pick<BuildContext, "config" | "options" | "endpoints">): Map<string, ExcludedRequirement["reason"]> {
   const reasons = new Map<string, ExcludedRequirement["reason"]>();
-  for (const name of PREINSTALLED) reasons.set(name, "preinstalled");
+  for (const name of droppableFor(ctx.endpoints)) reasons.set(name, "preinstalled");
   for (const raw of [...ctx.config.exclude, ...ctx.options.exclude]) {
     for (const name of raw.split(",").map((n) => n.trim()).filter(Boolean)) reasons.set(normalizeName(name), "excluded-by-user");
   }
@@ -23,7 +23,7 @@ export function exclusionReasons(ctx: BuildContext): Map<string, ExcludedRequire
 }
 
 export function describeReason(reason: ExcludedRequirement["reason"]): string {
-  return reason === "preinstalled" ? "pre-installed in the base image" : "excluded by --exclude / config exclude";
+  return reason === "preinstalled" ? "pre-installed in the base image of every endpoint" : "excluded by --exclude / config exclude";
 }
 
 export function excludePreinstalled(): SvcPlugin {

@@ -3,8 +3,8 @@
  * endpoints with gpuIds, the slim CPU image otherwise (load-balanced endpoints follow their own
  * gpu/cpu setting). Images come from config `images`. An image set by an earlier tap is kept.
  */
+import { imageKindOf } from "../core/images.ts";
 import type { EndpointSpec, ImageConfig, SvcPlugin } from "../core/types.ts";
-import { PREINSTALLED } from "./exclude-preinstalled.ts";
 
 export const PLUGIN_NAME = "svc:gpu-image";
 
@@ -20,18 +20,4 @@ export function gpuImage(): SvcPlugin {
   };
 }
 
-export type ImageKind = keyof ImageConfig;
-
-export const imageKindOf = (endpoint: Pick<EndpointSpec, "hardware">): ImageKind => (endpoint.hardware.gpuIds?.length ? "gpu" : "cpu");
-
 export const imageFor = (endpoint: Pick<EndpointSpec, "hardware">, images: ImageConfig): string => images[imageKindOf(endpoint)];
-
-/**
- * What each base image has installed beyond the stdlib, as import names: the GPU (PyTorch) image
- * has the spec's pre-installed set (8.1), the slim CPU image nothing. docs/deploy.md says how the
- * embedded platform emulates each.
- */
-export const IMAGE_PACKAGES: Record<ImageKind, readonly string[]> = {
-  gpu: PREINSTALLED,
-  cpu: [],
-};

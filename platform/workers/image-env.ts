@@ -9,8 +9,7 @@
 import { mkdir, readlink, symlink } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { sha256Hex } from "../_ids.ts";
-import { PREINSTALLED } from "../../plugins/exclude-preinstalled.ts";
-import { isGpuImage } from "./interpreter.ts";
+import { IMAGE_PACKAGES, imageKindOfName } from "../../core/images.ts";
 import { probeInterpreter, type InterpreterView } from "./_image-probe.ts";
 import { bwrapArgs, bwrapUsable, SANDBOX_APP_DIR } from "./sandbox.ts";
 import { sharedAttempt } from "./_shared-attempt.ts";
@@ -74,7 +73,7 @@ export class ImageEnvironments {
 
   /** The interpreter's view for an image: the GPU image's packages are probed once per interpreter. */
   view(image: string, python: string): Promise<InterpreterView> {
-    const wanted = isGpuImage(image) ? [...PREINSTALLED] : [];
+    const wanted = [...IMAGE_PACKAGES[imageKindOfName(image)]];
     const key = JSON.stringify([python, wanted]);
     return sharedAttempt(this.views, key, () =>
       probeInterpreter(python, wanted).then((v) => {

@@ -4,12 +4,13 @@
  * `SVC_PYTHON_GPU` / `SVC_PYTHON_CPU` override the two choices. The probes run once per process.
  */
 import { execFile } from "node:child_process";
+import { imageKindOfName } from "../../core/images.ts";
 
 let torchPython: Promise<string> | undefined;
 let gpu: Promise<boolean> | undefined;
 const warned = new Set<string>();
 
-export const isGpuImage = (image: string): boolean => /gpu|torch/i.test(image);
+export const isGpuImage = (image: string): boolean => imageKindOfName(image) === "gpu";
 
 const succeeds = (cmd: string, args: string[], timeout: number): Promise<boolean> =>
   new Promise((resolve) => execFile(cmd, args, { timeout }, (error) => resolve(!error)));

@@ -51,6 +51,18 @@ describe("svc:check-imports", () => {
     expect(warnings[0]!.match(/→/g)).toHaveLength(1); // the remedy once
   });
 
+  it("numpy in requirements.txt and at the top of a CPU endpoint's module: kept in the artifact, no warning; excluded by the user: the remedy says to stop excluding it", async () => {
+    const root = copyFixture("errors/import-excluded-by-user");
+    const kept = await build(root);
+    expect(kept.ctx.requirements.map((r) => r.name)).toContain("numpy");
+    expect(kept.ctx.excluded).toEqual([]);
+    expect(kept.warnings).toEqual([]);
+    const excluded = await build(root, { noDeps: true, exclude: ["numpy"] });
+    expect(excluded.warnings).toHaveLength(1);
+    expect(excluded.warnings[0]).toContain("or remove numpy from --exclude / config exclude.");
+    expect(excluded.warnings[0]).not.toContain("requirements.txt");
+  });
+
   it("checks each endpoint against its own image: torch at the top of a module a CPU endpoint imports", async () => {
     const root = copyFixture("imports-ok");
     writeFileSync(join(root, "app/shared.py"), "import re\nimport torch\n\n\ndef clean(text: str) -> str:\n    return re.sub(r'\\s+', ' ', text).strip()\n");

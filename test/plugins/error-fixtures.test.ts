@@ -1,7 +1,8 @@
 /**
  * One bad app per error under fixtures/errors/<case>/, each with an expected.json
- * { code, file?, line?, message (substring), strict? }: the front half of the build must fail
- * exactly so. A `strict` case runs `svc build --strict --no-deps` up to the import check instead.
+ * { code, file?, line?, message (substring), remedy? (substring), strict?, config? }: the front half
+ * of the build must fail exactly so. A `strict` case runs `svc build --strict --no-deps` up to the
+ * import check instead, with `config` as svc.config.ts's.
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -10,6 +11,7 @@ import { createContext, defaultBuildOptions } from "../../core/build.ts";
 import { resolveConfig } from "../../core/config.ts";
 import { SvcError } from "../../core/errors.ts";
 import { createLogger } from "../../core/logger.ts";
+import type { SvcConfig } from "../../core/types.ts";
 import { Pipeline } from "../../core/pipeline.ts";
 import { checkImports } from "../../plugins/check-imports.ts";
 import { excludePreinstalled } from "../../plugins/exclude-preinstalled.ts";
@@ -24,12 +26,14 @@ interface Expected {
   file?: string;
   line?: number;
   message: string;
+  remedy?: string;
   strict?: boolean;
+  config?: SvcConfig;
 }
 
 /** `svc build --strict --no-deps` without packing: discovery to the import check. */
-async function buildStrict(root: string) {
-  const ctx = createContext(root, await resolveConfig(root, {}), { ...defaultBuildOptions, noDeps: true, strict: true }, createLogger("silent"));
+async function buildStrict(root: string, config: SvcConfig = {}) {
+  const ctx = createContext(root, await resolveConfig(root, config), { ...defaultBuildOptions, noDeps: true, strict: true }, createLogger("silent"));
   return new Pipeline([...frontHalfPlugins(), resolveDeps(), excludePreinstalled(), checkImports()]).run(ctx);
 }
 
@@ -43,7 +47,7 @@ describe("error fixtures", () => {
         "execution-timeout-too-long",
         "execution-timeout-too-short",
         "ignored-file",
-        "import-excluded-on-cpu",
+        "import-excluded-by-user",
         "import-not-installed",
         "invalid-gpu",
         "mixed-kinds",
@@ -57,9 +61,10 @@ describe("error fixtures", () => {
 
   it.each(cases)("%s", async (name) => {
     const expected = JSON.parse(readFileSync(join(ERRORS, name, "expected.json"), "utf8")) as Expected;
-    const error = await caught(() => (expected.strict ? buildStrict(join(ERRORS, name)) : buildUntilManifest(join(ERRORS, name))));
+    const error = await caught(() => (expected.strict ? buildStrict(join(ERRORS, name), expected.config) : buildUntilManifest(join(ERRORS, name))));
     expect(error).toBeInstanceOf(SvcError);
     expect({ code: error.code, file: error.file, line: error.line }).toEqual({ code: expected.code, file: expected.file, line: expected.line });
     expect(error.message).toContain(expected.message);
+    if (expected.remedy) expect(error.remedy).toContain(expected.remedy);
   });
 });

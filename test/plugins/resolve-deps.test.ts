@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { droppableFor, IMAGE_PACKAGES } from "../../core/images.ts";
+import type { EndpointSpec } from "../../core/types.ts";
 import { excludePreinstalled } from "../../plugins/exclude-preinstalled.ts";
 import { mergeRequirements, normalizeName, parseRequirement } from "../../plugins/_requirements.ts";
 import { collectRequirements, pipOptionsOf, resolveDeps } from "../../plugins/resolve-deps.ts";
@@ -60,7 +62,7 @@ describe("svc:resolve-deps", () => {
 
 describe("svc:exclude-preinstalled", () => {
   it("drops pre-installed and user-excluded packages and says which and why", async () => {
-    const ctx = makeCtx(copyFixture("deps-merge"), { options: { exclude: ["Pillow"] }, config: { exclude: ["typing-extensions"] } });
+    const ctx = makeCtx(copyFixture("deps-merge"), { options: { exclude: ["Pillow"] }, config: { exclude: ["typing-extensions"] }, endpoints: [gpuEndpoint("gen")] });
     await runPlugins([resolveDeps(), excludePreinstalled()], ctx);
     expect(ctx.requirements.map((r) => r.name)).toEqual(["requests", "six"]);
     expect(ctx.excluded.map((r) => [r.name, r.reason])).toEqual([
@@ -69,8 +71,22 @@ describe("svc:exclude-preinstalled", () => {
       ["numpy", "preinstalled"],
       ["typing-extensions", "excluded-by-user"],
     ]);
-    expect(ctx.logger.warnings).toContainEqual(expect.stringMatching(/^excluded torch \(requirements\.txt:6\): pre-installed in the base image/));
-    expect(ctx.logger.warnings).toContainEqual(expect.stringMatching(/^excluded numpy \(extra\/more\.txt:3\): pre-installed in the base image/));
+    expect(ctx.logger.warnings).toContainEqual(expect.stringMatching(/^excluded torch \(requirements\.txt:6\): pre-installed in the base image of every endpoint/));
+    expect(ctx.logger.warnings).toContainEqual(expect.stringMatching(/^excluded numpy \(extra\/more\.txt:3\): pre-installed in the base image of every endpoint/));
     expect(ctx.logger.lines).toContainEqual("excluded pillow (requirements.txt:4): excluded by --exclude / config exclude");
   });
+
+  it("drops a pre-installed package only when every endpoint's image holds it: a CPU endpoint keeps numpy and torch", async () => {
+    const ctx = makeCtx(copyFixture("deps-merge"), { endpoints: [gpuEndpoint("gen"), endpoint("cpu")] });
+    await runPlugins([resolveDeps(), excludePreinstalled()], ctx);
+    expect(ctx.requirements.map((r) => r.name)).toEqual(expect.arrayContaining(["torch", "numpy"]));
+    expect(ctx.excluded).toEqual([]);
+    expect(droppableFor([gpuEndpoint("a")])).toEqual([...IMAGE_PACKAGES.gpu]);
+    expect(droppableFor([endpoint("a")])).toEqual([]);
+    expect(droppableFor([])).toEqual([]);
+  });
 });
+
+function gpuEndpoint(name: string): EndpointSpec {
+  return { ...endpoint(name), hardware: { gpuIds: ["ADA_24"], gpuCount: 1 } };
+}
