@@ -241,6 +241,12 @@ export const errors = {
     new SvcError("ARTIFACT_LIMIT", `Refusing to unpack the artifact at entry "${entry}": ${why}.`, {
       remedy: "Rebuild with `svc build`, which refuses artifacts over 1.5 GB unpacked; leave big folders or packages out (.svcignore, --exclude).",
     }),
+  // containment (issue 18): the sandbox, worker keys, secrets
+  SANDBOX_REQUIRED: (why: string) =>
+    new SvcError("SANDBOX_REQUIRED", `Refusing to start a worker without the sandbox (isolation is strict; bubblewrap's \`bwrap\` is ${why}).`, {
+      status: 503,
+      remedy: "Install the Debian package `bubblewrap` (and allow user namespaces), or start the platform without --isolation strict / SVC_ISOLATION=strict.",
+    }),
   NO_WORKER_READY: (endpoint: string, why?: string) =>
     new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
 

@@ -58,6 +58,8 @@ export interface PlatformOptions {
   logLinesPerEndpoint?: number;
   /** Where the platform's own messages go (default: stderr). */
   log?: (line: string) => void;
+  /** "strict": refuse to start workers without the bwrap sandbox (default: SVC_ISOLATION, else "auto"). docs/platform.md, "Threat model". */
+  isolation?: "auto" | "strict";
 }
 
 export const HOSTED_RATE_LIMITS: RateLimits = {
@@ -71,6 +73,9 @@ export const HOSTED_RATE_LIMITS: RateLimits = {
 
 /** `SVC_PLATFORM_RATE_LIMITS=off` (what `svc platform start --no-rate-limits` sets) turns the limits off. */
 export const rateLimitsOff = (env: NodeJS.ProcessEnv = process.env): boolean => /^(off|false|0|no)$/i.test(env.SVC_PLATFORM_RATE_LIMITS?.trim() ?? "");
+
+/** `SVC_ISOLATION=strict` (what `svc platform start --isolation strict` sets): no worker without the sandbox. */
+export const isolationFromEnv = (env: NodeJS.ProcessEnv = process.env): "auto" | "strict" => (env.SVC_ISOLATION?.trim().toLowerCase() === "strict" ? "strict" : "auto");
 
 export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits">> & {
   apiKey?: string;
@@ -103,5 +108,6 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     maxRunsyncBytes: options.maxRunsyncBytes ?? 20_000_000,
     logLinesPerEndpoint: options.logLinesPerEndpoint ?? 5000,
     log: options.log ?? ((line) => process.stderr.write(`[platform] ${line}\n`)),
+    isolation: options.isolation ?? isolationFromEnv(),
   };
 }

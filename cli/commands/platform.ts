@@ -12,6 +12,8 @@ interface PlatformCommandFlags {
   json?: boolean;
   /** `--no-rate-limits` sets it false. */
   rateLimits?: boolean;
+  /** `--isolation strict`: no worker without the sandbox. */
+  isolation?: string;
 }
 
 const DEFAULT_PORT = 8787;
@@ -35,6 +37,10 @@ async function start(flags: PlatformCommandFlags): Promise<void> {
   const keyFile = join(dir, API_KEY_FILE);
   // --no-rate-limits is the env switch, so that a detached platform inherits it (docs/platform.md).
   if (flags.rateLimits === false) process.env.SVC_PLATFORM_RATE_LIMITS = "off";
+  if (flags.isolation !== undefined) {
+    if (flags.isolation !== "strict" && flags.isolation !== "auto") throw errors.CLI_USAGE(`--isolation takes strict or auto, not "${flags.isolation}".`, "platform");
+    process.env.SVC_ISOLATION = flags.isolation; // the env form, inherited by a detached platform
+  }
 
   if (flags.detach) {
     const started = await startDetached({ dir, host, port });
@@ -120,6 +126,7 @@ export function registerPlatform(cli: CAC): void {
     .option("--host <host>", "Address to listen on (start)", { default: "127.0.0.1" })
     .option("--detach", "Run in the background (start)")
     .option("--no-rate-limits", "Turn off the hosted platform's rate limits, for local load tests (start; also SVC_PLATFORM_RATE_LIMITS=off)")
+    .option("--isolation <mode>", "strict: refuse to start workers without the bwrap sandbox (start; also SVC_ISOLATION=strict; default auto)")
     .option("--dir <dir>", "State folder (default: $SVC_PLATFORM_DIR or ~/.svc/platform)")
     .option("--json", "Print the result as JSON")
     .action(async (action: string, flags: PlatformCommandFlags) => {

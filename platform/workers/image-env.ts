@@ -6,12 +6,17 @@
  * (./sandbox.ts); elsewhere the same package view comes from interpreter flags, with a warning
  * that files are not isolated. docs/platform.md, "Image environments".
  */
+import type { ChildProcess } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdir, readlink, symlink } from "node:fs/promises";
 import { basename, join } from "node:path";
+import { errors } from "../../core/errors.ts";
 import { sha256Hex } from "../_ids.ts";
 import { IMAGE_PACKAGES, imageKindOfName } from "../../core/images.ts";
 import { probeInterpreter, type InterpreterView } from "./_image-probe.ts";
-import { bwrapArgs, bwrapUsable, SANDBOX_APP_DIR } from "./sandbox.ts";
+import { bwrapArgs, bwrapUsable, SANDBOX_APP_DIR, sandboxUser, spawnBwrap, type SandboxUser } from "./sandbox.ts";
+import { writeSandboxEtc } from "./sandbox-etc.ts";
+import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
 import { sharedAttempt } from "./_shared-attempt.ts";
 
 /**
@@ -30,7 +35,19 @@ export interface WorkerLaunch {
   env: NodeJS.ProcessEnv;
   /** bwrap: the worker's pid arrives as `{"child-pid": N}` on fd 3. */
   sandboxed: boolean;
+  /** Without the sandbox, a platform run as root runs the worker as this user. */
+  user?: SandboxUser;
 }
+
+/** Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts). */
+export function spawnLaunch(launch: WorkerLaunch): ChildProcess {
+  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true });
+  return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ["ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
+}
+
+/** "strict": no worker starts without the sandbox (`svc platform start --isolation strict`, SVC_ISOLATION=strict). */
+export type Isolation = "auto" | "strict";
+
 
 export interface LaunchRequest {
   image: string;
@@ -45,6 +62,7 @@ export interface LaunchRequest {
 export class ImageEnvironments {
   private readonly views = new Map<string, Promise<InterpreterView>>();
   private sandbox?: Promise<boolean>;
+  private etc?: { dir: string; binds: string[] };
 
   /**
    * @param stateDir the platform's state folder: flags mode keeps its package links there.
@@ -53,22 +71,31 @@ export class ImageEnvironments {
   constructor(
     private readonly stateDir: string,
     private readonly log: (line: string) => void,
+    private readonly isolation: Isolation = "auto",
     private readonly mode: "auto" | "flags" = process.env.SVC_WORKER_SANDBOX === "off" ? "flags" : "auto",
   ) {}
 
   /** Is the bwrap sandbox in use? Says once when it is not, and why that matters. */
   sandboxed(): Promise<boolean> {
-    this.sandbox ??= (this.mode === "flags" ? Promise.resolve(false) : bwrapUsable()).then((ok) => {
-      if (!ok) {
+    this.sandbox ??= (this.mode === "flags" ? Promise.resolve(false) : bwrapUsable(sandboxUser())).then((ok) => {
+      if (!ok && this.isolation !== "strict") {
+        const root = process.getuid?.() === 0;
         this.log(
           "warning: workers run without a sandbox (bubblewrap's `bwrap` is " +
-            `${this.mode === "flags" ? "turned off by SVC_WORKER_SANDBOX=off" : "not usable here"}): they import only their image's packages, ` +
-            "but their files are not isolated (a worker can read the platform's state folder). Install the Debian package `bubblewrap` to isolate them.",
+            `${this.why()}): they import only their image's packages, but their files are not isolated` +
+            (root
+              ? ` (the platform runs as root, so workers run as the unprivileged user ${UNPRIVILEGED.name}, uid ${UNPRIVILEGED.uid}: they can read what any user can, and need an interpreter that user can run).`
+              : " (a worker can read the platform's state folder).") +
+            " Install the Debian package `bubblewrap` to isolate them; `--isolation strict` refuses to run workers without it.",
         );
       }
       return ok;
     });
     return this.sandbox;
+  }
+
+  private why(): string {
+    return this.mode === "flags" ? "turned off by SVC_WORKER_SANDBOX=off" : "not usable here";
   }
 
   /** The interpreter's view for an image: the GPU image's packages are probed once per interpreter. */
@@ -88,7 +115,11 @@ export class ImageEnvironments {
 
   async launch(req: LaunchRequest): Promise<WorkerLaunch> {
     const view = await this.view(req.image, req.python);
-    if (await this.sandboxed()) {
+    const sandboxed = await this.sandboxed();
+    if (!sandboxed && this.isolation === "strict") throw errors.SANDBOX_REQUIRED(this.why());
+    if (sandboxed) {
+      const user = sandboxUser();
+      this.etc ??= writeSandboxEtc(this.stateDir, user?.uid ?? process.getuid?.() ?? 0, user?.gid ?? process.getgid?.() ?? 0);
       // The image's packages stay where the interpreter's own `site` finds them.
       const path = [SANDBOX_APP_DIR, `${SANDBOX_APP_DIR}/site-packages`];
       return {
@@ -98,6 +129,8 @@ export class ImageEnvironments {
           hidden: view.siteDirs,
           packages: view.packages,
           buildDir: req.buildDir,
+          etc: this.etc,
+          user,
           command: [view.executable, "-s", req.handler],
         }),
         cwd: req.buildDir,
@@ -106,12 +139,15 @@ export class ImageEnvironments {
       };
     }
     const links = view.packages.length ? [await this.linkPackages(view)] : [];
+    const root = process.getuid?.() === 0;
+    if (root) await exposeBuildsTo(this.stateDir);
     return {
       command: view.executable,
       args: ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
       cwd: req.buildDir,
-      env: { ...req.env, PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":") },
+      env: { ...req.env, PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":"), ...(root ? { HOME: "/tmp" } : {}) },
       sandboxed: false,
+      user: root ? { uid: UNPRIVILEGED.uid, gid: UNPRIVILEGED.gid } : undefined,
     };
   }
 

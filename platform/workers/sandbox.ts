@@ -1,28 +1,72 @@
 /**
  * The bubblewrap (`bwrap`) sandbox of a worker: a filesystem that holds the system's programs and
  * libraries, the interpreter's stdlib with its site folders emptied but for the image's packages
- * (at their own paths: their relative links keep working) and the unpacked build (all read-only), a private /tmp, its own /proc (pid namespace: no view of the
- * platform's process or of other workers), and the host's network (the platform is on loopback).
- * No view of the platform's state folder or of other builds. docs/platform.md, "Image environments".
+ * (at their own paths: their relative links keep working) and the unpacked build (all read-only),
+ * the image's own minimal /etc (./sandbox-etc.ts), a private /tmp, its own /proc (pid namespace: no
+ * view of the platform's process or of other workers), and the host's network (the platform is on
+ * loopback). No capabilities (a platform run as root maps the worker to an unprivileged user in a
+ * user namespace), no_new_privs, and a seccomp filter (./seccomp.ts) that refuses what would undo
+ * the walls (mount, handle-based opens, ptrace, new namespaces, ...). No view of the platform's
+ * state folder or of other builds. docs/platform.md, "Image environments" and "Threat model".
  */
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, lstatSync, readlinkSync } from "node:fs";
+import { SANDBOX_GID, SANDBOX_UID } from "./sandbox-etc.ts";
+import { seccompProgram } from "./seccomp.ts";
 
 /** Where the build appears inside the sandbox (the worker's working directory). */
 export const SANDBOX_APP_DIR = "/app";
 
-/** Top-level system folders shown as they are (a symlink stays a symlink: merged /usr). */
-const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+/** Top-level system folders shown as they are (a symlink stays a symlink: merged /usr). /etc is the sandbox's own. */
+const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
+
+/** The worker's identity: an unprivileged user of a new user namespace where the platform is root. */
+export interface SandboxUser { uid: number; gid: number }
+
+/** Where the platform runs as root, the sandbox's user namespace maps the worker to an unprivileged user. */
+export const sandboxUser = (): SandboxUser | undefined => (process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_GID } : undefined);
+
+/** bwrap's options that take the worker's privileges away (and where the seccomp program arrives: `fd`). */
+export function hardeningArgs(user: SandboxUser | undefined, seccompFd: number | undefined): string[] {
+  const args = ["--cap-drop", "ALL", "--new-session"];
+  if (user) args.unshift("--unshare-user", "--uid", String(user.uid), "--gid", String(user.gid));
+  if (seccompFd !== undefined) args.push("--seccomp", String(seccompFd));
+  return args;
+}
+
+/** Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info fd). */
+export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean }) {
+  const filter = seccompProgram();
+  const proc = spawn("bwrap", args, {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ["ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
+  });
+  const sink = proc.stdio[4] as NodeJS.WritableStream | null;
+  if (filter && sink) {
+    sink.on("error", () => undefined); // bwrap gone before it read the program: its exit says why
+    sink.end(filter);
+  }
+  return proc;
+}
+
+/** fd 4 when there is a program to install (x86_64), else none. */
+export const SECCOMP_FD = seccompProgram() ? 4 : undefined;
 
 let usable: Promise<boolean> | undefined;
 
-/** Can bwrap build a sandbox here (installed, namespaces allowed)? Checked once per process. */
-export function bwrapUsable(): Promise<boolean> {
-  usable ??= new Promise((resolve) =>
-    execFile("bwrap", ["--die-with-parent", "--unshare-pid", "--as-pid-1", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"], { timeout: 10_000 }, (error) =>
-      resolve(!error),
-    ),
-  );
+/** Can bwrap build the hardened sandbox here (installed, namespaces allowed)? Checked once per process. */
+export function bwrapUsable(user: SandboxUser | undefined = sandboxUser()): Promise<boolean> {
+  usable ??= new Promise((resolve) => {
+    const args = ["--die-with-parent", ...hardeningArgs(user, SECCOMP_FD), "--unshare-pid", "--as-pid-1", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"];
+    const proc = spawnBwrap(args, { infoFd: false });
+    const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+    proc.on("error", () => resolve(false));
+    proc.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve(code === 0);
+    });
+  });
   return usable;
 }
 
@@ -34,6 +78,9 @@ export interface SandboxSpec {
   /** ...but for these entries of theirs (the image's packages). */
   packages: string[];
   buildDir: string;
+  /** The sandbox's /etc (./sandbox-etc.ts) and the host entries bound into it. */
+  etc: { dir: string; binds: string[] };
+  user?: SandboxUser;
   /** The command run inside, relative to SANDBOX_APP_DIR. */
   command: string[];
 }
@@ -42,7 +89,7 @@ const isUnder = (path: string, dir: string) => path === dir || path.startsWith(`
 
 /** bwrap's arguments; fd 3 receives `{"child-pid": N}` (the pid to signal: bwrap does not forward signals). */
 export function bwrapArgs(spec: SandboxSpec): string[] {
-  const args = ["--die-with-parent", "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--info-fd", "3"];
+  const args = ["--die-with-parent", ...hardeningArgs(spec.user, SECCOMP_FD), "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--info-fd", "3"];
   const shown: string[] = [];
   for (const dir of SYSTEM_DIRS) {
     if (!existsSync(dir)) continue;
@@ -53,6 +100,8 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
       shown.push(dir);
     }
   }
+  args.push("--ro-bind", spec.etc.dir, "/etc");
+  for (const entry of spec.etc.binds) args.push("--ro-bind", entry, entry);
   for (const prefix of spec.prefixes) {
     if (shown.some((dir) => isUnder(prefix, dir)) || !existsSync(prefix)) continue;
     args.push("--ro-bind", prefix, prefix);
@@ -63,6 +112,8 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   for (const entry of spec.packages) args.push("--ro-bind", entry, entry);
   for (const dir of hidden) args.push("--remount-ro", dir); // after the binds: their mount points are made in the tmpfs
   args.push("--ro-bind", spec.buildDir, SANDBOX_APP_DIR);
-  args.push("--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--chdir", SANDBOX_APP_DIR, "--", ...spec.command);
+  args.push("--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev");
+  args.push("--remount-ro", "/"); // the sandbox's own root (a tmpfs bwrap made): nothing new appears in it
+  args.push("--chdir", SANDBOX_APP_DIR, "--", ...spec.command);
   return args;
 }

@@ -6,7 +6,7 @@
  * capped backoff; one whose module does not import reports it, and the endpoint shows why
  * (docs/platform.md, "A worker that cannot import its module").
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { request } from "undici";
 import type { Store, EndpointRecord } from "../store/index.ts";
@@ -18,7 +18,7 @@ import { newId, newSecret, sha256Hex, secretDigest, digestMatches } from "../_id
 import { BuildUnpacker } from "./unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
 import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
-import { ImageEnvironments } from "./image-env.ts";
+import { ImageEnvironments, spawnLaunch } from "./image-env.ts";
 
 export type WorkerState = "initializing" | "idle" | "running" | "unhealthy";
 
@@ -115,7 +115,7 @@ export class Supervisor {
 
   constructor(private readonly deps: SupervisorDeps) {
     this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
-    this.images = new ImageEnvironments(deps.options.dataDir, (line) => this.log(line));
+    this.images = new ImageEnvironments(deps.options.dataDir, (line) => this.log(line), deps.options.isolation);
     const probeMs = Math.max(50, Math.min(1000, deps.options.pingIntervalS * 1000));
     this.lbProbe = setInterval(() => this.probeLb(), probeMs);
     this.lbProbe.unref();
@@ -351,7 +351,7 @@ export class Supervisor {
       const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await this.workerEnv(endpoint, w, token, target) });
       if (w.stopping || this.closed) throw new Error("stopped before it started");
       w.spawnedAt = Date.now();
-      const proc = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ["ignore", "pipe", "pipe", ...(launch.sandboxed ? ["pipe" as const] : [])] });
+      const proc = spawnLaunch(launch);
       w.proc = proc;
       if (launch.sandboxed) this.readChildPid(proc, w);
       else w.pid = proc.pid;

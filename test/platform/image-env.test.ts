@@ -145,7 +145,8 @@ describe("image environments without the sandbox (SVC_WORKER_SANDBOX=off)", () =
   beforeAll(async () => {
     process.env.SVC_WORKER_SANDBOX = "off";
     try {
-      p = await startTestPlatform();
+      // as root, workers run as `nobody`: an interpreter under /root (pyenv) is out of its reach
+      p = await startTestPlatform(process.getuid?.() === 0 ? { pythonForImage: () => "/usr/bin/python3" } : {});
     } finally {
       delete process.env.SVC_WORKER_SANDBOX;
     }
