@@ -112,7 +112,7 @@ console.log(JSON.stringify({ echo, health, generated, submitted, id: job.id, des
     expect(result.generated).toMatchObject({ prompt: "a cat", steps: 20 });
     expect(result.submitted).toMatchObject({ prompt: "a dog", steps: 3 });
     expect(result.id).toMatch(/\S/);
-    expect(result.failure).toContain("missing a required argument: 'prompt'"); // the worker's reason, not only a status
+    expect(result.failure).toContain("prompt: expected str (required), got nothing"); // the worker's reason, not only a status
     if (online) expect(result.described).toEqual({ size: "2.0 kB", bytes: 2048 });
   }, 240_000);
 

@@ -95,6 +95,24 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
       expect(await unknown.json()).toMatchObject({ error: { code: "UNKNOWN_MODULE" } });
     });
 
+    it("a typed input that does not match the signature: 400 and INPUT_INVALID listing every bad field, the same body the platform's runsync gives", async () => {
+      const res = await post(`${server.url}/hello/runsync`, { name: 3, colour: "red" });
+      expect(res.status).toBe(400);
+      const job = (await res.json()) as { status: string; error: string };
+      expect(job.status).toBe("FAILED");
+      expect(job.error).toMatch(/^INPUT_INVALID: the input of hello\(\) does not match its signature \(2 fields\):/);
+      expect(job.error).toContain("  name: expected str, got 3 (integer)");
+      expect(job.error).toContain('  colour: unknown field (hello() takes name), got "red" (string)');
+      const health = (await (await fetch(`${server.url}/`)).json()) as { endpoints: Array<{ name: string; url?: string }> };
+      const direct = await fetch(`${health.endpoints.find((e) => e.name === "hello")!.url}/runsync`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${platform.apiKey}`, "content-type": "application/json" },
+        body: JSON.stringify({ input: { name: 3, colour: "red" } }),
+      });
+      expect(direct.status).toBe(400);
+      expect(((await direct.json()) as { error: string }).error).toBe(job.error);
+    });
+
     it("proxies the load-balanced routes (GET and POST) to live-api", async () => {
       const get = await fetch(`${server.url}/api/ping-me`);
       expect(get.status).toBe(200);

@@ -1,33 +1,20 @@
 """Turning inputs into keyword arguments for a user function, and call arguments back into input."""
-import functools
 import inspect
 import typing
 from typing import Any, Callable, Dict, Mapping
 
+from ._input_check import check_input
 from .errors import InputValidationError
-
-
-@functools.lru_cache(maxsize=256)
-def _signature(fn: Callable) -> inspect.Signature:
-    """Read once per function: reading it costs more than a fast job itself."""
-    return inspect.signature(fn)
 
 
 def kwargs_for(fn: Callable, data: Any) -> Dict[str, Any]:
     """Check a job input / request body against `fn`'s signature before calling it.
 
-    A mismatch is the caller's fault, so it is an InputValidationError (HTTP 400), not a
-    TypeError from inside the call that would look like a server failure.
+    A mismatch is the caller's fault, so it is an InputValidationError (HTTP 400) listing every bad
+    field (INPUT_INVALID, ._input_check), not a TypeError from inside the call that would look
+    like a server failure.
     """
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise InputValidationError(f"{fn.__name__}: input must be a JSON object, got {type(data).__name__}")
-    try:
-        _signature(fn).bind(**data)
-    except TypeError as err:
-        raise InputValidationError(f"{fn.__name__}: {err}") from None
-    return data
+    return check_input(fn, data)
 
 
 def input_for(fn: Callable, args: tuple, kwargs: Mapping[str, Any]) -> Dict[str, Any]:

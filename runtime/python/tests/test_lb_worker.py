@@ -66,7 +66,9 @@ def test_bad_json_is_400_with_json_error(api):
 
 def test_missing_argument_and_input_validation_error_are_400(api):
     status, body = call(api, "POST", "/add", {"a": 1})
-    assert status == 400 and "missing a required argument: 'b'" in body["error"]
+    assert status == 400 and "b: expected int (required), got nothing" in body["error"]
+    status, body = call(api, "POST", "/add", {"a": 1, "b": "2"})
+    assert status == 400 and body["error_type"] == "InputValidationError" and "b: expected int, got \"2\" (string)" in body["error_message"]
     status, body = call(api, "POST", "/picky", {"n": -1})
     assert (status, body["error_type"], body["error_message"]) == (400, "InputValidationError", "n must be >= 0")
 
