@@ -5,6 +5,11 @@
  */
 import type { Db } from "./db.ts";
 
+/** Longest log line kept, in characters (64 Ki); a longer one is cut there (docs/platform.md, "Worker logs"). */
+export const MAX_LOG_LINE = 65_536;
+/** Ends a line that was cut: the rest of it is not kept. */
+export const CUT_MARKER = ` … [line cut at ${MAX_LOG_LINE} characters by the platform; the rest of it is dropped]`;
+
 /** How long the lines of a deleted endpoint are kept: 24 hours. */
 export const LOG_RETENTION_MS = 24 * 3600_000;
 /** How often the retention is applied (on a flush). */
@@ -104,7 +109,7 @@ CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (
 
   const repo = {
     append(endpointId: string, workerId: string, line: string): void {
-      pending.push([endpointId, workerId, Date.now(), line.length > 8192 ? `${line.slice(0, 8192)}…` : line]);
+      pending.push([endpointId, workerId, Date.now(), line.length > MAX_LOG_LINE + CUT_MARKER.length ? line.slice(0, MAX_LOG_LINE) + CUT_MARKER : line]);
       touched.set(endpointId, (touched.get(endpointId) ?? 0) + 1);
       if (!flushTimer) {
         flushTimer = setTimeout(() => db.open && repo.flush(), LOG_FLUSH_MS); // a line after close stays unwritten

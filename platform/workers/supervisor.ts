@@ -19,6 +19,7 @@ import { BuildUnpacker } from "./unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
 import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
 import { ImageEnvironments, spawnLaunch } from "./image-env.ts";
+import { captureLines } from "./worker-logs.ts";
 
 export type WorkerState = "initializing" | "idle" | "running" | "unhealthy";
 
@@ -451,33 +452,14 @@ export class Supervisor {
     return env;
   }
 
+  /** The worker's output lines go to its logs (cut when too long: ./worker-logs.ts); the last few are kept. */
   private capture(proc: ChildProcess, endpointId: string, w: WorkerInfo): void {
     const logs = this.deps.store.logs;
-    const workerId = w.id;
-    const keep = (line: string) => {
+    captureLines([proc.stdout, proc.stderr], (line) => {
+      logs.append(endpointId, w.id, line);
       w.lastLines.push(line);
       if (w.lastLines.length > LAST_LINES_KEPT) w.lastLines.shift();
-    };
-    for (const stream of [proc.stdout, proc.stderr]) {
-      if (!stream) continue;
-      let rest = "";
-      stream.setEncoding("utf8");
-      stream.on("data", (chunk: string) => {
-        const lines = (rest + chunk).split("\n");
-        rest = lines.pop() ?? "";
-        for (const line of lines) {
-          logs.append(endpointId, workerId, line.replace(/\r$/, ""));
-          keep(line);
-        }
-      });
-      stream.on("end", () => {
-        if (rest) {
-          logs.append(endpointId, workerId, rest);
-          keep(rest);
-        }
-        rest = "";
-      });
-    }
+    });
   }
 
   private platformLog(endpointId: string, workerId: string, line: string): void {

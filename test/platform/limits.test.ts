@@ -11,6 +11,7 @@ import { api, buildFixtureArtifact, deploy, gqlOk, startTestPlatform, waitFinal,
 import { rawHeader, zeroBomb } from "./_raw-tar.ts";
 import { MAX_JSON_DEPTH } from "../../platform/api/_json.ts";
 import { resolveOptions } from "../../platform/options.ts";
+import { CUT_MARKER, MAX_LOG_LINE } from "../../platform/store/logs.ts";
 
 let p: TestPlatform;
 let work: string;
@@ -86,6 +87,20 @@ describe("results nested deeper than the platform stores", () => {
     expect(finals[5]!.status).toBe("FAILED");
     expect(errorOf(finals[5]!)).toMatchObject({ error_type: "JOB_OUTPUT_INVALID", error_message: expect.stringContaining(`nested deeper than ${MAX_JSON_DEPTH} levels`) });
   }, 40_000);
+});
+
+describe("worker output", () => {
+  it("a function printing 1 MB on one line leaves one log line, cut at the documented length with the marker", async () => {
+    const r = await api(p, "POST", `/v2/${work}/runsync`, { input: { op: "print", value: 1_000_000 } });
+    expect(r.body).toMatchObject({ status: "COMPLETED", output: { printed: 1_000_000 } });
+    const long = await waitFor("the printed line in the worker logs", async () => {
+      const { workerLogs } = await gqlOk<{ workerLogs: string[] }>(p, "query($e: String!) { workerLogs(endpointId: $e, limit: 50) }", { e: work });
+      const printed = workerLogs.filter((line) => line.includes("xxxxxxxxxx"));
+      return printed.length > 0 && printed;
+    });
+    expect(long).toHaveLength(1);
+    expect(long[0]!.slice(long[0]!.indexOf("] ") + 2)).toBe("x".repeat(MAX_LOG_LINE) + CUT_MARKER); // after "[<worker id>] "
+  }, 20_000);
 });
 
 describe("worker protocol", () => {

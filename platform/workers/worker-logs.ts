@@ -1,0 +1,70 @@
+/**
+ * A worker's stdout and stderr as log lines. The work is linear in the output and its memory
+ * bounded whatever the worker writes: each chunk is scanned once for newlines, and a line longer
+ * than MAX_LOG_LINE is cut there with CUT_MARKER, the rest of it up to the next newline dropped
+ * unread into memory (docs/platform.md, "Worker logs": a function printing 100 MB on one line).
+ */
+import type { Readable } from "node:stream";
+import { CUT_MARKER, MAX_LOG_LINE } from "../store/logs.ts";
+
+/** Splits text chunks into lines (without `\n` or a trailing `\r`), cutting long ones. */
+export class LineSplitter {
+  /** The start of the current line (never longer than MAX_LOG_LINE). */
+  private pending = "";
+  /** The current line was cut: skip to its end. */
+  private dropping = false;
+
+  constructor(
+    private readonly emit: (line: string) => void,
+    private readonly max = MAX_LOG_LINE,
+  ) {}
+
+  push(chunk: string): void {
+    let at = 0;
+    while (at < chunk.length) {
+      const nl = chunk.indexOf("\n", at);
+      const end = nl < 0 ? chunk.length : nl;
+      if (this.dropping) {
+        if (nl < 0) return;
+        this.dropping = false;
+      } else if (this.pending.length + (end - at) > this.max) {
+        const head = this.pending + chunk.slice(at, at + this.max - this.pending.length);
+        this.pending = "";
+        this.emit(head + CUT_MARKER);
+        if (nl < 0) {
+          this.dropping = true;
+          return;
+        }
+      } else if (nl < 0) {
+        this.pending += chunk.slice(at);
+        return;
+      } else {
+        this.line(this.pending + chunk.slice(at, end));
+        this.pending = "";
+      }
+      at = end + 1;
+    }
+  }
+
+  /** The stream ended: a last line without a newline is still a line. */
+  end(): void {
+    if (this.pending) this.line(this.pending);
+    this.pending = "";
+    this.dropping = false;
+  }
+
+  private line(text: string): void {
+    this.emit(text.endsWith("\r") ? text.slice(0, -1) : text);
+  }
+}
+
+/** Calls `onLine` for each line a worker writes to its stdout or stderr (each stream split apart). */
+export function captureLines(streams: Array<Readable | null | undefined>, onLine: (line: string) => void): void {
+  for (const stream of streams) {
+    if (!stream) continue;
+    const splitter = new LineSplitter(onLine);
+    stream.setEncoding("utf8");
+    stream.on("data", (chunk: string) => splitter.push(chunk));
+    stream.on("end", () => splitter.end());
+  }
+}
