@@ -43,10 +43,10 @@ def test_clip_gets_the_image_at_its_own_size_and_vae_the_bicubic_frame(monkeypat
     monkeypatch.setattr(c.vae, "encode", lambda v: vae_calls.append(v) or orig_encode(v))
     generate(c, rgb, "p", "", 5, 1, 5.0, 5.0, seed=0, area=32 * 48)
     image = image_tensor(rgb)
-    assert torch.equal(clip_calls[0][0][0], image)               # 48x72, not the 32x48 frame
-    first = vae_calls[0][0, :, 0]
+    assert torch.equal(clip_calls[0][0][0].cpu(), image)         # 48x72, not the 32x48 frame
+    first = vae_calls[0][0, :, 0].cpu()
     assert first.shape == (3, 32, 48) and torch.equal(first, resize_bicubic(image, 32, 48))
-    assert torch.all(vae_calls[0][0, :, 1:] == 0)
+    assert torch.all(vae_calls[0][0, :, 1:].cpu() == 0)
 
 
 def test_first_frame_is_prepared_from_float_pixels():

@@ -80,3 +80,45 @@ def test_tokenizers(tmp_path):
     assert tok("hello world") == [4, 7, 8, 9, 10, 1]
     assert tok("hello   world") == tok("hello world")   # whitespace runs collapse
     assert tok("hello z") == [4, 3, 2, 1]   # unknown character → unk
+
+
+def _sharded(tmp_path, sd):
+    keys = sorted(sd)
+    write_safetensors(str(tmp_path / "m-00001-of-00002.safetensors"), {k: sd[k] for k in keys[::2]})
+    write_safetensors(str(tmp_path / "m-00002-of-00002.safetensors"), {k: sd[k] for k in keys[1::2]})
+
+
+def test_reads_split_in_chunks_over_threads_fill_every_byte(tmp_path, monkeypatch):
+    import wan.weights as weights
+    sd = random_init(WanTransformer(TINY.transformer), 9).state_dict()
+    _sharded(tmp_path, sd)
+    monkeypatch.setattr(weights, "READ_CHUNK", 40)  # tensors cut into many reads, spread over threads
+    with empty_init("meta"):
+        dst = WanTransformer(TINY.transformer)
+    dst = materialize(dst, "cpu", torch.float32)
+    load_into(dst, str(tmp_path), threads=3)
+    got = dst.state_dict()
+    assert all(torch.equal(got[k], v) for k, v in sd.items())
+
+
+def test_a_dtype_the_file_does_not_have_goes_through_the_staging_copy(tmp_path, monkeypatch):
+    import wan.weights as weights
+    sd = random_init(WanTransformer(TINY.transformer), 9).state_dict()
+    _sharded(tmp_path, sd)  # fp32 on disk
+    monkeypatch.setattr(weights, "READ_CHUNK", 64)
+    with empty_init("meta"):
+        dst = WanTransformer(TINY.transformer)
+    dst = materialize(dst, "cpu", torch.bfloat16)
+    load_into(dst, str(tmp_path), threads=2)
+    got = dst.state_dict()
+    assert all(torch.equal(got[k], v.to(torch.bfloat16)) for k, v in sd.items())
+
+
+def test_a_wrong_shape_is_refused_before_any_data_is_read(tmp_path, monkeypatch):
+    import wan.weights as weights
+    sd = random_init(WanTransformer(TINY.transformer), 9).state_dict()
+    sd["head.modulation"] = torch.zeros(3)
+    write_safetensors(str(tmp_path / "m.safetensors"), sd)
+    monkeypatch.setattr(weights, "_pread_into", lambda *a: pytest.fail("read before the shapes were checked"))
+    with pytest.raises(ValueError, match="head.modulation has shape"):
+        load_into(WanTransformer(TINY.transformer), str(tmp_path / "m.safetensors"))

@@ -1,12 +1,15 @@
 """Checkpoint I/O: a stdlib safetensors reader, .pth loading, meta-device construction,
 deterministic random initialisation (tiny mode, benchmarks) and strict key-for-key loading."""
 import contextlib
+import ctypes
 import glob
 import json
 import mmap
 import os
 import struct
-from typing import Dict, Iterator, Tuple
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import torch
 import torch.nn as nn
@@ -81,11 +84,20 @@ def iter_checkpoint(path: str) -> Iterator[Tuple[str, torch.Tensor]]:
         yield from sd.items()
 
 
-def load_into(model: nn.Module, path: str, prefix: str = "") -> None:
-    """Copy checkpoint tensors into `model` key for key; any missing/unexpected key is an error.
-    With `prefix`, only keys under it are used (e.g. "visual." of the CLIP checkpoint)."""
+def load_into(model: nn.Module, path: str, prefix: str = "", threads: Optional[int] = None) -> None:
+    """Copy checkpoint tensors into `model` key for key; any missing/unexpected key or wrong shape
+    is an error, found from the headers before a byte of tensor data is read. With `prefix`, only
+    keys under it are used (e.g. "visual." of the CLIP checkpoint).
+
+    Safetensors are read at disk speed (docs: bench/video/README.md, "Loading"): each tensor's
+    bytes go with positioned reads straight into the parameter's own memory when it is on the CPU
+    in the file's dtype (no intermediate copy), otherwise through a staging buffer (pinned when
+    the parameter is on CUDA) and one copy; several reads run at once (the GIL is released)."""
     params = dict(model.named_parameters())
     params.update(dict(model.named_buffers()))
+    if os.path.isdir(path) or path.endswith(".safetensors"):
+        _load_safetensors(params, path, prefix, threads)
+        return
     seen, unexpected = set(), []
     for name, t in iter_checkpoint(path):
         if prefix:
@@ -96,15 +108,121 @@ def load_into(model: nn.Module, path: str, prefix: str = "") -> None:
         if p is None:
             unexpected.append(name)
             continue
-        if tuple(p.shape) != tuple(t.shape):
-            raise ValueError(f"{path}: {name} has shape {tuple(t.shape)}, model expects {tuple(p.shape)}")
+        _check_shape(path, name, p, t.shape)
         with torch.no_grad():
             p.copy_(t.to(p.dtype))
         seen.add(name)
+    _check_complete(path, params, seen, unexpected)
+
+
+def _check_shape(path: str, name: str, p: torch.Tensor, shape) -> None:
+    if tuple(p.shape) != tuple(shape):
+        raise ValueError(f"{path}: {name} has shape {tuple(shape)}, model expects {tuple(p.shape)}")
+
+
+def _check_complete(path: str, params: dict, seen: set, unexpected: List[str]) -> None:
     missing = sorted(set(params) - seen)
     if missing or unexpected:
         raise ValueError(f"{path} does not match the model: missing {missing[:5]} "
                          f"({len(missing)}), unexpected {unexpected[:5]} ({len(unexpected)})")
+
+
+# A read of at most this many bytes at a time: big enough for the disk to stream, small enough
+# that several run at once and a staging buffer stays small.
+READ_CHUNK = 32 << 20
+_DEFAULT_THREADS = 8
+
+
+@dataclass(frozen=True)
+class _Read:
+    fd: int
+    offset: int          # in the file
+    size: int
+    target: torch.Tensor  # the parameter
+    start: int           # byte offset inside the parameter
+    file_dtype: torch.dtype
+
+
+def _shard_files(path: str) -> List[str]:
+    if not os.path.isdir(path):
+        return [path]
+    files = sorted(glob.glob(os.path.join(path, "*.safetensors")))
+    if not files:
+        raise FileNotFoundError(f"no *.safetensors shards in {path}")
+    return files
+
+
+def _load_safetensors(params: dict, path: str, prefix: str, threads: Optional[int]) -> None:
+    seen, unexpected, reads, fds = set(), [], [], []
+    try:
+        for file in _shard_files(path):
+            header, base = read_safetensors_header(file)
+            fd = os.open(file, os.O_RDONLY)
+            fds.append(fd)
+            for name, info in header.items():
+                key = name
+                if prefix:
+                    if not name.startswith(prefix):
+                        continue
+                    key = name[len(prefix):]
+                p = params.get(key)
+                if p is None:
+                    unexpected.append(key)
+                    continue
+                _check_shape(file, key, p, info["shape"])
+                seen.add(key)
+                start, end = info["data_offsets"]
+                for at in range(0, end - start, READ_CHUNK):
+                    reads.append(_Read(fd, base + start + at, min(READ_CHUNK, end - start - at), p, at,
+                                       _ST_DTYPES[info["dtype"]]))
+        _check_complete(path, params, seen, unexpected)
+        workers = threads or _DEFAULT_THREADS
+        with ThreadPoolExecutor(workers) as pool:
+            # Each thread walks its own stretch of the file list: reads stay sequential per thread.
+            per = -(-len(reads) // workers) if reads else 1
+            list(pool.map(_run_reads, [reads[i:i + per] for i in range(0, len(reads), per)]))
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def _pread_into(fd: int, view: memoryview, offset: int) -> None:
+    while len(view):
+        n = os.preadv(fd, [view], offset)
+        if n <= 0:
+            raise EOFError(f"checkpoint file ends before offset {offset + len(view)}")
+        view, offset = view[n:], offset + n
+
+
+def _bytes_of(t: torch.Tensor, start: int, size: int) -> memoryview:
+    """A writable view of `size` bytes of a CPU tensor's memory from byte `start`."""
+    return memoryview((ctypes.c_char * size).from_address(t.data_ptr() + start)).cast("B")
+
+
+@torch.no_grad()
+def _run_reads(reads: List[_Read]) -> None:
+    staging: Optional[torch.Tensor] = None
+    copied = None  # the CUDA event of the last copy out of `staging`
+    for r in reads:
+        direct = r.target.device.type == "cpu" and r.target.dtype == r.file_dtype and r.target.is_contiguous()
+        if direct:
+            _pread_into(r.fd, _bytes_of(r.target, r.start, r.size), r.offset)
+            continue
+        cuda = r.target.device.type == "cuda"
+        if staging is None:
+            staging = torch.empty(READ_CHUNK, dtype=torch.uint8, pin_memory=cuda)
+        if copied is not None:
+            copied.synchronize()  # the previous copy must have left the buffer
+        _pread_into(r.fd, _bytes_of(staging, 0, r.size), r.offset)
+        itemsize = torch.tensor([], dtype=r.file_dtype).element_size()
+        src = staging[:r.size].view(r.file_dtype)
+        first = r.start // itemsize
+        r.target.view(-1)[first:first + src.numel()].copy_(src, non_blocking=cuda)
+        if cuda:
+            copied = torch.cuda.Event()
+            copied.record()
+    if copied is not None:
+        copied.synchronize()
 
 
 @contextlib.contextmanager
