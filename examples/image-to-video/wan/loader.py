@@ -3,6 +3,7 @@ published layout, or deterministic random weights for the tiny config. Cached pe
 warm worker never reloads between jobs."""
 import os
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
@@ -15,6 +16,7 @@ from .tokenizer import ByteTokenizer, load_tokenizer
 from .transformer import WanTransformer
 from .vae import WanVAE
 from .vae22 import WanVAE22
+from .residency import HostCopies, pin, plan_residency
 from .weights import empty_init, load_into, materialize, random_init
 
 TINY_SEED = 20240601  # fixed: tiny mode must give the same weights on every worker
@@ -36,6 +38,10 @@ class Components:
     clip: Optional[ClipVision] = None
     offload: bool = False
     warnings: List[str] = field(default_factory=list)
+    # With offload: the host copies of the experts and T5, by id of the module (wan/residency.py).
+    host_copies: Dict[int, HostCopies] = field(default_factory=dict)
+    load_s: float = 0.0               # seconds this process spent building the components
+    load_reported: bool = False       # the first job reports load_s in its timings
 
 
 _CACHE: Dict[tuple, Components] = {}
@@ -90,6 +96,8 @@ def _build(cls, cfg_part, device, dtype, path=None, seed=None, prefix=""):
     with empty_init("meta"):
         m = cls(cfg_part)
     m = materialize(m, device, dtype)
+    if torch.device(device).type == "cpu":
+        pin(m)  # an offloaded part's home: read straight into pinned memory
     load_into(m, path, prefix)
     return m.eval()
 
@@ -106,10 +114,12 @@ def load_components(config_name: str, checkpoint_dir: Optional[str] = None,
     with _LOCK:
         if key in _CACHE:
             return _CACHE[key]
+        t0 = time.perf_counter()
         if cfg.tiny:
             comps = _tiny(cfg, device, dtype)
         else:
             comps = _real(cfg, checkpoint_dir, device, dtype, offload)
+        comps.load_s = round(time.perf_counter() - t0, 3)
         _CACHE.clear()  # one model set per worker: the previous one would just hold memory
         _CACHE[key] = comps
         return comps
@@ -134,9 +144,7 @@ def _tiny(cfg, device, dtype):
 def _real(cfg, root, device, dtype, offload):
     check_checkpoint(cfg, root)
     if offload is None:
-        # Two 14B experts (2 x 28 GB bf16) + T5 do not fit next to 720p activations on 80 GB:
-        # keep the idle parts in host memory.
-        offload = device.type == "cuda" and os.environ.get("WAN_OFFLOAD", "1") != "0"
+        offload = _offload_wanted(cfg, root, device)
     home = torch.device("cpu") if offload else device
     experts = [_build(WanTransformer, cfg.transformer, home, dtype,
                       path=os.path.join(root, d) if d else root) for d in cfg.expert_dirs]
@@ -148,5 +156,31 @@ def _real(cfg, root, device, dtype, offload):
         clip = _build(ClipVision, cfg.clip, device, clip_dtype(device, dtype),
                       path=os.path.join(root, cfg.clip_file), prefix="visual.")
     tok = load_tokenizer(os.path.join(root, cfg.tokenizer_dir), cfg.t5.max_len)
-    return Components(cfg=cfg, device=device, dtype=dtype, experts=experts, vae=vae, t5=t5,
-                      tokenizer=tok, clip=clip, offload=offload)
+    comps = Components(cfg=cfg, device=device, dtype=dtype, experts=experts, vae=vae, t5=t5,
+                       tokenizer=tok, clip=clip, offload=offload)
+    if offload:
+        comps.host_copies = {id(m): HostCopies(m) for m in experts + [t5]}
+    return comps
+
+
+def _weight_bytes(cfg: ModelConfig, root: str) -> int:
+    """The experts' and T5's bytes on the card, from their files (all bf16 as published)."""
+    files = [os.path.join(root, cfg.t5_file)]
+    for d in cfg.expert_dirs:
+        folder = os.path.join(root, d) if d else root
+        files += [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(".safetensors")]
+    return sum(os.path.getsize(f) for f in files)
+
+
+def _offload_wanted(cfg: ModelConfig, root: str, device: torch.device) -> bool:
+    """WAN_OFFLOAD=1 / 0 decide; by default the card's memory does (wan/residency.py)."""
+    if device.type != "cuda":
+        return False
+    forced = os.environ.get("WAN_OFFLOAD", "auto")
+    if forced in ("0", "1"):
+        return forced == "1"
+    need, card = _weight_bytes(cfg, root), torch.cuda.get_device_properties(device).total_memory
+    offload = plan_residency(need, card)
+    print(f"[wan] {cfg.name}: weights {need / 2**30:.1f} GiB, card {card / 2**30:.1f} GiB: "
+          + ("idle experts and T5 wait in pinned host memory" if offload else "every part stays on the card"), flush=True)
+    return offload

@@ -47,11 +47,15 @@ class Timer:
 
 
 def _place(c: Components, module: torch.nn.Module, active: bool):
-    """With offload, a module lives on the GPU only while it is used."""
+    """With offload, a module lives on the GPU only while it is used (wan/residency.py)."""
     if c.offload:
-        module.to(c.device if active else "cpu")
-        if not active and c.device.type == "cuda":
-            torch.cuda.empty_cache()
+        copies = c.host_copies[id(module)]
+        if active:
+            copies.to_device(c.device)
+        else:
+            copies.to_host()
+            if c.device.type == "cuda":
+                torch.cuda.empty_cache()
 
 
 @torch.no_grad()

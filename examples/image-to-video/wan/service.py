@@ -89,6 +89,9 @@ def run_job(save_file: Callable[[str], str], config_name: Optional[str] = None,
         "total_s": round(time.perf_counter() - t_start, 3),
         "warnings": warnings,
     }
+    if not comps.load_reported:  # the worker's first job says what loading the model cost
+        out["timings"]["load"] = comps.load_s
+        comps.load_reported = True
     if out["prompt"] is None:
         del out["prompt"]
     return out
