@@ -175,8 +175,11 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     context: ctx,
     close() {
       closing ??= (async () => {
-        clearInterval(sweep);
+        // Graceful: the workers finish and report their running jobs while the API still listens
+        // (a result sent to a closed port would be lost and its job run again); then it closes.
         autoscaler.stop();
+        await supervisor.drain();
+        clearInterval(sweep);
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         if (workerSocket) socketServer!.close();
         queue.close();

@@ -92,7 +92,8 @@ async function stop(flags: PlatformCommandFlags): Promise<void> {
     return;
   }
   process.kill(state.pid, "SIGTERM");
-  const deadline = Date.now() + 20_000;
+  // A graceful stop: running jobs finish first (docs/platform.md, "Stopping": 15 s at most by default).
+  const deadline = Date.now() + 30_000;
   while (isAlive(state.pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   if (isAlive(state.pid)) {
     process.kill(state.pid, "SIGKILL");

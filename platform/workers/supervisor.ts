@@ -111,6 +111,8 @@ export class Supervisor {
   /** Endpoint id → why its workers of one config cannot serve. */
   private readonly problems = new Map<string, { configKey: string; problem: EndpointProblem }>();
   private closed = false;
+  /** The platform is stopping gracefully: no worker starts, running ones finish their jobs (drain). */
+  private draining = false;
   private lbProbe?: NodeJS.Timeout;
   private lbStartProbe?: NodeJS.Timeout;
 
@@ -169,7 +171,7 @@ export class Supervisor {
 
   /** Can a worker be started for this endpoint now (it has a build; not backing off after early exits)? */
   canStart(endpoint: EndpointRecord, now = Date.now()): boolean {
-    if (this.closed || !this.buildIdOf(endpoint)) return false;
+    if (this.closed || this.draining || !this.buildIdOf(endpoint)) return false;
     const failed = this.startFailures.get(endpoint.id);
     return !failed || failed.until <= now || failed.configKey !== this.configKey(endpoint); // a redeploy starts at once
   }
@@ -473,7 +475,7 @@ export class Supervisor {
     this.deps.store.workers.stopped(w.id);
     this.deps.queue.releaseTakers(w.id);
     // At shutdown, running jobs stay IN_PROGRESS in the database: the next start requeues them.
-    const held = this.closed ? [] : [...this.deps.queue.jobsOf(w.id)];
+    const held = this.closed || this.draining ? [] : [...this.deps.queue.jobsOf(w.id)];
     if (held.length > 0) this.deps.queue.handBack(w.id, held);
     this.wakeSignals(w);
     w.resolveExit();
@@ -601,6 +603,17 @@ export class Supervisor {
 
   async stopEndpoint(endpointId: string): Promise<void> {
     await Promise.all(this.forEndpoint(endpointId).map((w) => this.stop(w, "endpoint deleted")));
+  }
+
+  /**
+   * The first step of a graceful platform stop, while the API still serves the workers: no worker
+   * starts and none takes a new job; each finishes its running jobs and reports them (committed)
+   * within the stop grace periods (`stop`), then exits. Jobs a worker still holds when it is killed
+   * stay IN_PROGRESS and are requeued at the next start (docs/platform.md, "Stopping").
+   */
+  async drain(): Promise<void> {
+    this.draining = true;
+    await Promise.all([...this.workers.values()].map((w) => this.stop(w, "the platform is stopping")));
   }
 
   async close(): Promise<void> {
