@@ -242,6 +242,11 @@ export const errors = {
       remedy: "Rebuild with `svc build`, which refuses artifacts over 1.5 GB unpacked; leave big folders or packages out (.svcignore, --exclude).",
     }),
   // containment (issue 18): the sandbox, worker keys, secrets
+  KEY_SCOPE: (scope: string, request: string) =>
+    new SvcError("KEY_SCOPE", `This is a worker's key, scoped to ${scope}: it reaches only the queue routes (run, runsync, status, stream, cancel, health) of that scope's endpoints and getBuild of its app's builds, not ${request}.`, {
+      status: 403,
+      remedy: "Use the platform's API key (PLATFORM_API_KEY outside workers) for anything else; a worker calls only its own app's endpoints.",
+    }),
   SANDBOX_REQUIRED: (why: string) =>
     new SvcError("SANDBOX_REQUIRED", `Refusing to start a worker without the sandbox (isolation is strict; bubblewrap's \`bwrap\` is ${why}).`, {
       status: 503,

@@ -5,6 +5,7 @@ import type { WebhookSender } from "./queue/webhooks.ts";
 import type { Supervisor } from "./workers/supervisor.ts";
 import type { Autoscaler } from "./workers/autoscaler.ts";
 import type { ResolvedOptions } from "./options.ts";
+import type { WorkerKeys } from "./worker-keys.ts";
 
 export interface PlatformContext {
   store: Store;
@@ -15,6 +16,8 @@ export interface PlatformContext {
   options: ResolvedOptions;
   /** sha256 hex of the API key. */
   apiKeyHash: string;
+  /** Workers' keys, scoped to their app and environment (./worker-keys.ts). */
+  workerKeys: WorkerKeys;
   /** `http://127.0.0.1:8787`: known once the server listens. */
   baseUrl(): string;
 }

@@ -19,6 +19,7 @@ import { Autoscaler } from "./workers/autoscaler.ts";
 import { createApi } from "./api/app.ts";
 import { sweepFiles } from "./api/files.ts";
 import { sha256Hex } from "./_ids.ts";
+import { createWorkerKeys } from "./worker-keys.ts";
 import type { PlatformContext } from "./context.ts";
 
 export interface RunningPlatform {
@@ -67,7 +68,8 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const webhooks = createWebhookSender({ retries: options.webhookRetries, delayMs: options.webhookRetryDelayMs, log: options.log });
   let baseUrl = "";
   let workerSocket: string | undefined;
-  const supervisor = new Supervisor({ store, queue, options, apiKey: key.apiKey, apiBase: () => baseUrl, workerSocket: () => workerSocket });
+  const workerKeys = createWorkerKeys(key.apiKey, store);
+  const supervisor = new Supervisor({ store, queue, options, workerKeys, apiBase: () => baseUrl, workerSocket: () => workerSocket });
   supervisor.killOrphans();
   const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
   queue.hooks = {
@@ -82,7 +84,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const recovered = queue.recover();
   if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
 
-  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, baseUrl: () => baseUrl };
+  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, baseUrl: () => baseUrl };
   const { app, limiter, hot } = createApi(ctx, {
     async endpointRemoved(endpointId) {
       const workers = supervisor.forEndpoint(endpointId);

@@ -14,6 +14,7 @@ import { registerUploadRoutes, ARTIFACT_ROUTE } from "./uploads.ts";
 import { registerFileRoutes } from "./files.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { createHotPath } from "./hot-routes.ts";
+import { scopeRefusal } from "./worker-scope.ts";
 
 const LB_HOST = /^([a-z0-9][a-z0-9_-]*)\.localhost(?::\d+)?$/i;
 
@@ -43,11 +44,15 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
   app.use((event: H3Event) => {
     const path = event.url.pathname;
     if (selfAuthenticated(path)) return undefined;
-    if (!digestMatches(presentedKey(event), apiKeyDigest)) {
-      const error = errors.UNAUTHORIZED();
-      return json(401, path === "/graphql" ? { error: error.message, errors: [{ message: error.message, extensions: { code: error.code } }] } : { error: error.message });
-    }
+    const key = presentedKey(event);
     const host = LB_HOST.exec(event.req.headers.get("host") ?? "");
+    if (!digestMatches(key, apiKeyDigest)) {
+      // not the platform's key: a worker's key (its scope's routes only), else 401
+      const scope = ctx.workerKeys.verify(key);
+      const error = scope ? scopeRefusal(ctx.workerKeys, scope, event, host?.[1]!.toLowerCase()) : errors.UNAUTHORIZED();
+      if (error) return json(error.status, path === "/graphql" ? { error: error.message, errors: [{ message: error.message, extensions: { code: error.code } }] } : { error: error.message, code: error.code });
+      event.context.workerScope = scope;
+    }
     return host ? proxyByHost(event, host[1]!.toLowerCase()) : undefined;
   });
 
@@ -73,8 +78,13 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
   const hot = createHotPath({
     runsync,
     jobsDone,
-    authorized: (key) => digestMatches(key, apiKeyDigest),
-    unauthorized: () => ({ status: 401, text: JSON.stringify({ error: errors.UNAUTHORIZED().message }) }),
+    refusal: (key, endpointId) => {
+      if (digestMatches(key, apiKeyDigest)) return undefined;
+      const scope = ctx.workerKeys.verify(key);
+      if (scope && ctx.workerKeys.reachesEndpoint(scope, endpointId)) return undefined;
+      const error = scope ? errors.KEY_SCOPE(ctx.workerKeys.describe(scope), `POST /v2/${endpointId}/runsync`) : errors.UNAUTHORIZED();
+      return { status: error.status, text: JSON.stringify({ error: error.message, code: error.code }) };
+    },
     isLbHost: (host) => LB_HOST.test(host ?? ""),
     log: ctx.options.log,
   });

@@ -8,10 +8,12 @@ import type { H3, H3Event } from "h3";
 import { readFileSync } from "node:fs";
 import { buildSchema, execute, parse, validate, GraphQLError, type DocumentNode, type ExecutionResult } from "graphql";
 import { packagePath } from "../../core/package-root.ts";
-import { isSvcError } from "../../core/errors.ts";
+import { errors, isSvcError } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import { createResolvers, type ResolverHooks } from "../graphql/resolvers.ts";
 import { json, readJson, errorResponse } from "./_http.ts";
+import { scopedQueryAllowed } from "./worker-scope.ts";
+import type { KeyScope } from "../worker-keys.ts";
 
 const SCHEMA_FILE = packagePath("platform", "graphql", "schema.graphql");
 const MAX_BODY_BYTES = 50_000_000;
@@ -66,12 +68,18 @@ export function registerGraphql(app: H3, ctx: PlatformContext, hooks: ResolverHo
 
     const document = documentOf(query);
     if (!("kind" in document)) return json(400, { errors: document.map(formatError) });
+    const workerScope = event.context.workerScope as KeyScope | undefined;
+    if (workerScope && !scopedQueryAllowed(document, (operationName as string) ?? undefined)) {
+      const error = errors.KEY_SCOPE(ctx.workerKeys.describe(workerScope), "this GraphQL operation (a worker's key may only query getBuild)");
+      return json(error.status, { errors: [{ message: error.message, extensions: { code: error.code } }] });
+    }
     let result: ExecutionResult;
     try {
       result = await execute({
         schema,
         document,
         rootValue,
+        contextValue: { workerScope },
         variableValues: (variables as Record<string, unknown>) ?? undefined,
         operationName: (operationName as string) ?? undefined,
       });

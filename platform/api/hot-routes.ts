@@ -17,10 +17,8 @@ const HEADERS = { "content-type": "application/json; charset=utf-8" };
 export interface HotRoutes {
   runsync(endpointId: string, ex: Exchange): Promise<Reply>;
   jobsDone(workerId: string, ex: Exchange): Promise<Reply>;
-  /** Whether the API key presented may call the API (runsync; a worker's token is checked by jobsDone). */
-  authorized(key: string | undefined): boolean;
-  /** The answer to a request without the API key. */
-  unauthorized(): Reply;
+  /** runsync's key check: undefined lets the request through, else the refusal (a worker's token is checked by jobsDone). */
+  refusal(key: string | undefined, endpointId: string): Reply | undefined;
   /** Requests for a load-balancer host are proxied by h3's middleware. */
   isLbHost(host: string | undefined): boolean;
   log(line: string): void;
@@ -56,9 +54,10 @@ export function createHotPath(routes: HotRoutes): (req: IncomingMessage, res: Se
     }
     const runsync = RUNSYNC.exec(req.url);
     if (!runsync || routes.isLbHost(req.headers.host)) return false;
-    if (!routes.authorized(keyOf(req.headers.authorization))) {
+    const refused = routes.refusal(keyOf(req.headers.authorization), runsync[1]!);
+    if (refused) {
       req.resume();
-      send(res, routes.unauthorized());
+      send(res, refused);
       return true;
     }
     void routes.runsync(runsync[1]!, exchange(req, res, runsync[2])).then((reply) => send(res, reply));

@@ -6,6 +6,7 @@ import { parseManifest } from "../../core/manifest.ts";
 import type { PlatformContext } from "../context.ts";
 import type { AppRow, BuildRow, EndpointRecord, EnvironmentRow, TemplateRecord } from "../store/index.ts";
 import { newId, newSecret, sha256Hex } from "../_ids.ts";
+import type { KeyScope } from "../worker-keys.ts";
 import { ARTIFACT_ROUTE } from "../api/uploads.ts";
 import { manifestEndpointFor } from "../workers/_target.ts";
 import { deletedEndpoints, workerLogLines } from "./worker-logs.ts";
@@ -24,7 +25,7 @@ const HOSTED_TEMPLATE_FIELDS = { volumeInGb: 0, volumeMountPath: null, ports: nu
 const iso = (ms: number) => new Date(ms).toISOString();
 
 export interface Resolvers {
-  [field: string]: (args: Record<string, unknown>) => unknown;
+  [field: string]: (args: Record<string, unknown>, context?: { workerScope?: KeyScope }) => unknown;
 }
 
 /** Hooks the resolvers need from the server (deleting an endpoint stops its workers). */
@@ -173,7 +174,9 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
       const env = store.apps.environmentByName(String(appId), String(name));
       return env ? environmentView(env) : null;
     },
-    getBuild: ({ id }) => {
+    getBuild: ({ id }, context?: { workerScope?: KeyScope }) => {
+      const scope = context?.workerScope;
+      if (scope && !ctx.workerKeys.readsBuild(scope, String(id))) throw errors.KEY_SCOPE(ctx.workerKeys.describe(scope), `getBuild(id: ${JSON.stringify(String(id))})`);
       const b = store.builds.get(String(id));
       return b ? buildView(b) : null;
     },

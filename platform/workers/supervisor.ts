@@ -20,6 +20,7 @@ import { defaultPythonForImage } from "./interpreter.ts";
 import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
 import { ImageEnvironments, spawnLaunch } from "./image-env.ts";
 import { captureLines } from "./worker-logs.ts";
+import type { WorkerKeys } from "../worker-keys.ts";
 
 export type WorkerState = "initializing" | "idle" | "running" | "unhealthy";
 
@@ -95,7 +96,8 @@ export interface SupervisorDeps {
   store: Store;
   queue: JobQueue;
   options: ResolvedOptions;
-  apiKey: string;
+  /** Each worker's PLATFORM_API_KEY, scoped to its app and environment (never the platform's key). */
+  workerKeys: WorkerKeys;
   apiBase: () => string;
   /** `@name` of the abstract Unix socket the API also listens on for local workers (Linux), if any. */
   workerSocket?: () => string | undefined;
@@ -443,7 +445,7 @@ export class Supervisor {
       SVC_ERROR_URL: `${prefix}/error`,
       SVC_PING_INTERVAL: String(this.deps.options.pingIntervalS),
       PLATFORM_API_URL: base,
-      PLATFORM_API_KEY: this.deps.apiKey,
+      PLATFORM_API_KEY: this.deps.workerKeys.keyFor(endpoint),
     });
     const socket = this.deps.workerSocket?.();
     if (socket) env.SVC_PLATFORM_SOCKET = socket; // the runtime sends its SVC_API_BASE requests there (cheaper than TCP)

@@ -189,7 +189,7 @@ describe("queue-based jobs on Python workers", () => {
 
   it("calls another endpoint from a worker (QB runsync and LB execute through the platform)", async () => {
     const r = await api(p, "POST", `${base("caller")}/runsync`, { input: { value: "x" } });
-    expect(r.body).toMatchObject({ status: "COMPLETED", output: { via: { echo: "x" }, lb: { sum: 5 } } });
+    expect(r.body, JSON.stringify(r.body)).toMatchObject({ status: "COMPLETED", output: { via: { echo: "x" }, lb: { sum: 5 } } });
   });
 
   it("reports worker states in /health and keeps worker logs readable through GraphQL", async () => {
