@@ -17,7 +17,7 @@ if (only("-v", "--version")) {
 } else if (!load && (argv.length === 0 || only("-h", "--help"))) {
   process.stdout.write(helpText(version));
 } else {
-  const [{ cac }, { errors }, { reportError }] = await Promise.all([import("cac"), import("../core/errors.ts"), import("./_shared.ts")]);
+  const [{ cac }, { reportError }, { unknownCommand, usageError }] = await Promise.all([import("cac"), import("./_shared.ts"), import("./_did-you-mean.ts")]);
   const cli = cac("svc");
   if (load) (await load())(cli);
   // cac gives every `--no-x` flag "(default: true)", which reads as if the flag were on by default.
@@ -25,12 +25,12 @@ if (only("-v", "--version")) {
   cli.version(version);
   try {
     cli.parse(process.argv, { run: false });
-    if (!cli.matchedCommand && cli.args.length > 0) throw errors.UNKNOWN_COMMAND(String(cli.args[0]));
+    if (!cli.matchedCommand && cli.args.length > 0) throw unknownCommand(String(cli.args[0]));
     if (!cli.matchedCommand && !cli.options.help && !cli.options.version) process.stdout.write(helpText(version));
     await cli.runMatchedCommand();
   } catch (error) {
     // cac reports bad flags and missing arguments as CACError: show them as usage errors, not crashes.
-    const usage = (error as Error)?.name === "CACError" ? errors.CLI_USAGE((error as Error).message, cli.matchedCommandName) : error;
+    const usage = (error as Error)?.name === "CACError" ? usageError(error as Error, cli) : error;
     process.exitCode = reportError(usage, Boolean(cli.options.json));
   }
 }

@@ -256,8 +256,8 @@ export const errors = {
     new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
 
   // command line
-  UNKNOWN_COMMAND: (name: string) =>
-    new SvcError("UNKNOWN_COMMAND", `Unknown command "${name}".`, { remedy: "Run `svc --help` for the list of commands." }),
+  UNKNOWN_COMMAND: (name: string, closest?: string) =>
+    new SvcError("UNKNOWN_COMMAND", `Unknown command "${name}".${closest ? ` Did you mean \`svc ${closest}\`?` : ""}`, { remedy: "Run `svc --help` for the list of commands." }),
 
   CLI_USAGE: (message: string, command?: string) =>
     new SvcError("CLI_USAGE", message, { remedy: `Run \`svc ${command ? `${command} ` : ""}--help\` for the accepted options.` }),

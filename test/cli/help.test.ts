@@ -69,3 +69,26 @@ describe("svc --version and --help", () => {
     expect(Object.fromEntries(cli.commands.map((command) => [command.name, [command.rawName, command.description]]))).toEqual(usage);
   });
 });
+
+describe("typos on the command line", () => {
+  const svcFails = (args: string[]) =>
+    run(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: "1" } }).then(
+      () => expect.fail(`svc ${args.join(" ")} succeeded`),
+      (error: { code: number; stderr: string }) => error,
+    );
+
+  it("a mistyped command names the closest one; a name like none of them only says it is unknown", async () => {
+    const typo = await svcFails(["biuld"]);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain('[UNKNOWN_COMMAND] Unknown command "biuld". Did you mean `svc build`?');
+    expect((await svcFails(["deplyo"])).stderr).toContain("Did you mean `svc deploy`?");
+    expect((await svcFails(["xyzzy"])).stderr).not.toContain("Did you mean");
+  });
+
+  it("a mistyped option names the command's closest option", async () => {
+    const typo = await svcFails(["build", "--anlyze", "--root", tmp]);
+    expect(typo.stderr).toContain("[CLI_USAGE] Unknown option `--anlyze`. Did you mean `--analyze`?");
+    expect((await svcFails(["build", "--keep-bild", "--root", tmp])).stderr).toContain("Did you mean `--keep-build`?");
+    expect((await svcFails(["logs", "x", "--folow"])).stderr).toContain("Did you mean `--follow`?");
+  });
+});
