@@ -4,10 +4,12 @@
  * top (cli/, svc/testing), as webpack.js applies its plugins outside the Compiler: core/ imports
  * nothing from plugins/ (docs/architecture.md).
  */
-import { join } from "node:path";
+import { join, relative } from "node:path";
+import { closestName } from "./closest.ts";
 import { loadConfig } from "./config.ts";
+import { errors } from "./errors.ts";
 import { createLogger, type Logger } from "./logger.ts";
-import { Pipeline } from "./pipeline.ts";
+import { Pipeline, stagesOf, STAGE_PRODUCES } from "./pipeline.ts";
 import type { BuildContext, BuildOptions, ConfigEnv, ResolvedConfig, SvcPlugin } from "./types.ts";
 
 export const OUT_DIR = ".svc";
@@ -21,13 +23,22 @@ export const defaultBuildOptions: BuildOptions = {
   analyze: false,
 };
 
-/** Built-ins first, in stage order; a user plugin with a built-in's name takes its place. */
+/**
+ * Built-ins first, in stage order; a user plugin with a built-in's name takes its place. A name in
+ * disablePlugins that is no plugin's is CONFIG_INVALID with the closest name (a typo never passes silently).
+ */
 export function resolvePluginList(config: ResolvedConfig, builtins: readonly SvcPlugin[]): SvcPlugin[] {
   const disabled = new Set(config.disablePlugins);
+  const known = [...builtins, ...config.plugins].map((plugin) => plugin.name);
+  for (const name of disabled) {
+    if (known.includes(name)) continue;
+    const closest = closestName(name, known);
+    throw errors.CONFIG_INVALID(`disablePlugins names "${name}", which is no plugin of this build${closest ? `; did you mean "${closest}"?` : ` (the built-ins are ${builtins.map((p) => p.name).join(", ")})`}`, config.configFile);
+  }
   const userByName = new Map(config.plugins.map((plugin) => [plugin.name, plugin]));
   const list = builtins.filter((plugin) => !disabled.has(plugin.name)).map((plugin) => userByName.get(plugin.name) ?? plugin);
   const builtinNames = new Set(builtins.map((plugin) => plugin.name));
-  return [...list, ...config.plugins.filter((plugin) => !builtinNames.has(plugin.name))];
+  return [...list, ...config.plugins.filter((plugin) => !builtinNames.has(plugin.name) && !disabled.has(plugin.name))];
 }
 
 export function createContext(root: string, config: ResolvedConfig, options: BuildOptions, logger: Logger): BuildContext {
@@ -66,6 +77,19 @@ export async function runPipeline({ root, builtins, options, logger = createLogg
   const config = await loadConfig(root, env ?? { command: "build", mode: "production" });
   const pipeline = new Pipeline([...resolvePluginList(config, builtins), ...plugins]);
   const ctx = createContext(root, config, { ...defaultBuildOptions, ...options }, logger);
+  assertStagesFilled(pipeline, ctx);
   await prepare?.(ctx);
   return pipeline.run(ctx);
+}
+
+/**
+ * Before any work: every stage this run reaches that must produce something has a tap. Disabling a
+ * built-in that nobody replaces (`disablePlugins: ["svc:tar-pack"]`) is STAGE_UNFILLED naming the
+ * stage and what it produces, not a build that "succeeds" with no artifact.
+ */
+function assertStagesFilled(pipeline: Pipeline, ctx: BuildContext): void {
+  for (const stage of stagesOf(ctx.options.until)) {
+    const produces = STAGE_PRODUCES[stage];
+    if (produces && pipeline.hooks[stage].taps.length === 0) throw errors.STAGE_UNFILLED(stage, produces, ctx.config.disablePlugins, ctx.config.configFile && relative(ctx.root, ctx.config.configFile));
+  }
 }

@@ -10,7 +10,7 @@ import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { z } from "zod";
 import { compileConfig } from "./_config-bundle.ts";
-import { errors } from "./errors.ts";
+import { errors, fromPlugin } from "./errors.ts";
 import { formatZodIssues } from "./manifest.ts";
 import type { ConfigEnv, PluginOption, ResolvedConfig, SvcConfig, SvcPlugin, UserConfigExport } from "./types.ts";
 
@@ -133,7 +133,7 @@ async function importPluginPackage(root: string, name: string, options?: Record<
   try {
     plugin = typeof exported === "function" ? await exported(options) : exported;
   } catch (error) {
-    throw errors.PLUGIN_ERROR(name, "options", error);
+    throw fromPlugin(error, name, "options");
   }
   if (!plugin || typeof plugin.apply !== "function" || typeof plugin.name !== "string") {
     throw errors.PLUGIN_INVALID(name, "its default export is neither a plugin nor a function returning one");

@@ -40,6 +40,31 @@ export class SvcError extends Error {
 
 export const isSvcError = (error: unknown): error is SvcError => error instanceof SvcError;
 
+/**
+ * What a plugin throws to refuse a build on purpose, in the catalogue's style: an Error with a
+ * string `code` and `remedy` (and optionally `file`, `line`). `pluginError()` makes one; a plugin
+ * that does not import svc can set the fields itself.
+ */
+export interface PluginVerdict extends Error {
+  code: string;
+  remedy: string;
+  file?: string;
+  line?: number;
+}
+
+export function pluginError(code: string, message: string, extra: { remedy: string; file?: string; line?: number }): PluginVerdict {
+  return Object.assign(new Error(message), { code, ...extra });
+}
+
+const isVerdict = (error: unknown): error is PluginVerdict =>
+  error instanceof Error && typeof (error as Partial<PluginVerdict>).code === "string" && typeof (error as Partial<PluginVerdict>).remedy === "string";
+
+/** What a plugin threw, as svc reports it: its own catalogue errors as they are, a verdict as PLUGIN_REFUSED, anything else as the crash PLUGIN_ERROR. */
+export function fromPlugin(error: unknown, plugin: string, hook: string): unknown {
+  if (isSvcError(error)) return error;
+  return isVerdict(error) ? errors.PLUGIN_REFUSED(plugin, hook, error) : errors.PLUGIN_ERROR(plugin, hook, error);
+}
+
 export type ErrorCode = keyof typeof errors;
 
 const AUTH_REMEDY = "Check that PLATFORM_API_KEY is set correctly, in .env or exported in your shell.";
@@ -82,6 +107,18 @@ export const errors = {
       plugin: { name: plugin, hook, code },
     });
   },
+  STAGE_UNFILLED: (stage: string, produces: string, disabled: string[], file?: string) =>
+    new SvcError("STAGE_UNFILLED", `No plugin taps the "${stage}" stage, which produces ${produces}${disabled.length ? `: disablePlugins${file ? ` in ${file}` : ""} removes ${disabled.map((n) => `"${n}"`).join(", ")}` : ""}.`, {
+      remedy: `Remove the stage's built-in from disablePlugins, or add a plugin that taps "${stage}" in its place (docs/plugins.md, "Replacing a built-in").`,
+    }),
+  /** A plugin's verdict, not a crash: it threw an error with its own `code` and `remedy` (docs/plugins.md, "Errors"). */
+  PLUGIN_REFUSED: (plugin: string, hook: string, verdict: PluginVerdict) =>
+    new SvcError("PLUGIN_REFUSED", `Plugin "${plugin}" refused the build in hook "${hook}": [${verdict.code}] ${verdict.message}`, {
+      remedy: verdict.remedy,
+      loc: typeof verdict.file === "string" ? { file: verdict.file, line: typeof verdict.line === "number" ? verdict.line : 0 } : undefined,
+      cause: verdict,
+      plugin: { name: plugin, hook, code: verdict.code },
+    }),
   PROJECT_NOT_FOUND: (root: string) =>
     new SvcError("PROJECT_NOT_FOUND", `Project folder ${root} does not exist or is not a folder.`, {
       remedy: "Run svc from the project folder or pass --root <folder>; `svc init` creates a project.",

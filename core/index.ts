@@ -2,7 +2,7 @@
 export { defineConfig, loadConfig, DEFAULT_IMAGES } from "./config.ts";
 export { Pipeline, STAGES, HOOK_ORDER, definePlugin } from "./pipeline.ts";
 export { runPipeline, createContext, resolvePluginList, type RunOptions } from "./build.ts";
-export { SvcError, errors, isSvcError, type ErrorCode } from "./errors.ts";
+export { SvcError, errors, isSvcError, pluginError, type ErrorCode, type PluginVerdict } from "./errors.ts";
 export { manifestSchema, readManifest, writeManifest, parseManifest } from "./manifest.ts";
 export { createLogger } from "./logger.ts";
 export type * from "./types.ts";

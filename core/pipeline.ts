@@ -5,7 +5,7 @@
  * (docs/plugins.md).
  */
 import { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
-import { errors, formatBytes, isSvcError } from "./errors.ts";
+import { errors, formatBytes, fromPlugin } from "./errors.ts";
 import type { Manifest } from "./manifest.ts";
 import type { Artifact, BuildContext, DeployedEndpoint, DiscoveredFunction, EndpointSpec, Requirement, SvcPlugin } from "./types.ts";
 
@@ -79,6 +79,24 @@ const LAST_STAGE: Record<BuildContext["options"]["until"], StageName> = {
   configure: "configure",
 };
 
+/** The stages a run with this `until` goes through, in order. */
+export const stagesOf = (until: BuildContext["options"]["until"]): StageName[] => STAGES.slice(0, STAGES.indexOf(LAST_STAGE[until]) + 1);
+
+/** What each stage must produce for the next ones (afterPack only inspects): a stage with no tap fails the run before it starts. */
+export const STAGE_PRODUCES: Record<StageName, string | undefined> = {
+  discover: "the decorated functions of the app",
+  group: "the endpoints, grouped from the functions",
+  generateHandlers: "one handler file per endpoint in .svc/.build/",
+  manifest: "the manifest, .svc/svc_manifest.json",
+  resolveDependencies: "the requirement set to install",
+  installDependencies: "the installed dependencies (the artifact's site-packages/)",
+  pack: "the artifact, .svc/artifact.tar.gz",
+  afterPack: undefined,
+  upload: "the uploaded build on the platform",
+  provision: "the platform's endpoints",
+  configure: "the environment's active build and the endpoints' URLs",
+};
+
 export class Pipeline {
   readonly hooks: PipelineHooks;
   readonly plugins: readonly SvcPlugin[];
@@ -103,9 +121,8 @@ export class Pipeline {
 
   /** Runs the stages up to `ctx.options.until`, filling ctx as it goes. */
   async run(ctx: BuildContext): Promise<BuildContext> {
-    const last = STAGES.indexOf(LAST_STAGE[ctx.options.until]);
     try {
-      for (const stage of STAGES.slice(0, last + 1)) {
+      for (const stage of stagesOf(ctx.options.until)) {
         const started = performance.now();
         await this.runStage(stage, ctx);
         ctx.logger.stage({ stage, ms: performance.now() - started, summary: summarize(stage, ctx) });
@@ -173,10 +190,8 @@ function summarize(stage: StageName, ctx: BuildContext): string | undefined {
   }
 }
 
-/** svc's own catalogue errors pass through (they already say what to do); anything else names the plugin and hook. */
-function asPluginError(error: unknown, plugin: string, hook: string): unknown {
-  return isSvcError(error) ? error : errors.PLUGIN_ERROR(plugin, hook, error);
-}
+/** svc's own catalogue errors pass through (they already say what to do); a plugin's verdict or crash names the plugin and hook. */
+const asPluginError = fromPlugin;
 
 type Tap = { type: "sync" | "async" | "promise"; name: string; fn: (...args: unknown[]) => unknown };
 

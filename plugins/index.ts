@@ -21,6 +21,7 @@ import { tarPack } from "./tar-pack.ts";
 import { upload } from "./upload.ts";
 
 export { mapLimit } from "./_map-limit.ts";
+export { PLUGIN_NAME as ANALYZE_PLUGIN } from "./analyze/index.ts";
 export { LIVE_PREFIX, PROVISION_CONCURRENCY } from "./provision.ts";
 
 export function builtinPlugins(): SvcPlugin[] {

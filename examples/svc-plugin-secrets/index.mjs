@@ -5,10 +5,10 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { HOOK_ORDER, definePlugin } from "svc";
+import { HOOK_ORDER, definePlugin, pluginError } from "svc";
 
 export const PLUGIN_NAME = "svc-plugin-secrets";
-/** The code of the error this plugin throws (svc reports it as PLUGIN_ERROR with this pluginCode). */
+/** The code of the error this plugin throws (svc reports it as PLUGIN_REFUSED with this pluginCode and its remedy). */
 export const SECRET_FOUND = "SECRET_FOUND";
 /** .env values shorter than this are too common to be told from ordinary text. */
 const MIN_ENV_VALUE = 8;
@@ -66,11 +66,10 @@ export default definePlugin((options = {}) => {
           for (const { line, what } of findSecrets(data.toString("utf8"), env)) findings.push(`${file}:${line}: ${what}`);
         }
         if (findings.length) {
-          const error = new Error(
-            `the artifact would hold ${findings.length} secret(s):\n    ${findings.join("\n    ")}\n  Read them from environment variables at run time instead, or list files with fake ones in the plugin's "allow" option.`,
-          );
-          error.code = SECRET_FOUND;
-          throw error;
+          // A verdict, not a crash: svc shows it as PLUGIN_REFUSED with this code and remedy.
+          throw pluginError(SECRET_FOUND, `the artifact would hold ${findings.length} secret(s):\n    ${findings.join("\n    ")}`, {
+            remedy: `Read them from environment variables at run time instead, or list files with fake ones in ${PLUGIN_NAME}'s "allow" option.`,
+          });
         }
         ctx.meta.set(PLUGIN_NAME, { scanned: ctx.sourceFiles.length - allow.size });
         return artifact;

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { createContext, resolvePluginList } from "../../core/build.ts";
 import { resolveConfig } from "../../core/config.ts";
 import { createLogger } from "../../core/logger.ts";
-import { errors, type SvcError } from "../../core/errors.ts";
+import { errors, pluginError, type SvcError } from "../../core/errors.ts";
 import { HOOK_ORDER, Pipeline, STAGES, definePlugin } from "../../core/pipeline.ts";
 import type { SvcPlugin } from "../../core/types.ts";
 import { PLUGIN_NAME as PIP_INSTALL } from "../../plugins/pip-install.ts";
@@ -118,6 +118,18 @@ describe("errors thrown inside plugins", () => {
     }
   });
 
+  it("an error with its own code and remedy is the plugin's verdict (PLUGIN_REFUSED), not a crash", async () => {
+    const verdict = pluginError("SECRET_FOUND", "app/key.pem holds a private key", { remedy: "Move the key out of the app folder.", file: "app/key.pem", line: 1 });
+    const refusing = plugin("svc-plugin-verdict", (p) => p.hooks.manifest.tapPromise("x", async () => { throw verdict; }));
+    const error = (await new Pipeline([refusing]).run(await context()).catch((e: unknown) => e)) as SvcError;
+    expect(error).toMatchObject({ code: "PLUGIN_REFUSED", plugin: "svc-plugin-verdict", hook: "manifest", pluginCode: "SECRET_FOUND", file: "app/key.pem", line: 1 });
+    expect(error.message).toContain('Plugin "svc-plugin-verdict" refused the build in hook "manifest": [SECRET_FOUND] app/key.pem holds a private key');
+    expect(error.remedy).toBe("Move the key out of the app folder.");
+    // a plain object with the same fields, from a plugin that does not import svc, reads the same
+    const plain = plugin("svc-plugin-plain", (p) => p.hooks.group.tap("x", () => { throw Object.assign(new Error("no"), { code: "NOPE", remedy: "Do this." }); }));
+    expect(await new Pipeline([plain]).run(await context()).catch((e: unknown) => e)).toMatchObject({ code: "PLUGIN_REFUSED", pluginCode: "NOPE", remedy: "Do this." });
+  });
+
   it("in apply() names the hook apply", () => {
     const error = (() => {
       try {
@@ -181,5 +193,18 @@ describe("resolvePluginList", () => {
   it("removes disabled built-ins", async () => {
     const config = await resolveConfig(root, { disablePlugins: ["svc:c"] });
     expect(resolvePluginList(config, builtins).map((p) => p.name)).toEqual(["svc:a", "svc:b"]);
+  });
+});
+
+describe("disablePlugins", () => {
+  const builtins = [plugin("svc:tar-pack", () => {}), plugin("svc:analyze", () => {})];
+
+  it("a name that is no plugin's is CONFIG_INVALID with the closest name", async () => {
+    const typo = await resolveConfig(root, { disablePlugins: ["svc:tar-pak"] });
+    expect(() => resolvePluginList(typo, builtins)).toThrow(/disablePlugins names "svc:tar-pak", which is no plugin of this build; did you mean "svc:tar-pack"\?/);
+    const far = await resolveConfig(root, { disablePlugins: ["something-else"] });
+    expect(() => resolvePluginList(far, builtins)).toThrow(/\(the built-ins are svc:tar-pack, svc:analyze\)/);
+    const userPlugin = await resolveConfig(root, { plugins: [plugin("svc-plugin-x", () => {})], disablePlugins: ["svc-plugin-x"] });
+    expect(resolvePluginList(userPlugin, builtins).map((p) => p.name)).toEqual(["svc:tar-pack", "svc:analyze"]);
   });
 });

@@ -189,7 +189,7 @@ export const check = (root: string) => buildFolder(root, { until: "manifest", pl
     expect(version.stdout).toContain(`svc/${own.version} `);
   }, 180_000);
 
-  it("loads svc-plugin-secrets by name with options, and reports its refusal as PLUGIN_ERROR with file and line", async () => {
+  it("loads svc-plugin-secrets by name with options, and reports its refusal as the plugin's verdict (PLUGIN_REFUSED with its code and remedy), naming file and line", async () => {
     const app = join(project, "secrets-app");
     expect((await svc(["init", "secrets-app"], project)).code).toBe(0);
     writeFileSync(
@@ -201,8 +201,10 @@ export const check = (root: string) => buildFolder(root, { until: "manifest", pl
 
     const refused = await svc(["build", "--no-deps", "--json"], app);
     expect(refused.code).toBe(1);
-    const { error } = JSON.parse(refused.stdout) as { error: { code: string; plugin: string; hook: string; pluginCode: string; message: string } };
-    expect(error).toMatchObject({ code: "PLUGIN_ERROR", plugin: "svc-plugin-secrets", hook: "pack", pluginCode: "SECRET_FOUND" });
+    const { error } = JSON.parse(refused.stdout) as { error: { code: string; plugin: string; hook: string; pluginCode: string; message: string; remedy: string } };
+    expect(error).toMatchObject({ code: "PLUGIN_REFUSED", plugin: "svc-plugin-secrets", hook: "pack", pluginCode: "SECRET_FOUND" });
+    expect(error.remedy).toContain("Read them from environment variables at run time instead");
+    expect(error.remedy).not.toContain("report it to its author");
     expect(error.message).toContain("workers/settings.py:2: an AWS access key id");
     // the allow option reached the plugin: the allowed file is not reported
     expect(error.message).not.toContain("fake_keys.py");
