@@ -184,7 +184,7 @@ export const errors = {
         "Check the package names and versions. Dependencies are installed for Linux x86_64 as binary wheels only; pick a version that has a manylinux wheel, or exclude the package with --exclude.",
     }),
   /** `which` size broke the limit: the .tar.gz file (artifact size) or the tree it unpacks to (deployment size); spec 8. */
-  ARTIFACT_TOO_LARGE: (which: "compressed" | "unpacked", sizes: { compressed: number; unpacked: number }, limit: number, biggest: string) =>
+  ARTIFACT_TOO_LARGE: (which: "compressed" | "unpacked", sizes: { compressed: number; unpacked: number }, limit: number, biggest: string, big: { packages: string[]; appFiles: string[] }) =>
     new SvcError(
       "ARTIFACT_TOO_LARGE",
       `${
@@ -192,7 +192,7 @@ export const errors = {
           ? `The artifact .svc/artifact.tar.gz is ${overBytes(sizes.compressed, limit)} compressed, over the ${formatBytes(limit)} artifact-size limit (it unpacks to ${formatBytes(sizes.unpacked)}).`
           : `The artifact unpacks to ${overBytes(sizes.unpacked, limit)}, over the ${formatBytes(limit)} deployment-size limit (the .tar.gz itself is ${formatBytes(sizes.compressed)}).`
       }\nBiggest entries, unpacked:\n${biggest}`,
-      { remedy: "Use --exclude <packages> to leave out more packages (those pre-installed in the base image are excluded already)." },
+      { remedy: sizeRemedy(big) },
     ),
   ARTIFACT_SOURCE_CHANGED: (file: string, read: number, expected: number) =>
     new SvcError("ARTIFACT_SOURCE_CHANGED", `${file} changed while it was being packed (${read} bytes read, ${expected} expected).`, {
@@ -313,6 +313,16 @@ export const errors = {
       remedy: triedNext ? "Pass --port with a free port." : "Pass --port with a free port (--port 0 takes any), or stop what listens on it (`svc platform status` names a running platform).",
     }),
 };
+
+/** What to do about what is big: packages → --exclude (spec 7); the app's own files → .svcignore or a network volume. */
+function sizeRemedy({ packages, appFiles }: { packages: string[]; appFiles: string[] }): string {
+  const steps = [];
+  if (packages.length) steps.push(`leave out big packages with --exclude ${packages.join(",")} (those pre-installed in every endpoint's image are excluded already)`);
+  if (appFiles.length) steps.push(`keep ${appFiles.join(", ")} out of the artifact with .svcignore and read such data from a network volume (mounted at /platform-volume) instead`);
+  if (!steps.length) steps.push("use --exclude <packages> to leave out more packages (those pre-installed in every endpoint's image are excluded already)");
+  const text = steps.join("; ");
+  return `${text[0]!.toUpperCase()}${text.slice(1)}.`;
+}
 
 /** A size over `limit`, in bytes as well when rounding would show both as the same figure. */
 function overBytes(size: number, limit: number): string {

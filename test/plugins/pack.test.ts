@@ -7,7 +7,8 @@ import { describe, expect, it } from "vitest";
 import { runBuild as runPipeline } from "../../testing/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import type { SvcPlugin } from "../../core/types.ts";
-import { formatBytes, isSvcError } from "../../core/errors.ts";
+import { errors, isSvcError } from "../../core/errors.ts";
+import { whatToLeaveOut } from "../../plugins/size-guard.ts";
 import { PACK_STATE_FILE, SDK_DIR, walkFiles } from "../../plugins/tar-pack.ts";
 import { FILE_INDEX_FILE } from "../../plugins/_file-index.ts";
 import { PYTHON_CACHE_FILE } from "../../plugins/_real-python.ts";
@@ -163,7 +164,7 @@ describe("archive order", () => {
 });
 
 describe("svc:size-guard", () => {
-  it("refuses an artifact over the limit, listing the biggest entries and the --exclude remedy", async () => {
+  it("refuses an artifact over the limit, listing the biggest entries and a remedy for what is big (app files here), and removes it", async () => {
     const root = copyFixture("pack-app");
     // bigger than the SDK (svc/, about 100 KB), so that it leads the list below
     writeFileSync(join(root, "data", "weights.bin"), Buffer.alloc(200_000, 7));
@@ -173,14 +174,14 @@ describe("svc:size-guard", () => {
     const svcError = error as import("../../core/errors.ts").SvcError;
     expect(svcError.code).toBe("ARTIFACT_TOO_LARGE");
     // 200 KB of one repeated byte: the .tar.gz is small, the unpacked tree breaks the limit
-    const packed = statSync(join(root, ".svc", "artifact.tar.gz")).size;
-    expect(packed).toBeLessThan(50_000);
-    expect(svcError.message).toMatch(/^The artifact unpacks to \d{3}\.\d KB, over the 50\.0 KB deployment-size limit/);
-    expect(svcError.message).toContain(`(the .tar.gz itself is ${formatBytes(packed)})`);
+    expect(svcError.message).toMatch(/^The artifact unpacks to \d{3}\.\d KB, over the 50\.0 KB deployment-size limit \(the \.tar\.gz itself is \d+\.\d KB\)/);
+    // the refused artifact is not left behind
+    expect(existsSync(join(root, ".svc", "artifact.tar.gz"))).toBe(false);
     // biggest first: data/ (the 200 KB file) leads the list
     expect(svcError.message).toMatch(/Biggest entries, unpacked:\n\s+entry\s+size\s+share\s+files\n\s+data\/\s+200\.0 KB/);
     expect(svcError.message).toContain("svc/");
-    expect(svcError.remedy).toContain("--exclude");
+    // data/ is the app's own: the remedy says .svcignore or a network volume, not --exclude
+    expect(svcError.remedy).toBe("Keep data/ out of the artifact with .svcignore and read such data from a network volume (mounted at /platform-volume) instead.");
     // a failed build removes .svc/.build like a good one
     expect(existsSync(join(root, ".svc", ".build"))).toBe(false);
   });
@@ -211,11 +212,25 @@ export default {
 `,
     );
     const error = (await runPipeline({ root, logger: quiet(), options: { noDeps: true, keepBuild: true } }).catch((e: unknown) => e)) as import("../../core/errors.ts").SvcError;
-    const size = statSync(join(root, ".svc", "artifact.tar.gz")).size;
-    expect(size).toBeGreaterThan(100_000);
     expect(error.code).toBe("ARTIFACT_TOO_LARGE");
+    const size = Number(/\((\d+) bytes, limit 100000\)/.exec(error.message)?.[1]);
+    expect(size).toBeGreaterThan(100_000);
     expect(error.message).toContain(`The artifact .svc/artifact.tar.gz is 100.0 KB (${size} bytes, limit 100000) compressed, over the 100.0 KB artifact-size limit (it unpacks to 100.0 KB)`);
+    expect(existsSync(join(root, ".svc", "artifact.tar.gz"))).toBe(false);
     expect(existsSync(join(root, ".svc", ".build", "svc_manifest.json"))).toBe(true);
+  });
+
+  it("names big packages for --exclude", () => {
+    const groups = [
+      { name: "site-packages/av", size: 600, files: 10 },
+      { name: "site-packages/pillow", size: 300, files: 5 },
+      { name: "svc/", size: 50, files: 9 },
+      { name: "site-packages/six", size: 5, files: 1 },
+    ];
+    expect(whatToLeaveOut(groups, 955)).toEqual({ packages: ["av", "pillow"], appFiles: [] });
+    expect(errors.ARTIFACT_TOO_LARGE("unpacked", { compressed: 1, unpacked: 955 }, 900, "", whatToLeaveOut(groups, 955)).remedy).toBe(
+      "Leave out big packages with --exclude av,pillow (those pre-installed in every endpoint's image are excluded already).",
+    );
   });
 
   it("lets an artifact under the limit pass", async () => {
