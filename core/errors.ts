@@ -238,6 +238,10 @@ export const errors = {
     new SvcError("ENVIRONMENT_AMBIGUOUS", `App "${app}" has several environments (${names.join(", ")}) and no --env was given.`, {
       remedy: "Choose one with --env <name>.",
     }),
+  ENVIRONMENT_NAME_INVALID: (name: string, max: number) =>
+    new SvcError("ENVIRONMENT_NAME_INVALID", `--env ${JSON.stringify(name)} is not an environment name the platform accepts: letters, digits, '.', '-' and '_', starting with a letter or digit, at most ${max} characters.`, {
+      remedy: `Pick a name such as ${JSON.stringify(name.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[^A-Za-z0-9]+|-+$/g, "").slice(0, max) || "staging")}; \`svc env list\` shows the app's environments.`,
+    }),
   NOT_FOUND: (what: string, name: string, remedy?: string) => new SvcError("NOT_FOUND", `${what} "${name}" was not found.`, { status: 404, remedy }),
   JOB_WAIT_FAILED: (endpoint: string, jobId: string, cause: unknown) =>
     new SvcError("JOB_WAIT_FAILED", `Lost contact while waiting on job ${jobId} of endpoint ${endpoint}: ${String((cause as Error)?.message ?? cause)}`, {

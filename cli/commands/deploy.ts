@@ -12,7 +12,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CAC } from "cac";
-import { createPlatformClient, planEnvironment, type PlatformClient } from "../../core/client/index.ts";
+import { checkEnvironmentName, createPlatformClient, planEnvironment, type PlatformClient } from "../../core/client/index.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { BuildContext } from "../../core/types.ts";
 import { API_KEY_FILE, platformDir } from "../../platform/local.ts";
@@ -39,6 +39,7 @@ export interface DeployOptions {
 
 /** The deploy itself (the command and the tests call it): pipeline until configure on `client`. */
 export async function runDeploy(options: DeployOptions): Promise<{ ctx: BuildContext; summary: DeploySummary }> {
+  checkEnvironmentName(options.env); // a name the platform would refuse fails before the build
   const ctx = await runBuild({
     root: options.root,
     options: { until: "configure", env: options.env, exclude: options.exclude ?? [], noDeps: options.noDeps ?? false },
@@ -124,6 +125,7 @@ export function registerDeploy(cli: CAC): void {
     .action(async (flags: DeployFlags) => {
       const root = projectRoot(flags);
       const logger = commandLogger(flags);
+      checkEnvironmentName(flags.env); // before the platform is asked anything
       if (flags.preview) {
         loadDotEnv(root);
         return preview(root, flags, logger);

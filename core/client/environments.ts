@@ -9,13 +9,22 @@ import type { PlatformApp, PlatformEnvironment } from "./types.ts";
 
 export const DEFAULT_ENVIRONMENT = "production";
 
+/** What the platform takes as an app or environment name (the embedded platform checks the same: platform/graphql/inputs.ts). */
+export const PLATFORM_NAME = { pattern: /^[A-Za-z0-9][A-Za-z0-9._-]*$/, max: 191 } as const;
+
+/** An `--env` the platform would refuse fails here, before any build: ENVIRONMENT_NAME_INVALID. */
+export function checkEnvironmentName(name: string | undefined): void {
+  if (name !== undefined && (name.length > PLATFORM_NAME.max || !PLATFORM_NAME.pattern.test(name))) throw errors.ENVIRONMENT_NAME_INVALID(name, PLATFORM_NAME.max);
+}
+
 export type EnvironmentPlan =
   | { action: "create-app"; environment: string }
   | { action: "create-environment"; environment: string }
   | { action: "use"; environment: string };
 
-/** The rules as a pure function of what exists. Throws ENVIRONMENT_AMBIGUOUS. */
+/** The rules as a pure function of what exists. Throws ENVIRONMENT_NAME_INVALID, ENVIRONMENT_AMBIGUOUS. */
 export function planEnvironment(appName: string, app: { environments: { name: string }[] } | null | undefined, requested?: string): EnvironmentPlan {
+  checkEnvironmentName(requested);
   if (!app) return { action: "create-app", environment: requested ?? DEFAULT_ENVIRONMENT };
   const names = app.environments.map((env) => env.name);
   if (requested) return names.includes(requested) ? { action: "use", environment: requested } : { action: "create-environment", environment: requested };

@@ -40,7 +40,7 @@ import { uploadArtifact, type ArtifactRef } from "./upload.ts";
 
 export * from "./types.ts";
 export { resolvePlatform, type ResolvedPlatform, type ResolveOptions, type StartEmbedded, type EmbeddedPlatform } from "./resolve.ts";
-export { planEnvironment, resolveDeployTarget, findEnvironment, DEFAULT_ENVIRONMENT, type EnvironmentPlan, type ResolvedTarget } from "./environments.ts";
+export { planEnvironment, resolveDeployTarget, findEnvironment, checkEnvironmentName, DEFAULT_ENVIRONMENT, PLATFORM_NAME, type EnvironmentPlan, type ResolvedTarget } from "./environments.ts";
 export { queueUrl } from "./queue.ts";
 export type { ArtifactRef } from "./upload.ts";
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { errors } from "../../core/errors.ts";
 import { ENDPOINT_LIMITS as LIMITS, GPU_GROUPS, SCALER_TYPES } from "../../core/endpoint-schema.ts";
 import { formatZodIssues } from "../../core/manifest.ts";
+import { PLATFORM_NAME } from "../../core/client/environments.ts";
 
 /** Endpoint bounds come from the one Endpoint schema (core/endpoint-schema.ts), as in the build and the SDK. */
 const range = (bounds: { min: number; max: number }, scale = 1) => z.number().int().min(bounds.min * scale).max(bounds.max * scale);
@@ -66,7 +67,7 @@ export const templateInputSchema = z.object({
 
 export const updateEndpointTemplateSchema = z.object({ endpointId: z.string().min(1), templateId: z.string().min(1) });
 
-export const nameSchema = z.string().trim().min(1, "name is required").max(191).regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "letters, digits, '.', '-' and '_'");
+export const nameSchema = z.string().trim().min(1, "name is required").max(PLATFORM_NAME.max).regex(PLATFORM_NAME.pattern, "letters, digits, '.', '-' and '_'");
 export const sha256Schema = z.string().regex(/^[0-9a-f]{64}$/, "a lowercase hex sha256");
 export const uploadSizeSchema = z.number().int().min(1).max(2_000_000_000);
 export const urlsSchema = z.record(z.string().min(1), z.url());

@@ -4,6 +4,7 @@
  * against a real embedded platform through the CLI.
  */
 import { execFile, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -95,6 +96,18 @@ describe("svc deploy (platform test double)", () => {
     const staging = app.environments.find((e) => e.name === "staging")!;
     expect(staging.endpoints.map((e) => e.name).sort()).toEqual(["api", "hello"]);
     expect(fake.state.endpoints).toHaveLength(4);
+  });
+
+  it("an --env the platform would refuse fails before the build: ENVIRONMENT_NAME_INVALID, nothing built or uploaded", async () => {
+    const fresh = await mkdtemp(join(tmpdir(), "svc-deploy-badenv-"));
+    await cp(FIXTURE, fresh, { recursive: true });
+    const puts = fake.puts.length;
+    const error = await rejection(runDeploy({ root: fresh, client, env: "bad env!", logger }));
+    expect(error).toMatchObject({ code: "ENVIRONMENT_NAME_INVALID" });
+    expect((error as Error).message).toContain('--env "bad env!" is not an environment name the platform accepts');
+    expect(existsSync(join(fresh, ".svc"))).toBe(false);
+    expect(fake.puts.length).toBe(puts);
+    await rm(fresh, { recursive: true, force: true });
   });
 
   it("two environments and no --env is ENVIRONMENT_AMBIGUOUS", async () => {
