@@ -4,7 +4,7 @@
  * top (cli/, svc/testing), as webpack.js applies its plugins outside the Compiler: core/ imports
  * nothing from plugins/ (docs/architecture.md).
  */
-import { join, relative } from "node:path";
+import { join, relative, resolve } from "node:path";
 import { closestName } from "./closest.ts";
 import { loadConfig } from "./config.ts";
 import { errors } from "./errors.ts";
@@ -73,7 +73,8 @@ export interface RunOptions {
   prepare?: (ctx: BuildContext) => void | Promise<void>;
 }
 
-export async function runPipeline({ root, builtins, options, logger = createLogger(), env, plugins = [], prepare }: RunOptions): Promise<BuildContext> {
+export async function runPipeline({ root: given, builtins, options, logger = createLogger(), env, plugins = [], prepare }: RunOptions): Promise<BuildContext> {
+  const root = resolve(given); // `buildFolder("app")` as docs/plugins.md writes it: relative to the working folder
   const config = await loadConfig(root, env ?? { command: "build", mode: "production" });
   const pipeline = new Pipeline([...resolvePluginList(config, builtins), ...plugins]);
   const ctx = createContext(root, config, { ...defaultBuildOptions, ...options }, logger);
