@@ -316,6 +316,24 @@ export const errors = {
     new SvcError("PORT_IN_USE", triedNext ? `Port ${port} is in use and no free port was found after it.` : `Port ${port} is in use.`, {
       remedy: triedNext ? "Pass --port with a free port." : "Pass --port with a free port (--port 0 takes any), or stop what listens on it (`svc platform status` names a running platform).",
     }),
+
+  // network volumes (docs/volumes.md)
+  VOLUME_NOT_FOUND: (name: string, endpoint?: string) =>
+    new SvcError("VOLUME_NOT_FOUND", `Network volume "${name}" does not exist on this platform${endpoint ? ` (endpoint "${endpoint}" declares volume="${name}")` : ""}.`, {
+      remedy: `Create it first: svc volume create ${name} --size <GB> (\`svc volume list\` shows the volumes).`,
+      status: 404,
+    }),
+  VOLUME_EXISTS: (name: string) =>
+    new SvcError("VOLUME_EXISTS", `Network volume "${name}" already exists.`, { remedy: "Pick another name, or use the one there (`svc volume get " + name + "`).", status: 409 }),
+  VOLUME_IN_USE: (name: string, endpoints: string[]) =>
+    new SvcError("VOLUME_IN_USE", `Network volume "${name}" is attached to endpoint(s) ${endpoints.join(", ")}.`, {
+      remedy: "Undeploy those endpoints (or deploy them without volume=...) first, or pass --force to detach it from them and delete it with its data.",
+      status: 409,
+    }),
+  VOLUME_PATH_INVALID: (path: string, why: string) =>
+    new SvcError("VOLUME_PATH_INVALID", `"${path}" is not a path in a volume: ${why}.`, { remedy: "Write it as <volume>[:<folder/file>], e.g. wan-weights:models/Wan2.2 (no '..' segments)." }),
+  VOLUME_TRANSFER_FAILED: (what: string, why: string) =>
+    new SvcError("VOLUME_TRANSFER_FAILED", `${what} failed: ${why}`, { remedy: "Run the same command again: uploads resume where they stopped (only the missing parts are sent)." }),
 };
 
 /** What to do about what is big: packages → --exclude (spec 7); the app's own files → .svcignore or a network volume. */

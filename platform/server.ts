@@ -18,6 +18,7 @@ import { Supervisor } from "./workers/supervisor.ts";
 import { Autoscaler } from "./workers/autoscaler.ts";
 import { createApi } from "./api/app.ts";
 import { sweepFiles } from "./api/files.ts";
+import { createS3Api } from "./volumes/s3-handler.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
 import type { PlatformContext } from "./context.ts";
@@ -98,9 +99,11 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   });
 
   const handler = toNodeHandler(app);
+  const s3 = createS3Api(ctx); // the volumes' S3 API under /s3 signs with its own keys (docs/volumes.md)
   const newServer = () => {
     const s = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
-      if (!hot(req, res)) void handler(req, res);
+      if (s3.owns(req.url)) s3.handle(req, res);
+      else if (!hot(req, res)) void handler(req, res);
     });
     s.headersTimeout = 66_000;
     return s;

@@ -14,12 +14,13 @@ import {
   endpointInputSchema, templateInputSchema, updateEndpointTemplateSchema, nameSchema, sha256Schema, uploadSizeSchema, urlsSchema, parseInput, type EndpointInput,
 } from "./inputs.ts";
 import { gpuTypes } from "./gpu-types.ts";
+import { volumeResolvers, volumeView } from "./volumes.ts";
 
 const UPLOAD_TTL_MS = 3600_000;
 /** The one user of this platform, as `myself.id` and every endpoint's `userId`. */
 const USER_ID = "local";
-/** Hosted endpoint fields with no meaning here: no AI keys, versions, standby workers, CUDA or volumes (docs/contracts.md). */
-const HOSTED_ENDPOINT_FIELDS = { aiKey: null, userId: USER_ID, version: 0, workersStandby: 0, allowedCudaVersions: null, networkVolume: null };
+/** Hosted endpoint fields with no meaning here: no AI keys, versions, standby workers or CUDA (docs/contracts.md). */
+const HOSTED_ENDPOINT_FIELDS = { aiKey: null, userId: USER_ID, version: 0, workersStandby: 0, allowedCudaVersions: null };
 /** Hosted template fields with no meaning here: no volumes, ports, public listing or readme. */
 const HOSTED_TEMPLATE_FIELDS = { volumeInGb: 0, volumeMountPath: null, ports: null, isPublic: false, readme: null };
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -64,6 +65,10 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
     flashBootType: e.flashBootType,
     minCudaVersion: e.minCudaVersion,
     computeType: e.gpuIds ? "GPU" : "CPU",
+    networkVolume: () => {
+      const volume = e.networkVolumeId ? store.volumes.get(e.networkVolumeId) : undefined;
+      return volume ? volumeView(volume) : null;
+    },
     template: () => {
       const template = e.templateId ? store.templates.get(e.templateId) : undefined;
       return template ? templateView(template) : null;
@@ -113,6 +118,7 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
     if (input.templateId && !store.templates.get(input.templateId)) throw errors.NOT_FOUND("Template", input.templateId);
     if (input.environmentId) mustEnvironment(input.environmentId);
     if (input.buildId) mustBuild(input.buildId);
+    if (input.networkVolumeId && !store.volumes.get(input.networkVolumeId)) throw errors.VOLUME_NOT_FOUND(input.networkVolumeId, input.name);
     const type = input.type ?? existing?.type ?? "QB";
     const env = input.env ?? existing?.env ?? [];
     const templateEnv = input.template?.env ?? [];
@@ -136,7 +142,7 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
       environmentId: input.environmentId ?? existing?.environmentId ?? null,
       buildId: input.buildId ?? existing?.buildId ?? null,
       locations: input.locations ?? existing?.locations ?? null,
-      networkVolumeId: input.networkVolumeId ?? existing?.networkVolumeId ?? null,
+      networkVolumeId: input.networkVolumeId === undefined ? (existing?.networkVolumeId ?? null) : input.networkVolumeId || null, // "" detaches
       flashBootType: input.flashBootType ?? existing?.flashBootType ?? null,
       minCudaVersion: input.minCudaVersion ?? existing?.minCudaVersion ?? null,
       createdAt: existing?.createdAt ?? Date.now(),
@@ -155,12 +161,13 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
   const allApps = () => store.apps.list().map(appView);
 
   return {
+    ...volumeResolvers(ctx, hooks.endpointChanged),
     // ---- queries
     myself: () => ({
       id: USER_ID,
       endpoints: () => store.endpoints.list().map(endpointView),
       endpoint: endpointById,
-      networkVolumes: [],
+      networkVolumes: () => store.volumes.list().map(volumeView),
       pubKey: null,
       apps: allApps,
     }),

@@ -43,6 +43,14 @@ CREATE INDEX IF NOT EXISTS files_expiry ON files (expires_at);
 CREATE TABLE IF NOT EXISTS worker_logs (
   id INTEGER PRIMARY KEY AUTOINCREMENT, endpoint_id TEXT NOT NULL, worker_id TEXT NOT NULL, ts INTEGER NOT NULL, line TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS worker_logs_endpoint ON worker_logs (endpoint_id, id);
+CREATE TABLE IF NOT EXISTS volumes (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, size_gb INTEGER NOT NULL, data_center_id TEXT NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS volume_objects (
+  volume_id TEXT NOT NULL REFERENCES volumes(id) ON DELETE CASCADE, key TEXT NOT NULL, size INTEGER NOT NULL,
+  mtime_ms INTEGER NOT NULL, etag TEXT NOT NULL, checksum TEXT, content_type TEXT, PRIMARY KEY (volume_id, key)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS volume_uploads (
+  id TEXT PRIMARY KEY, volume_id TEXT NOT NULL REFERENCES volumes(id) ON DELETE CASCADE, key TEXT NOT NULL,
+  checksum_algorithm TEXT, content_type TEXT, created_at INTEGER NOT NULL);
 `;
 
 export function openDb(file: string): Db {

@@ -9,6 +9,7 @@ import { createJobsRepo } from "./jobs.ts";
 import { createWorkersRepo } from "./workers.ts";
 import { createFilesRepo } from "./files.ts";
 import { createLogsRepo } from "./logs.ts";
+import { createVolumesRepo } from "./volumes.ts";
 import { startCheckpointer } from "./checkpointer.ts";
 
 export type { EndpointRecord, EnvVar } from "./endpoints.ts";
@@ -17,6 +18,7 @@ export type { AppRow, EnvironmentRow } from "./apps.ts";
 export type { BuildRow, UploadRow, ArtifactRow } from "./builds.ts";
 export type { JobRow, JobStatus, JobKind, NewJob } from "./jobs.ts";
 export type { FileRecord } from "./files.ts";
+export type { VolumeRecord, ObjectRecord, UploadRecord } from "./volumes.ts";
 
 export function createStore(file: string, options: { logLinesPerEndpoint?: number; onError?: (error: unknown) => void } = {}) {
   const db: Db = openDb(file);
@@ -33,6 +35,7 @@ export function createStore(file: string, options: { logLinesPerEndpoint?: numbe
     workers: createWorkersRepo(db),
     files: createFilesRepo(db),
     logs: createLogsRepo(db, options.logLinesPerEndpoint ?? 5000),
+    volumes: createVolumesRepo(db),
     close(): void {
       checkpointer?.stop();
       try {
