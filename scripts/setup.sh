@@ -35,6 +35,8 @@ fi
 
 # The CPU image's interpreter needs only the stdlib; pytest runs the runtime's tests.
 python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q pytest
+# boto3 is the second, independent S3 client of the volumes' tests (test/platform/volumes-s3.test.ts).
+python3 -c "import boto3" 2>/dev/null || python3 -m pip install -q boto3==1.44.8
 
 # better-sqlite3 compiles from source where no prebuilt binary can be fetched (about a minute).
 npm ci --no-audit --no-fund

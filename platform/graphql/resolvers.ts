@@ -142,7 +142,7 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
       environmentId: input.environmentId ?? existing?.environmentId ?? null,
       buildId: input.buildId ?? existing?.buildId ?? null,
       locations: input.locations ?? existing?.locations ?? null,
-      networkVolumeId: input.networkVolumeId === undefined ? (existing?.networkVolumeId ?? null) : input.networkVolumeId || null, // "" detaches
+      networkVolumeId: input.networkVolumeId ?? existing?.networkVolumeId ?? null, // "" (as the hosted SDK sends) is no volume
       flashBootType: input.flashBootType ?? existing?.flashBootType ?? null,
       minCudaVersion: input.minCudaVersion ?? existing?.minCudaVersion ?? null,
       createdAt: existing?.createdAt ?? Date.now(),
