@@ -295,6 +295,13 @@ export const errors = {
     }),
   NO_WORKER_READY: (endpoint: string, why?: string) =>
     new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
+  // the embedded platform's reliability (issue 19)
+  IMAGE_NOT_RUNNABLE: (endpoint: string, image: string) =>
+    new SvcError(
+      "IMAGE_NOT_RUNNABLE",
+      `Endpoint "${endpoint}" runs the container image "${image}" and no svc build: the embedded platform cannot run container images; it runs svc builds (an app deployed with \`svc deploy\`) in its CPU and GPU image environments (svc/worker-cpu:py3.11, svc/worker-gpu:py3.11-torch).`,
+      { status: 503, remedy: "Deploy the app with `svc deploy` (or `svc run`) and send jobs to its endpoints, or run this image on the hosted platform (set PLATFORM_API_URL)." },
+    ),
 
   // command line
   UNKNOWN_COMMAND: (name: string, closest?: string) =>

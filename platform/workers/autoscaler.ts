@@ -69,6 +69,8 @@ export class Autoscaler {
 
     if (endpoint.type === "QB") {
       const stats = this.queue.stats(endpoint.id, now);
+      const unrunnable = stats.queued > 0 ? this.supervisor.unrunnable(endpoint) : undefined;
+      if (unrunnable) return this.supervisor.failUnrunnable(endpoint, unrunnable);
       if (stats.queuedNormal > 0) {
         if (n === 0) target = Math.max(target, 1);
         else if (Math.max(stats.oldestNormalWaitMs, stats.backlogMs) > endpoint.scalerValue * 1000) {

@@ -9,6 +9,7 @@
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { request } from "undici";
+import { errors } from "../../core/errors.ts";
 import type { Store, EndpointRecord } from "../store/index.ts";
 import type { JobQueue } from "../queue/queue.ts";
 import type { JobView } from "../queue/views.ts";
@@ -76,7 +77,8 @@ export interface WorkerError {
 
 /** Why an endpoint's workers cannot serve, for its /health: the error, which worker, since when. */
 export interface EndpointProblem extends WorkerError {
-  workerId: string;
+  /** The worker that showed it; none when no worker can start (unrunnable). */
+  workerId?: string;
   since: string;
 }
 
@@ -181,7 +183,26 @@ export class Supervisor {
   /** Why the endpoint's current workers cannot serve (its /health `error`), if they cannot. */
   problem(endpoint: EndpointRecord): EndpointProblem | undefined {
     const p = this.problems.get(endpoint.id);
-    return p && p.configKey === this.configKey(endpoint) ? p.problem : undefined;
+    if (p && p.configKey === this.configKey(endpoint)) return p.problem;
+    const unrunnable = this.unrunnable(endpoint);
+    return unrunnable && { ...unrunnable, since: new Date(endpoint.createdAt).toISOString() };
+  }
+
+  /**
+   * Why no worker can ever start for the endpoint: it names a container image and no svc build
+   * (the hosted SDK's create_template + create_endpoint). Its jobs fail at once (failUnrunnable).
+   */
+  unrunnable(endpoint: EndpointRecord): WorkerError | undefined {
+    if (endpoint.buildId || endpoint.environmentId) return undefined;
+    const template = endpoint.templateId ? this.deps.store.templates.get(endpoint.templateId) : undefined;
+    const error = errors.IMAGE_NOT_RUNNABLE(endpoint.name, endpoint.imageName ?? template?.imageName ?? "(none)");
+    return { error_type: error.code, error_message: error.message, remedy: error.remedy };
+  }
+
+  /** Fails the queued jobs of an endpoint no worker can start for, saying why in its logs. */
+  failUnrunnable(endpoint: EndpointRecord, why: WorkerError): void {
+    const failed = this.deps.queue.failQueued(endpoint.id, JSON.stringify(why), why.error_type);
+    if (failed > 0) this.platformLog(endpoint.id, "platform", `${failed} job(s) failed: ${why.error_message} ${why.remedy ?? ""}`.trim());
   }
 
   /** A worker says its endpoint's module does not import: it fails every job; so do the queued ones. */

@@ -9,7 +9,7 @@ import { execFile } from "node:child_process";
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildFixtureArtifact, deploy, startTestPlatform, tempDir, type TestPlatform } from "./_support.ts";
+import { api, buildFixtureArtifact, deploy, startTestPlatform, tempDir, type TestPlatform } from "./_support.ts";
 
 const SDK = "runpod==1.12.0";
 /** pip's words for "the index could not be reached" (any other pip failure fails the test). */
@@ -24,7 +24,7 @@ const run = (file: string, args: string[], options: { env?: NodeJS.ProcessEnv; t
 
 /** What the SDK script does, in the SDK's own calls; it prints one JSON object. */
 const SCRIPT = String.raw`
-import json, os, sys
+import json, os, sys, time
 import runpod
 
 runpod.api_key = os.environ["SVC_TEST_KEY"]
@@ -44,6 +44,13 @@ out["endpoint"] = endpoint
 other = runpod.create_template(name="sdk-gpu", image_name="svc/worker-gpu:py3.11-torch", is_serverless=True)
 out["other_template"] = other
 out["updated"] = runpod.update_endpoint_template(endpoint["id"], other["id"])
+image_job = runpod.Endpoint(endpoint["id"]).run({"x": 1})  # an image and no svc build: fails at once
+for _ in range(400):
+    image_status = image_job.status()
+    if image_status != "IN_QUEUE":
+        break
+    time.sleep(0.05)
+out["image_job"] = {"id": image_job.job_id, "status": image_status}
 out["endpoints"] = runpod.get_endpoints()
 out["user"] = runpod.get_user()
 out["job"] = runpod.Endpoint(os.environ["SVC_TEST_ENDPOINT"]).run_sync({"op": "echo", "value": [1, "two"]}, timeout=60)
@@ -113,6 +120,11 @@ describe("the hosted platform's Python SDK (PyPI runpod 1.12) against the embedd
     expect(Number.isNaN(Date.parse(listed.createdAt))).toBe(false);
     expect(out.endpoints.map((e: { id: string }) => e.id)).toContain(workEndpoint);
     expect(out.user).toMatchObject({ id: "local", networkVolumes: [] });
+
+    // A job on the endpoint made from an image (no svc build) fails at once, naming the image.
+    expect(out.image_job.status).toBe("FAILED");
+    const imageJob = (await api(platform, "GET", `/v2/${out.endpoint.id}/status/${out.image_job.id}`)).body;
+    expect(JSON.parse(imageJob.error)).toMatchObject({ error_type: "IMAGE_NOT_RUNNABLE", error_message: expect.stringContaining('"svc/worker-gpu:py3.11-torch"') });
 
     // Its REST client runs a job on a deployed endpoint; a wrong key is its AuthenticationError.
     expect(out.job).toEqual({ echo: [1, "two"] });
