@@ -191,11 +191,14 @@ export class Supervisor {
   /**
    * Why no worker can ever start for the endpoint: it names a container image and no svc build
    * (the hosted SDK's create_template + create_endpoint). Its jobs fail at once (failUnrunnable).
+   * An endpoint with neither is still being set up: its jobs wait.
    */
   unrunnable(endpoint: EndpointRecord): WorkerError | undefined {
     if (endpoint.buildId || endpoint.environmentId) return undefined;
     const template = endpoint.templateId ? this.deps.store.templates.get(endpoint.templateId) : undefined;
-    const error = errors.IMAGE_NOT_RUNNABLE(endpoint.name, endpoint.imageName ?? template?.imageName ?? "(none)");
+    const image = endpoint.imageName ?? template?.imageName;
+    if (!image) return undefined; // neither build nor image yet: its jobs wait for a build (saveEndpoint with buildId)
+    const error = errors.IMAGE_NOT_RUNNABLE(endpoint.name, image);
     return { error_type: error.code, error_message: error.message, remedy: error.remedy };
   }
 
