@@ -48,10 +48,11 @@ export function parseSince(value: string, now = Date.now()): string {
   return new Date(ms).toISOString();
 }
 
+/** `--lines`: 0 shows none of the past (with --follow: from now on, as `tail -f -n 0`). */
 function parseLines(value: number | string | undefined): number {
   if (value === undefined || value === "") return DEFAULT_LINES;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > MAX_LINES) throw errors.CLI_USAGE(`--lines must be an integer from 1 to ${MAX_LINES}, not "${value}".`, "logs");
+  if (!Number.isInteger(n) || n < 0 || n > MAX_LINES) throw errors.CLI_USAGE(`--lines must be an integer from 0 to ${MAX_LINES}, not "${value}".`, "logs");
   return n;
 }
 
@@ -102,7 +103,7 @@ export function registerLogs(cli: CAC): void {
     .command("logs <endpoint>", "Show an endpoint's worker output (print(), tracebacks); also of one deleted in the last 24 hours")
     .option("--follow, -f", "Keep printing new lines until Ctrl+C")
     .option("--since <time>", "Only lines from this time on: a duration back (30s, 10m, 2h, 1d) or an ISO time")
-    .option("--lines, -n <count>", `How many of the newest lines to show first (default ${DEFAULT_LINES})`)
+    .option("--lines, -n <count>", `How many of the newest lines to show first (default ${DEFAULT_LINES}; 0 with --follow: from now on)`)
     .option("--env <name>", "Environment of the endpoint (default: the app's only one)")
     .option("--app <name>", "App name (default: from svc.config.ts or the folder name)")
     .option("--json", "Print the lines as JSON (not with --follow)")
@@ -114,7 +115,10 @@ export function registerLogs(cli: CAC): void {
       if (flags.json && flags.follow) throw errors.CLI_USAGE("--json prints the lines once; leave out --follow.", "logs");
       const { client } = await connect(projectRoot(flags));
       const target = await findLogTarget(client, String(endpoint), () => appName(flags, "logs"), flags.env);
-      const [lines = []] = await fetchWorkerLogLines(client, [{ endpointId: target.id, since, limit }]);
+      // -n 0: nothing of the past; the newest line (not shown) marks where "from now on" starts
+      const [fetched = []] = await fetchWorkerLogLines(client, [{ endpointId: target.id, since, limit: Math.max(limit, 1) }]);
+      const lines = limit === 0 ? [] : fetched;
+      const last = fetched.at(-1);
       if (flags.json) return printJson({ ok: true, endpoint: target, lines });
       if (target.deletedAt) process.stderr.write(`${target.name} (${target.id}) was deleted at ${target.deletedAt}; its logs are kept for 24 hours.\n`);
       for (const line of lines) process.stdout.write(`${formatLine(line)}\n`);
@@ -122,7 +126,7 @@ export function registerLogs(cli: CAC): void {
 
       const follower = followWorkerLogs(client, {
         since: since ?? new Date().toISOString(),
-        after: lines.length ? { [target.id]: lines.at(-1)!.cursor } : {},
+        after: last ? { [target.id]: last.cursor } : {},
         targets: () => [{ endpointId: target.id, label: target.name }],
         onLine: (_target, line) => process.stdout.write(`${formatLine(line)}\n`),
         onError: (error) => process.stderr.write(`${paint(33, "warning")} ${(error as Error).message}\n`),

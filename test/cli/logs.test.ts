@@ -151,6 +151,29 @@ describe("svc logs", { timeout: 120_000 }, () => {
     }
   });
 
+  it("-f -n 0 follows from now on: none of the lines printed before it started", async () => {
+    await say("before follow");
+    const child = spawn(process.execPath, [BIN, "logs", "talker", "-f", "-n", "0", "--root", root], { env, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    try {
+      // the follower prints nothing until a new line comes: keep printing until one shows (bounded)
+      const deadline = Date.now() + 30_000;
+      for (let n = 1; !out.includes("talker says after follow") && Date.now() < deadline; n++) {
+        await say(`after follow ${n}`);
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(out).toContain("talker says after follow");
+      expect(out).not.toContain("talker says before follow");
+      expect(out).not.toContain("talker says first");
+      child.kill("SIGINT");
+      expect(await exited).toBe(0);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
   it("keeps the logs of an undeployed endpoint readable, and says it was deleted", async () => {
     const id = (await talker()).id;
     const undeployed = await svc(["undeploy", "--yes"]);
