@@ -1,43 +1,74 @@
 /**
  * `svc client`: writes a typed TypeScript client for the app's deployed endpoints, from the
- * manifest `svc deploy` left in .svc/ (its parameters, return annotations and URLs).
- * docs/deploy.md, "A typed client".
+ * manifest `svc deploy` left in .svc/ (its parameters, return annotations and URLs), or with
+ * `--env <name>` from what that environment serves on the platform (its active build's manifest and
+ * its endpoints' URLs), like the other commands' --env. docs/deploy.md, "A typed client".
  */
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import type { CAC } from "cac";
+import { findEnvironment, type PlatformClient } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
 import { MANIFEST_FILE, readManifest } from "../../core/manifest.ts";
-import { projectRoot, type CommonFlags } from "../_shared.ts";
+import type { Manifest } from "../../core/types.ts";
+import { appName, connect, type PlatformFlags } from "../_platform.ts";
+import { projectRoot } from "../_shared.ts";
 import { renderTypedClient } from "./_typed-client.ts";
 
-interface ClientFlags extends CommonFlags {
+interface ClientFlags extends PlatformFlags {
   out?: string;
 }
 
 export const DEFAULT_CLIENT_FILE = join(".svc", "client.ts");
+/** With --env, one file per environment: a staging client never overwrites production's. */
+export const clientFileFor = (env?: string): string => (env ? join(".svc", `client.${env}.ts`) : DEFAULT_CLIENT_FILE);
 
-/** Writes the client of the app deployed from `root`; answers the file written. */
-export async function writeTypedClient(root: string, out = DEFAULT_CLIENT_FILE): Promise<string> {
+type DeployedManifest = Manifest & { urls: Record<string, string> };
+
+/** The manifest `svc deploy` left in `root`'s .svc/, with its endpoints' URLs. */
+async function localManifest(root: string): Promise<DeployedManifest> {
   const manifestFile = join(root, ".svc", MANIFEST_FILE);
   if (!existsSync(manifestFile)) throw errors.NOT_DEPLOYED(manifestFile); // no build either: deploy builds
   const manifest = await readManifest(manifestFile);
   if (!manifest.urls || Object.keys(manifest.urls).length === 0) throw errors.NOT_DEPLOYED(manifestFile);
+  return { ...manifest, urls: manifest.urls };
+}
+
+/** What an environment serves: its active build's manifest, with the URLs of the environment's own endpoints. */
+export async function environmentManifest(client: PlatformClient, app: string, env: string): Promise<DeployedManifest> {
+  const { environment } = await findEnvironment(client, app, env);
+  const build = environment.activeBuildId ? await client.getBuild(environment.activeBuildId) : null;
+  if (!build) throw errors.NOT_FOUND(`Deployed build of environment "${environment.name}" of app "${app}"`, environment.name, `Run \`svc deploy --env ${environment.name}\` first.`);
+  const names = new Set(Object.keys(build.manifest.endpoints));
+  const urls = Object.fromEntries(environment.endpoints.filter((e) => names.has(e.name)).map((e) => [e.name, e.url]));
+  return { ...build.manifest, urls };
+}
+
+/** Writes the client of `manifest` to `out` (relative to `root`); answers the file written. */
+export async function writeTypedClient(root: string, out = DEFAULT_CLIENT_FILE, manifest?: DeployedManifest): Promise<string> {
   const file = resolve(root, out);
+  const deployed = manifest ?? (await localManifest(root));
   await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, renderTypedClient({ ...manifest, urls: manifest.urls }));
+  await writeFile(file, renderTypedClient(deployed));
   return file;
 }
 
 export function registerClient(cli: CAC): void {
   cli
     .command("client", "Write a typed TypeScript client for the deployed endpoints (one function per endpoint function and route)")
-    .option("--out <file>", `Where to write it (default: ${DEFAULT_CLIENT_FILE})`)
+    .option("--env <name>", "The environment whose endpoints it calls, as the platform serves it (default: what the last deploy from this folder wrote)")
+    .option("--app <name>", "App name with --env (default: from svc.config.ts or the folder name)")
+    .option("--out <file>", `Where to write it (default: ${DEFAULT_CLIENT_FILE}, with --env ${clientFileFor("<name>")})`)
     .option("--root <dir>", "Project folder (default: the current folder)")
     .action(async (flags: ClientFlags) => {
       const root = projectRoot(flags);
-      const file = await writeTypedClient(root, flags.out);
+      let manifest: DeployedManifest | undefined;
+      if (flags.env !== undefined) {
+        const { client } = await connect(root);
+        manifest = await environmentManifest(client, await appName(flags, "client"), String(flags.env));
+      }
+      const file = await writeTypedClient(root, flags.out ?? clientFileFor(flags.env), manifest);
       process.stdout.write(`wrote ${relative(process.cwd(), file) || file}: import { createClient } from it, then createClient({ apiKey }).<function>(input)\n`);
     });
 }

@@ -6,10 +6,11 @@
  * function that needs its requirement (humanize) is not called (said on stderr).
  */
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createPlatformClient } from "../../core/client/index.ts";
 import { startPlatform, type RunningPlatform } from "../../platform/index.ts";
 import { pypiReachable } from "../plugins/_helpers.ts";
 
@@ -134,4 +135,21 @@ await client.describe({ size: 3 });
     expect(compiled.stdout).toContain("'prompt'");
     expect(compiled.stdout).toContain("'size'");
   }, 60_000);
+
+  it("--env writes the client of another environment, with that environment's endpoint URLs, to .svc/client.<env>.ts", async () => {
+    const staged = await svc(["deploy", "--env", "staging", "--root", app, ...(online ? [] : ["--no-deps"])]);
+    expect(staged.code, staged.stderr).toBe(0);
+    const written = await svc(["client", "--env", "staging", "--root", app]);
+    expect(written.code, written.stderr).toBe(0);
+    const source = await readFile(join(app, ".svc", "client.staging.ts"), "utf8");
+    const environments = (await createPlatformClient(platform).getApp("demo"))!.environments;
+    const urlsOf = (env: string) => environments.find((e) => e.name === env)!.endpoints.map((e) => e.url).sort();
+    expect(urlsOf("staging")).toHaveLength(3);
+    for (const url of urlsOf("staging")) expect(source).toContain(JSON.stringify(url));
+    for (const url of urlsOf("production")) expect(source).not.toContain(JSON.stringify(url));
+    expect(source).toContain("generate: (input: GenerateInput)");
+    const unknown = await svc(["client", "--env", "nope", "--root", app]);
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain("NOT_FOUND");
+  }, 240_000);
 });
