@@ -296,6 +296,11 @@ export const errors = {
   NO_WORKER_READY: (endpoint: string, why?: string) =>
     new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
   // the embedded platform's reliability (issue 19)
+  BODY_NOT_UTF8: () =>
+    new SvcError("BODY_NOT_UTF8", "The request body is not valid UTF-8; JSON must be (RFC 8259), and the platform changes nothing it was sent.", {
+      status: 400,
+      remedy: "Encode the JSON as UTF-8; send bytes that are not text as base64 in a string.",
+    }),
   IMAGE_NOT_RUNNABLE: (endpoint: string, image: string) =>
     new SvcError(
       "IMAGE_NOT_RUNNABLE",

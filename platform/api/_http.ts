@@ -1,5 +1,6 @@
 /** Small helpers of the HTTP layer: JSON answers, errors as `{"error"}`, bodies read with a limit. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { isUtf8 } from "node:buffer";
 import { HTTPResponse, type H3Event } from "h3";
 import { errors, isSvcError } from "../../core/errors.ts";
 import { parseJson, type ParsedJson } from "./_json.ts";
@@ -24,9 +25,12 @@ export interface Reply {
 
 export const answer = (reply: Reply): HTTPResponse => jsonText(reply.status, reply.text);
 
-/** `{"error": message}` with the error's status (SvcError) or 500 (anything else, logged). */
+/**
+ * `{"error": message, "code": catalogue code}` with the error's status (SvcError; its message ends
+ * with the remedy; hosted clients read `error` only), or 500 (anything else, logged).
+ */
 export function errorReply(error: unknown, log?: (line: string) => void): Reply {
-  if (isSvcError(error)) return { status: error.status, text: JSON.stringify({ error: error.message }) };
+  if (isSvcError(error)) return { status: error.status, text: JSON.stringify({ error: error.message, code: error.code }) };
   const status = (error as { status?: number; statusCode?: number })?.status ?? (error as { statusCode?: number })?.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500) {
     return { status, text: JSON.stringify({ error: String((error as Error).message || "bad request") }) };
@@ -73,6 +77,15 @@ export function keyOf(header: string | null | undefined): string | undefined {
   return (m ? m[1]! : value).trim() || undefined;
 }
 
+/**
+ * A body's bytes as text, only when they are valid UTF-8: decoding would replace each bad byte with
+ * U+FFFD and change what the client sent without a word (docs/platform.md, "Limits").
+ */
+export function utf8Text(bytes: Buffer): string {
+  if (!isUtf8(bytes)) throw errors.BODY_NOT_UTF8();
+  return bytes.toString("utf8");
+}
+
 /** A body with no content-length (chunked), counted as it arrives. */
 async function readLimited(event: H3Event, limit: number): Promise<Buffer> {
   const body = event.req.body;
@@ -87,13 +100,13 @@ async function readLimited(event: H3Event, limit: number): Promise<Buffer> {
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
 
-/** The body as text; 413 over `limit`, 400 when the client's body cannot be read (aborted, short). */
+/** The body as text; 413 over `limit`, 400 when the client's body cannot be read (aborted, short) or is not UTF-8. */
 export async function readText(event: H3Event, limit: number): Promise<string> {
   try {
     const length = event.req.headers.get("content-length");
-    if (length === null) return (await readLimited(event, limit)).toString("utf8");
+    if (length === null) return utf8Text(await readLimited(event, limit));
     if (Number(length) > limit) throw errors.PAYLOAD_TOO_LARGE(limit);
-    return await event.req.text();
+    return utf8Text(Buffer.from(await event.req.arrayBuffer()));
   } catch (error) {
     if (isSvcError(error)) throw error;
     throw errors.BAD_REQUEST(`The request body could not be read: ${(error as Error)?.message ?? error}`);
@@ -166,7 +179,13 @@ export function readNodeText(req: IncomingMessage, limit: number): Promise<strin
       } else chunks.push(chunk);
     };
     req.on("data", onData);
-    req.once("end", () => resolve(chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks, size).toString("utf8")));
+    req.once("end", () => {
+      try {
+        resolve(utf8Text(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+      } catch (error) {
+        reject(error);
+      }
+    });
     req.once("error", fail);
     req.once("close", () => {
       if (!req.complete) fail(new Error("the client closed the connection"));

@@ -258,3 +258,47 @@ describe("artifact bombs", () => {
     expect((await api(p, "GET", `/v2/${work}/health`)).status).toBe(200);
   }, 30_000);
 });
+
+describe("bodies that are not UTF-8", () => {
+  /** `{"input":{"s\xff":"k"}}` as bytes: a key with a byte that is not UTF-8. */
+  const invalid = Buffer.concat([Buffer.from('{"input":{"s'), Buffer.from([0xff]), Buffer.from('":"k"}}')]);
+  const post = (path: string, body: Buffer, headers: Record<string, string> = {}) =>
+    fetch(`${p.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${p.apiKey}`, "content-type": "application/json", ...headers }, body: new Uint8Array(body) });
+
+  it.each(["run", "runsync"])("/%s answers 400 BODY_NOT_UTF8 and queues nothing (nothing is silently changed)", async (route) => {
+    const before = (await api(p, "GET", `/v2/${work}/health`)).body.jobs;
+    const res = await post(`/v2/${work}/${route}`, invalid);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ code: "BODY_NOT_UTF8", error: expect.stringContaining("not valid UTF-8") });
+    const after = (await api(p, "GET", `/v2/${work}/health`)).body.jobs;
+    expect(after.completed + after.failed + after.inQueue + after.inProgress).toBe(before.completed + before.failed + before.inQueue + before.inProgress);
+  });
+
+  it("chunked bodies (no content-length), GraphQL and a worker's job-done are checked the same way", async () => {
+    const chunked = await fetch(`${p.url}/v2/${work}/run`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${p.apiKey}`, "content-type": "application/json" },
+      body: new ReadableStream({ start: (c) => (c.enqueue(new Uint8Array(invalid)), c.close()) }),
+      duplex: "half",
+    } as RequestInit);
+    expect(chunked.status).toBe(400);
+    expect(((await chunked.json()) as { code: string }).code).toBe("BODY_NOT_UTF8");
+    const graphql = await post("/graphql", Buffer.concat([Buffer.from('{"query":"{ myself { id } }","variables":{"a":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}')]));
+    expect(graphql.status).toBe(400);
+    const { busy: job, running } = await busyWorker();
+    const env = workerEnvironment(running.workerId);
+    const done = await fetch(env.SVC_JOB_DONE_URL!.replace("$ID", job), {
+      method: "POST",
+      headers: { authorization: `Bearer ${env.SVC_WORKER_TOKEN}`, "content-type": "application/json" },
+      body: new Uint8Array(Buffer.concat([Buffer.from('{"output":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])), // a UTF-16 surrogate, not UTF-8
+    });
+    expect(done.status).toBe(400);
+    expect(((await done.json()) as { code: string }).code).toBe("BODY_NOT_UTF8");
+    expect((await waitFinal(p, work, job, 10_000)).status).toBe("COMPLETED"); // the worker's own result stands
+  }, 30_000);
+
+  it("valid UTF-8 beyond ASCII is accepted as sent", async () => {
+    const r = await api(p, "POST", `/v2/${work}/runsync`, { input: { op: "echo", value: { "clé": "日本 🎉" } } });
+    expect(r.body).toMatchObject({ status: "COMPLETED", output: { echo: { "clé": "日本 🎉" } } });
+  });
+});
