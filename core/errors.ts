@@ -283,6 +283,17 @@ export const errors = {
       remedy: "Rebuild with `svc build`, which refuses artifacts over 1.5 GB unpacked; leave big folders or packages out (.svcignore, --exclude).",
     }),
   // containment (issue 18): the sandbox, worker keys, secrets
+  SECRET_MISSING: (names: string[], endpoint?: string) =>
+    new SvcError("SECRET_MISSING", `${endpoint ? `Endpoint "${endpoint}"` : "The endpoint's env"} references ${names.length === 1 ? "a secret" : "secrets"} the platform does not have: ${names.join(", ")}.`, {
+      status: 400,
+      remedy: `Create ${names.length === 1 ? "it" : "each"} with \`svc secret create ${names[0]}\` (the value from stdin or --from-env VAR), or remove the {{ PLATFORM_SECRET_${names[0]} }} reference; \`svc secret list\` shows the names there are.`,
+    }),
+  SECRET_EXISTS: (name: string) =>
+    new SvcError("SECRET_EXISTS", `A secret named "${name}" exists already.`, { status: 400, remedy: `Delete it first (\`svc secret delete ${name}\`), or pick another name.` }),
+  SECRET_INVALID: (why: string) =>
+    new SvcError("SECRET_INVALID", `Cannot store the secret: ${why}.`, { status: 400, remedy: "A name is letters, digits, _ and - (at most 64); a value is 1 byte to 64 KiB, from stdin or --from-env VAR." }),
+  SECRET_NOT_FOUND: (name: string) =>
+    new SvcError("SECRET_NOT_FOUND", `No secret named "${name}".`, { status: 404, remedy: "`svc secret list` shows the names there are." }),
   KEY_SCOPE: (scope: string, request: string) =>
     new SvcError("KEY_SCOPE", `This is a worker's key, scoped to ${scope}: it reaches only the queue routes (run, runsync, status, stream, cancel, health) of that scope's endpoints and getBuild of its app's builds, not ${request}.`, {
       status: 403,

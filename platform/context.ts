@@ -6,6 +6,7 @@ import type { Supervisor } from "./workers/supervisor.ts";
 import type { Autoscaler } from "./workers/autoscaler.ts";
 import type { ResolvedOptions } from "./options.ts";
 import type { WorkerKeys } from "./worker-keys.ts";
+import type { Secrets } from "./secrets.ts";
 
 export interface PlatformContext {
   store: Store;
@@ -18,6 +19,8 @@ export interface PlatformContext {
   apiKeyHash: string;
   /** Workers' keys, scoped to their app and environment (./worker-keys.ts). */
   workerKeys: WorkerKeys;
+  /** Secrets, sealed at rest, opened only to start a worker (./secrets.ts). */
+  secrets: Secrets;
   /** `http://127.0.0.1:8787`: known once the server listens. */
   baseUrl(): string;
 }

@@ -21,6 +21,7 @@ import { sweepFiles } from "./api/files.ts";
 import { createS3Api } from "./volumes/s3-handler.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
+import { createSecrets } from "./secrets.ts";
 import type { PlatformContext } from "./context.ts";
 
 export interface RunningPlatform {
@@ -70,7 +71,8 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   let baseUrl = "";
   let workerSocket: string | undefined;
   const workerKeys = createWorkerKeys(key.apiKey, store);
-  const supervisor = new Supervisor({ store, queue, options, workerKeys, apiBase: () => baseUrl, workerSocket: () => workerSocket });
+  const secrets = createSecrets(options.dataDir, store);
+  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => baseUrl, workerSocket: () => workerSocket });
   supervisor.killOrphans();
   const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
   queue.hooks = {
@@ -85,7 +87,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const recovered = queue.recover();
   if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
 
-  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, baseUrl: () => baseUrl };
+  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, baseUrl: () => baseUrl };
   const { app, limiter, hot } = createApi(ctx, {
     async endpointRemoved(endpointId) {
       const workers = supervisor.forEndpoint(endpointId);

@@ -16,6 +16,7 @@ import { pipInstall } from "./pip-install.ts";
 import { provision } from "./provision.ts";
 import { pythonHandlers } from "./python-handlers.ts";
 import { resolveDeps } from "./resolve-deps.ts";
+import { secretRefs } from "./secret-refs.ts";
 import { sizeGuard } from "./size-guard.ts";
 import { tarPack } from "./tar-pack.ts";
 import { upload } from "./upload.ts";
@@ -32,6 +33,7 @@ export function builtinPlugins(): SvcPlugin[] {
     gpuImage(),
     pythonHandlers(),
     manifest(),
+    secretRefs(),
     resolveDeps(),
     excludePreinstalled(),
     pipInstall(),

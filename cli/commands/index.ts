@@ -15,6 +15,7 @@ export const commands: Record<string, () => Promise<Register>> = {
   env: () => import("./env.ts").then((m) => m.registerEnv),
   app: () => import("./app.ts").then((m) => m.registerApp),
   platform: () => import("./platform.ts").then((m) => m.registerPlatform),
+  secret: () => import("./secret.ts").then((m) => m.registerSecret),
   client: () => import("./client.ts").then((m) => m.registerClient),
   logs: () => import("./logs.ts").then((m) => m.registerLogs),
 };
@@ -32,6 +33,7 @@ export const usage: Record<string, readonly [string, string]> = {
   env: ["env <action> [name]", "Manage the app's environments: list | get <name> | create <name> | delete <name>"],
   app: ["app <action> [name]", "Manage apps on the platform: list | get <name> | create <name> | delete <name>"],
   platform: ["platform <action>", "The embedded platform on this machine: start | stop | status"],
+  secret: ["secret <action> [name]", "Manage secrets on the platform: create <name> (value from stdin or --from-env) | list | delete <name>"],
   client: ["client", "Write a typed TypeScript client for the deployed endpoints (one function per endpoint function and route)"],
   logs: ["logs <endpoint>", "Show an endpoint's worker output (print(), tracebacks); also of one deleted in the last 24 hours"],
 };

@@ -41,6 +41,9 @@ const BUILD_FIELDS = `id appId sha256 size manifest createdAt`;
  * deleteEndpoint); apps, environments, builds and workerLogs are the deploy tool's (docs/contracts.md).
  */
 export const documents = {
+  secrets: `query secrets { myself { secrets { id name createdAt } } }`,
+  secretCreate: `mutation secretCreate($input: SecretCreateInput!) { secretCreate(input: $input) { id name createdAt } }`,
+  secretDelete: `mutation secretDelete($name: String!) { secretDelete(name: $name) }`,
   apps: `query apps { apps { ${APP_FIELDS} } }`,
   app: `query app($name: String!) { app(name: $name) { ${APP_FIELDS} } }`,
   createApp: `mutation createApp($name: String!) { createApp(name: $name) { ${APP_FIELDS} } }`,

@@ -28,14 +28,15 @@
  * Apps and environments: listApps, getApp(name) (null when absent), createApp, deleteApp(id),
  * getEnvironment(appId, name), createEnvironment, listEnvironments(appName), deleteEnvironment(id);
  * builds: getBuild(id), deployBuildToEnvironment(envId, buildId), setBuildEndpointUrls(buildId, urls);
- * workerLogs(endpointId, limit?). The deploy environment rules are in ./environments.ts.
+ * workerLogs(endpointId, limit?); secrets: listSecrets() (names only), createSecret(name, value),
+ * deleteSecret(name). The deploy environment rules are in ./environments.ts.
  */
 import { APPS_REMEDY, errors } from "../errors.ts";
 import { createGraphQLRunner, documents } from "./_graphql.ts";
 import { httpRequest } from "./_http.ts";
 import { createQueueApi } from "./queue.ts";
 import { trimUrl } from "./resolve.ts";
-import type { EndpointInput, LbResponse, PlatformApp, PlatformBuild, PlatformEndpoint, PlatformEnvironment, UploadResult } from "./types.ts";
+import type { EndpointInput, LbResponse, PlatformApp, PlatformBuild, PlatformEndpoint, PlatformEnvironment, PlatformSecret, UploadResult } from "./types.ts";
 import { uploadArtifact, type ArtifactRef } from "./upload.ts";
 
 export * from "./types.ts";
@@ -60,6 +61,17 @@ export function createPlatformClient(options: PlatformClientOptions) {
     apiKey,
     /** Raw GraphQL, for operations this client has no method for. */
     graphql: gql,
+
+    // secrets: a value goes in once and never comes back (docs/platform.md, "Secrets")
+    async listSecrets(): Promise<PlatformSecret[]> {
+      return (await gql<{ myself: { secrets: PlatformSecret[] } }>("secrets", documents.secrets)).myself.secrets;
+    },
+    async createSecret(name: string, value: string): Promise<PlatformSecret> {
+      return (await gql<{ secretCreate: PlatformSecret }>("secretCreate", documents.secretCreate, { input: { name, value } })).secretCreate;
+    },
+    async deleteSecret(name: string): Promise<boolean> {
+      return (await gql<{ secretDelete: boolean }>("secretDelete", documents.secretDelete, { name })).secretDelete;
+    },
 
     // apps
     async listApps(): Promise<PlatformApp[]> {

@@ -135,3 +135,10 @@ export interface UploadResult {
   skipped: boolean;
   build: { id: string; sha256: string; size: number };
 }
+
+/** A secret as the platform lists it: never its value. */
+export interface PlatformSecret {
+  id: string;
+  name: string;
+  createdAt: string;
+}

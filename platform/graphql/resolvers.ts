@@ -15,6 +15,7 @@ import {
 } from "./inputs.ts";
 import { gpuTypes } from "./gpu-types.ts";
 import { volumeResolvers, volumeView } from "./volumes.ts";
+import { secretResolvers } from "./secrets.ts";
 
 const UPLOAD_TTL_MS = 3600_000;
 /** The one user of this platform, as `myself.id` and every endpoint's `userId`. */
@@ -159,6 +160,7 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
     return e ? endpointView(e) : null;
   };
   const allApps = () => store.apps.list().map(appView);
+  const secrets = secretResolvers(ctx);
 
   return {
     ...volumeResolvers(ctx, hooks.endpointChanged),
@@ -170,6 +172,7 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
       networkVolumes: () => store.volumes.list().map(volumeView),
       pubKey: null,
       apps: allApps,
+      secrets: secrets.listSecrets,
     }),
     endpoint: endpointById,
     apps: allApps,
@@ -200,6 +203,7 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
     deletedEndpoints: ({ name }) => deletedEndpoints(store, name),
 
     // ---- mutations
+    ...secrets.mutations,
     saveEndpoint: ({ input }) => endpointView(saveEndpoint(parseInput(endpointInputSchema, input, "endpoint input"))),
     deleteEndpoint: ({ id }) => removeEndpoint(String(id)),
     updateEndpointTemplate: ({ input }) => {

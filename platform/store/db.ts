@@ -51,6 +51,8 @@ CREATE TABLE IF NOT EXISTS volume_objects (
 CREATE TABLE IF NOT EXISTS volume_uploads (
   id TEXT PRIMARY KEY, volume_id TEXT NOT NULL REFERENCES volumes(id) ON DELETE CASCADE, key TEXT NOT NULL,
   checksum_algorithm TEXT, content_type TEXT, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS secrets (
+  id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, iv BLOB NOT NULL, tag BLOB NOT NULL, ciphertext BLOB NOT NULL, created_at INTEGER NOT NULL);
 `;
 
 export function openDb(file: string): Db {

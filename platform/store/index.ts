@@ -10,6 +10,7 @@ import { createWorkersRepo } from "./workers.ts";
 import { createFilesRepo } from "./files.ts";
 import { createLogsRepo } from "./logs.ts";
 import { createVolumesRepo } from "./volumes.ts";
+import { createSecretsRepo } from "./secrets.ts";
 import { startCheckpointer } from "./checkpointer.ts";
 
 export type { EndpointRecord, EnvVar } from "./endpoints.ts";
@@ -36,6 +37,7 @@ export function createStore(file: string, options: { logLinesPerEndpoint?: numbe
     files: createFilesRepo(db),
     logs: createLogsRepo(db, options.logLinesPerEndpoint ?? 5000),
     volumes: createVolumesRepo(db),
+    secrets: createSecretsRepo(db),
     close(): void {
       checkpointer?.stop();
       try {

@@ -22,6 +22,7 @@ import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
 import { ImageEnvironments, spawnLaunch } from "./image-env.ts";
 import { captureLines } from "./worker-logs.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
+import type { Secrets } from "../secrets.ts";
 
 export type WorkerState = "initializing" | "idle" | "running" | "unhealthy";
 
@@ -100,6 +101,8 @@ export interface SupervisorDeps {
   options: ResolvedOptions;
   /** Each worker's PLATFORM_API_KEY, scoped to its app and environment (never the platform's key). */
   workerKeys: WorkerKeys;
+  /** Resolves `{{ PLATFORM_SECRET_<name> }}` in the env, here and nowhere else. */
+  secrets: Secrets;
   apiBase: () => string;
   /** `@name` of the abstract Unix socket the API also listens on for local workers (Linux), if any. */
   workerSocket?: () => string | undefined;
@@ -451,7 +454,7 @@ export class Supervisor {
     const prefix = `${base}/v2/_worker/${w.id}`;
     const env: NodeJS.ProcessEnv = {};
     for (const key of PASS_THROUGH_ENV) if (process.env[key] !== undefined) env[key] = process.env[key];
-    Object.assign(env, target.env);
+    Object.assign(env, this.deps.secrets.resolve(target.env)); // secret values exist only in the worker's env
     Object.assign(env, {
       PYTHONUNBUFFERED: "1",
       SVC_WORKER_ID: w.id,
