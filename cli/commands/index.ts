@@ -18,6 +18,7 @@ export const commands: Record<string, () => Promise<Register>> = {
   secret: () => import("./secret.ts").then((m) => m.registerSecret),
   client: () => import("./client.ts").then((m) => m.registerClient),
   logs: () => import("./logs.ts").then((m) => m.registerLogs),
+  volume: () => import("./volume.ts").then((m) => m.registerVolume),
 };
 
 /**
@@ -36,6 +37,7 @@ export const usage: Record<string, readonly [string, string]> = {
   secret: ["secret <action> [name]", "Manage secrets on the platform: create <name> (value from stdin or --from-env) | list | delete <name>"],
   client: ["client", "Write a typed TypeScript client for the deployed endpoints (one function per endpoint function and route)"],
   logs: ["logs <endpoint>", "Show an endpoint's worker output (print(), tracebacks); also of one deleted in the last 24 hours"],
+  volume: ["volume <action> [...args]", "Network volumes (model weights): create | list | get | delete | ls | upload | download | rm | credentials"],
 };
 
 /** The loader of the command this command line names, or none (then the top-level help or an unknown command). */

@@ -38,12 +38,14 @@ import { createQueueApi } from "./queue.ts";
 import { trimUrl } from "./resolve.ts";
 import type { EndpointInput, LbResponse, PlatformApp, PlatformBuild, PlatformEndpoint, PlatformEnvironment, PlatformSecret, UploadResult } from "./types.ts";
 import { uploadArtifact, type ArtifactRef } from "./upload.ts";
+import { createVolumesApi } from "./volumes.ts";
 
 export * from "./types.ts";
 export { resolvePlatform, type ResolvedPlatform, type ResolveOptions, type StartEmbedded, type EmbeddedPlatform } from "./resolve.ts";
 export { planEnvironment, resolveDeployTarget, findEnvironment, checkEnvironmentName, DEFAULT_ENVIRONMENT, PLATFORM_NAME, type EnvironmentPlan, type ResolvedTarget } from "./environments.ts";
 export { queueUrl } from "./queue.ts";
 export type { ArtifactRef } from "./upload.ts";
+export type { PlatformVolume, S3Access } from "./volumes.ts";
 
 export interface PlatformClientOptions {
   url: string;
@@ -135,6 +137,9 @@ export function createPlatformClient(options: PlatformClientOptions) {
     async workerLogs(endpointId: string, limit?: number): Promise<string[]> {
       return (await gql<{ workerLogs: string[] }>("workerLogs", documents.workerLogs, { endpointId, limit })).workerLogs;
     },
+
+    // network volumes (docs/volumes.md)
+    ...createVolumesApi(gql),
 
     // queue routes
     run: queue.run,
