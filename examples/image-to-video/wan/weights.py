@@ -100,19 +100,26 @@ def load_into(model: nn.Module, path: str, prefix: str = "", threads: Optional[i
         return
     seen, unexpected = set(), []
     for name, t in iter_checkpoint(path):
-        if prefix:
-            if not name.startswith(prefix):
-                continue
-            name = name[len(prefix):]
-        p = params.get(name)
-        if p is None:
-            unexpected.append(name)
+        key = _target(params, name, prefix, unexpected)
+        if key is None:
             continue
-        _check_shape(path, name, p, t.shape)
+        _check_shape(path, key, params[key], t.shape)
         with torch.no_grad():
-            p.copy_(t.to(p.dtype))
-        seen.add(name)
+            params[key].copy_(t.to(params[key].dtype))
+        seen.add(key)
     _check_complete(path, params, seen, unexpected)
+
+
+def _target(params: dict, name: str, prefix: str, unexpected: List[str]) -> Optional[str]:
+    """The model's key for a checkpoint name: None when outside `prefix` or not the model's (noted)."""
+    if prefix:
+        if not name.startswith(prefix):
+            return None
+        name = name[len(prefix):]
+    if name not in params:
+        unexpected.append(name)
+        return None
+    return name
 
 
 def _check_shape(path: str, name: str, p: torch.Tensor, shape) -> None:
@@ -160,15 +167,10 @@ def _load_safetensors(params: dict, path: str, prefix: str, threads: Optional[in
             fd = os.open(file, os.O_RDONLY)
             fds.append(fd)
             for name, info in header.items():
-                key = name
-                if prefix:
-                    if not name.startswith(prefix):
-                        continue
-                    key = name[len(prefix):]
-                p = params.get(key)
-                if p is None:
-                    unexpected.append(key)
+                key = _target(params, name, prefix, unexpected)
+                if key is None:
                     continue
+                p = params[key]
                 _check_shape(file, key, p, info["shape"])
                 seen.add(key)
                 start, end = info["data_offsets"]
