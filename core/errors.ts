@@ -334,6 +334,13 @@ export const errors = {
       remedy: "Use that one, stop it with `svc platform stop`, or start another with --dir <folder> --port <port>.",
     }),
 
+  // GPUs (docs/platform.md, "GPUs")
+  GPUS_UNAVAILABLE: (endpoint: string, asked: number, machine: number) =>
+    new SvcError("GPUS_UNAVAILABLE", `Endpoint "${endpoint}" asks for ${asked} GPUs per worker; this machine has ${machine}.`, {
+      remedy: `Deploy it with gpu_count=${machine} or fewer (\`svc platform status\` lists the GPUs), or run it on a platform with bigger machines.`,
+      status: 503,
+    }),
+
   // dev server
   PORT_IN_USE: (port: number, triedNext = true) =>
     new SvcError("PORT_IN_USE", triedNext ? `Port ${port} is in use and no free port was found after it.` : `Port ${port} is in use.`, {

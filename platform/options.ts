@@ -1,4 +1,5 @@
 /** Options of one embedded platform, with the hosted platform's numbers as defaults. */
+import type { GpuMachine } from "./workers/gpu-assign.ts";
 
 export interface RateLimit {
   /** Requests per window. */
@@ -26,6 +27,8 @@ export interface PlatformOptions {
   apiKey?: string;
   /** Image name → Python interpreter; the default maps GPU/torch images to a torch-capable Python. */
   pythonForImage?: (image: string, endpointName: string) => string;
+  /** The machine's GPUs and driver libraries (default: nvidia-smi and ldconfig; a fake in tests). docs/platform.md, "GPUs". */
+  gpuMachine?: GpuMachine;
   /** How long job-take and signals hold a request open before 204 (contracts: 20 s). */
   longPollMs?: number;
   /** SVC_PING_INTERVAL given to workers, in seconds; 3 intervals of silence make a worker unhealthy. */
@@ -77,9 +80,10 @@ export const rateLimitsOff = (env: NodeJS.ProcessEnv = process.env): boolean => 
 /** `SVC_ISOLATION=strict` (what `svc platform start --isolation strict` sets): no worker without the sandbox. */
 export const isolationFromEnv = (env: NodeJS.ProcessEnv = process.env): "auto" | "strict" => (env.SVC_ISOLATION?.trim().toLowerCase() === "strict" ? "strict" : "auto");
 
-export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits">> & {
+export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits" | "gpuMachine">> & {
   apiKey?: string;
   pythonForImage?: PlatformOptions["pythonForImage"];
+  gpuMachine?: GpuMachine;
   rateLimits: RateLimits | false;
 };
 
@@ -90,6 +94,7 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     port: options.port ?? 8787,
     apiKey: options.apiKey,
     pythonForImage: options.pythonForImage,
+    gpuMachine: options.gpuMachine,
     longPollMs: options.longPollMs ?? 20_000,
     pingIntervalS: options.pingIntervalS ?? 10,
     sweepIntervalMs: options.sweepIntervalMs ?? 1000,

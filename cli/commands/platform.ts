@@ -110,14 +110,16 @@ async function status(flags: PlatformCommandFlags): Promise<void> {
   const keyFile = join(dir, API_KEY_FILE);
   // Like `systemctl status`: nothing running is a non-zero exit, so scripts can test it.
   if (!running) process.exitCode = 1;
+  const { fetchGpuStatus, formatGpuStatus } = await import("./_gpu-status.ts");
+  const gpus = running && (await fetchGpuStatus(running.url, running.apiKey));
   if (flags.json) {
-    return printJson(running ? { ok: true, running: true, url: running.url, pid: running.pid, dir, apiKeyFile: keyFile } : { ok: true, running: false, dir, lastState: readState(dir) ?? null });
+    return printJson(running ? { ok: true, running: true, url: running.url, pid: running.pid, dir, apiKeyFile: keyFile, gpus: gpus ?? null } : { ok: true, running: false, dir, lastState: readState(dir) ?? null });
   }
   if (!running) {
     process.stdout.write(`No platform is running for ${dir}. Start one with \`svc platform start\` (or --detach).\n`);
     return;
   }
-  process.stdout.write(`svc platform running at ${running.url} (pid ${running.pid}, data in ${dir})\nAPI key: ${keyFile}\n`);
+  process.stdout.write(`svc platform running at ${running.url} (pid ${running.pid}, data in ${dir})\nAPI key: ${keyFile}\n${gpus ? formatGpuStatus(gpus) : ""}`);
 }
 
 export function registerPlatform(cli: CAC): void {

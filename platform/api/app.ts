@@ -12,6 +12,7 @@ import { registerWorkerRoutes } from "./worker-routes.ts";
 import { registerGraphql } from "./graphql.ts";
 import { registerUploadRoutes, ARTIFACT_ROUTE } from "./uploads.ts";
 import { registerFileRoutes } from "./files.ts";
+import { registerGpuRoutes } from "./gpu-routes.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { createHotPath } from "./hot-routes.ts";
 import { scopeRefusal } from "./worker-scope.ts";
@@ -71,6 +72,7 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
   const { jobsDone } = registerWorkerRoutes(app, ctx);
   registerUploadRoutes(app, ctx);
   registerFileRoutes(app, ctx);
+  registerGpuRoutes(app, ctx);
   registerGraphql(app, ctx, hooks);
   const { limiter, runsync } = registerQueueRoutes(app, ctx);
 

@@ -18,6 +18,7 @@ import { bwrapArgs, bwrapUsable, SANDBOX_APP_DIR, sandboxUser, spawnBwrap, type 
 import { writeSandboxEtc } from "./sandbox-etc.ts";
 import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
 import { sharedAttempt } from "./_shared-attempt.ts";
+import { gpuEnv, type GpuGrant } from "./gpu-assign.ts";
 
 /**
  * Without a sandbox: `-S` keeps the host's site folders off sys.path, then the runtime's usual
@@ -57,6 +58,8 @@ export interface LaunchRequest {
   /** Relative to the build. */
   handler: string;
   env: NodeJS.ProcessEnv;
+  /** The worker's GPUs (./gpu-assign.ts), where it holds some. */
+  gpu?: GpuGrant;
 }
 
 export class ImageEnvironments {
@@ -132,9 +135,10 @@ export class ImageEnvironments {
           etc: this.etc,
           user,
           command: [view.executable, "-s", req.handler],
+          gpu: req.gpu,
         }),
         cwd: req.buildDir,
-        env: { ...req.env, PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp" },
+        env: { ...req.env, ...gpuEnv(req.gpu, req.env), PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp" },
         sandboxed: true,
       };
     }
@@ -145,7 +149,7 @@ export class ImageEnvironments {
       command: view.executable,
       args: ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
       cwd: req.buildDir,
-      env: { ...req.env, PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":"), ...(root ? { HOME: "/tmp" } : {}) },
+      env: { ...req.env, ...gpuEnv(req.gpu, req.env), PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":"), ...(root ? { HOME: "/tmp" } : {}) },
       sandboxed: false,
       user: root ? { uid: UNPRIVILEGED.uid, gid: UNPRIVILEGED.gid } : undefined,
     };

@@ -83,6 +83,8 @@ export interface SandboxSpec {
   user?: SandboxUser;
   /** The command run inside, relative to SANDBOX_APP_DIR. */
   command: string[];
+  /** The worker's GPUs (./gpu-assign.ts): device nodes to `--dev-bind`, driver library folders to show read-only. */
+  gpu?: { devices: string[]; libraryDirs: string[] };
 }
 
 const isUnder = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
@@ -113,7 +115,19 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   for (const dir of hidden) args.push("--remount-ro", dir); // after the binds: their mount points are made in the tmpfs
   args.push("--ro-bind", spec.buildDir, SANDBOX_APP_DIR);
   args.push("--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev");
+  if (spec.gpu) args.push(...gpuArgs(spec.gpu, shown));
   args.push("--remount-ro", "/"); // the sandbox's own root (a tmpfs bwrap made): nothing new appears in it
   args.push("--chdir", SANDBOX_APP_DIR, "--", ...spec.command);
+  return args;
+}
+
+/**
+ * The worker's GPUs: their device nodes and the driver's control nodes, bound over the sandbox's
+ * minimal /dev (so after `--dev`), and the driver's library folders the system folders do not show.
+ */
+function gpuArgs(gpu: NonNullable<SandboxSpec["gpu"]>, shown: string[]): string[] {
+  const args: string[] = [];
+  for (const node of gpu.devices) args.push("--dev-bind", node, node);
+  for (const dir of gpu.libraryDirs) if (!shown.some((s) => isUnder(dir, s)) && existsSync(dir)) args.push("--ro-bind", dir, dir);
   return args;
 }

@@ -21,6 +21,7 @@ import { defaultPythonForImage } from "./interpreter.ts";
 import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
 import { ImageEnvironments, spawnLaunch } from "./image-env.ts";
 import { captureLines } from "./worker-logs.ts";
+import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
 
@@ -112,6 +113,8 @@ export class Supervisor {
   readonly workers = new Map<string, WorkerInfo>();
   private readonly unpacker: BuildUnpacker;
   private readonly images: ImageEnvironments;
+  /** Which worker holds which GPU (./gpu-assign.ts). */
+  readonly gpus: WorkerGpus;
   private readonly readyWaiters = new Map<string, Set<() => void>>();
   /** Endpoint id → early exits in a row of workers of one config, and when the next may start. */
   private readonly startFailures = new Map<string, { configKey: string; count: number; until: number }>();
@@ -126,6 +129,7 @@ export class Supervisor {
   constructor(private readonly deps: SupervisorDeps) {
     this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
     this.images = new ImageEnvironments(deps.options.dataDir, (line) => this.log(line), deps.options.isolation);
+    this.gpus = new WorkerGpus(deps.options.gpuMachine);
     const probeMs = Math.max(50, Math.min(1000, deps.options.pingIntervalS * 1000));
     this.lbProbe = setInterval(() => this.probeLb(), probeMs);
     this.lbProbe.unref();
@@ -374,13 +378,13 @@ export class Supervisor {
     try {
       target = resolveWorkerTarget(store, endpoint, this.buildIdOf(endpoint));
       const dir = await this.unpacker.ensure(target.build.id, target.artifactPath);
-      const python = options.pythonForImage
-        ? options.pythonForImage(target.image, endpoint.name)
-        : await defaultPythonForImage(target.image, endpoint.name, (line) => {
-            this.log(line);
-            store.logs.append(endpoint.id, "platform", line);
-          });
-      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await this.workerEnv(endpoint, w, token, target) });
+      const python = options.pythonForImage ? options.pythonForImage(target.image, endpoint.name) : await defaultPythonForImage(target.image, () => this.gpus.present());
+      const gone = () => w.stopping || w.exited || this.closed;
+      const gpu = await this.gpus.assign({ id: w.id, gone }, endpoint, target.env, (line) => {
+        this.log(line);
+        this.platformLog(endpoint.id, w.id, line);
+      });
+      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await this.workerEnv(endpoint, w, token, target), gpu });
       if (w.stopping || this.closed) throw new Error("stopped before it started");
       w.spawnedAt = Date.now();
       const proc = spawnLaunch(launch);
@@ -502,6 +506,7 @@ export class Supervisor {
     w.exited = true;
     this.workers.delete(w.id);
     this.deps.store.workers.stopped(w.id);
+    this.gpus.release(w.id);
     this.deps.queue.releaseTakers(w.id);
     // At shutdown, running jobs stay IN_PROGRESS in the database: the next start requeues them.
     const held = this.closed || this.draining ? [] : [...this.deps.queue.jobsOf(w.id)];
@@ -514,6 +519,7 @@ export class Supervisor {
   stop(w: WorkerInfo, reason: string): Promise<void> {
     if (w.stopping || w.exited) return w.exit;
     w.stopping = true;
+    this.gpus.cancel(w.id); // one still waiting for a GPU stops waiting
     this.platformLog(w.endpointId, w.id, `stopping worker ${w.id}: ${reason}`);
     this.deps.queue.releaseTakers(w.id);
     const { stopGraceMs, killGraceMs } = this.deps.options;
@@ -538,6 +544,7 @@ export class Supervisor {
   /** Kills at once (unhealthy, deleted endpoint at shutdown). */
   kill(w: WorkerInfo): Promise<void> {
     w.stopping = true;
+    this.gpus.cancel(w.id);
     if (w.proc && w.proc.exitCode === null && !w.exited) this.signal(w, "SIGKILL");
     else if (!w.proc) this.onExit(w);
     return w.exit;

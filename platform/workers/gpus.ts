@@ -1,0 +1,78 @@
+/**
+ * The machine's NVIDIA GPUs as the sandbox needs them: the inventory (`nvidia-smi --query-gpu`),
+ * the device nodes a worker holding some of them gets (`/dev/nvidia<N>` and the driver's control
+ * nodes), and the driver's user-space libraries (found through `ldconfig -p`, not a fixed path:
+ * /usr/local/nvidia/lib64 on the H100 machine). Assignment is ./gpu-pool.ts. docs/platform.md, "GPUs".
+ */
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
+
+export interface GpuDevice {
+  /** nvidia-smi's index: the N of /dev/nvidia<N>. */
+  index: number;
+  uuid: string;
+  name: string;
+  memoryMiB: number;
+}
+
+/** What the platform asks nvidia-smi (one line per GPU, no header). */
+export const NVIDIA_SMI_QUERY = ["--query-gpu=index,uuid,name,memory.total", "--format=csv,noheader"];
+
+/** Parses `0, GPU-5f3c…, NVIDIA H100 80GB HBM3, 81559 MiB` lines; lines that are not one GPU are skipped. */
+export function parseNvidiaSmi(text: string): GpuDevice[] {
+  const gpus: GpuDevice[] = [];
+  for (const line of text.split("\n")) {
+    const fields = line.split(",").map((f) => f.trim());
+    if (fields.length < 4 || !/^\d+$/.test(fields[0]!)) continue;
+    const memory = fields[fields.length - 1]!;
+    gpus.push({ index: Number(fields[0]), uuid: fields[1]!, name: fields.slice(2, -1).join(", "), memoryMiB: Number.parseInt(memory, 10) || 0 });
+  }
+  return gpus;
+}
+
+const output = (cmd: string, args: string[]): Promise<string | undefined> =>
+  new Promise((resolve) => execFile(cmd, args, { timeout: 15_000, maxBuffer: 4 << 20 }, (error, stdout) => resolve(error ? undefined : stdout)));
+
+/** The GPUs nvidia-smi reports; none when it is absent or fails (no driver). */
+export async function queryGpus(): Promise<GpuDevice[]> {
+  const text = await output("nvidia-smi", NVIDIA_SMI_QUERY);
+  return text ? parseNvidiaSmi(text) : [];
+}
+
+/** The driver's user-space libraries: CUDA, NVML, and the libnvidia-* they load. */
+const DRIVER_LIBRARY = /^lib(cuda|cudadebugger|nvidia-[\w.-]+|nvcuvid|nvoptix)\.so/;
+
+/** The folders of the driver's libraries in `ldconfig -p` output (`\tlibcuda.so.1 (libc6,x86-64) => /path`). */
+export function driverLibraryDirs(ldconfigOutput: string): string[] {
+  const dirs = new Set<string>();
+  for (const line of ldconfigOutput.split("\n")) {
+    const match = /^\s*(\S+)\s+\(.*\)\s+=>\s+(\/\S+)\s*$/.exec(line);
+    if (match && DRIVER_LIBRARY.test(match[1]!)) dirs.add(dirname(match[2]!));
+  }
+  return [...dirs];
+}
+
+/** `ldconfig -p` (Debian keeps it in /sbin, off a user's PATH). */
+export async function queryDriverLibraryDirs(): Promise<string[]> {
+  for (const ldconfig of ["ldconfig", "/sbin/ldconfig", "/usr/sbin/ldconfig"]) {
+    const text = await output(ldconfig, ["-p"]);
+    if (text !== undefined) return driverLibraryDirs(text);
+  }
+  return [];
+}
+
+/** The driver's nodes every GPU process opens (those present: uvm-tools and modeset are not everywhere). */
+export const CONTROL_NODES = ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"];
+
+/** The device nodes of a worker holding `gpus`: theirs, not the other GPUs', plus the control nodes. */
+export function deviceNodes(gpus: GpuDevice[], exists: (path: string) => boolean = existsSync): string[] {
+  return [...gpus.map((gpu) => `/dev/nvidia${gpu.index}`), ...CONTROL_NODES].filter(exists);
+}
+
+/**
+ * CUDA_VISIBLE_DEVICES for the held GPUs. Inside the sandbox the bound nodes keep their host
+ * numbers and CUDA's own order may differ from nvidia-smi's, so it names UUIDs (indices only where
+ * nvidia-smi gave none).
+ */
+export const cudaVisibleDevices = (gpus: GpuDevice[]): string => gpus.map((gpu) => (gpu.uuid.startsWith("GPU-") || gpu.uuid.startsWith("MIG-") ? gpu.uuid : String(gpu.index))).join(",");
