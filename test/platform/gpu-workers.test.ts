@@ -1,0 +1,83 @@
+/**
+ * GPU workers through the real platform (docs/platform.md, "GPUs"): a GPU endpoint with two warm
+ * workers on a one-GPU machine: one holds the GPU and sees it as CUDA_VISIBLE_DEVICES, the other
+ * waits (one log line) and takes it when the first is killed; `svc platform status` (the real CLI,
+ * another process) lists the GPU and its holder; a worker's key cannot read the GPU view.
+ *
+ * The GPU inventory is a FAKE (PlatformOptions.gpuMachine): no NVIDIA GPU can exist on the machines
+ * these tests run on, so no device node is bound. The platform, its workers (real Python, in the
+ * bwrap sandbox where it runs), the queue and the CLI are real.
+ */
+import { execFile } from "node:child_process";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { writeState } from "../../platform/state-dir.ts";
+import { parseNvidiaSmi } from "../../platform/workers/gpus.ts";
+import { GPUS_ROUTE } from "../../platform/api/gpu-routes.ts";
+import { api, buildFixtureArtifact, deploy, startTestPlatform, waitFor, type TestPlatform } from "./_support.ts";
+
+const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
+const UUID = "GPU-0c1d2e3f-aaaa-bbbb-cccc-000000000000";
+
+let p: TestPlatform;
+let endpointId: string;
+
+beforeAll(async () => {
+  p = await startTestPlatform({
+    gpuMachine: { gpus: async () => parseNvidiaSmi(`0, ${UUID}, NVIDIA H100 80GB HBM3, 81559 MiB\n`), libraryDirs: async () => [] },
+  });
+  const artifact = await buildFixtureArtifact();
+  // extra saveEndpoint fields: a GPU endpoint (gpuIds, one GPU per worker) with two warm workers
+  const spec = { name: "work", workersMin: 2, workersMax: 2, idleTimeout: 60, gpuIds: "AMPERE_16", gpuCount: 1 };
+  endpointId = (await deploy(p, artifact, [spec])).endpoints.work!.id;
+}, 60_000);
+
+afterAll(async () => {
+  await p?.dispose();
+});
+
+interface GpuView {
+  gpus: Array<{ index: number; uuid: string; workers: Array<{ workerId: string; endpointName: string }> }>;
+  waiting: Array<{ workerId: string; endpointName: string; count: number }>;
+}
+const gpuView = async (): Promise<GpuView> => (await api(p, "GET", GPUS_ROUTE)).body;
+const workerLogs = () => p.context.store.logs.tail(endpointId, 200);
+
+describe("GPU workers on a machine with one GPU", { timeout: 90_000 }, () => {
+  it("one worker holds the GPU and sees it; the other waits, then takes it when the first is killed", async () => {
+    const view = await waitFor("one worker holding the GPU and one waiting", async () => {
+      const v = await gpuView();
+      return v.gpus[0]!.workers.length === 1 && v.waiting.length === 1 ? v : undefined;
+    }, 30_000);
+    const holder = view.gpus[0]!.workers[0]!.workerId;
+    const waiter = view.waiting[0]!.workerId;
+    expect(view.waiting[0]).toMatchObject({ endpointName: "work", count: 1 });
+    expect(workerLogs().filter((line) => line.includes(`worker ${waiter} waits for 1 free GPU(s) (GPU 0: ${holder})`))).toHaveLength(1);
+
+    const seen = await api(p, "POST", `/v2/${endpointId}/runsync`, { input: { op: "env", value: "CUDA_VISIBLE_DEVICES" } });
+    expect(seen.body).toMatchObject({ status: "COMPLETED", output: { value: UUID } });
+    expect(p.context.supervisor.workers.get(waiter)?.ready).toBe(false); // still waiting: never started its process
+
+    await p.context.supervisor.kill(p.context.supervisor.workers.get(holder)!);
+    await waitFor("the waiting worker to hold the GPU", async () => (await gpuView()).gpus[0]!.workers[0]?.workerId === waiter, 30_000);
+    await waitFor("the waiting worker to be ready", () => p.context.supervisor.workers.get(waiter)?.ready, 30_000);
+    const again = await api(p, "POST", `/v2/${endpointId}/runsync`, { input: { op: "env", value: "CUDA_VISIBLE_DEVICES" } });
+    expect(again.body).toMatchObject({ status: "COMPLETED", output: { value: UUID } });
+  });
+
+  it("svc platform status lists the GPU and the worker holding it", async () => {
+    writeState(p.dataDir, { pid: process.pid, url: p.url, startedAt: new Date().toISOString() });
+    const holder = (await gpuView()).gpus[0]!.workers[0]!.workerId;
+    const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) =>
+      execFile(process.execPath, [BIN, "platform", "status", "--dir", p.dataDir], { env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 }, (error, stdout) =>
+        error ? reject(error) : resolve({ stdout }),
+      ),
+    );
+    expect(stdout).toContain(`GPUs: 1\n  GPU 0  NVIDIA H100 80GB HBM3  81559 MiB  ${UUID}  held by ${holder} (work)\n`);
+  });
+
+  it("the GPU view needs the platform's key: a worker's key is refused", async () => {
+    const res = await fetch(`${p.url}${GPUS_ROUTE}`, { headers: { authorization: `Bearer ${p.context.workerKeys.keyFor(p.context.store.endpoints.get(endpointId)!)}` } });
+    expect(res.status).toBe(403);
+    expect((await fetch(`${p.url}${GPUS_ROUTE}`)).status).toBe(401);
+  });
+});
