@@ -19,8 +19,9 @@
  *   floor               a bare relay making svc's four crossings with no work between them
  *                       (bench/platform/_relay.ts), interleaved with the two above: what the
  *                       architecture costs before any of svc's code runs
- *   scaling             200 concurrent runsync clients on a no-op endpoint (workers 0–4,
- *                       QUEUE_DELAY): workers used, p50/p99 (issue 10 item 2)
+ *   scaling             200 concurrent runsync clients on a no-op endpoint (workers 0–4), under
+ *                       QUEUE_DELAY and under REQUEST_COUNT (scalerValue 4): workers used,
+ *                       p50/p99 (issue 19)
  *
  * The platform runs in its own process, from the built package as users run it, with rate limits
  * off; the workers are the real Python runtime on fixtures/platform-app.
@@ -221,18 +222,24 @@ async function versusPeer(buildId: string): Promise<void> {
   results.push(["  svc CPU per job meanwhile: platform / workers", `${fmt(mean(cpuPerJob.platform) * 1000)} / ${fmt(mean(cpuPerJob.workers) * 1000)} ms`, ""]);
 }
 
-/** Issue 10 item 2: 200 concurrent runsync clients on a no-op endpoint that starts with no worker. */
+/**
+ * 200 concurrent runsync clients on a no-op endpoint that starts with no worker (workers 0–4),
+ * under each scaler with scalerValue 4 (docs/platform.md, "Autoscaling"): QUEUE_DELAY adds a
+ * worker only once a job waited 4 s, REQUEST_COUNT keeps ceil((queued + running) / 4) workers.
+ */
 async function scaling(buildId: string): Promise<void> {
-  const ep = await saveEndpoint(p, buildId, { name: "scale-work", workersMin: 0, workersMax: 4, scalerType: "QUEUE_DELAY", idleTimeout: 5 });
-  try {
-    const r = await concurrent(p.url, `/v2/${ep.id}/runsync`, headers, 200, Math.max(SECONDS, 15));
-    results.push([
-      "200 concurrent runsync, workers 0–4 (QUEUE_DELAY)",
-      `${r.workers.size} workers used; p50 ${fmt(pct(r.latencies, 50), 1)} ms, p99 ${fmt(pct(r.latencies, 99), 1)} ms (2nd half: ${fmt(pct(r.late, 50), 1)} / ${fmt(pct(r.late, 99), 1)} ms); ${fmt(r.rps, 0)} req/s`,
-      "autoscaler adds workers",
-    ]);
-  } finally {
-    await gqlOk(p, "mutation($id: String!) { deleteEndpoint(id: $id) }", { id: ep.id });
+  for (const [scalerType, goal] of [["QUEUE_DELAY", "more only past a 4 s wait"], ["REQUEST_COUNT", "all 4 workers"]] as const) {
+    const ep = await saveEndpoint(p, buildId, { name: `scale-${scalerType.toLowerCase().replace("_", "")}-work`, workersMin: 0, workersMax: 4, scalerType, scalerValue: 4, idleTimeout: 5 });
+    try {
+      const r = await concurrent(p.url, `/v2/${ep.id}/runsync`, headers, 200, Math.max(SECONDS, 15));
+      results.push([
+        `200 concurrent runsync, workers 0–4 (${scalerType}, 4)`,
+        `${r.workers.size} workers used; p50 ${fmt(pct(r.latencies, 50), 1)} ms, p99 ${fmt(pct(r.latencies, 99), 1)} ms (2nd half: ${fmt(pct(r.late, 50), 1)} / ${fmt(pct(r.late, 99), 1)} ms); ${fmt(r.rps, 0)} req/s`,
+        goal,
+      ]);
+    } finally {
+      await gqlOk(p, "mutation($id: String!) { deleteEndpoint(id: $id) }", { id: ep.id });
+    }
   }
 }
 

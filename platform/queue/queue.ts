@@ -51,7 +51,6 @@ interface EndpointQueue {
   queued: number;
   queuedNormal: number;
   /** Since when normal-priority jobs have been waiting without the queue emptying (0: empty). */
-  backlogSince: number;
 }
 
 /** Calls `fn` once if the client of a wait goes away; answers how to stop listening. */
@@ -338,7 +337,6 @@ export class JobQueue {
     eq.pending.clear();
     eq.queued = 0;
     eq.queuedNormal = 0;
-    eq.backlogSince = 0;
     return removed;
   }
 
@@ -442,13 +440,13 @@ export class JobQueue {
 
   /**
    * The autoscaler's view of an endpoint: `oldestNormalWaitMs` is how long its oldest queued job
-   * has waited, `backlogMs` how long normal jobs have been queued without the queue emptying.
+   * (not lowPriority) has waited, `running` how many of its jobs workers hold.
    */
-  stats(endpointId: string, now = Date.now()): { queued: number; queuedNormal: number; oldestNormalWaitMs: number; backlogMs: number; running: number } {
+  stats(endpointId: string, now = Date.now()): { queued: number; queuedNormal: number; oldestNormalWaitMs: number; running: number } {
     const eq = this.endpoints.get(endpointId);
     let running = 0;
     for (const job of this.running.values()) if (job.endpointId === endpointId) running++;
-    if (!eq) return { queued: 0, queuedNormal: 0, oldestNormalWaitMs: 0, backlogMs: 0, running };
+    if (!eq) return { queued: 0, queuedNormal: 0, oldestNormalWaitMs: 0, running };
     let oldest = 0;
     if (eq.queuedNormal > 0) {
       for (const job of eq.pending) {
@@ -458,7 +456,7 @@ export class JobQueue {
         }
       }
     }
-    return { queued: eq.queued, queuedNormal: eq.queuedNormal, oldestNormalWaitMs: oldest, backlogMs: eq.backlogSince ? now - eq.backlogSince : 0, running };
+    return { queued: eq.queued, queuedNormal: eq.queuedNormal, oldestNormalWaitMs: oldest, running };
   }
 
   /** Number of long-poll takers waiting on an endpoint. */
@@ -481,7 +479,7 @@ export class JobQueue {
 
   private endpointQueue(endpointId: string): EndpointQueue {
     let eq = this.endpoints.get(endpointId);
-    if (!eq) this.endpoints.set(endpointId, (eq = { pending: new Deque(), takers: [], queued: 0, queuedNormal: 0, backlogSince: 0 }));
+    if (!eq) this.endpoints.set(endpointId, (eq = { pending: new Deque(), takers: [], queued: 0, queuedNormal: 0 }));
     return eq;
   }
 
@@ -496,7 +494,7 @@ export class JobQueue {
     if (front) eq.pending.unshift(job);
     else eq.pending.push(job);
     eq.queued++;
-    if (!job.lowPriority && eq.queuedNormal++ === 0) eq.backlogSince = Date.now();
+    if (!job.lowPriority) eq.queuedNormal++;
     this.hooks.onQueued?.(job);
   }
 
@@ -504,7 +502,7 @@ export class JobQueue {
     for (let job = eq.pending.shift(); job; job = eq.pending.shift()) {
       if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue; // cancelled, expired, purged
       eq.queued--;
-      if (!job.lowPriority && --eq.queuedNormal === 0) eq.backlogSince = 0;
+      if (!job.lowPriority) eq.queuedNormal--;
       return job;
     }
     return undefined;
@@ -528,7 +526,7 @@ export class JobQueue {
       const eq = this.endpoints.get(job.endpointId);
       if (eq) {
         eq.queued--;
-        if (!job.lowPriority && --eq.queuedNormal === 0) eq.backlogSince = 0;
+        if (!job.lowPriority) eq.queuedNormal--;
       }
     } else {
       this.running.delete(job.id);

@@ -1,10 +1,10 @@
 /**
- * The autoscaler: keeps workersMin warm, scales up to workersMax (QUEUE_DELAY for queue endpoints:
- * a queued job waited more than scalerValue seconds, or jobs kept waiting that long without the
- * queue emptying once (a steady backlog of short jobs), but the first worker starts at once;
- * REQUEST_COUNT for load-balanced ones: in-flight requests / scalerValue), stops workers idle
- * longer than idleTimeout, and replaces outdated ones (their endpoint changed). lowPriority jobs
- * never cause a scale-up.
+ * The autoscaler: keeps workersMin warm, scales up to workersMax with the hosted scalers'
+ * semantics (docs/platform.md, "Autoscaling"), stops workers idle longer than idleTimeout, and
+ * replaces outdated ones (their endpoint changed). Queue endpoints: the first worker starts at once;
+ * QUEUE_DELAY adds workers when a queued job has waited more than scalerValue seconds;
+ * REQUEST_COUNT keeps ceil((queued + running jobs) / scalerValue) workers. Load-balanced ones:
+ * ceil(in-flight requests / scalerValue). lowPriority jobs never cause a scale-up.
  */
 import type { EndpointsRepo } from "../store/endpoints.ts";
 import type { EndpointRecord } from "../store/index.ts";
@@ -73,7 +73,9 @@ export class Autoscaler {
       if (unrunnable) return this.supervisor.failUnrunnable(endpoint, unrunnable);
       if (stats.queuedNormal > 0) {
         if (n === 0) target = Math.max(target, 1);
-        else if (Math.max(stats.oldestNormalWaitMs, stats.backlogMs) > endpoint.scalerValue * 1000) {
+        if (endpoint.scalerType === "REQUEST_COUNT") {
+          target = Math.max(target, Math.ceil((stats.queuedNormal + stats.running) / Math.max(1, endpoint.scalerValue)));
+        } else if (stats.oldestNormalWaitMs > endpoint.scalerValue * 1000) {
           const spare = current.filter((w) => !w.ready || !this.supervisor.busy(w)).length;
           const extra = stats.queuedNormal - spare;
           if (extra > 0) target = Math.max(target, n + extra);
