@@ -5,11 +5,10 @@
  * several folders. Nothing is buffered beyond one read chunk: a 1 GB tree packs in a few MB of heap.
  */
 import { createHash } from "node:crypto";
+import { once } from "node:events";
 import { createReadStream, createWriteStream } from "node:fs";
-import { readFile } from "node:fs/promises";
-import { Readable, Transform } from "node:stream";
-import { pipeline } from "node:stream/promises";
-import { createGzip } from "node:zlib";
+import { open, readFile } from "node:fs/promises";
+import { constants as zlibConstants, crc32, createDeflateRaw, deflateRawSync, type DeflateRaw } from "node:zlib";
 import { Header, Pax } from "tar";
 import { errors } from "../core/errors.ts";
 
@@ -61,7 +60,12 @@ function headerBlocks(path: string, type: "File" | "Directory", size: number): B
   return Buffer.concat([pax, block]);
 }
 
-async function* tarStream(files: TarFile[]): AsyncGenerator<Buffer> {
+/** A switch of the gzip level for the data that follows (a file that does not compress is stored). */
+interface LevelSwitch {
+  level: number;
+}
+
+async function* tarStream(files: TarFile[], level: number): AsyncGenerator<Buffer | LevelSwitch> {
   const sorted = [...files].sort((a, b) => comparePaths(a.path, b.path));
   const emittedDirs = new Set<string>();
   for (const file of sorted) {
@@ -74,9 +78,12 @@ async function* tarStream(files: TarFile[]): AsyncGenerator<Buffer> {
     }
     yield headerBlocks(file.path, "File", file.size);
     let read = 0;
-    if (file.size > 0 && file.size <= READ_CHUNK) {
-      // one read for a small file: a stream's set-up costs more than the read itself
-      const bytes = await readFile(file.source);
+    const small = file.size > 0 && file.size <= READ_CHUNK;
+    // one read for a small file: a stream's set-up costs more than the read itself
+    const bytes = small ? await readFile(file.source) : undefined;
+    const stored = file.size >= SAMPLE_MIN_BYTES && !(await compresses(file, bytes));
+    if (stored) yield { level: 0 };
+    if (bytes) {
       read = bytes.length;
       if (read === file.size) yield bytes;
     } else if (file.size > 0) {
@@ -85,6 +92,7 @@ async function* tarStream(files: TarFile[]): AsyncGenerator<Buffer> {
         yield chunk;
       }
     }
+    if (stored) yield { level };
     if (read !== file.size) throw errors.ARTIFACT_SOURCE_CHANGED(file.source, read, file.size);
     const padding = (BLOCK - (file.size % BLOCK)) % BLOCK;
     if (padding) yield Buffer.alloc(padding);
@@ -98,21 +106,126 @@ async function* tarStream(files: TarFile[]): AsyncGenerator<Buffer> {
  */
 export const GZIP_LEVEL = 6;
 
+/** Files from this size on are sampled: below it, deflating costs little whatever the data. */
+const SAMPLE_MIN_BYTES = 256 * 1024;
+const SAMPLE_SLICE = 64 * 1024;
+/** A sample that level 1 cannot shrink below this share is stored (random data, archives, media, compressed weights). */
+const STORE_ABOVE_RATIO = 0.95;
+
+/**
+ * Does the file compress? Three slices (start, middle, end) deflated at level 1. The answer depends on
+ * the file's bytes only, so equal inputs still give equal artifacts (docs/contracts.md, "Artifact").
+ */
+async function compresses(file: TarFile, bytes: Buffer | undefined): Promise<boolean> {
+  const offsets = [0, Math.floor(file.size / 2) - SAMPLE_SLICE / 2, file.size - SAMPLE_SLICE].map((o) => Math.max(0, o));
+  let sample: Buffer;
+  if (bytes) sample = Buffer.concat(offsets.map((o) => bytes.subarray(o, o + SAMPLE_SLICE)));
+  else {
+    const handle = await open(file.source, "r");
+    try {
+      const slices = await Promise.all(offsets.map(async (o) => {
+        const slice = Buffer.alloc(SAMPLE_SLICE);
+        const { bytesRead } = await handle.read(slice, 0, SAMPLE_SLICE, o);
+        return slice.subarray(0, bytesRead);
+      }));
+      sample = Buffer.concat(slices);
+    } finally {
+      await handle.close();
+    }
+  }
+  return deflateRawSync(sample, { level: 1 }).length < sample.length * STORE_ABOVE_RATIO;
+}
+
+/** RFC 1952 header: deflate, no name, mtime 0, no extra flags, OS 3 (Unix), as Node's gzip writes it. */
+const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3]);
+/** A final, empty stored block: closes the deflate data after the last segment. */
+const FINAL_BLOCK = Buffer.from([0x01, 0x00, 0x00, 0xff, 0xff]);
+const STORED_BLOCK_MAX = 0xffff;
+
+/** Data as non-final stored deflate blocks (RFC 1951 3.2.4); each starts on a byte boundary, where a sync flush leaves the stream. */
+function storedBlocks(data: Buffer): Buffer {
+  const parts: Buffer[] = [];
+  for (let at = 0; at < data.length; at += STORED_BLOCK_MAX) {
+    const slice = data.subarray(at, at + STORED_BLOCK_MAX);
+    const len = slice.length;
+    parts.push(Buffer.from([0x00, len & 0xff, len >> 8, ~len & 0xff, (~len >> 8) & 0xff]), slice);
+  }
+  return Buffer.concat(parts);
+}
+
 /**
  * Writes `files` (plus their parent folders) as a gzip-compressed tar to `out`, hashing the
- * compressed bytes on the way. Node's gzip header carries no file name, mtime 0 and a fixed OS byte,
- * so equal inputs give equal bytes.
+ * compressed bytes on the way. One gzip member, a plain .tar.gz: its deflate data is a run of
+ * segments, each ending on a byte boundary, so they concatenate: compressible data through a fresh
+ * level-`level` deflater (ended with a sync flush), and the data of a file that does not compress as
+ * stored blocks written here, at the speed of reading it. The CRC-32 and size trailer cover the
+ * whole tar. Equal inputs give equal bytes (docs/contracts.md, "Artifact").
  */
 export async function writeTarGz(files: TarFile[], out: string, level = GZIP_LEVEL): Promise<TarResult> {
   const hash = createHash("sha256");
   let size = 0;
-  const measure = new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      hash.update(chunk);
-      size += chunk.length;
-      callback(null, chunk);
-    },
-  });
-  await pipeline(Readable.from(tarStream(files), { objectMode: false, highWaterMark: READ_CHUNK }), createGzip({ level }), measure, createWriteStream(out));
+  const file = createWriteStream(out);
+  const failed = new Promise<never>((_, reject) => file.once("error", reject));
+  failed.catch(() => undefined);
+  const emit = (chunk: Buffer): boolean => {
+    hash.update(chunk);
+    size += chunk.length;
+    return file.write(chunk);
+  };
+  const emitWaiting = async (chunk: Buffer) => {
+    if (!emit(chunk)) await Promise.race([once(file, "drain"), failed]);
+  };
+
+  let crc = 0;
+  let isize = 0;
+  let deflater: DeflateRaw | undefined;
+  let stored = false;
+  /** Ends the current deflate segment on a byte boundary (a sync flush) without a final block. */
+  const closeSegment = async () => {
+    if (!deflater) return;
+    const segment = deflater;
+    deflater = undefined;
+    await new Promise<void>((resolve) => segment.flush(zlibConstants.Z_SYNC_FLUSH, () => resolve()));
+    segment.destroy();
+  };
+  const openSegment = () => {
+    const segment = createDeflateRaw({ level, chunkSize: READ_CHUNK });
+    segment.on("data", (chunk: Buffer) => {
+      if (!emit(chunk)) {
+        segment.pause();
+        file.once("drain", () => segment.resume());
+      }
+    });
+    return segment;
+  };
+  try {
+    await emitWaiting(GZIP_HEADER);
+    for await (const piece of tarStream(files, level)) {
+      if (!Buffer.isBuffer(piece)) {
+        stored = piece.level === 0;
+        if (stored) await closeSegment();
+        continue;
+      }
+      crc = crc32(piece, crc);
+      isize = (isize + piece.length) % 2 ** 32;
+      if (stored) {
+        await emitWaiting(storedBlocks(piece));
+        continue;
+      }
+      deflater ??= openSegment();
+      if (!deflater.write(piece)) await Promise.race([once(deflater, "drain"), failed]);
+    }
+    await closeSegment();
+    const trailer = Buffer.alloc(8);
+    trailer.writeUInt32LE(crc >>> 0, 0);
+    trailer.writeUInt32LE(isize, 4);
+    await emitWaiting(Buffer.concat([FINAL_BLOCK, trailer]));
+    file.end();
+    await Promise.race([once(file, "finish"), failed]);
+  } catch (error) {
+    deflater?.destroy();
+    file.destroy();
+    throw error;
+  }
   return { sha256: hash.digest("hex"), size };
 }

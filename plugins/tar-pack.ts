@@ -22,7 +22,7 @@ export const ARTIFACT_FILE = "artifact.tar.gz";
 /** Fingerprint of the last artifact's inputs, for the nothing-changed fast path. */
 export const PACK_STATE_FILE = "pack-state.json";
 /** Bump when the layout or the tar encoding changes: old artifacts are then never reused. */
-const FORMAT_VERSION = 2; // 2: gzip level 6
+const FORMAT_VERSION = 3; // 2: gzip level 6; 3: files that do not compress stored (plugins/_tar.ts)
 
 /** The Python SDK shipped in this package. */
 export const SDK_DIR = packagePath("runtime", "python", "svc");

@@ -1,7 +1,7 @@
 /**
  * One measured job in its own process (so maxRSS is the job's own):
  *   build <root> [--no-deps]   runs the build pipeline, prints {"ms", "cpuMs", "reusedArtifact", "pipRan", "stages", "maxRssMB"}
- *   pack <dir>                 packs every file under <dir> with svc:tar-pack, prints {"ms", "bytes", "maxRssMB"}
+ *   pack <dir>                 packs every file under <dir> with svc:tar-pack, prints {"ms", "bytes", "unpacked", "sha256", "maxRssMB"}
  */
 import { createContext } from "../../core/build.ts";
 import { runBuild as runPipeline } from "../../testing/index.ts";
@@ -30,7 +30,7 @@ if (mode === "build" && root) {
   ctx.sourceFiles = (await walkFiles(root, (name) => name === ".svc")).map((f) => f.rel);
   const started = performance.now();
   const artifact = await packArtifact(ctx);
-  console.log(JSON.stringify({ ms: performance.now() - started, bytes: artifact.size, unpacked: artifact.unpackedSize, maxRssMB: maxRssMB() }));
+  console.log(JSON.stringify({ ms: performance.now() - started, bytes: artifact.size, unpacked: artifact.unpackedSize, sha256: artifact.sha256, maxRssMB: maxRssMB() }));
 } else {
   console.error("usage: _child.ts build <root> [--no-deps] | pack <dir>");
   process.exit(2);

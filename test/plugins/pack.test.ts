@@ -1,6 +1,8 @@
 /** svc:tar-pack, svc:size-guard, svc:analyze and plugin replacement, through the full build pipeline. */
 import { createHash, randomBytes } from "node:crypto";
-import { readdirSync, readFileSync, existsSync, mkdirSync, utimesSync, writeFileSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { list } from "tar";
 import { describe, expect, it } from "vitest";
@@ -83,6 +85,34 @@ describe("svc:tar-pack", () => {
     const second = await runPipeline({ root: b, logger: quiet(), options: { noDeps: true } });
     expect(second.artifact!.sha256).toBe(first.artifact!.sha256);
     expect(statSync(first.artifact!.path).size).toBe(statSync(second.artifact!.path).size);
+  });
+
+  it("stores data that does not compress and deflates the rest, in one plain .tar.gz that gzip, tar and Python read back byte for byte, deterministically", async () => {
+    const a = copyFixture("pack-app");
+    const noise = randomBytes(3_000_000); // over the sampling threshold, and over one read chunk
+    const text = Buffer.from("def f(x):\n    return x * 2\n".repeat(40_000)); // ~1 MB that compresses
+    writeFileSync(join(a, "data", "noise.bin"), noise);
+    writeFileSync(join(a, "data", "source_like.py"), text);
+    const b = copyFixture("pack-app");
+    writeFileSync(join(b, "data", "noise.bin"), noise);
+    writeFileSync(join(b, "data", "source_like.py"), text);
+    const first = await runPipeline({ root: a, logger: quiet(), options: { noDeps: true } });
+    const second = await runPipeline({ root: b, logger: quiet(), options: { noDeps: true } });
+    expect(second.artifact!.sha256).toBe(first.artifact!.sha256);
+    // stored: the archive is the noise plus little; the text shrank to a few KB
+    expect(first.artifact!.size).toBeGreaterThan(noise.length);
+    expect(first.artifact!.size).toBeLessThan(noise.length + 200_000);
+    const path = first.artifact!.path;
+    // stored blocks of 65535 bytes hold the file verbatim (zlib's own deflate cuts random data into ~16 KB blocks)
+    expect(readFileSync(path).indexOf(noise.subarray(0, 65_535))).toBeGreaterThan(0);
+    const out = mkdtempSync(join(tmpdir(), "svc-unpack-"));
+    execFileSync("gzip", ["-t", path]);
+    execFileSync("tar", ["-xzf", path, "-C", out]);
+    expect(readFileSync(join(out, "data", "noise.bin")).equals(noise)).toBe(true);
+    expect(readFileSync(join(out, "data", "source_like.py")).equals(text)).toBe(true);
+    const python = "import hashlib, sys, tarfile\nwith tarfile.open(sys.argv[1], 'r:gz') as t:\n    print(hashlib.sha256(t.extractfile('data/noise.bin').read()).hexdigest())";
+    expect(execFileSync("python3", ["-c", python, path], { encoding: "utf8" }).trim()).toBe(createHash("sha256").update(noise).digest("hex"));
+    rmSync(out, { recursive: true, force: true });
   });
 
   it("reuses the artifact when nothing changed and repacks after a source change", async () => {
