@@ -1,11 +1,18 @@
 /**
- * svc:configure — makes the uploaded build the environment's active build, records endpoint name →
- * URL on the build (read by cross-endpoint calls through getBuild) and in `.svc/svc_manifest.json`.
+ * svc:configure — the deploy's switch: records endpoint name → URL on the uploaded build (read by
+ * cross-endpoint calls through getBuild), then makes it the environment's active build in one call
+ * (deployBuildToEnvironment: the environment's endpoints run it, with the settings svc:provision
+ * saved for it, from that moment; the embedded platform commits it in one transaction and retires
+ * the endpoints the build does not have). Endpoints of the environment that the manifest no longer
+ * has and that a platform left after the switch are deleted then, and said so; the URLs go into
+ * `.svc/svc_manifest.json`. docs/deploy.md, "One switch".
  */
 import { join } from "node:path";
 import { MANIFEST_FILE, writeManifest } from "../core/manifest.ts";
 import type { SvcPlugin } from "../core/types.ts";
+import { mapLimit } from "./_map-limit.ts";
 import { deployTarget, platformClient } from "./_platform.ts";
+import { PROVISION_CONCURRENCY, staleEndpoints } from "./provision.ts";
 
 export const PLUGIN_NAME = "svc:configure";
 
@@ -17,8 +24,16 @@ export function configure(): SvcPlugin {
         const client = await platformClient(ctx);
         const { app, environment, buildId } = deployTarget(ctx, "configure");
         const urls = Object.fromEntries(deployed.map((endpoint) => [endpoint.name, endpoint.url]));
+        const prefix = ctx.options.endpointPrefix ?? "";
+        const before = (await client.getEnvironment(app.id, environment.name))?.endpoints ?? [];
+        const stale = staleEndpoints(before, Object.keys(ctx.manifest?.endpoints ?? {}), prefix);
         await client.setBuildEndpointUrls(buildId, urls);
-        await client.deployBuildToEnvironment(environment.id, buildId);
+        const switched = await client.deployBuildToEnvironment(environment.id, buildId);
+        const left = new Set(switched.endpoints.map((endpoint) => endpoint.id));
+        await mapLimit(stale, PROVISION_CONCURRENCY, async (endpoint) => {
+          if (left.has(endpoint.id)) await client.deleteEndpoint(endpoint.id);
+          ctx.logger.info(`  deleted endpoint ${endpoint.name} ${endpoint.id}: no longer in the manifest`);
+        });
         if (ctx.manifest) {
           ctx.manifest = { ...ctx.manifest, urls };
           await writeManifest(join(ctx.outDir, MANIFEST_FILE), ctx.manifest);

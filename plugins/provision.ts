@@ -1,9 +1,11 @@
 /**
  * svc:provision — one platform endpoint per manifest endpoint, saved at most 3 at a time, matched
  * by name within the environment: an existing one is updated in place (same id, same URL), a new
- * one created. Endpoints of the environment that the manifest no longer has are deleted (and said
- * so). Names carry `ctx.options.endpointPrefix` (the dev server's `live-`); the clean-up only
- * touches endpoints of the same kind: with a prefix, names that start with it; without one,
+ * one created. The settings are saved for the uploaded build: the platform keeps them aside until
+ * svc:configure switches the environment to that build, so nothing runs differently before that
+ * one step (docs/deploy.md, "One switch"). Endpoints the manifest no longer has go with the switch
+ * (svc:configure). Names carry `ctx.options.endpointPrefix` (the dev server's `live-`); the clean-up
+ * only touches endpoints of the same kind: with a prefix, names that start with it; without one,
  * names that do not start with `live-` (a dev session's endpoints are not the deploy's business).
  */
 import type { EndpointInput, PlatformClient, PlatformEndpoint } from "../core/client/index.ts";
@@ -47,18 +49,23 @@ export function inPrefixScope(name: string, prefix: string): boolean {
   return prefix ? name.startsWith(prefix) : !name.startsWith(LIVE_PREFIX);
 }
 
+/** Endpoints of the environment, of this prefix's kind, that are not among `names`: the switch retires them. */
+export function staleEndpoints(current: readonly PlatformEndpoint[], names: Iterable<string>, prefix = ""): PlatformEndpoint[] {
+  const wanted = new Set([...names].map((name) => `${prefix}${name}`));
+  return current.filter((endpoint) => !wanted.has(endpoint.name) && inPrefixScope(endpoint.name, prefix));
+}
+
 export interface ProvisionResult {
   deployed: DeployedEndpoint[];
   created: string[];
   updated: string[];
-  deleted: string[];
 }
 
-/** The stage's work, usable on its own (the dev server's auto-provision). */
+/** The stage's work, usable on its own. */
 export async function provisionEndpoints(
   client: PlatformClient,
   endpoints: readonly ManifestEndpoint[],
-  target: { appId: string; environmentName: string; environmentId: string; buildId: string; prefix?: string; prune?: boolean },
+  target: { appId: string; environmentName: string; environmentId: string; buildId: string; prefix?: string },
   log: (line: string) => void = () => {},
 ): Promise<ProvisionResult> {
   const prefix = target.prefix ?? "";
@@ -76,17 +83,7 @@ export async function provisionEndpoints(
     return { name: endpoint.name, id: saved.id, type: endpoint.type, url: saved.url } satisfies DeployedEndpoint;
   });
 
-  const deleted: string[] = [];
-  if (target.prune !== false) {
-    const wanted = new Set(endpoints.map((endpoint) => `${prefix}${endpoint.name}`));
-    const stale = current.filter((endpoint) => !wanted.has(endpoint.name) && inPrefixScope(endpoint.name, prefix));
-    await mapLimit(stale, PROVISION_CONCURRENCY, async (endpoint) => {
-      await client.deleteEndpoint(endpoint.id);
-      deleted.push(endpoint.name);
-      log(`  deleted endpoint ${endpoint.name} ${endpoint.id}: no longer in the manifest`);
-    });
-  }
-  return { deployed, created, updated, deleted };
+  return { deployed, created, updated };
 }
 
 export function provision(): SvcPlugin {

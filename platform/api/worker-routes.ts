@@ -73,14 +73,14 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): WorkerRoute
   /** Up to `n` queued jobs for the worker, as job-take answers them (never waits). */
   const takeUpTo = (w: WorkerInfo, n: number): string[] => {
     const bodies: string[] = [];
-    if (w.stopping || w.unhealthy) return bodies;
+    if (!supervisor.takesWork(w)) return bodies;
     for (let next = n > 0 ? queue.takeNow(w.id, w.endpointId) : null; next; next = bodies.length < n ? queue.takeNow(w.id, w.endpointId) : null) bodies.push(takeBody(next));
     return bodies;
   };
 
   /** Long-polls for one job (as job-take does), then up to `n` in all when more are queued. */
   const waitForJobs = async (ex: Exchange, w: WorkerInfo, n: number): Promise<string[]> => {
-    if (w.stopping || w.unhealthy) return [];
+    if (!supervisor.takesWork(w)) return [];
     w.openPolls++;
     let job;
     try {

@@ -58,7 +58,8 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
     imageName: e.imageName ?? (e.templateId ? store.templates.get(e.templateId)?.imageName ?? null : null),
     env: e.env,
     environmentId: e.environmentId,
-    buildId: e.buildId ?? (e.environmentId ? store.apps.environment(e.environmentId)?.activeBuildId ?? null : null),
+    // An environment's endpoints run its active build (docs/platform.md, "Deploys switch in one step").
+    buildId: e.environmentId ? store.apps.environment(e.environmentId)?.activeBuildId ?? null : e.buildId,
     url: endpointUrl(e),
     locations: e.locations,
     networkVolumeId: e.networkVolumeId,
@@ -113,12 +114,15 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
     return true;
   }
 
-  function saveEndpoint(input: EndpointInput): EndpointRecord {
+  /** An endpoint's settings as saveEndpoint answers them: live, or staged for a build not yet active. */
+  type Saved = { record: EndpointRecord; stagedFor?: string };
+
+  function saveEndpoint(input: EndpointInput): Saved {
     const existing = input.id ? store.endpoints.get(input.id) : undefined;
     if (input.id && !existing) throw errors.NOT_FOUND("Endpoint", input.id);
     if (input.templateId && !store.templates.get(input.templateId)) throw errors.NOT_FOUND("Template", input.templateId);
     if (input.environmentId) mustEnvironment(input.environmentId);
-    if (input.buildId) mustBuild(input.buildId);
+    const build = input.buildId ? mustBuild(input.buildId) : undefined;
     if (input.networkVolumeId && !store.volumes.get(input.networkVolumeId)) throw errors.VOLUME_NOT_FOUND(input.networkVolumeId, input.name);
     const type = input.type ?? existing?.type ?? "QB";
     const env = input.env ?? existing?.env ?? [];
@@ -141,7 +145,7 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
       imageName: input.template?.imageName ?? (input.templateId ? null : existing?.imageName ?? null),
       env: mergedEnv,
       environmentId: input.environmentId ?? existing?.environmentId ?? null,
-      buildId: input.buildId ?? existing?.buildId ?? null,
+      buildId: null, // set below for an endpoint of no environment
       locations: input.locations ?? existing?.locations ?? null,
       networkVolumeId: input.networkVolumeId ?? existing?.networkVolumeId ?? null, // "" (as the hosted SDK sends) is no volume
       flashBootType: input.flashBootType ?? existing?.flashBootType ?? null,
@@ -149,10 +153,21 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
       createdAt: existing?.createdAt ?? Date.now(),
     };
     if (record.workersMin > record.workersMax) throw errors.BAD_REQUEST(`Invalid endpoint input: workersMin (${record.workersMin}) exceeds workersMax (${record.workersMax})`);
+    const home = record.environmentId ? store.apps.environment(record.environmentId) : undefined;
+    if (home && build && build.appId !== home.appId) throw errors.BAD_REQUEST(`Build ${build.id} belongs to another app than environment ${home.name}.`);
+    if (!home) record.buildId = input.buildId ?? existing?.buildId ?? null;
+    // Settings for a build the environment does not run yet wait for its switch: until then its
+    // endpoints go on running the active build with their current settings.
+    else if (input.buildId && input.buildId !== home.activeBuildId) {
+      store.endpoints.stage(home.id, input.buildId, record);
+      return { record, stagedFor: input.buildId };
+    }
     store.endpoints.save(record);
     hooks.endpointChanged(record.id);
-    return record;
+    return { record };
   }
+
+  const savedView = ({ record, stagedFor }: Saved) => ({ ...endpointView(record), ...(stagedFor ? { buildId: stagedFor } : {}) });
 
   // Asked both at the top level and under `myself` (the hosted SDK uses the latter).
   const endpointById = ({ id }: Record<string, unknown>) => {
@@ -204,12 +219,12 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
 
     // ---- mutations
     ...secrets.mutations,
-    saveEndpoint: ({ input }) => endpointView(saveEndpoint(parseInput(endpointInputSchema, input, "endpoint input"))),
+    saveEndpoint: ({ input }) => savedView(saveEndpoint(parseInput(endpointInputSchema, input, "endpoint input"))),
     deleteEndpoint: ({ id }) => removeEndpoint(String(id)),
     updateEndpointTemplate: ({ input }) => {
       const { endpointId, templateId } = parseInput(updateEndpointTemplateSchema, input, "updateEndpointTemplate input");
       const existing = store.endpoints.get(endpointId) ?? throwError(errors.NOT_FOUND("Endpoint", endpointId));
-      return endpointView(saveEndpoint(parseInput(endpointInputSchema, { id: existing.id, name: existing.name, templateId }, "endpoint input")));
+      return savedView(saveEndpoint(parseInput(endpointInputSchema, { id: existing.id, name: existing.name, templateId }, "endpoint input")));
     },
     saveTemplate: ({ input }) => {
       const t = parseInput(templateInputSchema, input, "template input");
@@ -290,15 +305,18 @@ export function createResolvers(ctx: PlatformContext, hooks: ResolverHooks): Res
       const env = mustEnvironment(String(environmentId));
       const build = mustBuild(String(buildId));
       if (build.appId !== env.appId) throw errors.BAD_REQUEST(`Build ${build.id} belongs to another app than environment ${env.name}.`);
-      store.apps.setActiveBuild(env.id, build.id);
+      // The one committed step of a deploy (docs/platform.md, "Deploys switch in one step"): the
+      // build, the settings staged for it, and the retirement of the endpoints it does not have.
       const names = (build.manifest.endpoints ?? {}) as Record<string, { name?: string }>;
-      for (const e of store.endpoints.list()) {
-        if (e.environmentId !== env.id) continue;
-        if (e.buildId !== build.id && manifestEndpointFor(e.name, names)) {
-          store.endpoints.save({ ...e, buildId: build.id });
-        }
-        hooks.endpointChanged(e.id);
-      }
+      const runs = (e: EndpointRecord) => manifestEndpointFor(e.name, names) !== undefined;
+      const next = new Map(store.endpoints.list().filter((e) => e.environmentId === env.id).map((e) => [e.id, e]));
+      for (const e of store.endpoints.staged(env.id, build.id)) next.set(e.id, e);
+      const apply = [...next.values()].filter((e) => runs(e) && e !== store.endpoints.get(e.id));
+      const retire = [...next.values()].filter((e) => !runs(e) && store.endpoints.get(e.id));
+      for (const e of retire) store.logs.retire(e);
+      store.endpoints.switchBuild(env.id, build.id, apply, retire.map((e) => e.id));
+      for (const e of retire) void hooks.endpointRemoved(e.id);
+      for (const e of store.endpoints.list()) if (e.environmentId === env.id) hooks.endpointChanged(e.id);
       return environmentView(store.apps.environment(env.id)!);
     },
     setBuildEndpointUrls: ({ buildId, urls }) => {

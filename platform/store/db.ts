@@ -22,6 +22,9 @@ CREATE TABLE IF NOT EXISTS builds (
   size INTEGER NOT NULL, manifest TEXT NOT NULL, created_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS templates (id TEXT PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at INTEGER NOT NULL);
 CREATE TABLE IF NOT EXISTS endpoints (id TEXT PRIMARY KEY, name TEXT NOT NULL, spec TEXT NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS staged_endpoints (
+  environment_id TEXT NOT NULL REFERENCES environments(id) ON DELETE CASCADE, endpoint_id TEXT NOT NULL,
+  build_id TEXT NOT NULL REFERENCES builds(id) ON DELETE CASCADE, spec TEXT NOT NULL, PRIMARY KEY (environment_id, endpoint_id));
 CREATE TABLE IF NOT EXISTS jobs (
   id TEXT PRIMARY KEY, endpoint_id TEXT NOT NULL, status TEXT NOT NULL, kind TEXT NOT NULL,
   input TEXT NOT NULL, output TEXT, error TEXT, error_type TEXT, webhook TEXT,

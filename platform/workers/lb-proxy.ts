@@ -22,7 +22,7 @@ export function createLbProxy(ctx: PlatformContext) {
   const turn = new Map<string, number>();
 
   const readyWorkers = (endpointId: string) =>
-    supervisor.forEndpoint(endpointId).filter((w) => w.ready && w.lbPort && !w.stopping && !w.unhealthy && !w.exited);
+    supervisor.forEndpoint(endpointId).filter((w) => w.ready && w.lbPort && supervisor.takesWork(w) && !w.exited);
 
   async function pick(endpointId: string, name: string, signal: AbortSignal): Promise<WorkerInfo> {
     const deadline = Date.now() + options.lbReadyWaitMs;

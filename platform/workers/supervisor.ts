@@ -52,6 +52,8 @@ export interface WorkerInfo {
   ready: boolean;
   unhealthy: boolean;
   stopping: boolean;
+  /** Its endpoint moved on (a new build or settings) while it was busy: no new work; stopped once idle. */
+  outdated: boolean;
   exited: boolean;
   lastSeen: number;
   openPolls: number;
@@ -174,10 +176,22 @@ export class Supervisor {
     return sha256Hex(JSON.stringify([build, endpoint.type, endpoint.imageName, endpoint.templateId, endpoint.env, endpoint.name]));
   }
 
+  /** An environment's endpoints run its active build (docs/platform.md, "Deploys switch in one step"). */
   buildIdOf(endpoint: EndpointRecord): string | null {
-    if (endpoint.buildId) return endpoint.buildId;
     if (endpoint.environmentId) return this.deps.store.apps.environment(endpoint.environmentId)?.activeBuildId ?? null;
-    return null;
+    return endpoint.buildId;
+  }
+
+  /** Takes work only from workers of the endpoint's current build and settings. */
+  takesWork(w: WorkerInfo): boolean {
+    return !w.stopping && !w.unhealthy && !w.outdated;
+  }
+
+  /** A busy worker of an earlier build or settings: it finishes what it runs and gets nothing new. */
+  drain(w: WorkerInfo): void {
+    if (w.outdated) return;
+    w.outdated = true;
+    this.deps.queue.releaseTakers(w.id);
   }
 
   /** Can a worker be started for this endpoint now (it has a build; not backing off after early exits)? */
@@ -354,6 +368,7 @@ export class Supervisor {
       ready: false,
       unhealthy: false,
       stopping: false,
+      outdated: false,
       exited: false,
       lastSeen: now,
       openPolls: 0,
