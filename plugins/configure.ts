@@ -28,6 +28,7 @@ export function configure(): SvcPlugin {
         const before = (await client.getEnvironment(app.id, environment.name))?.endpoints ?? [];
         const stale = staleEndpoints(before, Object.keys(ctx.manifest?.endpoints ?? {}), prefix);
         await client.setBuildEndpointUrls(buildId, urls);
+        ctx.logger.info(`  switching ${app.name}/${environment.name} to build ${buildId}`);
         const switched = await client.deployBuildToEnvironment(environment.id, buildId);
         const left = new Set(switched.endpoints.map((endpoint) => endpoint.id));
         await mapLimit(stale, PROVISION_CONCURRENCY, async (endpoint) => {
