@@ -62,7 +62,7 @@ export class Autoscaler {
     for (const w of all) {
       if (w.configKey === key) current.push(w);
       else if (!this.supervisor.busy(w)) void this.supervisor.stop(w, "outdated: the endpoint changed");
-      else this.supervisor.drain(w); // its running jobs finish; new ones go to the current build only
+      else this.supervisor.markOutdated(w); // its running jobs finish; new ones go to the current build only
     }
     const n = current.length;
     const min = Math.min(endpoint.workersMin, endpoint.workersMax);

@@ -188,7 +188,7 @@ export class Supervisor {
   }
 
   /** A busy worker of an earlier build or settings: it finishes what it runs and gets nothing new. */
-  drain(w: WorkerInfo): void {
+  markOutdated(w: WorkerInfo): void {
     if (w.outdated) return;
     w.outdated = true;
     this.deps.queue.releaseTakers(w.id);
