@@ -40,7 +40,10 @@ interface GpuView {
   waiting: Array<{ workerId: string; endpointName: string; count: number }>;
 }
 const gpuView = async (): Promise<GpuView> => (await api(p, "GET", GPUS_ROUTE)).body;
-const workerLogs = () => p.context.store.logs.tail(endpointId, 200);
+const workerLogs = () => {
+  p.context.store.logs.flush(); // lines are written in batches
+  return p.context.store.logs.tail(endpointId, 200);
+};
 
 describe("GPU workers on a machine with one GPU", { timeout: 90_000 }, () => {
   it("one worker holds the GPU and sees it; the other waits, then takes it when the first is killed", async () => {
