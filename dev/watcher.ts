@@ -3,15 +3,22 @@
  * built-in ignores — .git/, .svc/, .platform/, node_modules/, __pycache__/, virtualenvs, … —
  * `.gitignore`, `.svcignore` and config `ignore`). Output folders are never watched: a build writes
  * into .svc/ and the resource cache into .platform/, and watching them would reload forever.
- * Changes are debounced (150 ms) into one batch of relative paths.
+ * Changes are debounced (20 ms, after chokidar's 20 ms wait for a write to settle) into one batch of
+ * relative paths; a file whose bytes are those of the last batch that named it is left out, so an
+ * editor that writes a file twice (a save, then a touch or a second identical write) reloads once
+ * (docs/dev-server.md, "Reload").
  */
-import { relative, sep } from "node:path";
+import { createHash } from "node:crypto";
 import type { Stats } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join, relative, sep } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { Ignore } from "ignore";
 import { createIgnore } from "../plugins/discover-python/_files.ts";
 
-export const DEBOUNCE_MS = 150;
+export const DEBOUNCE_MS = 20;
+/** chokidar's awaitWriteFinish: a file's size must hold this long before its change is reported. */
+const SETTLE_MS = 20;
 
 /** Dot-files that change what gets built, although they are not app sources. */
 const WATCHED_DOTFILES = new Set([".gitignore", ".svcignore"]);
@@ -60,15 +67,25 @@ export async function watchProject(options: WatchOptions): Promise<ProjectWatche
     ignoreInitial: true,
     ignored: (path: string, stats?: Stats) => isIgnoredPath(ig, toRel(path), stats ? stats.isDirectory() : undefined),
     // Editors write in several steps; wait for the file to settle a little.
-    awaitWriteFinish: { stabilityThreshold: 50, pollInterval: 10 },
+    awaitWriteFinish: { stabilityThreshold: SETTLE_MS, pollInterval: 5 },
   });
 
-  const flush = () => {
+  /** Content hash of each file as the last batch that named it saw it ("" once deleted). */
+  const seen = new Map<string, string>();
+  const contentOf = (rel: string) =>
+    readFile(join(options.root, rel)).then(
+      (bytes) => createHash("sha256").update(bytes).digest("hex"),
+      () => "",
+    );
+  const flush = async () => {
     timer = undefined;
     if (closed || pending.size === 0) return;
-    const files = [...pending].sort();
+    const candidates = [...pending].sort();
     pending.clear();
-    options.onChange(files);
+    const hashes = await Promise.all(candidates.map(contentOf));
+    const files = candidates.filter((rel, i) => seen.get(rel) !== hashes[i]);
+    candidates.forEach((rel, i) => seen.set(rel, hashes[i]!));
+    if (!closed && files.length) options.onChange(files);
   };
   watcher.on("all", (event, path) => {
     if (event === "addDir") return;
@@ -76,7 +93,7 @@ export async function watchProject(options: WatchOptions): Promise<ProjectWatche
     if (!rel || isIgnoredPath(ig, rel, event === "unlinkDir")) return;
     pending.add(rel);
     if (timer) clearTimeout(timer);
-    timer = setTimeout(flush, debounceMs);
+    timer = setTimeout(() => void flush().catch((error: unknown) => options.onError?.(error)), debounceMs);
   });
   watcher.on("error", (error) => options.onError?.(error));
   const ready = new Promise<void>((resolve) => watcher.once("ready", () => resolve()));

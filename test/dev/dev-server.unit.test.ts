@@ -334,6 +334,34 @@ describe("watcher", () => {
       await rm(root, { recursive: true, force: true });
     }
   });
+
+  it("an editor that writes a file twice gives one batch: truncate-then-write settles first, and the same bytes again are no change", async () => {
+    const root = await mkdtemp(join(tmpdir(), "svc-dev-watch-twice-"));
+    try {
+      await mkdir(join(root, "workers"));
+      await writeFile(join(root, "workers", "a.py"), "a = 0\n");
+      const batches: string[][] = [];
+      const w = await watchProject({ root, onChange: (files) => batches.push(files) });
+      await w.ready;
+      const file = join(root, "workers", "a.py");
+      // an editor that truncates, then writes
+      await writeFile(file, "");
+      await writeFile(file, "a = 1\n");
+      await new Promise((r) => setTimeout(r, 300));
+      expect(batches).toEqual([["workers/a.py"]]);
+      // then writes the same bytes again (a second save, a formatter that changed nothing)
+      await writeFile(file, "a = 1\n");
+      await new Promise((r) => setTimeout(r, 300));
+      expect(batches).toEqual([["workers/a.py"]]);
+      // a real edit is reported
+      await writeFile(file, "a = 2\n");
+      await new Promise((r) => setTimeout(r, 300));
+      await w.close();
+      expect(batches).toEqual([["workers/a.py"], ["workers/a.py"]]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+  });
 });
 
 function fakeState(overrides: Partial<DevRoutesState> = {}): DevRoutesState & { calls: string[] } {
