@@ -20,8 +20,15 @@ import { json, errorResponse, presentedKey, queryParam } from "./_http.ts";
 
 export const ARTIFACT_ROUTE = "/v2/_artifacts";
 
+/** The client went away before its body ended (Node's `aborted` error, a reset connection). */
+const clientGone = (event: H3Event): boolean => {
+  const req = event.runtime?.node?.req;
+  return req ? !req.complete : event.req.signal.aborted;
+};
+
 export function registerUploadRoutes(app: H3, ctx: PlatformContext): void {
   app.put(`${ARTIFACT_ROUTE}/:key`, async (event: H3Event) => {
+    let size = 0; // bytes received
     try {
       const key = event.context.params?.key ?? "";
       const upload = ctx.store.builds.upload(key);
@@ -38,7 +45,6 @@ export function registerUploadRoutes(app: H3, ctx: PlatformContext): void {
       await mkdir(dir, { recursive: true });
       const tmp = join(dir, `.${key}.part`);
       const hash = createHash("sha256");
-      let size = 0;
       let head: Buffer | undefined;
       const meter = new Transform({
         transform(chunk: Buffer, _enc, done) {
@@ -68,6 +74,11 @@ export function registerUploadRoutes(app: H3, ctx: PlatformContext): void {
         await rm(tmp, { force: true });
       }
     } catch (error) {
+      if (clientGone(event)) {
+        // Nobody reads an answer: one line, no stack; the partial file is already removed (finally).
+        ctx.options.log(`upload ${event.context.params?.key ?? ""}: the client disconnected after ${size} bytes; the partial upload was removed`);
+        return errorResponse(errors.BAD_REQUEST("The upload was cut short: the client disconnected."));
+      }
       return errorResponse(error, ctx.options.log);
     }
   });
