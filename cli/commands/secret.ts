@@ -87,6 +87,8 @@ export function registerSecret(cli: CAC): void {
     .option("--json", "Print the result as JSON")
     .option("--root <dir>", "Project folder, for its .env (default: current folder)")
     .action(async (action: string, name: string | undefined, flags: SecretFlags) => {
+      // `svc secret create name value`: refused before anything is sent (argv shows in ps and shell history)
+      if (cli.args.length > 2) throw errors.CLI_USAGE("A secret's value never comes from the command line: pipe it in (`printf %s \"$VALUE\" | svc secret create <name>`) or pass --from-env VAR.", "secret");
       const { client } = await connect(projectRoot(flags));
       const result = (await secretCommand(client, action, name, flags)) as { secrets?: PlatformSecret[]; secret?: PlatformSecret; deleted?: string } | undefined;
       if (!result) return void process.stderr.write("Nothing deleted.\n");

@@ -160,4 +160,41 @@ describe("image environments without the sandbox (SVC_WORKER_SANDBOX=off)", () =
     const warnings = p.logs.filter((line) => line.includes("files are not isolated"));
     expect(warnings).toHaveLength(1);
   }, 60_000);
+
+  it.runIf(process.getuid?.() === 0)("as root, runs workers as nobody: the platform's key and database exist but cannot be read", async () => {
+    const { buildId } = await uploadArtifact(p, artifactPath, "image-app");
+    const ep = await saveImageEndpoint(p, buildId, { name: "look" });
+    const dataDir = p.context.options.dataDir;
+    const paths = [join(dataDir, "api-key"), join(dataDir, "platform.db"), "svc_manifest.json"];
+    const out = await look(p, ep.id, { paths });
+    expect(out.paths[paths[0]!]).toBe("PermissionError");
+    expect(out.paths[paths[1]!]).toBe("PermissionError");
+    expect(out.paths["svc_manifest.json"]).toBe("readable");
+    expect(p.logs.some((line) => line.includes("workers run as the unprivileged user nobody"))).toBe(true);
+  }, 60_000);
+});
+
+describe("--isolation strict without the sandbox", () => {
+  let p: TestPlatform;
+  beforeAll(async () => {
+    process.env.SVC_WORKER_SANDBOX = "off";
+    try {
+      p = await startTestPlatform({ isolation: "strict" });
+    } finally {
+      delete process.env.SVC_WORKER_SANDBOX;
+    }
+  });
+  afterAll(async () => {
+    await p?.dispose();
+  });
+
+  it("starts no worker: the job fails with SANDBOX_REQUIRED's message and remedy", async () => {
+    const { buildId } = await uploadArtifact(p, artifactPath, "image-app");
+    const ep = await saveImageEndpoint(p, buildId, { name: "look" });
+    const r = await api(p, "POST", `/v2/${ep.id}/runsync`, { input: {} });
+    expect(r.body.status).toBe("FAILED");
+    expect(JSON.parse(r.body.error)).toMatchObject({ error_type: "WorkerStartError", error_message: expect.stringContaining("Refusing to start a worker without the sandbox") });
+    expect(r.body.error).toContain("bubblewrap");
+    expect(p.logs.some((line) => line.includes("files are not isolated"))).toBe(false); // refused, not warned
+  }, 60_000);
 });

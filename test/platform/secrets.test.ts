@@ -82,6 +82,10 @@ describe("secrets", () => {
     expect(again.code).not.toBe(0);
     expect(again.stderr).toContain("exists already");
 
+    const onArgv = await svc(["secret", "create", "argv_one", "the-value"], "");
+    expect(onArgv.code).not.toBe(0);
+    expect(onArgv.stderr).toContain("never comes from the command line");
+
     const list = await svc(["secret", "list", "--json"], "");
     const names = (JSON.parse(list.stdout) as { secrets: Array<Record<string, unknown>> }).secrets;
     expect(names.map((s) => s.name)).toEqual(["hf_token", "other"]);
