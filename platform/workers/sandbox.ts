@@ -123,10 +123,12 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
 
 /**
  * The worker's GPUs: their device nodes and the driver's control nodes, bound over the sandbox's
- * minimal /dev (so after `--dev`), and the driver's library folders the system folders do not show.
+ * minimal /dev (so after `--dev`; a plain bind there is nodev), the driver's library folders the
+ * system folders do not show, and /sys read-only (as a container has it): without /sys, cuInit fails
+ * with CUDA_ERROR_OPERATING_SYSTEM even with the nodes bound (docs/platform.md, "GPUs").
  */
 function gpuArgs(gpu: NonNullable<SandboxSpec["gpu"]>, shown: string[]): string[] {
-  const args: string[] = [];
+  const args: string[] = existsSync("/sys") ? ["--ro-bind", "/sys", "/sys"] : [];
   for (const node of gpu.devices) args.push("--dev-bind", node, node);
   for (const dir of gpu.libraryDirs) if (!shown.some((s) => isUnder(dir, s)) && existsSync(dir)) args.push("--ro-bind", dir, dir);
   return args;

@@ -108,6 +108,7 @@ describe("the sandbox of a worker holding GPU 1 of 2", () => {
     const roBinds = args.flatMap((a, i) => (a === "--ro-bind" ? [args[i + 1]] : []));
     expect(roBinds).toContain(outsideLibs);
     expect(roBinds).not.toContain("/usr/local/nvidia/lib64");
+    expect(roBinds).toContain("/sys"); // CUDA's driver reads it (read-only, as in a container)
 
     const env = gpuEnv(grant, { LD_LIBRARY_PATH: "/opt/lib" });
     expect(env.CUDA_VISIBLE_DEVICES).toBe("GPU-9e1a7b44-aaaa-bbbb-cccc-111111111111");
@@ -117,6 +118,7 @@ describe("the sandbox of a worker holding GPU 1 of 2", () => {
   it("a worker without GPUs gets no device binds", () => {
     const args = bwrapArgs({ prefixes: [], hidden: [], packages: [], buildDir: work, etc: { dir: work, binds: [] }, command: ["python3"] });
     expect(args).not.toContain("--dev-bind");
+    expect(args).not.toContain("/sys");
     expect(gpuEnv(undefined, {})).toEqual({});
   });
 });
