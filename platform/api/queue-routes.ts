@@ -177,7 +177,8 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
         if (state === "idle" || state === "running") workers.ready++;
       }
       const problem = ctx.supervisor.problem(endpoint); // why its workers cannot serve (docs/platform.md)
-      return json(200, problem ? { jobs, workers, error: problem } : { jobs, workers });
+      const gpus = ctx.supervisor.gpus.ofEndpoint(endpoint.id); // GPU endpoints on a GPU machine (docs/platform.md, "GPUs")
+      return json(200, { jobs, workers, ...(gpus && { gpus }), ...(problem && { error: problem }) });
     }),
   );
 

@@ -49,13 +49,15 @@ export const CPU_ONLY_MESSAGE = "no NVIDIA GPU on this machine (nvidia-smi lists
 
 export class WorkerGpus {
   private pool?: Promise<GpuPool>;
+  /** The pool once the inventory is read (for the synchronous /health view). */
+  private known?: GpuPool;
   private libraries?: Promise<string[]>;
   private saidCpu = false;
 
   constructor(private readonly machine: GpuMachine = HOST_MACHINE) {}
 
   private inventory(): Promise<GpuPool> {
-    this.pool ??= this.machine.gpus().then((gpus) => new GpuPool(gpus));
+    this.pool ??= this.machine.gpus().then((gpus) => (this.known = new GpuPool(gpus)));
     return this.pool;
   }
 
@@ -104,6 +106,14 @@ export class WorkerGpus {
   /** A worker exited: its GPUs go to the waiting workers. */
   release(workerId: string): void {
     void this.pool?.then((pool) => pool.release(workerId));
+  }
+
+  /** The GPUs an endpoint's workers hold and how many of them wait (its /health); undefined before a GPU worker started, or with no GPU. */
+  ofEndpoint(endpointId: string): { held: Array<{ index: number; uuid: string; workerId: string }>; waiting: number } | undefined {
+    if (!this.known || this.known.gpus.length === 0) return undefined;
+    const held = this.known.holdings().flatMap(({ gpu, holders }) => holders.filter((r) => r.endpointId === endpointId).map((r) => ({ index: gpu.index, uuid: gpu.uuid, workerId: r.workerId })));
+    const waiting = this.known.waiting().filter((r) => r.endpointId === endpointId).length;
+    return held.length > 0 || waiting > 0 ? { held, waiting } : undefined;
   }
 
   /** Each GPU with the workers holding it, and the workers waiting (`svc platform status`). */

@@ -54,6 +54,7 @@ describe("GPU workers on a machine with one GPU", { timeout: 90_000 }, () => {
     const holder = view.gpus[0]!.workers[0]!.workerId;
     const waiter = view.waiting[0]!.workerId;
     expect(view.waiting[0]).toMatchObject({ endpointName: "work", count: 1 });
+    expect((await api(p, "GET", `/v2/${endpointId}/health`)).body.gpus).toEqual({ held: [{ index: 0, uuid: UUID, workerId: holder }], waiting: 1 });
     expect(workerLogs().filter((line) => line.includes(`worker ${waiter} waits for 1 free GPU(s) (GPU 0: ${holder})`))).toHaveLength(1);
 
     const seen = await api(p, "POST", `/v2/${endpointId}/runsync`, { input: { op: "env", value: "CUDA_VISIBLE_DEVICES" } });
