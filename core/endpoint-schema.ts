@@ -29,6 +29,7 @@ export const ENDPOINT_ARGUMENTS = [
   "env",
   "dependencies",
   "flashboot",
+  "volume",
 ] as const;
 export type EndpointArgument = (typeof ENDPOINT_ARGUMENTS)[number];
 
@@ -47,6 +48,8 @@ export const ENDPOINT_LIMITS = {
   executionTimeoutS: { min: 5, max: 7 * DAY_S },
   envNamePattern: "^[A-Za-z_][A-Za-z0-9_]*$",
   envVars: { max: 500, nameLength: 256, valueLength: 65_536 },
+  /** A network volume's name (docs/volumes.md); the platform's createNetworkVolume checks the same. */
+  volumeNamePattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
 } as const;
 
 /** What an argument left out (or given as None) means. */
@@ -86,6 +89,7 @@ export const ENDPOINT_MESSAGES = {
   envValue: `env value of {got} must be a string of at most ${L.envVars.valueLength} characters`,
   dependencies: `dependencies must be a list of requirement strings ("pillow>=10"), got {got}`,
   flashboot: "flashboot must be True or False, got {got}",
+  volume: "volume must be the name of a network volume (1-64 letters, digits, '.', '_' or '-'; svc volume list), got {got}",
 } as const;
 export type EndpointRule = keyof typeof ENDPOINT_MESSAGES;
 
@@ -96,6 +100,8 @@ export interface EndpointSettingsFromArguments {
   executionTimeoutMs: number;
   env: Record<string, string>;
   dependencies: string[];
+  /** The network volume's name, mounted at /platform-volume in the endpoint's workers (resolved to its id at deploy). */
+  volume?: string;
 }
 
 export class EndpointArgumentError extends Error {
@@ -186,8 +192,12 @@ export function normaliseEndpointArguments(args: Record<string, StaticValue>, ty
   const flashboot = arg("flashboot");
   if (flashboot !== undefined && typeof flashboot !== "boolean") fail("flashboot", flashboot);
 
+  const volume = arg("volume");
+  if (volume !== undefined && (typeof volume !== "string" || !new RegExp(L.volumeNamePattern).test(volume))) fail("volume", volume);
+
   return {
     hardware,
+    ...(volume === undefined ? {} : { volume: volume as string }),
     scaling: { workersMin, workersMax, idleTimeout: idleTimeout as number, scalerType: scalerType as Scaling["scalerType"], scalerValue: scalerValue as number },
     executionTimeoutMs: Math.round((timeout as number) * 1000),
     env: env as Record<string, string>,

@@ -71,6 +71,8 @@ export const manifestEndpointSchema = z.strictObject({
   executionTimeoutMs: z.number().int().positive(),
   env: z.record(z.string(), z.string()),
   dependencies: z.array(z.string()),
+  /** The network volume's name (`volume=`); the deploy resolves it to the volume's id (docs/volumes.md). */
+  volume: z.string().optional(),
 });
 
 export const manifestSchema = z.looseObject({

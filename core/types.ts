@@ -98,6 +98,8 @@ export interface EndpointSpec {
   executionTimeoutMs: number;
   env: Record<string, string>;
   dependencies: string[];
+  /** The network volume's name (`volume=`), mounted at /platform-volume in its workers (docs/volumes.md). */
+  volume?: string;
   /** Path of the generated handler inside the artifact, set by svc:python-handlers. */
   handler?: string;
 }

@@ -17,6 +17,7 @@ import { provision } from "./provision.ts";
 import { pythonHandlers } from "./python-handlers.ts";
 import { resolveDeps } from "./resolve-deps.ts";
 import { secretRefs } from "./secret-refs.ts";
+import { volumeRefs } from "./volume-refs.ts";
 import { sizeGuard } from "./size-guard.ts";
 import { tarPack } from "./tar-pack.ts";
 import { upload } from "./upload.ts";
@@ -34,6 +35,7 @@ export function builtinPlugins(): SvcPlugin[] {
     pythonHandlers(),
     manifest(),
     secretRefs(),
+    volumeRefs(),
     resolveDeps(),
     excludePreinstalled(),
     pipInstall(),

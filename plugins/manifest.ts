@@ -79,6 +79,7 @@ function manifestEndpoint(endpoint: EndpointSpec): ManifestEndpoint {
     executionTimeoutMs: endpoint.executionTimeoutMs,
     env: { ...endpoint.env },
     dependencies: [...endpoint.dependencies],
+    ...(endpoint.volume ? { volume: endpoint.volume } : {}),
   };
 }
 

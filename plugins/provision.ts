@@ -10,6 +10,7 @@
  */
 import type { EndpointInput, PlatformClient, PlatformEndpoint } from "../core/client/index.ts";
 import type { DeployedEndpoint, ManifestEndpoint, SvcPlugin } from "../core/types.ts";
+import { errors } from "../core/errors.ts";
 import { mapLimit } from "./_map-limit.ts";
 import { deployTarget, platformClient } from "./_platform.ts";
 
@@ -22,7 +23,7 @@ export const LIVE_PREFIX = "live-";
 /** The saveEndpoint input for one manifest endpoint. */
 export function endpointInput(
   endpoint: ManifestEndpoint,
-  target: { environmentId?: string; buildId?: string; prefix?: string; id?: string },
+  target: { environmentId?: string; buildId?: string; prefix?: string; id?: string; volumeIds?: Record<string, string> },
 ): EndpointInput {
   const env = Object.entries(endpoint.env).map(([key, value]) => ({ key, value }));
   return {
@@ -41,7 +42,15 @@ export function endpointInput(
     env,
     ...(target.environmentId ? { environmentId: target.environmentId } : {}),
     ...(target.buildId ? { buildId: target.buildId } : {}),
+    ...networkVolume(endpoint, target.volumeIds),
   };
+}
+
+/** The declared volume's id (svc:volume-refs resolved it), or "" to detach one an earlier deploy attached. */
+function networkVolume(endpoint: ManifestEndpoint, ids: Record<string, string> | undefined): { networkVolumeId?: string } {
+  if (!endpoint.volume) return { networkVolumeId: "" };
+  const id = ids?.[endpoint.volume];
+  return id ? { networkVolumeId: id } : {};
 }
 
 /** Whether a clean-up with this prefix may delete an endpoint of this name. */
@@ -65,10 +74,11 @@ export interface ProvisionResult {
 export async function provisionEndpoints(
   client: PlatformClient,
   endpoints: readonly ManifestEndpoint[],
-  target: { appId: string; environmentName: string; environmentId: string; buildId: string; prefix?: string },
+  target: { appId: string; environmentName: string; environmentId: string; buildId: string; prefix?: string; volumeIds?: Record<string, string> },
   log: (line: string) => void = () => {},
 ): Promise<ProvisionResult> {
   const prefix = target.prefix ?? "";
+  const volumeIds = await resolveVolumeIds(client, endpoints, target.volumeIds ?? {});
   const current = (await client.getEnvironment(target.appId, target.environmentName))?.endpoints ?? [];
   const byName = new Map<string, PlatformEndpoint>(current.map((endpoint) => [endpoint.name, endpoint]));
   const created: string[] = [];
@@ -77,13 +87,27 @@ export async function provisionEndpoints(
   const deployed = await mapLimit(endpoints, PROVISION_CONCURRENCY, async (endpoint) => {
     const name = `${prefix}${endpoint.name}`;
     const existing = byName.get(name);
-    const saved = await client.saveEndpoint(endpointInput(endpoint, { ...target, prefix, id: existing?.id }));
+    const saved = await client.saveEndpoint(endpointInput(endpoint, { ...target, prefix, id: existing?.id, volumeIds }));
     (existing ? updated : created).push(name);
     log(`  ${existing ? "updated" : "created"} endpoint ${name} (${endpoint.type}) ${saved.id}`);
     return { name: endpoint.name, id: saved.id, type: endpoint.type, url: saved.url } satisfies DeployedEndpoint;
   });
 
   return { deployed, created, updated };
+}
+
+/** `known` plus the ids of declared volumes it lacks (svc:volume-refs removed or replaced); VOLUME_NOT_FOUND for a missing one. */
+async function resolveVolumeIds(client: PlatformClient, endpoints: readonly ManifestEndpoint[], known: Record<string, string>): Promise<Record<string, string>> {
+  const missing = endpoints.filter((e) => e.volume && !known[e.volume]);
+  if (missing.length === 0) return known;
+  const byName = new Map((await client.listVolumes()).map((v) => [v.name, v.id]));
+  const ids = { ...known };
+  for (const e of missing) {
+    const id = byName.get(e.volume!);
+    if (!id) throw errors.VOLUME_NOT_FOUND(e.volume!, e.name);
+    ids[e.volume!] = id;
+  }
+  return ids;
 }
 
 export function provision(): SvcPlugin {
@@ -97,7 +121,7 @@ export function provision(): SvcPlugin {
         const result = await provisionEndpoints(
           client,
           endpoints,
-          { appId: app.id, environmentName: environment.name, environmentId: environment.id, buildId, prefix: ctx.options.endpointPrefix },
+          { appId: app.id, environmentName: environment.name, environmentId: environment.id, buildId, prefix: ctx.options.endpointPrefix, volumeIds: ctx.meta.get("svc:volume-refs") },
           (line) => ctx.logger.info(line),
         );
         ctx.meta.set(PLUGIN_NAME, result);

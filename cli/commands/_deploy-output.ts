@@ -20,6 +20,8 @@ export interface DeploySummary {
     exampleInput?: Record<string, unknown>;
     /** LB: each declared route with its full URL. */
     routes?: Array<{ method: string; path: string; url: string; function: string }>;
+    /** The network volume mounted at /platform-volume (its name). */
+    volume?: string;
   }>;
 }
 
@@ -32,14 +34,16 @@ export function deploySummary(ctx: BuildContext, platformUrl: string): DeploySum
     environment: ctx.environment?.name ?? "",
     buildId: ctx.buildId ?? "",
     uploadSkipped: ctx.upload?.skipped ?? false,
-    endpoints: ctx.deployed.map((endpoint) =>
-      endpoint.type === "QB"
+    endpoints: ctx.deployed.map((deployed) => {
+      const volume = manifest.endpoints[deployed.name]?.volume;
+      const endpoint = volume ? { ...deployed, volume } : deployed;
+      return endpoint.type === "QB"
         ? { ...endpoint, runsync: `${endpoint.url}/runsync`, run: `${endpoint.url}/run`, exampleInput: exampleInput(manifest, endpoint.name) }
         : {
             ...endpoint,
             routes: (manifest.routes[endpoint.name] ?? []).map((route) => ({ ...route, url: `${endpoint.url}${route.path}` })),
-          },
-    ),
+          };
+    }),
   };
 }
 
@@ -63,7 +67,7 @@ export function formatDeploySummary(summary: DeploySummary, keyVariable = "$PLAT
   if (queue.length) {
     lines.push("", "Queue-based endpoints");
     for (const endpoint of queue) {
-      lines.push(`  ${endpoint.name}  ${endpoint.runsync}`);
+      lines.push(`  ${endpoint.name}  ${endpoint.runsync}${endpoint.volume ? `  (volume ${endpoint.volume} at /platform-volume)` : ""}`);
       lines.push(
         `    curl -X POST ${endpoint.runsync} \\`,
         `      -H "Authorization: Bearer ${keyVariable}" -H "Content-Type: application/json" \\`,
@@ -74,7 +78,7 @@ export function formatDeploySummary(summary: DeploySummary, keyVariable = "$PLAT
   if (lb.length) {
     lines.push("", "Load-balanced endpoints");
     for (const endpoint of lb) {
-      lines.push(`  ${endpoint.name}  ${endpoint.url}`);
+      lines.push(`  ${endpoint.name}  ${endpoint.url}${endpoint.volume ? `  (volume ${endpoint.volume} at /platform-volume)` : ""}`);
       const width = Math.max(0, ...(endpoint.routes ?? []).map((route) => route.method.length));
       for (const route of endpoint.routes ?? []) lines.push(`    ${route.method.padEnd(width)} ${route.url}`);
     }

@@ -30,7 +30,7 @@ export function createGraphQLRunner(baseUrl: string, apiKey: string): GraphQLRun
 }
 
 const ENDPOINT_FIELDS = `id name type gpuIds gpuCount instanceIds idleTimeout scalerType scalerValue workersMin workersMax
-  executionTimeoutMs templateId imageName env { key value } environmentId buildId url createdAt`;
+  executionTimeoutMs templateId imageName env { key value } environmentId buildId url networkVolumeId createdAt`;
 const ENVIRONMENT_FIELDS = `id name appId activeBuildId endpoints { ${ENDPOINT_FIELDS} }`;
 const APP_FIELDS = `id name createdAt environments { ${ENVIRONMENT_FIELDS} }`;
 const BUILD_FIELDS = `id appId sha256 size manifest createdAt`;

@@ -31,6 +31,8 @@ export interface EndpointSettings {
 export interface PlatformEndpoint extends EndpointSettings {
   /** Queue: `{base}/v2/<id>`; load-balanced: `{base}/lb/<id>` (embedded) or `https://<id>.<host>`. */
   url: string;
+  /** The attached network volume's id ("" or null: none). */
+  networkVolumeId?: string | null;
   createdAt: string;
 }
 

@@ -23,8 +23,8 @@ import {
 } from "./resource-cache.ts";
 
 
-/** The platform calls the provisioner makes (a fake in unit tests). */
-export type ProvisionClient = Pick<PlatformClient, "url" | "saveEndpoint" | "deleteEndpoint">;
+/** The platform calls the provisioner makes (a fake in unit tests); listVolumes when an endpoint declares a volume. */
+export type ProvisionClient = Pick<PlatformClient, "url" | "saveEndpoint" | "deleteEndpoint"> & Partial<Pick<PlatformClient, "listVolumes">>;
 
 /** What the dev server keeps of a platform endpoint. */
 export interface RemoteEndpoint {
@@ -34,7 +34,19 @@ export interface RemoteEndpoint {
   buildId?: string | null;
 }
 
-const endpointInput = (endpoint: ManifestEndpoint, options: { prefix: string; buildId?: string }) => provisionInput(endpoint, options);
+
+/** The ids of the volumes the manifest's endpoints declare; VOLUME_NOT_FOUND (with `svc volume create`) for one the platform lacks. */
+async function resolveVolumes(platform: ProvisionClient, manifest: Manifest): Promise<Record<string, string>> {
+  const declared = Object.values(manifest.endpoints).filter((e) => e.volume);
+  if (declared.length === 0 || !platform.listVolumes) return {};
+  const byName = new Map((await platform.listVolumes()).map((v) => [v.name, v.id]));
+  const ids: Record<string, string> = {};
+  for (const e of declared) ids[e.volume!] = byName.get(e.volume!) ?? throwError(errors.VOLUME_NOT_FOUND(e.volume!, e.name));
+  return ids;
+}
+const throwError = (error: Error): never => {
+  throw error;
+};
 
 export type EndpointStateName = "lazy" | "provisioning" | "provisioned" | "failed";
 
@@ -82,6 +94,12 @@ export class Provisioner {
     this.prefix = options.prefix ?? LIVE_PREFIX;
   }
 
+  /** Volume name → id of the current manifest's endpoints (resolved by init and applyBuild: docs/volumes.md). */
+  private volumeIds: Record<string, string> = {};
+  private input(endpoint: ManifestEndpoint, options: { prefix: string; buildId?: string }) {
+    return provisionInput(endpoint, { ...options, volumeIds: this.volumeIds });
+  }
+
   private get platformUrl() {
     return this.options.platform.url;
   }
@@ -92,6 +110,7 @@ export class Provisioner {
    * Cached endpoints the app no longer has are deleted; vanished ones are forgotten.
    */
   async init(manifest: Manifest, buildId: string, existing: RemoteEndpoint[]): Promise<void> {
+    this.volumeIds = await resolveVolumes(this.options.platform, manifest);
     this.manifest = manifest;
     this.buildId = buildId;
     this.cache = await readResourceCache(this.options.root);
@@ -120,7 +139,7 @@ export class Provisioner {
   plan(names: string[] = this.endpointNames()): PlanAction[] {
     const existing = new Set([...this.states.values()].filter((s) => s.remote).map((s) => s.remote!.id));
     return planResources(
-      names.map((endpoint) => ({ endpoint, hash: configHash(endpointInput(this.endpoint(endpoint), { prefix: this.prefix })) })),
+      names.map((endpoint) => ({ endpoint, hash: configHash(this.input(this.endpoint(endpoint), { prefix: this.prefix })) })),
       (endpoint) => this.cachedEntry(endpoint),
       existing,
     );
@@ -140,7 +159,7 @@ export class Provisioner {
     const state = this.stateOf(name);
     if (state.pending) return state.pending;
     const endpoint = this.endpoint(name);
-    const input = endpointInput(endpoint, { prefix: this.prefix, buildId: this.buildId });
+    const input = this.input(endpoint, { prefix: this.prefix, buildId: this.buildId });
     const hash = configHash(input);
     if (state.state === "provisioned" && state.remote && state.hash === hash && state.buildId === this.buildId) return Promise.resolve(state.remote);
     const wasProvisioned = state.state === "provisioned";
@@ -177,6 +196,7 @@ export class Provisioner {
   async applyBuild(manifest: Manifest, buildId: string): Promise<{ updated: string[]; removed: string[]; added: string[] }> {
     const before = new Set(Object.keys(this.manifest?.endpoints ?? {}));
     await Promise.allSettled([...this.states.values()].map((s) => s.pending));
+    this.volumeIds = await resolveVolumes(this.options.platform, manifest);
     this.manifest = manifest;
     this.buildId = buildId;
     const removed: string[] = [];
@@ -190,7 +210,7 @@ export class Provisioner {
     const updated: string[] = [];
     await mapLimit(provisioned, this.options.concurrency ?? PROVISION_CONCURRENCY, async (name) => {
       const state = this.states.get(name)!;
-      const input = endpointInput(this.endpoint(name), { prefix: this.prefix, buildId });
+      const input = this.input(this.endpoint(name), { prefix: this.prefix, buildId });
       if (state.hash === configHash(input) && state.buildId === buildId) return;
       await this.ensure(name);
       updated.push(name);

@@ -79,7 +79,7 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown, what:
 }
 
 /** createNetworkVolume / updateNetworkVolume / deleteNetworkVolume (docs/volumes.md). */
-export const VOLUME_NAME = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/;
+export const VOLUME_NAME = new RegExp(LIMITS.volumeNamePattern);
 export const VOLUME_SIZE_GB = { min: 1, max: 4000 };
 export const createVolumeSchema = z.object({
   name: z.string().regex(VOLUME_NAME, "a volume name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"),

@@ -14,6 +14,7 @@ import { errors } from "../../core/errors.ts";
 import { sha256Hex } from "../_ids.ts";
 import { IMAGE_PACKAGES, imageKindOfName } from "../../core/images.ts";
 import { probeInterpreter, type InterpreterView } from "./_image-probe.ts";
+import { volumeEnv, VOLUME_MOUNT_PATH } from "../volumes/mount.ts";
 import { bwrapArgs, bwrapUsable, SANDBOX_APP_DIR, sandboxUser, spawnBwrap, type SandboxUser } from "./sandbox.ts";
 import { writeSandboxEtc } from "./sandbox-etc.ts";
 import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
@@ -60,6 +61,8 @@ export interface LaunchRequest {
   env: NodeJS.ProcessEnv;
   /** The worker's GPUs (./gpu-assign.ts), where it holds some. */
   gpu?: GpuGrant;
+  /** The host folder of the endpoint's network volume (../volumes/mount.ts). */
+  volumeDir?: string;
 }
 
 export class ImageEnvironments {
@@ -134,11 +137,12 @@ export class ImageEnvironments {
           buildDir: req.buildDir,
           etc: this.etc,
           user,
+          volumeDir: req.volumeDir,
           command: [view.executable, "-s", req.handler],
           gpu: req.gpu,
         }),
         cwd: req.buildDir,
-        env: { ...req.env, ...gpuEnv(req.gpu, req.env), PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp" },
+        env: { ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env), ...gpuEnv(req.gpu, req.env), PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp" },
         sandboxed: true,
       };
     }
@@ -149,7 +153,7 @@ export class ImageEnvironments {
       command: view.executable,
       args: ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
       cwd: req.buildDir,
-      env: { ...req.env, ...gpuEnv(req.gpu, req.env), PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":"), ...(root ? { HOME: "/tmp" } : {}) },
+      env: { ...(req.volumeDir ? volumeEnv(req.env, req.volumeDir) : req.env), ...gpuEnv(req.gpu, req.env), PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":"), ...(root ? { HOME: "/tmp" } : {}) },
       sandboxed: false,
       user: root ? { uid: UNPRIVILEGED.uid, gid: UNPRIVILEGED.gid } : undefined,
     };

@@ -81,6 +81,8 @@ export interface SandboxSpec {
   /** The sandbox's /etc (./sandbox-etc.ts) and the host entries bound into it. */
   etc: { dir: string; binds: string[] };
   user?: SandboxUser;
+  /** The endpoint's network volume's folder, bound read-write at /platform-volume (docs/volumes.md). */
+  volumeDir?: string;
   /** The command run inside, relative to SANDBOX_APP_DIR. */
   command: string[];
   /** The worker's GPUs (./gpu-assign.ts): device nodes to `--dev-bind`, driver library folders to show read-only. */
@@ -116,6 +118,7 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   args.push("--ro-bind", spec.buildDir, SANDBOX_APP_DIR);
   args.push("--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev");
   if (spec.gpu) args.push(...gpuArgs(spec.gpu, shown));
+  if (spec.volumeDir) args.push("--bind", spec.volumeDir, "/platform-volume");
   args.push("--remount-ro", "/"); // the sandbox's own root (a tmpfs bwrap made): nothing new appears in it
   args.push("--chdir", SANDBOX_APP_DIR, "--", ...spec.command);
   return args;

@@ -24,6 +24,7 @@ import { captureLines } from "./worker-logs.ts";
 import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
+import { volumeFolderOf } from "../volumes/mount.ts";
 
 export type WorkerState = "initializing" | "idle" | "running" | "unhealthy";
 
@@ -173,7 +174,7 @@ export class Supervisor {
 
   configKey(endpoint: EndpointRecord): string {
     const build = this.buildIdOf(endpoint);
-    return sha256Hex(JSON.stringify([build, endpoint.type, endpoint.imageName, endpoint.templateId, endpoint.env, endpoint.name]));
+    return sha256Hex(JSON.stringify([build, endpoint.type, endpoint.imageName, endpoint.templateId, endpoint.env, endpoint.name, endpoint.networkVolumeId || null]));
   }
 
   /** An environment's endpoints run its active build (docs/platform.md, "Deploys switch in one step"). */
@@ -399,7 +400,8 @@ export class Supervisor {
         this.log(line);
         this.platformLog(endpoint.id, w.id, line);
       });
-      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await this.workerEnv(endpoint, w, token, target), gpu });
+      const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
+      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await this.workerEnv(endpoint, w, token, target), gpu, volumeDir });
       if (w.stopping || this.closed) throw new Error("stopped before it started");
       w.spawnedAt = Date.now();
       const proc = spawnLaunch(launch);

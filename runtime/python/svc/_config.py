@@ -32,6 +32,7 @@ class EndpointConfig:
     env: Dict[str, str] = field(default_factory=dict)
     dependencies: List[str] = field(default_factory=list)
     flashboot: bool = True
+    volume: Optional[str] = None  # a network volume's name, mounted at /platform-volume
 
 
 def _fail(name: Any, rule: str, got: Any = None) -> None:
@@ -105,7 +106,8 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
                  workers: Any = schema.DEFAULT_WORKERS, idle_timeout: Any = schema.DEFAULT_IDLE_TIMEOUT_S,
                  scaler_type: Any = None, scaler_value: Any = schema.DEFAULT_SCALER_VALUE,
                  execution_timeout: Any = schema.DEFAULT_EXECUTION_TIMEOUT_S, env: Any = None,
-                 dependencies: Any = None, flashboot: Any = schema.DEFAULT_FLASHBOOT) -> EndpointConfig:
+                 dependencies: Any = None, flashboot: Any = schema.DEFAULT_FLASHBOOT,
+                 volume: Any = None) -> EndpointConfig:
     if name is None:
         _fail(name, "nameMissing")
     if not isinstance(name, str) or not _NAME_RE.match(name):
@@ -134,8 +136,11 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
         _fail(name, "dependencies", dependencies)
     if not isinstance(flashboot, bool):
         _fail(name, "flashboot", flashboot)
+    if volume is not None and (not isinstance(volume, str) or not re.fullmatch(schema.VOLUME_NAME_PATTERN, volume)):
+        _fail(name, "volume", volume)
     return EndpointConfig(name=name, gpu_ids=gpu_ids, cpu_ids=cpu_ids, gpu_count=gpu_count,
                           workers_min=workers_min, workers_max=workers_max, idle_timeout=idle_timeout,
                           scaler_type=scaler_type, scaler_value=scaler_value,
                           execution_timeout=execution_timeout, env=_env(name, {} if env is None else env),
-                          dependencies=[d.strip() for d in dependencies], flashboot=flashboot)
+                          dependencies=[d.strip() for d in dependencies], flashboot=flashboot,
+                          volume=volume)

@@ -3,7 +3,7 @@ scripts/generate-endpoint-schema.ts: do not edit, change the schema and run the 
 """
 from enum import Enum
 
-ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot")
+ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume")
 GPU_GROUPS = ("AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO")
 SCALER_TYPES = ("QUEUE_DELAY", "REQUEST_COUNT")
 HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
@@ -20,6 +20,7 @@ SCALER_VALUE = {"min": 0, "max": 10000}
 EXECUTION_TIMEOUT_S = {"min": 5, "max": 604800}
 ENV_NAME_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
 ENV_VARS = {"max": 500, "nameLength": 256, "valueLength": 65536}
+VOLUME_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 
 DEFAULT_CPU = "cpu3c-2-4"
 DEFAULT_GPU_COUNT = 1
@@ -32,7 +33,7 @@ DEFAULT_FLASHBOOT = True
 
 # One message per rule; {got} is the value given.
 MESSAGES = {
-    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot",
+    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume",
     "nameMissing": "name is required (Endpoint(name=\"my-endpoint\", ...))",
     "name": "name must be a string of letters, digits, '-' and '_' starting with a letter or digit, got {got}",
     "gpuAndCpu": "give either gpu= or cpu=, not both",
@@ -54,6 +55,7 @@ MESSAGES = {
     "envValue": "env value of {got} must be a string of at most 65536 characters",
     "dependencies": "dependencies must be a list of requirement strings (\"pillow>=10\"), got {got}",
     "flashboot": "flashboot must be True or False, got {got}",
+    "volume": "volume must be the name of a network volume (1-64 letters, digits, '.', '_' or '-'; svc volume list), got {got}",
 }
 
 

@@ -148,6 +148,9 @@ def test_queue_endpoint_takes_one_function_and_no_routes():
     ({"env": {"A": 1}}, "env"),
     ({"dependencies": "pillow"}, "dependencies"),
     ({"flashboot": "yes"}, "flashboot"),
+    ({"volume": "../weights"}, "volume"),
+    ({"volume": 3}, "volume"),
+    ({"volume": "weights\n"}, "volume"),
 ])
 def test_bad_arguments_are_refused_with_a_clear_message(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -165,6 +168,8 @@ def test_defaults_and_normalisation():
     assert cfg.cpu_ids == ["cpu3c-2-4"] and cfg.gpu_ids is None
     assert (cfg.workers_min, cfg.workers_max, cfg.idle_timeout, cfg.execution_timeout) == (0, 3, 5, 600)
     assert (cfg.scaler_type, cfg.scaler_value, cfg.flashboot) == (None, 4, True)  # None: by kind
+    assert cfg.volume is None
+    assert Endpoint(name="with-volume", volume="wan-weights").config.volume == "wan-weights"
     cfg = Endpoint(name="gpus", gpu=[GpuGroup.ADA_24, "AMPERE_48"], workers=5).config
     assert cfg.gpu_ids == ["ADA_24", "AMPERE_48"] and cfg.cpu_ids is None
     assert (cfg.workers_min, cfg.workers_max) == (0, 5)

@@ -1,0 +1,38 @@
+/**
+ * svc:volume-refs — an endpoint declares its network volume by name (`@Endpoint(..., volume="wan-weights")`);
+ * a deploy (or `svc run`) looks the names up as soon as the manifest is known, before dependencies are
+ * installed, packed or uploaded: a volume the platform does not have fails with VOLUME_NOT_FOUND and
+ * the command that creates it. The ids found go to svc:provision (networkVolumeId). docs/volumes.md.
+ */
+import { errors } from "../core/errors.ts";
+import type { SvcPlugin } from "../core/types.ts";
+
+export const PLUGIN_NAME = "svc:volume-refs";
+
+declare module "../core/types.ts" {
+  interface PluginMeta {
+    /** Volume name → id, for the endpoints that declare one. */
+    "svc:volume-refs": Record<string, string>;
+  }
+}
+
+export function volumeRefs(): SvcPlugin {
+  return {
+    name: PLUGIN_NAME,
+    apply(pipeline) {
+      pipeline.hooks.manifest.tapPromise(PLUGIN_NAME, async (manifest, ctx) => {
+        const wanted = Object.values(manifest.endpoints).filter((endpoint) => endpoint.volume);
+        if (!ctx.client || wanted.length === 0) return manifest; // `svc build`: nothing to check against
+        const byName = new Map((await ctx.client.listVolumes()).map((v) => [v.name, v.id]));
+        const ids: Record<string, string> = {};
+        for (const endpoint of wanted) {
+          const id = byName.get(endpoint.volume!);
+          if (!id) throw errors.VOLUME_NOT_FOUND(endpoint.volume!, endpoint.name);
+          ids[endpoint.volume!] = id;
+        }
+        ctx.meta.set(PLUGIN_NAME, ids);
+        return manifest;
+      });
+    },
+  };
+}

@@ -1,0 +1,83 @@
+/**
+ * `@Endpoint(..., volume=...)` end to end with the real CLI and a real embedded platform: a deploy
+ * naming a volume the platform lacks fails before the build with VOLUME_NOT_FOUND and the remedy;
+ * once it exists, the deploy resolves the name to its id (manifest and listing show it), the
+ * endpoint's worker reads what the S3 API wrote and writes what the S3 API reads back, at
+ * /platform-volume (in the sandbox) — and an endpoint without the volume sees none.
+ */
+import { execFile } from "node:child_process";
+import { cp, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
+import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
+import { startTestPlatform, type TestPlatform } from "../platform/_support.ts";
+
+const FIXTURE = new URL("../../fixtures/volume-app/", import.meta.url).pathname;
+const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
+
+describe("endpoints with a network volume", { timeout: 180_000 }, () => {
+  let platform: TestPlatform;
+  let client: PlatformClient;
+  let root: string;
+  let env: NodeJS.ProcessEnv;
+  const svc = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, [BIN, ...args, "--root", root], { env, timeout: 150_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+
+  beforeAll(async () => {
+    platform = await startTestPlatform();
+    client = createPlatformClient({ url: platform.url, apiKey: platform.apiKey });
+    root = await mkdtemp(join(tmpdir(), "svc-volume-app-"));
+    await cp(FIXTURE, root, { recursive: true });
+    env = { ...process.env, NO_COLOR: "1", PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey };
+  });
+  afterAll(async () => {
+    await platform?.dispose();
+    if (root) await rm(root, { recursive: true, force: true });
+  });
+
+  it("fails the deploy before the build when the volume does not exist", async () => {
+    const r = await svc(["deploy"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("[VOLUME_NOT_FOUND]");
+    expect(r.stderr).toContain('endpoint "keeper" declares volume="shared-data"');
+    expect(r.stderr).toContain("svc volume create shared-data --size <GB>");
+    expect(await stat(join(root, ".svc", "artifact.tar.gz")).catch(() => "no artifact")).toBe("no artifact");
+  });
+
+  it("mounts the volume read-write at /platform-volume in that endpoint's workers only", async () => {
+    const volume = await client.createVolume({ name: "shared-data", size: 1 });
+    const creds = await client.s3Access();
+    const s3 = new S3Client({ endpoint: creds.endpointUrl, forcePathStyle: true, region: volume.dataCenterId, credentials: creds });
+    await s3.send(new PutObjectCommand({ Bucket: volume.id, Key: "inbox/hello.txt", Body: "written over S3" }));
+
+    const deployed = await svc(["deploy"]);
+    expect(deployed.code, deployed.stderr).toBe(0);
+    expect(deployed.stdout).toContain("(volume shared-data at /platform-volume)");
+    const manifest = JSON.parse(await readFile(join(root, ".svc", "svc_manifest.json"), "utf8"));
+    expect(manifest.endpoints.keeper.volume).toBe("shared-data");
+    expect(manifest.endpoints.outsider.volume).toBeUndefined();
+    const endpoints = (await client.getApp("volume-app"))!.environments[0]!.endpoints;
+    const keeper = endpoints.find((e) => e.name === "keeper")!;
+    const outsider = endpoints.find((e) => e.name === "outsider")!;
+    expect(keeper.networkVolumeId).toBe(volume.id);
+    expect(outsider.networkVolumeId || null).toBeNull();
+
+    const job = await client.runsync(keeper.id, { text: "written by the worker" });
+    expect(job.error).toBeUndefined();
+    expect(job.output).toMatchObject({ seen: "written over S3" });
+    const back = await s3.send(new GetObjectCommand({ Bucket: volume.id, Key: "outbox/reply.txt" }));
+    expect(await back.Body!.transformToString()).toBe("written by the worker");
+
+    const sandboxed = (job.output as { volume: string }).volume === "/platform-volume";
+    const other = await client.runsync(outsider.id, {});
+    expect(other.output).toEqual({ mounted: false, env: null });
+    // Which of the two the machine gave (bwrap or flags mode), for the reader of the log.
+    console.log(`worker saw the volume at ${(job.output as { volume: string }).volume} (${sandboxed ? "bwrap" : "flags mode"})`);
+  });
+});
