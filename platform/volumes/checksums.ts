@@ -1,11 +1,11 @@
 /**
  * The flexible checksums S3 clients send (x-amz-checksum-<algorithm>, as a header or an aws-chunked
  * trailer; the AWS SDK v3 sends CRC32 by default): computed while the bytes arrive and compared.
- * CRC32C and CRC64NVME come from the AWS SDK's own checksum package.
+ * CRC32C and CRC64NVME come from the AWS SDK's own checksum package, loaded on first use (the
+ * platform starts without it).
  */
 import { createHash, type Hash } from "node:crypto";
 import { crc32 } from "node:zlib";
-import { Crc32c, Crc64Nvme } from "@aws-sdk/checksums/crc";
 
 export const CHECKSUM_ALGORITHMS = ["crc32", "crc32c", "crc64nvme", "sha1", "sha256"] as const;
 export type ChecksumAlgorithm = (typeof CHECKSUM_ALGORITHMS)[number];
@@ -48,6 +48,10 @@ class Digest implements Checksum {
 
 class SdkChecksum implements Checksum {
   constructor(private readonly inner: { update(data: Uint8Array): void; digest(): Promise<Uint8Array> }) {}
+  static async of(algorithm: "crc32c" | "crc64nvme"): Promise<SdkChecksum> {
+    const { Crc32c, Crc64Nvme } = await import("@aws-sdk/checksums/crc");
+    return new SdkChecksum(algorithm === "crc32c" ? new Crc32c() : new Crc64Nvme());
+  }
   update(data: Buffer) {
     this.inner.update(data);
   }
@@ -56,14 +60,13 @@ class SdkChecksum implements Checksum {
   }
 }
 
-export function createChecksum(algorithm: ChecksumAlgorithm): Checksum {
+export async function createChecksum(algorithm: ChecksumAlgorithm): Promise<Checksum> {
   switch (algorithm) {
     case "crc32":
       return new Crc32();
     case "crc32c":
-      return new SdkChecksum(new Crc32c());
     case "crc64nvme":
-      return new SdkChecksum(new Crc64Nvme());
+      return SdkChecksum.of(algorithm);
     default:
       return new Digest(algorithm);
   }
@@ -71,7 +74,7 @@ export function createChecksum(algorithm: ChecksumAlgorithm): Checksum {
 
 /** A multipart object's checksum (S3's COMPOSITE type): the checksum of the parts' raw checksums, `-<parts>`. */
 export async function compositeChecksum(algorithm: ChecksumAlgorithm, parts: string[]): Promise<string> {
-  const c = createChecksum(algorithm);
+  const c = await createChecksum(algorithm);
   for (const p of parts) c.update(Buffer.from(p, "base64"));
   return `${await c.digest()}-${parts.length}`;
 }

@@ -155,7 +155,7 @@ export async function receiveBody(req: IncomingMessage, verified: Verified, path
   const declared = Number(header(chunked ? "x-amz-decoded-content-length" : "content-length") ?? Number.NaN);
   if (Number.isFinite(declared) && declared > options.limit) throw options.tooLarge();
   const wanted = requestedChecksum(req) ?? (options.algorithm ? { algorithm: options.algorithm, inTrailer: false } : undefined);
-  const checksum: Checksum | undefined = wanted && createChecksum(wanted.algorithm);
+  const checksum: Checksum | undefined = wanted && (await createChecksum(wanted.algorithm));
   const md5 = createHash("md5");
   const sha256 = /^[0-9a-f]{64}$/.test(mode) ? createHash("sha256") : undefined;
   const file = await open(path, "w");
