@@ -307,6 +307,11 @@ export const errors = {
   NO_WORKER_READY: (endpoint: string, why?: string) =>
     new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
   // the embedded platform's reliability (issue 19)
+  WORKER_TOKEN_INVALID: (workerId: string) =>
+    new SvcError("WORKER_TOKEN_INVALID", `Missing or invalid worker token for worker "${workerId}": the worker routes take the token the platform gave that worker (SVC_WORKER_TOKEN), not an API key.`, {
+      status: 401,
+      remedy: "A worker whose token is refused is no longer registered (stopped, or its platform restarted): let the platform start a new one. PLATFORM_API_KEY does not open these routes.",
+    }),
   BODY_NOT_UTF8: () =>
     new SvcError("BODY_NOT_UTF8", "The request body is not valid UTF-8; JSON must be (RFC 8259), and the platform changes nothing it was sent.", {
       status: 400,

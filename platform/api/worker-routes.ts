@@ -35,7 +35,7 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): WorkerRoute
   const authenticated = async <T>(workerId: string, token: string | undefined, fn: (w: WorkerInfo) => Promise<T> | T, onError: (error: unknown) => T): Promise<T> => {
     try {
       const w = supervisor.authenticate(workerId, token);
-      if (!w) throw errors.UNAUTHORIZED();
+      if (!w) throw errors.WORKER_TOKEN_INVALID(workerId);
       supervisor.seen(w);
       return await fn(w);
     } catch (error) {

@@ -104,6 +104,21 @@ describe("worker output", () => {
 });
 
 describe("worker protocol", () => {
+  it("a wrong worker token is refused naming the worker token, not the user's API key", async () => {
+    const { busy, running } = await busyWorker();
+    const env = workerEnvironment(running.workerId);
+    for (const token of ["wkt_wrong", p.apiKey]) {
+      const res = await fetch(`${env.SVC_JOB_TAKE_URL}?job_in_progress=1`, { headers: { authorization: `Bearer ${token}` } });
+      expect(res.status).toBe(401);
+      const body = (await res.json()) as { error: string; code: string };
+      expect(body.code).toBe("WORKER_TOKEN_INVALID");
+      expect(body.error).toContain(`worker token for worker "${running.workerId}"`);
+      expect(body.error).toContain("SVC_WORKER_TOKEN");
+      expect(body.error).not.toMatch(/invalid API key|check PLATFORM_API_KEY/);
+    }
+    await waitFinal(p, work, busy, 10_000);
+  }, 30_000);
+
   it("batch take (batch_size=N) hands up to N queued jobs in one answer, as a list", async () => {
     const { busy, running } = await busyWorker();
     const ids: string[] = [];
