@@ -34,10 +34,20 @@ export function parseNvidiaSmi(text: string): GpuDevice[] {
 const output = (cmd: string, args: string[]): Promise<string | undefined> =>
   new Promise((resolve) => execFile(cmd, args, { timeout: 15_000, maxBuffer: 4 << 20 }, (error, stdout) => resolve(error ? undefined : stdout)));
 
-/** The GPUs nvidia-smi reports; none when it is absent or fails (no driver). */
-export async function queryGpus(): Promise<GpuDevice[]> {
+/**
+ * The GPUs the platform may hand out: all, or those its own CUDA_VISIBLE_DEVICES names (by index
+ * or UUID), so that two platforms on one machine can split its GPUs. An empty value leaves none.
+ */
+export function visibleGpus(gpus: GpuDevice[], visible: string | undefined): GpuDevice[] {
+  if (visible === undefined) return gpus;
+  const names = visible.split(",").map((v) => v.trim()).filter(Boolean);
+  return gpus.filter((gpu) => names.some((name) => name === String(gpu.index) || (name.length > 4 && gpu.uuid.startsWith(name))));
+}
+
+/** The GPUs nvidia-smi reports (narrowed by the platform's CUDA_VISIBLE_DEVICES); none when it is absent or fails (no driver). */
+export async function queryGpus(env: NodeJS.ProcessEnv = process.env): Promise<GpuDevice[]> {
   const text = await output("nvidia-smi", NVIDIA_SMI_QUERY);
-  return text ? parseNvidiaSmi(text) : [];
+  return text ? visibleGpus(parseNvidiaSmi(text), env.CUDA_VISIBLE_DEVICES) : [];
 }
 
 /** The driver's user-space libraries: CUDA, NVML, and the libnvidia-* they load. */

@@ -1,6 +1,7 @@
 /**
  * GPU workers (docs/platform.md, "GPUs"): the inventory from nvidia-smi's answer, the driver's
- * library folders from `ldconfig -p`, the sandbox arguments of a worker holding GPU 1 of 2, the
+ * library folders from `ldconfig -p`, the platform's CUDA_VISIBLE_DEVICES narrowing, the sandbox
+ * arguments of a worker holding GPU 1 of 2, the variables without the sandbox (flags mode), the
  * assignment (waiting, release, gpuCount, sharing, first come first served), the one-time CPU
  * line, `svc platform status`'s lines, and the GPU image's Python.
  *
@@ -13,7 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bwrapArgs } from "../../platform/workers/sandbox.ts";
-import { deviceNodes, driverLibraryDirs, parseNvidiaSmi, type GpuDevice } from "../../platform/workers/gpus.ts";
+import { deviceNodes, driverLibraryDirs, parseNvidiaSmi, visibleGpus, type GpuDevice } from "../../platform/workers/gpus.ts";
+import { ImageEnvironments } from "../../platform/workers/image-env.ts";
 import { CPU_ONLY_MESSAGE, gpuEnv, SHARE_GPUS_ENV, WorkerGpus, type GpuMachine } from "../../platform/workers/gpu-assign.ts";
 import { firstCudaPython } from "../../platform/workers/interpreter.ts";
 import { formatGpuStatus } from "../../cli/commands/_gpu-status.ts";
@@ -82,6 +84,14 @@ describe("the machine's GPUs", () => {
     expect(driverLibraryDirs(LDCONFIG("/opt/nvidia/lib"))).toEqual(["/usr/local/nvidia/lib64", "/opt/nvidia/lib"]); // not libz, not the toolkit's libcudart
   });
 
+  it("hands out only the GPUs the platform's own CUDA_VISIBLE_DEVICES names, when set", () => {
+    const gpus = parseNvidiaSmi(TWO_GPUS);
+    expect(visibleGpus(gpus, undefined)).toEqual(gpus);
+    expect(visibleGpus(gpus, "1").map((g) => g.index)).toEqual([1]);
+    expect(visibleGpus(gpus, "GPU-5f3c0d2e").map((g) => g.index)).toEqual([0]); // a UUID's prefix, as CUDA takes it
+    expect(visibleGpus(gpus, "")).toEqual([]);
+  });
+
   it("gives a worker its GPUs' nodes and the control nodes that exist", () => {
     const [gpu0, gpu1] = parseNvidiaSmi(TWO_GPUS) as [GpuDevice, GpuDevice];
     expect(deviceNodes([gpu1], (p) => NODES.has(p))).toEqual(["/dev/nvidia1", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"]); // no modeset here
@@ -120,6 +130,22 @@ describe("the sandbox of a worker holding GPU 1 of 2", () => {
     expect(args).not.toContain("--dev-bind");
     expect(args).not.toContain("/sys");
     expect(gpuEnv(undefined, {})).toEqual({});
+  });
+});
+
+describe("without the sandbox (flags mode)", () => {
+  it("a worker holding a GPU still gets CUDA_VISIBLE_DEVICES and the driver's library path", async () => {
+    const grant = (await new WorkerGpus(fakeMachine(TWO_GPUS)).assign(alive("wk_a"), GPU_ENDPOINT, {}, () => undefined))!;
+    const state = await mkdtemp(join(tmpdir(), "svc-gpus-flags-"));
+    try {
+      const images = new ImageEnvironments(state, () => undefined, "auto", "flags");
+      const launch = await images.launch({ image: "svc/worker-cpu:py3.11", python: "python3", buildDir: work, handler: "handlers/x.py", env: { CUDA_VISIBLE_DEVICES: "0,1" }, gpu: grant });
+      expect(launch.sandboxed).toBe(false);
+      expect(launch.env.CUDA_VISIBLE_DEVICES).toBe("GPU-5f3c0d2e-aaaa-bbbb-cccc-000000000000"); // the assignment, not the platform's own
+      expect(launch.env.LD_LIBRARY_PATH?.split(":")).toContain("/usr/local/nvidia/lib64");
+    } finally {
+      await rm(state, { recursive: true, force: true });
+    }
   });
 });
 
