@@ -86,7 +86,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
   const provisioner = new Provisioner({ root, platform: client, logger });
   const steps = createDeploySteps({ client, provisioner, logger, autoProvision, yes: options.yes ?? false, confirm: options.confirm, existing });
-  const build = createBuildPipeline({ root, prefix: LIVE_PREFIX, plugin: devServerPlugin(steps), extraPlugins: options.plugins ?? [] });
+  const build = createBuildPipeline({ root, prefix: LIVE_PREFIX, plugin: devServerPlugin(steps), extraPlugins: options.plugins ?? [], client });
   const current = new CurrentBuild();
   let watcher: ProjectWatcher | undefined;
   const reloads = createReloadQueue(createReloader({ build, current, logger, watcher: () => watcher }));

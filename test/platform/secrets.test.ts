@@ -4,7 +4,8 @@
  * that reads the value from its env. The value is then searched for everywhere else it must not
  * be: the artifact (unpacked), the manifests, .svc/, the platform's database file (sealed at
  * rest), GraphQL's answers, worker and platform logs. A reference to a missing secret fails the
- * deploy before anything is installed, packed or uploaded.
+ * deploy (and `svc run`) before anything is installed, packed or uploaded; `svc run`'s workers get
+ * the value as deployed ones do.
  */
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -16,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import { runDeploy } from "../../cli/commands/deploy.ts";
+import { startDevServer } from "../../dev/index.ts";
 import { startPlatform, type RunningPlatform } from "../../platform/index.ts";
 import { rejection } from "../_support/rejection.ts";
 import { api } from "./_support.ts";
@@ -116,6 +118,21 @@ describe("secrets", () => {
     const logs = await client.workerLogs(endpoint.id, 1000);
     expect(logs.some((line) => line.includes("HF_TOKEN has"))).toBe(true);
     expect([...logs, ...platformLog].join("\n")).not.toContain(VALUE);
+  }, 240_000);
+
+  it("svc run: the dev server's live- worker gets the value too; a missing secret stops it before the build", async () => {
+    const server = await startDevServer({ root: await copyFixture(), client, port: 0, logger, reload: false });
+    try {
+      const res = await fetch(`${server.url}/hub/runsync`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ input: {} }) });
+      expect(await res.json()).toMatchObject({ status: "COMPLETED", output: { sha256: createHash("sha256").update(VALUE).digest("hex") } });
+    } finally {
+      await server.close();
+    }
+    const broken = await copyFixture();
+    const source = await readFile(join(broken, "hub.py"), "utf8");
+    await writeFile(join(broken, "hub.py"), source.replace("PLATFORM_SECRET_hf_token", "PLATFORM_SECRET_not_there"));
+    const error = await rejection(startDevServer({ root: broken, client, port: 0, logger, reload: false }));
+    expect(error.code).toBe("SECRET_MISSING");
   }, 240_000);
 
   it("a reference to a missing secret fails the deploy before the build, naming it and the remedy", async () => {
