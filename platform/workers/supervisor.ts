@@ -666,7 +666,9 @@ export class Supervisor {
    */
   async drain(): Promise<void> {
     this.draining = true;
-    await Promise.all([...this.workers.values()].map((w) => this.stop(w, "the platform is stopping")));
+    const { stopGraceMs, killGraceMs } = this.deps.options;
+    const late = new Promise<void>((resolve) => setTimeout(resolve, stopGraceMs + killGraceMs + 1000).unref()); // a process SIGKILL cannot end: close() goes on
+    await Promise.race([Promise.all([...this.workers.values()].map((w) => this.stop(w, "the platform is stopping"))), late]);
   }
 
   async close(): Promise<void> {
