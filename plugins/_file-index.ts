@@ -61,12 +61,21 @@ function statKey(file: string): StatKey {
 
 const sameStat = (entry: Entry, key: StatKey) => entry[0] === key.size && entry[1] === key.mtimeNs && entry[2] === key.ctimeNs && entry[3] === key.ino;
 
-/** sha256 of a file, streamed in fixed-size chunks. */
-export async function hashFile(file: string): Promise<string> {
+/** sha256 of a file, streamed in fixed-size chunks; `onBytes` hears each chunk's length (progress). */
+export async function hashFile(file: string, onBytes?: (bytes: number) => void): Promise<string> {
   const hash = createHash("sha256");
-  for await (const chunk of createReadStream(file, { highWaterMark: STREAM_CHUNK }) as AsyncIterable<Buffer>) hash.update(chunk);
+  for await (const chunk of createReadStream(file, { highWaterMark: STREAM_CHUNK }) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    onBytes?.(chunk.length);
+  }
   return hash.digest("hex");
 }
+
+/** Hashing less than this is quick whatever the machine: no progress line for it. */
+export const PROGRESS_MIN_BYTES = 64 * 1024 * 1024;
+
+/** Opens a progress line over `totalBytes` to hash (the stage's logger.progress), or none. */
+export type HashProgress = (totalBytes: number) => { add(bytes: number): void; end(): void } | undefined;
 
 export class FileIndex {
   /** Files read and bytes hashed in this run (the rest came from the index). */
@@ -103,7 +112,7 @@ export class FileIndex {
    * digested or written in this run is not looked at again. `keepBytes` answers the bytes too when
    * the file had to be read whole (up to 1 MB), so a caller that needs them reads it once.
    */
-  async digest(path: string, { keepBytes = false } = {}): Promise<FileDigest & { bytes?: Buffer }> {
+  async digest(path: string, { keepBytes = false, onBytes }: { keepBytes?: boolean; onBytes?: (bytes: number) => void } = {}): Promise<FileDigest & { bytes?: Buffer }> {
     const found = this.lookup(path);
     if ("digest" in found) return found.digest;
     const { key } = found;
@@ -113,7 +122,8 @@ export class FileIndex {
     if (key.size <= WHOLE_READ_LIMIT) {
       bytes = await readFile(path);
       sha256 = createHash("sha256").update(bytes).digest("hex");
-    } else sha256 = await hashFile(path);
+      onBytes?.(bytes.length);
+    } else sha256 = await hashFile(path, onBytes);
     const after = statKey(path);
     this.stats.hashedFiles++;
     this.stats.hashedBytes += key.size;
@@ -150,25 +160,41 @@ export class FileIndex {
    * fingerprint, docs/manifest.md). Kept for the run: the pack stage asks again for the same sources
    * and gets the answer without a second pass over them.
    */
-  listDigest(root: string, files: readonly string[]): Promise<string> {
+  listDigest(root: string, files: readonly string[], progress?: HashProgress): Promise<string> {
     const key = `${root}\0${files.join("\0")}`;
     let digest = this.listDigests.get(key);
     if (!digest) {
-      digest = this.computeListDigest(root, files);
+      digest = this.computeListDigest(root, files, progress);
       this.listDigests.set(key, digest);
       digest.catch(() => this.listDigests.delete(key)); // a failed read is not remembered
     }
     return digest;
   }
 
-  private async computeListDigest(root: string, files: readonly string[]): Promise<string> {
+  private async computeListDigest(root: string, files: readonly string[], progress?: HashProgress): Promise<string> {
     const sorted = [...files].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     const paths = sorted.map((file) => join(root, file));
-    const digests = paths.map((path) => this.known(path));
-    await mapLimit([...digests.keys()].filter((i) => !digests[i]), LIST_HASH_CONCURRENCY, async (i) => (digests[i] = await this.digest(paths[i]!)));
+    const digests = await this.digestAll(paths, LIST_HASH_CONCURRENCY, progress);
     const hash = createHash("sha256");
     hash.update(sorted.map((file, i) => `${file}\0${digests[i]!.size}\0${digests[i]!.sha256}\0`).join(""));
     return hash.digest("hex");
+  }
+
+  /**
+   * Digests of `paths` in order: the known ones from one stat each, the others read `concurrency` at
+   * a time, under one progress line when they add up to PROGRESS_MIN_BYTES or more.
+   */
+  async digestAll(paths: readonly string[], concurrency: number, progress?: HashProgress): Promise<FileDigest[]> {
+    const found = paths.map((path) => this.lookup(path));
+    const digests = found.map((f) => ("digest" in f ? f.digest : undefined));
+    const total = found.reduce((sum, f) => sum + ("key" in f ? f.key.size : 0), 0);
+    const bar = total >= PROGRESS_MIN_BYTES ? progress?.(total) : undefined;
+    try {
+      await mapLimit([...digests.keys()].filter((i) => !digests[i]), concurrency, async (i) => (digests[i] = await this.digest(paths[i]!, { onBytes: bar?.add })));
+    } finally {
+      bar?.end();
+    }
+    return digests as FileDigest[];
   }
 
   /** The size of a file digested or written earlier in this run, without looking at it again. */

@@ -161,7 +161,7 @@ function storedBlocks(data: Buffer): Buffer {
  * stored blocks written here, at the speed of reading it. The CRC-32 and size trailer cover the
  * whole tar. Equal inputs give equal bytes (docs/contracts.md, "Artifact").
  */
-export async function writeTarGz(files: TarFile[], out: string, level = GZIP_LEVEL): Promise<TarResult> {
+export async function writeTarGz(files: TarFile[], out: string, level = GZIP_LEVEL, onBytes?: (bytes: number) => void): Promise<TarResult> {
   const hash = createHash("sha256");
   let size = 0;
   const file = createWriteStream(out);
@@ -208,6 +208,7 @@ export async function writeTarGz(files: TarFile[], out: string, level = GZIP_LEV
       }
       crc = crc32(piece, crc);
       isize = (isize + piece.length) % 2 ** 32;
+      onBytes?.(piece.length);
       if (stored) {
         await emitWaiting(storedBlocks(piece));
         continue;

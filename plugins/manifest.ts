@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { MANIFEST_FILE, MANIFEST_VERSION, manifestText, parseManifest, type Manifest, type ManifestEndpoint } from "../core/manifest.ts";
 import { HOOK_ORDER } from "../core/pipeline.ts";
 import type { BuildContext, EndpointSpec, SvcPlugin } from "../core/types.ts";
-import { fileIndexOf, type FileIndex } from "./_file-index.ts";
+import { fileIndexOf, type FileIndex, type HashProgress } from "./_file-index.ts";
 import { writeIfChanged } from "./_fs.ts";
 
 export const PLUGIN_NAME = "svc:manifest";
@@ -45,7 +45,7 @@ export async function createManifest(ctx: BuildContext): Promise<Manifest> {
     version: MANIFEST_VERSION,
     app: ctx.config.app,
     pythonVersion: ctx.config.pythonVersion,
-    fingerprint: await fingerprint(ctx.root, ctx.sourceFiles, await fileIndexOf(ctx)),
+    fingerprint: await fingerprint(ctx.root, ctx.sourceFiles, await fileIndexOf(ctx), (total) => ctx.logger.progress("manifest: hashing the app's files", total)),
     endpoints,
     functions,
     routes,
@@ -89,6 +89,6 @@ function manifestEndpoint(endpoint: EndpointSpec): ManifestEndpoint {
  * or removal changes it. The per-file hashes come from the file index (docs/manifest.md): an
  * unchanged file costs one stat and is not read, a changed one is hashed while streaming.
  */
-export async function fingerprint(root: string, files: readonly string[], index: FileIndex): Promise<string> {
-  return `sha256:${await index.listDigest(root, files)}`;
+export async function fingerprint(root: string, files: readonly string[], index: FileIndex, progress?: HashProgress): Promise<string> {
+  return `sha256:${await index.listDigest(root, files, progress)}`;
 }

@@ -87,10 +87,12 @@ export function pipArgs(target: string, requirementsFile: string, pythonVersion:
   ];
 }
 
-async function runPip(args: string[], ctx: BuildContext): Promise<void> {
+async function runPip(args: string[], ctx: BuildContext, label: string): Promise<void> {
   const python = pythonInterpreter();
   const command = await startablePython(ctx.outDir, python); // the real interpreter behind a python3 shim, once known
-  return new Promise((resolvePromise, reject) => {
+  // on a terminal, pip's latest line (Collecting …, Downloading …) beside a clock; elsewhere the one line
+  const progress = ctx.logger.progress(label, 0);
+  return new Promise<void>((resolvePromise, reject) => {
     const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PIP_NO_WARN_SCRIPT_LOCATION: "1" } });
     let output = "";
     const collect = (chunk: Buffer) => {
@@ -100,7 +102,11 @@ async function runPip(args: string[], ctx: BuildContext): Promise<void> {
     };
     child.stdout.on("data", (chunk: Buffer) => {
       collect(chunk);
-      for (const line of chunk.toString().split("\n")) if (line.trim()) ctx.logger.debug(`pip: ${line}`);
+      for (const line of chunk.toString().split("\n")) {
+        if (!line.trim()) continue;
+        ctx.logger.debug(`pip: ${line}`);
+        progress.note(line);
+      }
     });
     child.stderr.on("data", collect);
     child.on("error", (error: NodeJS.ErrnoException) => reject(error.code === "ENOENT" ? errors.PYTHON_NOT_FOUND(python) : error));
@@ -108,7 +114,7 @@ async function runPip(args: string[], ctx: BuildContext): Promise<void> {
       if (code === 0) resolvePromise();
       else reject(errors.PIP_FAILED(pipErrorText(output)));
     });
-  });
+  }).finally(() => progress.end());
 }
 
 /** pip's own words, verbatim, without the progress noise before the first error. */
@@ -207,9 +213,9 @@ export function pipInstall(): SvcPlugin {
         try {
           const requirementsFile = join(staging, "requirements.txt");
           await writeFile(requirementsFile, text);
-          ctx.logger.info(`installing ${requirements.length} requirement(s) for Linux x86_64 (Python ${ctx.config.pythonVersion})`);
           meta.ran = true;
-          await runPip(pipArgs(join(staging, "site-packages"), requirementsFile, ctx.config.pythonVersion, pipOptions), ctx);
+          const label = `installing ${requirements.length} requirement(s) for Linux x86_64 (Python ${ctx.config.pythonVersion})`;
+          await runPip(pipArgs(join(staging, "site-packages"), requirementsFile, ctx.config.pythonVersion, pipOptions), ctx, label);
           const pruned = await pruneExcluded(join(staging, "site-packages"), new Set(reasons.keys()));
           meta.pruned = pruned;
           reportPruned(pruned, reasons, ctx);

@@ -12,10 +12,10 @@ import { join, relative } from "node:path";
 import { packagePath } from "../core/package-root.ts";
 import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/types.ts";
 import { PLUGIN_NAME as PIP_PLUGIN } from "./pip-install.ts";
-import { fileIndexOf, type FileIndex } from "./_file-index.ts";
+import { fileIndexOf, PROGRESS_MIN_BYTES, type FileIndex } from "./_file-index.ts";
 import { readCacheJson } from "./_fs.ts";
 import { mapLimit } from "./_map-limit.ts";
-import { comparePaths, writeTarGz, type TarFile } from "./_tar.ts";
+import { comparePaths, GZIP_LEVEL, writeTarGz, type TarFile } from "./_tar.ts";
 
 export const PLUGIN_NAME = "svc:tar-pack";
 export const ARTIFACT_FILE = "artifact.tar.gz";
@@ -143,9 +143,12 @@ const HASH_CONCURRENCY = 16;
  */
 async function fingerprint(ctx: BuildContext, groups: Groups, index: FileIndex): Promise<string> {
   const hash = createHash("sha256");
-  hash.update(`svc-artifact-v${FORMAT_VERSION}\0${groups.keyed.join("\0")}\0sources\0${await index.listDigest(ctx.root, groups.sources)}\0`);
-  const parts = groups.others.map((file) => index.known(file.source));
-  await mapLimit([...parts.keys()].filter((i) => !parts[i]), HASH_CONCURRENCY, async (i) => (parts[i] = await index.digest(groups.others[i]!.source)));
+  hash.update(`svc-artifact-v${FORMAT_VERSION}\0${groups.keyed.join("\0")}\0sources\0${await index.listDigest(ctx.root, groups.sources, (total) => ctx.logger.progress("pack: hashing the app's files", total))}\0`);
+  const parts = await index.digestAll(
+    groups.others.map((file) => file.source),
+    HASH_CONCURRENCY,
+    (total) => ctx.logger.progress("pack: hashing the build's files", total),
+  );
   hash.update(groups.others.map((file, i) => `${file.path}\0${parts[i]!.size}\0${parts[i]!.sha256}\0`).join(""));
   return hash.digest("hex");
 }
@@ -179,7 +182,9 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
   const temporary = `${path}.tmp-${process.pid}`;
   await rm(stateFile, { force: true });
   try {
-    const { sha256, size } = await writeTarGz(files, temporary);
+    const unpacked = files.reduce((sum, file) => sum + file.size, 0);
+    const bar = unpacked >= PROGRESS_MIN_BYTES ? ctx.logger.progress(`pack: writing ${relative(ctx.root, path)}`, unpacked) : undefined;
+    const { sha256, size } = await writeTarGz(files, temporary, GZIP_LEVEL, bar?.add).finally(() => bar?.end());
     await rename(temporary, path);
     const entries: ArtifactEntry[] = files.map((file) => ({ path: file.path, size: file.size }));
     const artifact: Artifact = { path, sha256, size, unpackedSize: entries.reduce((sum, e) => sum + e.size, 0), entries };

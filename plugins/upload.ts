@@ -5,7 +5,7 @@
  * Content-addressed: an artifact the platform already has (same sha256) is not sent again.
  */
 import { resolveDeployTarget } from "../core/client/environments.ts";
-import { errors, formatBytes } from "../core/errors.ts";
+import { errors } from "../core/errors.ts";
 import type { SvcPlugin } from "../core/types.ts";
 import { platformClient } from "./_platform.ts";
 
@@ -32,8 +32,9 @@ export function upload(): SvcPlugin {
         ctx.app = { id: target.app.id, name: target.app.name };
         ctx.environment = { id: target.environment.id, name: target.environment.name };
 
-        ctx.logger.info(`  uploading ${formatBytes(ctx.artifact.size)} artifact (${shortSha(ctx.artifact.sha256)}) to ${appName}/${target.environment.name}`);
-        const result = await client.uploadArtifact(target.app.id, ctx.artifact, ctx.manifest);
+        // one line (or a bar on a terminal) while the bytes go; a content-addressed hit sends none
+        const bar = ctx.logger.progress(`  uploading the artifact (${shortSha(ctx.artifact.sha256)}) to ${appName}/${target.environment.name}`, ctx.artifact.size);
+        const result = await client.uploadArtifact(target.app.id, ctx.artifact, ctx.manifest, bar.add).finally(() => bar.end());
         ctx.logger.info(uploadedLine(ctx.artifact.sha256, result.skipped));
         ctx.upload = { buildId: result.buildId, skipped: result.skipped };
         return result.buildId;

@@ -2,6 +2,7 @@
 import { relative } from "node:path";
 import type { CAC } from "cac";
 import { formatBytes } from "../../core/errors.ts";
+import { formatMs } from "../../core/logger.ts";
 import type { BuildContext } from "../../core/types.ts";
 import { runBuild } from "../_build.ts";
 import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
@@ -37,7 +38,8 @@ export function buildResult(ctx: BuildContext) {
   };
 }
 
-function printSummary(ctx: BuildContext, ms: number): void {
+function printSummary(ctx: BuildContext, started: number): void {
+  const ms = performance.now() - started;
   const artifact = ctx.artifact;
   const lines = [""];
   if (artifact) {
@@ -51,7 +53,9 @@ function printSummary(ctx: BuildContext, ms: number): void {
     lines.push(`  ${endpoint.name.padEnd(24)} ${endpoint.type}  ${what}${endpoint.image ? `  [${endpoint.image}]` : ""}`);
   }
   if (ctx.excluded.length) lines.push(`excluded  ${ctx.excluded.map((r) => r.name).join(", ")}`);
-  lines.push(`built in ${(ms / 1000).toFixed(2)} s`);
+  // the whole wait: the process's start-up (Node, svc's modules) before `started`, then config and stages
+  const stages = ctx.logger.timings.reduce((sum, t) => sum + t.ms, 0);
+  lines.push(`built in ${formatMs(ms)} (stages ${formatMs(stages)}, config and clean-up ${formatMs(Math.max(0, ms - stages))}; start-up before it ${formatMs(started)})`);
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 
@@ -84,6 +88,6 @@ export function registerBuild(cli: CAC): void {
         },
       });
       if (flags.json) printJson(buildResult(ctx));
-      else printSummary(ctx, performance.now() - started);
+      else printSummary(ctx, started);
     });
 }

@@ -11,7 +11,7 @@
  *     AUTH_MISSING); no URL → the embedded platform from `startEmbedded` (the CLI hands in platform/'s
  *     ensureLocalPlatform), with the user's PLATFORM_API_KEY when set, else the platform's own key.
  *   createPlatformClient({ url, apiKey }): PlatformClient
- *   client.uploadArtifact(appId, { path, sha256, size }, manifest): Promise<{ buildId, skipped, build }>
+ *   client.uploadArtifact(appId, { path, sha256, size }, manifest, onBytes?): Promise<{ buildId, skipped, build }>
  *     content-addressed: `skipped` is true when the platform already had the sha256 (no PUT sent).
  *   client.saveEndpoint(input: EndpointInput): Promise<PlatformEndpoint>   (input.id → update)
  *   client.deleteEndpoint(id): Promise<boolean>
@@ -121,8 +121,8 @@ export function createPlatformClient(options: PlatformClientOptions) {
     },
 
     // builds
-    uploadArtifact(appId: string, artifact: ArtifactRef, manifest: unknown): Promise<UploadResult> {
-      return uploadArtifact(url, apiKey, gql, appId, artifact, manifest);
+    uploadArtifact(appId: string, artifact: ArtifactRef, manifest: unknown, onBytes?: (bytes: number) => void): Promise<UploadResult> {
+      return uploadArtifact(url, apiKey, gql, appId, artifact, manifest, onBytes);
     },
     async getBuild(id: string): Promise<PlatformBuild | null> {
       return (await gql<{ getBuild: PlatformBuild | null }>("getBuild", documents.getBuild, { id })).getBuild;

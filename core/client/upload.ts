@@ -5,6 +5,7 @@
  */
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
+import { Readable } from "node:stream";
 import { errors } from "../errors.ts";
 import type { GraphQLRunner } from "./_graphql.ts";
 import { documents } from "./_graphql.ts";
@@ -24,6 +25,8 @@ export async function uploadArtifact(
   appId: string,
   artifact: ArtifactRef,
   manifest: unknown,
+  /** Hears the bytes as they are read for the PUT (a progress line). */
+  onBytes?: (bytes: number) => void,
 ): Promise<UploadResult> {
   const size = artifact.size || (await stat(artifact.path)).size;
   const { prepareArtifactUpload: prepared } = await gql<{
@@ -35,7 +38,7 @@ export async function uploadArtifact(
     const headers: Record<string, string> = { "content-type": "application/gzip", "content-length": String(size) };
     // Our key goes only to our platform; a presigned URL elsewhere (object storage) carries its own auth.
     if (target.origin === new URL(baseUrl).origin) headers.authorization = `Bearer ${apiKey}`;
-    const response = await httpRequest(baseUrl, target.href, { method: "PUT", headers, body: createReadStream(artifact.path) });
+    const response = await httpRequest(baseUrl, target.href, { method: "PUT", headers, body: onBytes ? Readable.from(counted(artifact.path, onBytes)) : createReadStream(artifact.path) });
     if (response.status >= 300) throw httpError("artifact upload (PUT)", response);
   }
 
@@ -46,4 +49,11 @@ export async function uploadArtifact(
   );
   if (!build?.id) throw errors.PLATFORM_ERROR("finalizeArtifactUpload", "no build id in the answer");
   return { buildId: build.id, skipped: prepared.alreadyUploaded, build: { id: build.id, sha256: build.sha256, size: build.size } };
+}
+
+async function* counted(path: string, onBytes: (bytes: number) => void): AsyncGenerator<Buffer> {
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) {
+    onBytes(chunk.length);
+    yield chunk;
+  }
 }
