@@ -95,16 +95,18 @@ export class Autoscaler {
 
     for (let i = n; i < target; i++) if (!this.supervisor.start(endpoint)) break;
 
-    // Scale down: idle longer than idleTimeout, above workersMin.
+    // Scale down: idle longer than idleTimeout, above workersMin; first those still waiting for a GPU
+    // (nothing started yet: else each would start, load its model, and idle out in turn).
     let live = n;
     if (live <= min) return;
     const idleMs = endpoint.idleTimeout * 1000;
-    for (const w of current) {
-      if (live <= min) break;
-      if (w.ready && !this.supervisor.busy(w) && now - w.idleSince >= idleMs && !this.hasDemand(endpoint, now)) {
-        void this.supervisor.stop(w, `idle for ${endpoint.idleTimeout} s`);
-        live--;
-      }
+    const throttled = current.filter((w) => this.supervisor.state(w) === "throttled");
+    for (const w of [...throttled, ...current.filter((w) => !throttled.includes(w))]) {
+      if (live <= min || this.hasDemand(endpoint, now)) break;
+      if (throttled.includes(w)) void this.supervisor.stop(w, "no queued job while it waits for a GPU");
+      else if (w.ready && !this.supervisor.busy(w) && now - w.idleSince >= idleMs) void this.supervisor.stop(w, `idle for ${endpoint.idleTimeout} s`);
+      else continue;
+      live--;
     }
   }
 

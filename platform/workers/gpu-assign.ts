@@ -108,6 +108,11 @@ export class WorkerGpus {
     void this.pool?.then((pool) => pool.release(workerId));
   }
 
+  /** Is the worker waiting for GPUs (the hosted platform's "throttled": no GPU free for it)? */
+  waiting(workerId: string): boolean {
+    return this.known?.waiting().some((r) => r.workerId === workerId) ?? false;
+  }
+
   /** The GPUs an endpoint's workers hold and how many of them wait (its /health); undefined before a GPU worker started, or with no GPU. */
   ofEndpoint(endpointId: string): { held: Array<{ index: number; uuid: string; workerId: string }>; waiting: number } | undefined {
     if (!this.known || this.known.gpus.length === 0) return undefined;

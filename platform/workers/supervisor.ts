@@ -26,7 +26,7 @@ import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
 import { volumeFolderOf } from "../volumes/mount.ts";
 
-export type WorkerState = "initializing" | "idle" | "running" | "unhealthy";
+export type WorkerState = "initializing" | "throttled" | "idle" | "running" | "unhealthy";
 
 export interface WorkerInfo {
   id: string;
@@ -164,7 +164,7 @@ export class Supervisor {
 
   state(w: WorkerInfo): WorkerState {
     if (w.unhealthy || w.failure) return "unhealthy";
-    if (!w.ready) return "initializing";
+    if (!w.ready) return this.gpus.waiting(w.id) ? "throttled" : "initializing"; // throttled: waits for a GPU
     return this.busy(w) ? "running" : "idle";
   }
 

@@ -13,19 +13,22 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeState } from "../../platform/state-dir.ts";
 import { parseNvidiaSmi } from "../../platform/workers/gpus.ts";
 import { GPUS_ROUTE } from "../../platform/api/gpu-routes.ts";
-import { api, buildFixtureArtifact, deploy, startTestPlatform, waitFor, type TestPlatform } from "./_support.ts";
+import { api, buildFixtureArtifact, deploy, startTestPlatform, waitFinal, waitFor, type BuiltArtifact, type TestPlatform } from "./_support.ts";
 
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 const UUID = "GPU-0c1d2e3f-aaaa-bbbb-cccc-000000000000";
 
 let p: TestPlatform;
 let endpointId: string;
+let artifact: BuiltArtifact;
+
+const oneGpu = () => startTestPlatform({
+  gpuMachine: { gpus: async () => parseNvidiaSmi(`0, ${UUID}, NVIDIA H100 80GB HBM3, 81559 MiB\n`), libraryDirs: async () => [] },
+});
 
 beforeAll(async () => {
-  p = await startTestPlatform({
-    gpuMachine: { gpus: async () => parseNvidiaSmi(`0, ${UUID}, NVIDIA H100 80GB HBM3, 81559 MiB\n`), libraryDirs: async () => [] },
-  });
-  const artifact = await buildFixtureArtifact();
+  p = await oneGpu();
+  artifact = await buildFixtureArtifact();
   // extra saveEndpoint fields: a GPU endpoint (gpuIds, one GPU per worker) with two warm workers
   const spec = { name: "work", workersMin: 2, workersMax: 2, idleTimeout: 60, gpuIds: "AMPERE_16", gpuCount: 1 };
   endpointId = (await deploy(p, artifact, [spec])).endpoints.work!.id;
@@ -54,7 +57,9 @@ describe("GPU workers on a machine with one GPU", { timeout: 90_000 }, () => {
     const holder = view.gpus[0]!.workers[0]!.workerId;
     const waiter = view.waiting[0]!.workerId;
     expect(view.waiting[0]).toMatchObject({ endpointName: "work", count: 1 });
-    expect((await api(p, "GET", `/v2/${endpointId}/health`)).body.gpus).toEqual({ held: [{ index: 0, uuid: UUID, workerId: holder }], waiting: 1 });
+    const health = (await api(p, "GET", `/v2/${endpointId}/health`)).body;
+    expect(health.gpus).toEqual({ held: [{ index: 0, uuid: UUID, workerId: holder }], waiting: 1 });
+    expect(health.workers.throttled).toBe(1); // the hosted state of a worker with no GPU free for it
     expect(workerLogs().filter((line) => line.includes(`worker ${waiter} waits for 1 free GPU(s) (GPU 0: ${holder})`))).toHaveLength(1);
 
     const seen = await api(p, "POST", `/v2/${endpointId}/runsync`, { input: { op: "env", value: "CUDA_VISIBLE_DEVICES" } });
@@ -83,5 +88,27 @@ describe("GPU workers on a machine with one GPU", { timeout: 90_000 }, () => {
     const res = await fetch(`${p.url}${GPUS_ROUTE}`, { headers: { authorization: `Bearer ${p.context.workerKeys.keyFor(p.context.store.endpoints.get(endpointId)!)}` } });
     expect(res.status).toBe(403);
     expect((await fetch(`${p.url}${GPUS_ROUTE}`)).status).toBe(401);
+  });
+});
+
+describe("scaling GPU workers on a machine with one GPU", { timeout: 90_000 }, () => {
+  it("a worker still waiting for the GPU when no job is queued is stopped without ever starting", async () => {
+    const q = await oneGpu();
+    try {
+      const spec = { name: "work", workersMin: 0, workersMax: 2, idleTimeout: 60, scalerType: "REQUEST_COUNT", scalerValue: 1, gpuIds: "AMPERE_16", gpuCount: 1 };
+      const id = (await deploy(q, artifact, [spec])).endpoints.work!.id;
+      const jobs: string[] = [];
+      for (let i = 0; i < 2; i++) jobs.push((await api(q, "POST", `/v2/${id}/run`, { input: { op: "sleep", seconds: 3 } })).body.id);
+      const { supervisor } = q.context;
+      const waiter = await waitFor("a worker waiting for the GPU", () => supervisor.forEndpoint(id).find((w) => supervisor.state(w) === "throttled"), 30_000, 20);
+      for (const job of jobs) expect((await waitFinal(q, id, job, 60_000)).status).toBe("COMPLETED");
+      await waitFor("the waiting worker to be stopped", () => waiter.exited, 30_000);
+      expect(waiter.spawnedAt).toBeUndefined(); // its process never started
+      q.context.store.logs.flush();
+      const lines = q.context.store.logs.tail(id, 200);
+      expect(lines.filter((line) => line.includes(`stopping worker ${waiter.id}: no queued job while it waits for a GPU`)), lines.join("\n")).toHaveLength(1);
+    } finally {
+      await q.dispose();
+    }
   });
 });
