@@ -127,8 +127,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   } catch (error) {
     await served?.close().catch(() => {});
     await watcher?.close().catch(() => {});
-    // Endpoints deployed before the failure must not be left running.
+    // Endpoints deployed before the failure must not be left running, nor an app made for them.
     await provisioner.teardown().catch(() => {});
+    await steps.removeCreatedApps().catch(() => {});
     throw error;
   }
 
@@ -152,7 +153,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
         await served!.close().catch(() => {});
         await reloadsDone;
         await workerLogs.stop().catch(() => {});
-        if (!closeOptions.keepEndpoints) await provisioner.teardown();
+        if (closeOptions.keepEndpoints) return;
+        await provisioner.teardown();
+        await steps.removeCreatedApps();
       })();
       return closed;
     },

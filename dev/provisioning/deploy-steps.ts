@@ -4,6 +4,9 @@
  * Provisioner (lazy, or all at startup with --auto-provision, asking first when more than 5 would
  * be created or changed); the endpoints' URLs recorded on the build for cross-endpoint calls —
  * a deployed endpoint's platform URL, or for one not deployed yet the dev server's live proxy.
+ * An app this session had to create is deleted again when it stops (`removeCreatedApps`), unless
+ * something else uses it by then: an environment (a deploy), or endpoints running its builds
+ * (another `svc run` of the same app) (docs/dev-server.md, "Stop").
  */
 import type { PlatformClient } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
@@ -34,6 +37,8 @@ export interface DeploySteps extends DevDeploySteps {
   recordUrls(buildId: string): Promise<void>;
   /** From now on, endpoints not deployed yet get the dev server's live-proxy URL (workers on this machine). */
   useLiveProxy(devServerUrl: string, buildId: string): Promise<void>;
+  /** After the `live-` endpoints are gone: deletes the apps this session created (and their dev builds). */
+  removeCreatedApps(): Promise<void>;
 }
 
 export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
@@ -41,6 +46,7 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
   let started = false;
   let lastUpload: { sha256: string; buildId: string } | undefined;
   let app: { name: string; id: string } | undefined;
+  const createdApps: Array<{ name: string; id: string }> = [];
   let proxyBase: string | undefined;
 
   async function confirmStartup(): Promise<void> {
@@ -82,8 +88,9 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
       }
       const name = ctx.manifest.app;
       if (app?.name !== name) {
-        const found = (await client.getApp(name)) ?? (await client.createApp(name));
-        app = { name, id: found.id };
+        const found = await client.getApp(name);
+        app = { name, id: (found ?? (await client.createApp(name))).id };
+        if (!found) createdApps.push(app);
       }
       const result = await client.uploadArtifact(app.id, ctx.artifact, ctx.manifest);
       lastUpload = { sha256: ctx.artifact.sha256, buildId: result.buildId };
@@ -115,6 +122,20 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
     async useLiveProxy(devServerUrl, buildId) {
       proxyBase = devServerUrl;
       await recordUrls(buildId);
+    },
+    async removeCreatedApps() {
+      for (const created of createdApps.splice(0)) {
+        const found = await client.getApp(created.name);
+        if (found?.id !== created.id) continue;
+        const builds = new Set((await client.listEndpoints()).flatMap((e) => (e.buildId && !e.environmentId ? [e.buildId] : [])));
+        const apps = await Promise.all([...builds].map(async (id) => (await client.getBuild(id))?.appId));
+        if (found.environments.length > 0 || apps.includes(created.id)) {
+          logger.info(`kept app ${created.name}: created by this svc run, but other endpoints or environments use it now`);
+          continue;
+        }
+        await client.deleteApp(created.id);
+        logger.info(`deleted app ${created.name} (created by this svc run)`);
+      }
     },
   };
 }

@@ -123,6 +123,41 @@ describe("svc run (CLI)", { timeout: 120_000 }, () => {
     }
   });
 
+  it("--auto-provision --yes in a new app, then Ctrl+C (a real SIGINT): the app svc run created goes with its live- endpoints", async () => {
+    expect(await client.getApp("dev-app")).toBeNull();
+    const { run } = await start(["--port", "0", "--no-reload", "--auto-provision", "--yes"]);
+    await run.waitFor(/ready in/);
+    expect(await client.getApp("dev-app")).not.toBeNull();
+    expect((await liveNames()).length).toBeGreaterThan(0);
+
+    run.child.kill("SIGINT");
+    expect(await run.exited).toBe(0);
+    expect(await liveNames()).toEqual([]);
+    expect(await client.getApp("dev-app")).toBeNull();
+    expect(run.output()).toContain("deleted app dev-app (created by this svc run)");
+  });
+
+  it("an app that existed before svc run, or that a deploy gave an environment meanwhile, stays", async () => {
+    const before = await client.createApp("dev-app");
+    const first = (await start(["--port", "0", "--no-reload", "--auto-provision", "--yes"])).run;
+    await first.waitFor(/ready in/);
+    first.child.kill("SIGINT");
+    expect(await first.exited).toBe(0);
+    expect((await client.getApp("dev-app"))?.id).toBe(before.id);
+    await client.deleteApp(before.id);
+
+    const second = (await start(["--port", "0", "--no-reload", "--auto-provision", "--yes"])).run;
+    await second.waitFor(/ready in/);
+    const created = (await client.getApp("dev-app"))!;
+    await client.createEnvironment(created.id, "production"); // as `svc deploy` would, meanwhile
+    second.child.kill("SIGINT");
+    expect(await second.exited).toBe(0);
+    expect(await liveNames()).toEqual([]);
+    expect((await client.getApp("dev-app"))?.id).toBe(created.id);
+    expect(second.output()).toContain("kept app dev-app");
+    await client.deleteApp(created.id);
+  });
+
   it("prints its live endpoints' worker output prefixed by endpoint: a print() and an import-error traceback", async () => {
     const root = await copyDevApp();
     roots.push(root);
