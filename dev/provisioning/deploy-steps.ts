@@ -4,6 +4,9 @@
  * Provisioner (lazy, or all at startup with --auto-provision, asking first when more than 5 would
  * be created or changed); the endpoints' URLs recorded on the build for cross-endpoint calls —
  * a deployed endpoint's platform URL, or for one not deployed yet the dev server's live proxy.
+ * A restart whose artifact is the one an earlier session's cached endpoints run reuses that build:
+ * nothing is uploaded and the unchanged endpoints are not touched (spec: resources are reused
+ * across restarts).
  * An app this session had to create is deleted again when it stops (`removeCreatedApps`), unless
  * something else uses it by then: an environment (a deploy), or endpoints running its builds
  * (another `svc run` of the same app) (docs/dev-server.md, "Stop").
@@ -16,6 +19,7 @@ import { LIVE_PREFIX } from "../../plugins/provision.ts";
 import { shortSha, uploadedLine } from "../../plugins/upload.ts";
 import { liveProxyUrl } from "../routes/live-proxy.ts";
 import type { Provisioner, RemoteEndpoint } from "./provisioner.ts";
+import { cachedFor, readResourceCache } from "./resource-cache.ts";
 
 /** More endpoints than this to create or change at startup → ask first (spec 4.3 rule 2). */
 export const CONFIRM_THRESHOLD = 5;
@@ -78,9 +82,30 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
     }
   }
 
+  /** A build of `appName` that endpoints of an earlier session run (the resource cache) with these bytes. */
+  async function cachedBuild(root: string, appName: string, sha256: string): Promise<{ id: string; appId: string } | undefined> {
+    const ids = new Set(cachedFor(await readResourceCache(root), client.url).flatMap((entry) => (entry.buildId ? [entry.buildId] : [])));
+    const app = ids.size > 0 ? await client.getApp(appName) : null;
+    for (const id of ids) {
+      const build = await client.getBuild(id);
+      if (build && build.appId === app?.id && build.sha256.replace(/^sha256:/, "") === sha256.replace(/^sha256:/, "")) return { id, appId: build.appId };
+    }
+    return undefined;
+  }
+
   return {
     async upload(ctx) {
       if (!ctx.artifact || !ctx.manifest) throw errors.BUILD_MISSING(ctx.root);
+      if (!lastUpload) {
+        const reused = await cachedBuild(ctx.root, ctx.manifest.app, ctx.artifact.sha256);
+        if (reused) {
+          app = { name: ctx.manifest.app, id: reused.appId };
+          lastUpload = { sha256: ctx.artifact.sha256, buildId: reused.id };
+          ctx.upload = { buildId: reused.id, skipped: true };
+          ctx.logger.info(`  artifact ${shortSha(ctx.artifact.sha256)} unchanged since the last svc run: reusing its build ${reused.id}`);
+          return reused.id;
+        }
+      }
       if (lastUpload?.sha256 === ctx.artifact.sha256) {
         ctx.upload = { buildId: lastUpload.buildId, skipped: true };
         ctx.logger.info(`  artifact ${shortSha(ctx.artifact.sha256)} unchanged: upload skipped`);

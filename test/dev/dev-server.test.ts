@@ -223,8 +223,15 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
       // A run that ends without clean-up (killed): its endpoints stay, recorded in the cache.
       await first.close({ keepEndpoints: true });
 
+      const buildIds = first.provisioner.status().map((s) => s.buildId);
+      lines.length = 0;
       second = await startDevServer({ root, client, port: 0, logger, autoProvision: true, reload: false });
       expect(second.provisioner.status().map((s) => s.id)).toEqual(ids);
+      // Nothing changed: the same build, no upload, no endpoint saved again (issue 19).
+      expect(second.provisioner.status().map((s) => s.buildId)).toEqual(buildIds);
+      expect(lines.join("\n")).toContain("unchanged since the last svc run: reusing its build");
+      expect(lines.join("\n")).toContain("reusing cached live-api, live-hello, live-slow");
+      expect(lines.filter((line) => /updating|updated|deploying/.test(line))).toEqual([]);
       expect(await liveNames(client)).toEqual(["live-api", "live-hello", "live-slow"]);
       const res = await post(`${second.url}/hello/runsync`, { name: "again" });
       expect(await res.json()).toMatchObject({ output: { greeting: "Hello, again!" } });
