@@ -15,6 +15,8 @@ export WAN_CONFIG="${WAN_CONFIG:-tiny}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+# The example declares the network volume wan-weights (its weights' home); the tiny model needs nothing on it.
+svc volume get wan-weights >/dev/null 2>&1 || svc volume create wan-weights --size 100 >/dev/null
 echo "== svc deploy (examples/image-to-video, WAN_CONFIG=$WAN_CONFIG)"
 (cd examples/image-to-video && svc deploy --json) > "$work/deploy.json"
 runsync=$(json '.endpoints.find(e=>e.name==="image-to-video").runsync' < "$work/deploy.json")

@@ -8,7 +8,10 @@ from svc import Endpoint, GpuGroup, save_output_file
     gpu=GpuGroup.ADA_80_PRO,
     workers=(0, 1),
     execution_timeout=3600,
-    env={"WAN_CONFIG": "wan2.2-i2v-a14b", "WAN_CHECKPOINT_DIR": "/models/Wan2.2-I2V-A14B",
+    # The weights (~60 GB) live on the network volume `wan-weights`, at /platform-volume in the
+    # workers: README.md, "Weights on a network volume".
+    volume="wan-weights",
+    env={"WAN_CONFIG": "wan2.2-i2v-a14b", "WAN_CHECKPOINT_DIR": "/platform-volume/Wan2.2-I2V-A14B",
          "WAN_SOLVER": "unipc"},
 )
 def generate(prompt=None, image=None, negative_prompt=None, size=None, num_inference_steps=None,

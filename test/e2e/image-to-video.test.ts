@@ -62,6 +62,7 @@ describe("image-to-video on the embedded platform", () => {
     root = join(root, "image-to-video");
     platform = await startPlatform({ dataDir: join(root, "..", "platform"), port: 0, log: () => {} });
     client = createPlatformClient({ url: platform.url, apiKey: platform.apiKey });
+    await client.createVolume({ name: "wan-weights", size: 1 }); // the example declares it; the tiny models need nothing on it
 
     const png = join(root, "..", "input.png");
     execFileSync("ffmpeg", ["-loglevel", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=320x180:rate=1", "-frames:v", "1", png]);

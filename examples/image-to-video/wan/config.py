@@ -125,6 +125,7 @@ TINY = ModelConfig(
     t5=_TINY_T5,
     two_experts=True,
     tiny=True,
+    expert_dirs=("high_noise_model", "low_noise_model"),  # its checkpoint's layout (tests/tiny_checkpoint.py): A14B's
 )
 
 TINY_21 = ModelConfig(

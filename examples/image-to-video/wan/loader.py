@@ -110,15 +110,18 @@ def load_components(config_name: str, checkpoint_dir: Optional[str] = None,
         device, auto_dtype = select_device()
         dtype = dtype or auto_dtype
     dtype = dtype or torch.float32
-    key = (cfg.name, checkpoint_dir if not cfg.tiny else None, str(device), str(dtype))
+    # A tiny config reads a checkpoint when one is there (written by tests/tiny_checkpoint.py, e.g.
+    # on a network volume); else it makes its random weights, and says so.
+    from_checkpoint = not cfg.tiny or bool(checkpoint_dir and os.path.isdir(checkpoint_dir))
+    key = (cfg.name, checkpoint_dir if from_checkpoint else None, str(device), str(dtype))
     with _LOCK:
         if key in _CACHE:
             return _CACHE[key]
         t0 = time.perf_counter()
-        if cfg.tiny:
-            comps = _tiny(cfg, device, dtype)
-        else:
+        if from_checkpoint:
             comps = _real(cfg, checkpoint_dir, device, dtype, offload)
+        else:
+            comps = _tiny(cfg, device, dtype)
         comps.load_s = round(time.perf_counter() - t0, 3)
         _CACHE.clear()  # one model set per worker: the previous one would just hold memory
         _CACHE[key] = comps
@@ -156,8 +159,15 @@ def _real(cfg, root, device, dtype, offload):
         clip = _build(ClipVision, cfg.clip, device, clip_dtype(device, dtype),
                       path=os.path.join(root, cfg.clip_file), prefix="visual.")
     tok = load_tokenizer(os.path.join(root, cfg.tokenizer_dir), cfg.t5.max_len)
+    warnings = []
+    if cfg.tiny:
+        # A tiny T5 has the byte-level vocabulary (259 ids): the folder's tokenizer.json is read
+        # (the layout is the published one) but the bytes are what the model was made for.
+        tok = ByteTokenizer(cfg.t5.max_len)
+        warnings.append(f"WAN_CONFIG={cfg.name}: tiny test model, weights from {root}; "
+                        f"output area reduced to {cfg.tiny_area} pixels and at most {cfg.tiny_max_frames} frames")
     comps = Components(cfg=cfg, device=device, dtype=dtype, experts=experts, vae=vae, t5=t5,
-                       tokenizer=tok, clip=clip, offload=offload)
+                       tokenizer=tok, clip=clip, offload=offload, warnings=warnings)
     if offload:
         comps.host_copies = {id(m): HostCopies(m) for m in experts + [t5]}
     return comps

@@ -1,0 +1,57 @@
+"""Writes a tiny config's model (the same seeded random weights as `WAN_CONFIG=tiny` makes in
+memory) as a checkpoint folder in the published layout: the experts as sharded safetensors with
+their index, the umT5 and VAE `.pth` files, CLIP for 2.1, and `google/umt5-xxl/tokenizer.json`.
+test/e2e/image-to-video-volume.test.ts uploads it to a network volume and deploys the example
+reading it. Usage: python tiny_checkpoint.py <folder> [tiny|tiny-2.1|tiny-5b]"""
+import json
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from wan.config import get_config  # noqa: E402
+from wan.loader import _tiny  # noqa: E402
+from wan.weights import write_safetensors  # noqa: E402
+
+
+def write_shards(folder: str, state: dict, shards: int = 2) -> None:
+    """`diffusion_pytorch_model-0000N-of-0000M.safetensors` and their index, as published."""
+    os.makedirs(folder, exist_ok=True)
+    keys = sorted(state)
+    weight_map = {}
+    for i in range(shards):
+        name = f"diffusion_pytorch_model-{i + 1:05d}-of-{shards:05d}.safetensors"
+        part = {k: state[k].contiguous() for k in keys[i::shards]}
+        write_safetensors(os.path.join(folder, name), part)
+        weight_map.update({k: name for k in part})
+    total = sum(t.numel() * t.element_size() for t in state.values())
+    with open(os.path.join(folder, "diffusion_pytorch_model.safetensors.index.json"), "w") as f:
+        json.dump({"metadata": {"total_size": total}, "weight_map": weight_map}, f, indent=2)
+
+
+def write_tokenizer(folder: str) -> None:
+    """A umT5-style Unigram tokenizer.json over the 259 byte-level ids of the tiny T5."""
+    os.makedirs(folder, exist_ok=True)
+    vocab = [["<pad>", 0.0], ["</s>", 0.0], ["<unk>", 0.0]] + [[f"<0x{b:02X}>", -10.0] for b in range(256)]
+    spec = {"version": "1.0", "model": {"type": "Unigram", "unk_id": 2, "vocab": vocab, "byte_fallback": True},
+            "added_tokens": [{"id": 0, "content": "<pad>"}, {"id": 1, "content": "</s>"}, {"id": 2, "content": "<unk>"}]}
+    with open(os.path.join(folder, "tokenizer.json"), "w") as f:
+        json.dump(spec, f)
+
+
+def write_tiny_checkpoint(root: str, config: str = "tiny") -> None:
+    cfg = get_config(config)
+    comps = _tiny(cfg, torch.device("cpu"), torch.float32)
+    for d, expert in zip(cfg.expert_dirs, comps.experts):
+        write_shards(os.path.join(root, d) if d else root, expert.state_dict())
+    torch.save(comps.t5.state_dict(), os.path.join(root, cfg.t5_file))
+    torch.save(comps.vae.state_dict(), os.path.join(root, cfg.vae_file))
+    if comps.clip is not None:
+        torch.save({f"visual.{k}": v for k, v in comps.clip.state_dict().items()}, os.path.join(root, cfg.clip_file))
+    write_tokenizer(os.path.join(root, cfg.tokenizer_dir))
+
+
+if __name__ == "__main__":
+    write_tiny_checkpoint(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "tiny")
