@@ -11,6 +11,8 @@ need=()
 { command -v ffmpeg && command -v ffprobe; } >/dev/null || need+=(ffmpeg)
 # bubblewrap isolates the embedded platform's workers (docs/platform.md, "Image environments").
 command -v bwrap >/dev/null || need+=(bubblewrap)
+# headless Chromium renders `svc build --analyze`'s treemap in test/plugins/analyze.test.ts (driven by playwright-core).
+command -v chromium >/dev/null || need+=(chromium)
 # Another apt or dpkg (unattended-upgrades, a second setup) holds its locks: wait for it, up to
 # APT_LOCK_WAIT_S seconds, instead of exiting 100 at once. DPkg::Lock::Timeout covers dpkg's lock;
 # `apt-get update`'s lists lock has no such option, so a lock failure is retried until the deadline.

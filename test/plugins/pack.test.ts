@@ -271,14 +271,18 @@ export default {
 });
 
 describe("svc:analyze", () => {
-  it("writes .svc/analyze.html with the artifact's entries and prints the top entries", async () => {
+  it("writes .svc/analyze.html (test/plugins/analyze.test.ts renders it) and prints the same summary and the top entries", async () => {
     const root = copyFixture("pack-app");
     const lines: string[] = [];
     await runPipeline({ root, logger: createLogger("info", (line) => lines.push(line)), options: { noDeps: true, analyze: true } });
     const html = readFileSync(join(root, ".svc", "analyze.html"), "utf8");
-    expect(html).toContain("<!DOCTYPE html>");
-    for (const path of ["workers/cpu.py", "handlers/cpu_worker.py", "svc_manifest.json", "svc/__init__.py"]) expect(html).toContain(`"id":"${path}"`);
+    expect(html).toContain("<!doctype html>");
+    for (const group of ["app files", "svc runtime", "generated files"]) expect(html).toContain(`data-group="${group}"`);
     const table = lines.join("\n");
+    // the page's header, printed: totals against the limit, the groups, the packages
+    expect(table).toMatch(/artifact of pack-app: [\d.]+ KB compressed \([\d.]+ % of the 1\.5 GB limit\), [\d.]+ KB unpacked/);
+    expect(table).toMatch(/groups: app files [\d.]+ K?B · svc runtime [\d.]+ KB · generated files [\d.]+ KB/);
+    expect(table).toContain("packages: none installed");
     expect(table).toMatch(/entry\s+size\s+share\s+files/);
     expect(table).toMatch(/\n\s+svc\/\s+[\d.]+ KB\s+[\d.]+%\s+\d+/);
   });
