@@ -3,6 +3,7 @@ Prints one JSON object of what it saw; volumes-s3.test.ts checks it."""
 import io
 import json
 import sys
+import urllib.request
 
 import boto3
 from botocore.config import Config
@@ -21,6 +22,14 @@ seen["big_etag"] = s3.head_object(Bucket=bucket, Key="py/big.bin")["ETag"]
 out = io.BytesIO()
 s3.download_fileobj(bucket, "py/big.bin", out)
 seen["big_same"] = out.getvalue() == big
+# a presigned URL (query-string SigV4): fetched with no client at all
+url = s3.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": "py/hello world+.txt"}, ExpiresIn=60)
+seen["presigned"] = urllib.request.urlopen(url).read().decode()
+try:
+    urllib.request.urlopen(url.replace("X-Amz-Signature=", "X-Amz-Signature=0"))
+    seen["tampered"] = "accepted"
+except urllib.error.HTTPError as e:
+    seen["tampered"] = e.code
 listing = s3.list_objects_v2(Bucket=bucket, Delimiter="/")
 seen["prefixes"] = [p["Prefix"] for p in listing.get("CommonPrefixes", [])]
 seen["keys"] = sorted(o["Key"] for o in s3.list_objects_v2(Bucket=bucket, Prefix="py/")["Contents"])

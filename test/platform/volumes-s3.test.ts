@@ -177,7 +177,7 @@ describe("the S3 API with the AWS SDK for JavaScript v3", () => {
 });
 
 describe("the S3 API with boto3 (PyPI)", () => {
-  it("round-trips objects, ranges, a multipart upload, listings and deletes", async () => {
+  it("round-trips objects, ranges, a multipart upload, presigned URLs, listings and deletes", async () => {
     const bucket = await createVolume("boto");
     const script = new URL("./_boto3_roundtrip.py", import.meta.url).pathname;
     const out = await new Promise<string>((resolve, reject) =>
@@ -190,6 +190,8 @@ describe("the S3 API with boto3 (PyPI)", () => {
       get: "from boto3",
       range: "boto3",
       big_same: true,
+      presigned: "from boto3",
+      tampered: 403,
       prefixes: ["py/"],
       keys: ["py/big.bin", "py/hello world+.txt"],
       deleted: "NoSuchKey",
