@@ -2,9 +2,14 @@
  * JSON Schemas of endpoint functions, from the parameters and return annotations discovery read
  * from the AST (the manifest's `params` / `returns`, docs/manifest.md). One mapping from Python
  * annotations to schemas, used by the dev server's /openapi.json (/docs) and by `svc client`'s
- * TypeScript types. Best effort: an annotation it does not know puts no constraint.
+ * TypeScript types. Module-level TypedDicts, dataclasses and Enums the annotations name (discovery's
+ * `types`) become object and enum schemas, as the runtime checks them (runtime/python/svc/_input_check.py).
+ * Best effort: an annotation it does not know puts no constraint.
  */
-import type { FunctionParam } from "./types.ts";
+import type { FunctionParam, PythonTypeDef } from "./types.ts";
+
+/** The classes annotations may name, by name (a function's `types` in the manifest). */
+export type TypeDefs = Readonly<Record<string, PythonTypeDef>>;
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -12,20 +17,21 @@ export type JsonSchema = Record<string, unknown>;
 export type ParamLike = Pick<FunctionParam, "name"> & Partial<Omit<FunctionParam, "name">>;
 
 /** JSON schema for a Python annotation (best effort; unknown → no constraint). */
-export function schemaForAnnotation(annotation: string | null | undefined): JsonSchema {
+export function schemaForAnnotation(annotation: string | null | undefined, types: TypeDefs = {}, seen: ReadonlySet<string> = new Set()): JsonSchema {
   if (!annotation) return {};
+  const schemaFor = (text: string | undefined) => schemaForAnnotation(text, types, seen);
   const text = annotation.trim().replace(/^typing\./, "");
   const optional = /^Optional\[(.*)\]$/.exec(text);
-  if (optional) return { ...schemaForAnnotation(optional[1]), nullable: true };
+  if (optional) return { ...schemaFor(optional[1]), nullable: true };
   const union = splitTopLevel(text, "|");
   if (union.length > 1) {
     const parts = union.filter((p) => p !== "None" && p !== "NoneType");
     const nullable = parts.length < union.length;
-    const base = parts.length === 1 ? schemaForAnnotation(parts[0]) : { anyOf: parts.map(schemaForAnnotation) };
+    const base = parts.length === 1 ? schemaFor(parts[0]) : { anyOf: parts.map((part) => schemaFor(part)) };
     return nullable ? { ...base, nullable: true } : base;
   }
   const unionGeneric = /^Union\[(.*)\]$/.exec(text);
-  if (unionGeneric) return schemaForAnnotation(splitTopLevel(unionGeneric[1]!, ",").join(" | "));
+  if (unionGeneric) return schemaFor(splitTopLevel(unionGeneric[1]!, ",").join(" | "));
   const generic = /^(\w+)\[(.*)\]$/.exec(text);
   const head = generic?.[1] ?? text;
   switch (head) {
@@ -45,21 +51,30 @@ export function schemaForAnnotation(annotation: string | null | undefined): Json
     case "Set":
     case "Sequence": {
       const items = generic ? splitTopLevel(generic[2]!, ",")[0] : undefined;
-      return { type: "array", items: items && items !== "..." ? schemaForAnnotation(items) : {} };
+      return { type: "array", items: items && items !== "..." ? schemaFor(items) : {} };
     }
     case "dict":
     case "Dict":
     case "Mapping": {
       const value = generic ? splitTopLevel(generic[2]!, ",")[1] : undefined;
-      return { type: "object", additionalProperties: value ? schemaForAnnotation(value) : true };
+      return { type: "object", additionalProperties: value ? schemaFor(value) : true };
     }
     case "Literal": {
       const values = generic ? splitTopLevel(generic[2]!, ",").map(literalValue) : [];
       return { enum: values };
     }
     default:
-      return {};
+      return types[head] && !seen.has(head) ? schemaForType(head, types[head], types, new Set([...seen, head])) : {};
   }
+}
+
+/** A TypedDict or dataclass: an object of its fields, no others; an Enum: its values. */
+function schemaForType(name: string, type: PythonTypeDef, types: TypeDefs, seen: ReadonlySet<string>): JsonSchema {
+  if (type.kind === "Enum") return { enum: [...type.values], title: name };
+  const properties: Record<string, JsonSchema> = {};
+  for (const field of type.fields) properties[field.name] = schemaForAnnotation(field.annotation, types, seen);
+  const required = type.fields.filter((f) => f.required).map((f) => f.name);
+  return { type: "object", title: name, properties, ...(required.length ? { required } : {}), additionalProperties: false };
 }
 
 function literalValue(text: string): unknown {
@@ -93,13 +108,13 @@ const NAMED_KINDS = new Set(["positional_or_keyword", "keyword_only"]);
  * The object schema of a function's keyword arguments (a job's `input`, a route's body or query);
  * a free object when the parameters are unknown. `**kwargs` allows other names.
  */
-export function paramsSchema(params: readonly ParamLike[] | undefined): JsonSchema {
+export function paramsSchema(params: readonly ParamLike[] | undefined, types: TypeDefs = {}): JsonSchema {
   if (!params) return { type: "object", additionalProperties: true, description: "Keyword arguments of the function." };
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const p of params) {
     if (!NAMED_KINDS.has(p.kind ?? "positional_or_keyword") || p.name === "self") continue;
-    const schema = schemaForAnnotation(p.annotation);
+    const schema = schemaForAnnotation(p.annotation, types);
     if (p.annotation && Object.keys(schema).length === 0) schema.description = `Python annotation: ${p.annotation}`;
     if (p.default !== undefined) schema.default = p.default;
     else if (p.defaultSource) schema.description = [schema.description, `default: ${p.defaultSource}`].filter(Boolean).join("; ");

@@ -37,6 +37,15 @@ const manifestFunction = z.strictObject({
   httpMethod: httpMethod.optional(),
   httpPath: z.string().startsWith("/").optional(),
   params: z.array(functionParam).optional(),
+  types: z
+    .record(
+      z.string(),
+      z.union([
+        z.strictObject({ kind: z.enum(["TypedDict", "dataclass"]), fields: z.array(z.strictObject({ name: z.string(), annotation: z.string(), required: z.boolean() })) }),
+        z.strictObject({ kind: z.literal("Enum"), values: z.array(z.union([z.string(), z.number()])) }),
+      ]),
+    )
+    .optional(),
   returns: z.string().optional(),
 });
 

@@ -65,9 +65,16 @@ export interface DiscoveredFunction extends SourceLocation {
   route?: { method: HttpMethod; path: string };
   /** Its parameters, in order (the job's input / the route's body are their keyword arguments). */
   params?: FunctionParam[];
+  /** The module-level TypedDicts, dataclasses and Enums its parameters' annotations name, by name. */
+  types?: Record<string, PythonTypeDef>;
   /** The return annotation as written. */
   returns?: string;
 }
+
+/** A class a parameter's annotation names, as discovery read it (its JSON schema: core/function-schema.ts). */
+export type PythonTypeDef =
+  | { kind: "TypedDict" | "dataclass"; fields: Array<{ name: string; annotation: string; required: boolean }> }
+  | { kind: "Enum"; values: Array<string | number> };
 
 export interface Hardware {
   gpuIds?: string[];

@@ -71,6 +71,7 @@ function manifestEndpoint(endpoint: EndpointSpec): ManifestEndpoint {
       isGenerator: fn.isGenerator,
       ...(fn.route ? { httpMethod: fn.route.method, httpPath: fn.route.path } : {}),
       ...(fn.params ? { params: fn.params } : {}),
+      ...(fn.types ? { types: fn.types } : {}),
       ...(fn.returns ? { returns: fn.returns } : {}),
     })),
     hardware: { ...endpoint.hardware },

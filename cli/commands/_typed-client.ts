@@ -66,7 +66,7 @@ function operations(manifest: Manifest): Operation[] {
   const list: Operation[] = [];
   for (const endpoint of Object.values(manifest.endpoints)) {
     for (const fn of endpoint.functions) {
-      const input = paramsSchema(fn.params);
+      const input = paramsSchema(fn.params, fn.types);
       const params = (fn.params ?? []).map((p) => `${p.name}${p.annotation ? `: ${p.annotation}` : ""}${p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : p.defaultSource ? ` = ${p.defaultSource}` : ""}`);
       list.push({
         fn: fn.name,

@@ -76,7 +76,7 @@ export function generateOpenApi(manifest: Manifest, options: OpenApiOptions = {}
         tags: [target.endpoint],
         requestBody: {
           required: false,
-          content: { "application/json": { schema: { oneOf: [paramsSchema(params), { type: "object", required: ["input"], properties: { input: paramsSchema(params) } }] } } },
+          content: { "application/json": { schema: { oneOf: [paramsSchema(params, fn?.types), { type: "object", required: ["input"], properties: { input: paramsSchema(params, fn?.types) } }] } } },
         },
         responses: {
           "200": { description: "The final job", content: { "application/json": { schema: jobWithOutput(fn?.returns) } } },
@@ -98,7 +98,7 @@ export function generateOpenApi(manifest: Manifest, options: OpenApiOptions = {}
       const fn = byName.get(`${module}:${route.function}`);
       const params = fn?.params;
       const hasBody = route.method === "POST" || route.method === "PUT" || route.method === "PATCH";
-      const schema = paramsSchema(params);
+      const schema = paramsSchema(params, fn?.types);
       const queryParams =
         !hasBody && params
           ? Object.entries((schema.properties ?? {}) as Record<string, Schema>)

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { createInterface } from "node:readline";
 import { packagePath } from "../../core/package-root.ts";
 import { errors } from "../../core/errors.ts";
-import type { FunctionParam, HttpMethod, PythonImport, StaticValue } from "../../core/types.ts";
+import type { FunctionParam, HttpMethod, PythonImport, PythonTypeDef, StaticValue } from "../../core/types.ts";
 import { pythonInterpreter } from "../_python.ts";
 
 export const DISCOVER_SCRIPT = packagePath("plugins", "discover-python", "discover.py");
@@ -30,6 +30,7 @@ export interface RawFunction {
   declaration: RawDeclaration;
   route?: { method: HttpMethod; path: string };
   params: FunctionParam[];
+  types?: Record<string, PythonTypeDef>;
   returns?: string;
 }
 

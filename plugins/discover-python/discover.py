@@ -387,8 +387,75 @@ def module_imports(body, found=None):
     return found
 
 
-def function_facts(module, function):
-    """Name, line, async/generator, parameters and return annotation of an endpoint function."""
+def simple_name(node):
+    """`TypedDict` of `TypedDict` and `typing.TypedDict`; None for anything else."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    return node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+
+
+REQUIRED_WRAPPER = re.compile(r"^(?:typing(?:_extensions)?\.)?(NotRequired|Required)\[(.*)\]$", re.S)
+
+
+def type_definitions(module, tree):
+    """Module-level TypedDicts, dataclasses and Enums by name: the object or values a parameter
+    annotated with one takes (its JSON schema in /docs and svc client; the runtime checks the same)."""
+    found = {}
+    for stmt in tree.body:
+        if not isinstance(stmt, ast.ClassDef):
+            continue
+        bases = [simple_name(b) for b in stmt.bases]
+        decorators = [simple_name(d) for d in stmt.decorator_list]
+        annotated = [item for item in stmt.body if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)]
+        if "TypedDict" in bases:
+            total = not any(k.arg == "total" and isinstance(k.value, ast.Constant) and k.value.value is False for k in stmt.keywords)
+            fields = []
+            for item in annotated:
+                text = annotation_text(module, item.annotation)
+                wrapped = REQUIRED_WRAPPER.match(text)
+                fields.append({"name": item.target.id, "annotation": wrapped.group(2) if wrapped else text,
+                               "required": (wrapped.group(1) == "Required") if wrapped else total})
+            found[stmt.name] = {"kind": "TypedDict", "fields": fields}
+        elif "dataclass" in decorators:
+            fields = []
+            for item in annotated:
+                text = annotation_text(module, item.annotation)
+                if text.split("[")[0].split(".")[-1] in ("ClassVar", "InitVar"):
+                    continue
+                field_call = isinstance(item.value, ast.Call) and simple_name(item.value) == "field"
+                has_default = item.value is not None and not (
+                    field_call and not any(k.arg in ("default", "default_factory") for k in item.value.keywords))
+                fields.append({"name": item.target.id, "annotation": text, "required": not has_default})
+            found[stmt.name] = {"kind": "dataclass", "fields": fields}
+        elif any(b in ("Enum", "StrEnum", "IntEnum") for b in bases):
+            values = [item.value.value for item in stmt.body
+                      if isinstance(item, ast.Assign) and isinstance(item.value, ast.Constant)
+                      and isinstance(item.value.value, (str, int, float)) and not isinstance(item.value.value, bool)]
+            found[stmt.name] = {"kind": "Enum", "values": values}
+    return found
+
+
+def annotation_names(text):
+    """Every name an annotation's text mentions (`Optional[Box]` → Optional, Box)."""
+    try:
+        return {node.id for node in ast.walk(ast.parse(text, mode="eval")) if isinstance(node, ast.Name)}
+    except SyntaxError:
+        return set()
+
+
+def referenced_types(params, definitions):
+    """The definitions the parameters' annotations reach, fields of fields included."""
+    wanted, queue = {}, [p["annotation"] for p in params if p.get("annotation")]
+    while queue:
+        for name in annotation_names(queue.pop()):
+            if name in definitions and name not in wanted:
+                wanted[name] = definitions[name]
+                queue.extend(f["annotation"] for f in definitions[name].get("fields", []))
+    return wanted
+
+
+def function_facts(module, function, definitions=None):
+    """Name, line, async/generator, parameters (and the types they name) and return annotation of an endpoint function."""
     facts = {
         "name": function.name,
         "line": function.lineno,
@@ -396,6 +463,9 @@ def function_facts(module, function):
         "isGenerator": is_generator(function),
         "params": parameters(module, function),
     }
+    types = referenced_types(facts["params"], definitions or {})
+    if types:
+        facts["types"] = types
     returns = annotation_text(module, function.returns)
     if returns:
         facts["returns"] = returns
@@ -428,6 +498,13 @@ def analyse(source):
             endpoints[target.id] = {"variable": target.id, "line": stmt.lineno, "args": module.endpoint_args(value)}
 
     functions = []
+    definitions = []  # module-level TypedDicts, dataclasses, Enums: read once, when the file has an endpoint
+
+    def facts_of(function):
+        if not definitions:
+            definitions.append(type_definitions(module, tree))
+        return function_facts(module, function, definitions[0])
+
     for stmt in tree.body:
         # An undecorated function is no endpoint: none of the per-function work below.
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or not stmt.decorator_list:
@@ -436,12 +513,12 @@ def analyse(source):
         for decorator in stmt.decorator_list:
             if module.is_endpoint_call(decorator):
                 declaration = {"line": decorator.lineno, "args": module.endpoint_args(decorator)}
-                base = base or function_facts(module, stmt)
+                base = base or facts_of(stmt)
                 functions.append(dict(base, declaration=declaration))
                 continue
             if isinstance(decorator, ast.Name) and decorator.id in endpoints:
                 # `worker = Endpoint(...)` then `@worker`: the queue-based form of an Endpoint object.
-                base = base or function_facts(module, stmt)
+                base = base or facts_of(stmt)
                 functions.append(dict(base, declaration=endpoints[decorator.id]))
                 continue
             if module.is_endpoint_ref(decorator):
@@ -451,7 +528,7 @@ def analyse(source):
             if route:
                 variable, method, path, _line = route
                 declaration = endpoints[variable]
-                base = base or function_facts(module, stmt)
+                base = base or facts_of(stmt)
                 functions.append(dict(base, declaration=declaration, route={"method": method, "path": path}))
     if not endpoints and not mentions_endpoint(module.source):
         # Without an Endpoint object or the name Endpoint, no decorator below could be an endpoint.

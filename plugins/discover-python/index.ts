@@ -87,6 +87,7 @@ function toFunctions(analysis: FileAnalysis): DiscoveredFunction[] {
     declaration: { file, line: fn.declaration.line, ...(fn.declaration.variable ? { variable: fn.declaration.variable } : {}), args: fn.declaration.args },
     ...(fn.route ? { route: { method: fn.route.method, path: fn.route.path } } : {}),
     params: fn.params,
+    ...(fn.types ? { types: fn.types } : {}),
     ...(fn.returns ? { returns: fn.returns } : {}),
   }));
 }

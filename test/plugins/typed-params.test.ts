@@ -3,6 +3,7 @@
  * server's /openapi.json (what /docs shows) types every function and route from them, and the
  * `svc client` source declares the same names. The app is the `svc init` template.
  */
+import { execFileSync } from "node:child_process";
 import { cpSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,6 +16,7 @@ import { createDevApp } from "../../dev/routes/routes.ts";
 import { buildUntilManifest } from "./_front-half.ts";
 
 const TEMPLATE = new URL("../../templates/init/", import.meta.url).pathname;
+const RUNTIME = new URL("../../runtime/python/", import.meta.url).pathname;
 
 async function initManifest(): Promise<Manifest> {
   const root = join(mkdtempSync(join(tmpdir(), "svc-typed-")), "demo");
@@ -90,5 +92,60 @@ describe("typed parameters", () => {
     expect(type("Optional[int]")).toBe("{\n  x: number | null;\n}");
     expect(type("MyClass")).toBe("{\n  x: unknown;\n}");
     expect(typeOf(paramsSchema([{ name: "kw", kind: "var_keyword", required: false }]))).toBe("{\n  [key: string]: unknown;\n}");
+  });
+
+  it("TypedDicts, dataclasses and Enums a parameter names are object and enum schemas in /docs and svc client, and the runtime refuses what the schema refuses", async () => {
+    const root = join(mkdtempSync(join(tmpdir(), "svc-typed-")), "typed-app");
+    cpSync(new URL("../../fixtures/typed-app/", import.meta.url).pathname, root, { recursive: true });
+    const manifest = (await buildUntilManifest(root)).manifest!;
+    const fn = manifest.endpoints.shapes!.functions[0]!;
+    expect(Object.keys(fn.types ?? {}).sort()).toEqual(["Box", "Options", "Speed"]);
+    const schema = paramsSchema(fn.params, fn.types) as { properties: Record<string, unknown> };
+    expect(schema.properties.options).toEqual({
+      type: "object",
+      title: "Options",
+      properties: { depth: { type: "integer" }, label: { type: "string" } },
+      required: ["depth"],
+      additionalProperties: false,
+      nullable: true,
+      default: null,
+    });
+    expect(schema.properties.box).toEqual({
+      type: "object",
+      title: "Box",
+      properties: { width: { type: "number" }, height: { type: "number" }, tags: { type: "array", items: { type: "string" } } },
+      required: ["width"],
+      additionalProperties: false,
+      nullable: true,
+      default: null,
+    });
+    expect(schema.properties.speed).toMatchObject({ enum: ["fast", "slow"], title: "Speed" });
+    expect(schema.properties.mode).toEqual({ enum: ["a", "b"], default: "a" });
+
+    const source = renderTypedClient({ ...manifest, urls: { shapes: "http://p/v2/ep_1" } });
+    expect(source).toMatch(/options\?: \{\s+depth: number;\s+label\?: string;\s+\} \| null;/);
+    expect(source).toMatch(/box\?: \{\s+width: number;\s+height\?: number;\s+tags\?: string\[\];\s+\} \| null;/);
+    expect(source).toContain('speed?: "fast" | "slow";');
+
+    // the worker's check (runtime/python/svc/_input_check.py) reads the same shapes from the same code
+    const check = `
+import json, sys
+sys.path[:0] = [sys.argv[1], sys.argv[2]]
+from shapes import measure
+from svc._input_check import check_input
+out = {}
+for name, data in json.loads(sys.argv[3]).items():
+    try:
+        check_input(measure, data)
+        out[name] = "ok"
+    except Exception as exc:
+        out[name] = [f["field"] for f in exc.fields]
+print(json.dumps(out))`;
+    const cases = {
+      good: { options: { depth: 2 }, box: { width: 3, tags: ["x"] }, speed: "slow", mode: "b" },
+      bad: { options: { depth: "deep", extra: 1 }, box: { height: 2 }, speed: "medium", mode: "c" },
+    };
+    const answer = JSON.parse(execFileSync("python3", ["-c", check, root, RUNTIME, JSON.stringify(cases)], { encoding: "utf8" }));
+    expect(answer).toEqual({ good: "ok", bad: ["options.depth", "options.extra", "box.width", "speed", "mode"] });
   });
 });
