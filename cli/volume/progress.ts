@@ -14,8 +14,12 @@ export interface Progress {
 
 const clock = (s: number) => (Number.isFinite(s) ? `${Math.floor(s / 60)}:${String(Math.round(s % 60)).padStart(2, "0")}` : "--:--");
 
-export function createProgress(total: number, label: string, stream: NodeJS.WriteStream = process.stderr): Progress {
-  const tty = Boolean(stream.isTTY) && !process.env.CI;
+export function createProgress(
+  total: number,
+  label: string,
+  stream: Pick<NodeJS.WriteStream, "write"> = process.stderr,
+  tty = Boolean(process.stderr.isTTY) && !process.env.CI,
+): Progress {
   const started = Date.now();
   let done = 0;
   let sentBytes = 0;
@@ -24,7 +28,7 @@ export function createProgress(total: number, label: string, stream: NodeJS.Writ
   const status = () => {
     const seconds = (Date.now() - started) / 1000;
     const rate = seconds > 0 ? sentBytes / seconds : 0;
-    const eta = rate > 0 ? (total - done) / rate : Number.POSITIVE_INFINITY;
+    const eta = done >= total ? 0 : rate > 0 ? (total - done) / rate : Number.POSITIVE_INFINITY;
     const pct = total > 0 ? Math.floor((done / total) * 100) : 100;
     return { pct, text: `${formatBytes(done)}/${formatBytes(total)} ${formatBytes(rate)}/s ETA ${clock(eta)}` };
   };

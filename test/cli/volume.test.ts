@@ -145,6 +145,22 @@ describe("svc volume", { timeout: 180_000 }, () => {
     expect(out.trim()).toBe("['big/resume.bin', 'models/tiny/model.safetensors']");
   });
 
+  it("stops an upload past the volume's size with the S3 error and the catalogue code", async () => {
+    const small = (await json(["volume", "create", "small", "--size", "1"])).volume;
+    const { open, truncate } = await import("node:fs/promises");
+    const filler = join(platform.dataDir, "volumes", small.id, "filler");
+    await (await open(filler, "w")).close();
+    await truncate(filler, 1_000_000_000 - 4 * MiB); // sparse: 4 MiB left
+    const file = join(work, "too-big.bin");
+    await writeFile(file, randomBytes(6 * MiB));
+    const r = await svc(["volume", "upload", file, "small"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("[VOLUME_TRANSFER_FAILED]");
+    expect(r.stderr).toContain("EntityTooLarge");
+    expect(r.stderr).toContain("volume small's size of 1 GB");
+    expect((await json(["volume", "ls", "small"])).objects.map((o: { key: string }) => o.key)).toEqual(["filler"]);
+  });
+
   it("refuses to delete a volume an endpoint uses unless --force", async () => {
     const volume = (await client.findVolume("weights"))!;
     await client.saveEndpoint({ name: "uses-weights", networkVolumeId: volume.id } as never);

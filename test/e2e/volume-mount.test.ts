@@ -3,7 +3,8 @@
  * naming a volume the platform lacks fails before the build with VOLUME_NOT_FOUND and the remedy;
  * once it exists, the deploy resolves the name to its id (manifest and listing show it), the
  * endpoint's worker reads what the S3 API wrote and writes what the S3 API reads back, at
- * /platform-volume (in the sandbox) — and an endpoint without the volume sees none.
+ * /platform-volume (in the sandbox) — and an endpoint without the volume sees none. `svc run` (the
+ * dev server) gives its live- endpoint the same volume.
  */
 import { execFile } from "node:child_process";
 import { cp, mkdtemp, readFile, rm, stat } from "node:fs/promises";
@@ -12,6 +13,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
+import { createLogger } from "../../core/logger.ts";
+import { startDevServer } from "../../dev/index.ts";
 import { startTestPlatform, type TestPlatform } from "../platform/_support.ts";
 
 const FIXTURE = new URL("../../fixtures/volume-app/", import.meta.url).pathname;
@@ -79,5 +82,20 @@ describe("endpoints with a network volume", { timeout: 180_000 }, () => {
     expect(other.output).toEqual({ mounted: false, env: null });
     // Which of the two the machine gave (bwrap or flags mode), for the reader of the log.
     console.log(`worker saw the volume at ${(job.output as { volume: string }).volume} (${sandboxed ? "bwrap" : "flags mode"})`);
+  });
+
+  it("svc run: the live- endpoint gets the same volume", async () => {
+    const server = await startDevServer({ root, client, port: 0, logger: createLogger("silent"), reload: false });
+    try {
+      const res = await fetch(`${server.url}/store/keep/runsync`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ input: { text: "from svc run" } }) });
+      const job = (await res.json()) as { status: string; output: { seen: string } };
+      expect(job).toMatchObject({ status: "COMPLETED", output: { seen: "written over S3" } });
+      const volume = (await client.findVolume("shared-data"))!;
+      const live = (await client.listEndpoints()).find((e) => e.name === "live-keeper");
+      expect(live?.networkVolumeId).toBe(volume.id);
+      expect(await readFile(join(platform.dataDir, "volumes", volume.id, "outbox", "reply.txt"), "utf8")).toBe("from svc run");
+    } finally {
+      await server.close();
+    }
   });
 });
