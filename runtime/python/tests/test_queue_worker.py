@@ -96,14 +96,19 @@ def test_cancel_of_running_async_job_cancels_the_task_and_reports_nothing(platfo
     assert platform.done_calls_for(job_id) == []
 
 
-def test_cancel_of_running_sync_job_drops_its_result(platform, start_worker):
+def test_cancel_of_running_sync_job_drops_its_result(platform, start_worker, tmp_path):
     worker = start_worker("echo", ping_interval=0.05)
-    job_id = platform.submit("echo", {"text": "x", "sleep": 1.0})
+    release = tmp_path / "release"
+    job_id = platform.submit("echo", {"text": "x", "release": str(release)})
     # The heartbeat names the job once the worker runs it (a cancel before that skips the job).
     platform.wait_for(lambda: any(p["worker"] == worker.id and p["job_id"] == job_id for p in platform.pings))
     platform.cancel(job_id)
-    assert platform.wait_job(platform.submit("echo", {"text": "next"}), timeout=0.9)["status"] == "COMPLETED"
-    time.sleep(0.5)  # past the cancelled job's own end
+    # The cancelled function still waits for `release`; the next job runs beside it (one slot).
+    assert platform.wait_job(platform.submit("echo", {"text": "next"}))["status"] == "COMPLETED"
+    release.touch()
+    platform.wait_for((tmp_path / "release.done").exists)  # the cancelled function has ended
+    # One more job's round trip after that end: a result the runtime sent for it would be in by now.
+    assert platform.wait_job(platform.submit("echo", {"text": "after"}))["status"] == "COMPLETED"
     assert platform.done_calls_for(job_id) == []
 
 
@@ -274,13 +279,18 @@ def test_an_idle_worker_gets_its_next_job_in_the_answer_to_its_last_result(platf
     assert platform.take_calls == takes  # each job came in the answer to the previous result
 
 
-def test_a_timed_out_sync_function_frees_its_slot_while_it_runs_on(platform, start_worker):
+def test_a_timed_out_sync_function_frees_its_slot_while_it_runs_on(platform, start_worker, tmp_path):
     worker = start_worker("echo")
-    slow = platform.submit("echo", {"text": "slow", "sleep": 1.5}, timeout_ms=300)
-    job = platform.wait_job(slow, timeout=1.2)
+    release = tmp_path / "release"
+    slow = platform.submit("echo", {"text": "slow", "release": str(release)}, timeout_ms=300)
+    job = platform.wait_job(slow)
     assert job["status"] == "FAILED" and job["error"]["error_type"] == "ExecutionTimeoutError"
-    # The function still sleeps on its thread; the next job runs at once beside it.
-    assert platform.wait_job(platform.submit("echo", {"text": "next"}), timeout=0.9)["output"]["echo"] == "next"
-    time.sleep(0.6)  # past the slow function's own end: its result is dropped, not reported
+    # The function still waits for `release` on its thread; the next job runs beside it (one slot).
+    assert platform.wait_job(platform.submit("echo", {"text": "next"}))["output"]["echo"] == "next"
+    assert not (tmp_path / "release.done").exists()
+    release.touch()
+    platform.wait_for((tmp_path / "release.done").exists)  # the slow function has ended
+    # One more job's round trip after that end: a result the runtime sent for it would be in by now.
+    assert platform.wait_job(platform.submit("echo", {"text": "after"}))["status"] == "COMPLETED"
     assert [c for c in platform.done_calls_for(slow) if "output" in c["body"]] == []
     assert worker.proc.poll() is None

@@ -7,9 +7,14 @@ from svc import Endpoint, InputValidationError
 
 
 @Endpoint(name="echo")
-def echo(text: str, sleep: float = 0.0) -> dict:
-    """Echo the text back."""
+def echo(text: str, sleep: float = 0.0, release: str = "") -> dict:
+    """Echo the text back; with `release`, only once the test creates that file (then writes `<release>.done`)."""
     time.sleep(sleep)
+    deadline = time.monotonic() + 30
+    while release and not os.path.exists(release) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if release:
+        open(release + ".done", "w").close()
     return {"echo": text, "pid": os.getpid()}
 
 
