@@ -6,7 +6,7 @@
  * The inventory is read once, when the first GPU worker starts or the status is asked for.
  * docs/platform.md, "GPUs".
  */
-import { errors } from "../../core/errors.ts";
+import { errors, type SvcError } from "../../core/errors.ts";
 import type { EndpointRecord } from "../store/index.ts";
 import { cudaVisibleDevices, deviceNodes, queryDriverLibraryDirs, queryGpus, type GpuDevice } from "./gpus.ts";
 import { GpuPool } from "./gpu-pool.ts";
@@ -85,8 +85,9 @@ export class WorkerGpus {
       this.saidCpu = true;
       return undefined;
     }
+    const tooMany = this.unavailable(endpoint);
+    if (tooMany) throw tooMany;
     const count = endpoint.gpuCount ?? 1;
-    if (count > pool.gpus.length) throw errors.GPUS_UNAVAILABLE(endpoint.name, count, pool.gpus.length);
     this.libraries ??= this.machine.libraryDirs();
     const libraryDirs = await this.libraries;
     if (worker.gone()) throw new Error("stopped before it started");
@@ -96,6 +97,13 @@ export class WorkerGpus {
       log(`worker ${worker.id} waits for ${count} free GPU(s) (${held.join("; ")}${ahead > 0 ? `; ${ahead} worker(s) waiting before it` : ""})`);
     });
     return { gpus, devices: deviceNodes(gpus, this.machine.exists), libraryDirs, env: { CUDA_VISIBLE_DEVICES: cudaVisibleDevices(gpus) } };
+  }
+
+  /** GPUS_UNAVAILABLE when the endpoint asks for more GPUs per worker than the machine has (known once the inventory is read). */
+  unavailable(endpoint: Pick<EndpointRecord, "name" | "gpuIds" | "gpuCount">): SvcError | undefined {
+    const machine = this.known?.gpus.length ?? 0;
+    const count = endpoint.gpuCount ?? 1;
+    return endpoint.gpuIds && machine > 0 && count > machine ? errors.GPUS_UNAVAILABLE(endpoint.name, count, machine) : undefined;
   }
 
   /** A worker stops before it started: it stops waiting for GPUs. */

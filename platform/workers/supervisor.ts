@@ -204,18 +204,21 @@ export class Supervisor {
 
   /** Why the endpoint's current workers cannot serve (its /health `error`), if they cannot. */
   problem(endpoint: EndpointRecord): EndpointProblem | undefined {
-    const p = this.problems.get(endpoint.id);
-    if (p && p.configKey === this.configKey(endpoint)) return p.problem;
     const unrunnable = this.unrunnable(endpoint);
-    return unrunnable && { ...unrunnable, since: new Date(endpoint.createdAt).toISOString() };
+    if (unrunnable) return { ...unrunnable, since: new Date(endpoint.createdAt).toISOString() };
+    const p = this.problems.get(endpoint.id);
+    return p && p.configKey === this.configKey(endpoint) ? p.problem : undefined;
   }
 
   /**
    * Why no worker can ever start for the endpoint: it names a container image and no svc build
-   * (the hosted SDK's create_template + create_endpoint). Its jobs fail at once (failUnrunnable).
-   * An endpoint with neither is still being set up: its jobs wait.
+   * (the hosted SDK's create_template + create_endpoint), or more GPUs per worker than the machine
+   * has (./gpu-assign.ts). Its jobs fail at once (failUnrunnable). An endpoint with neither build
+   * nor image is still being set up: its jobs wait.
    */
   unrunnable(endpoint: EndpointRecord): WorkerError | undefined {
+    const gpus = this.gpus.unavailable(endpoint);
+    if (gpus) return { error_type: gpus.code, error_message: gpus.message, remedy: gpus.remedy };
     if (endpoint.buildId || endpoint.environmentId) return undefined;
     const template = endpoint.templateId ? this.deps.store.templates.get(endpoint.templateId) : undefined;
     const image = endpoint.imageName ?? template?.imageName;

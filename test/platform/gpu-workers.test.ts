@@ -112,3 +112,20 @@ describe("scaling GPU workers on a machine with one GPU", { timeout: 90_000 }, (
     }
   });
 });
+
+describe("an endpoint asking for more GPUs per worker than the machine has", { timeout: 90_000 }, () => {
+  it("its jobs fail with GPUS_UNAVAILABLE and the remedy, and /health says why", async () => {
+    const q = await oneGpu();
+    try {
+      const spec = { name: "work", workersMin: 0, workersMax: 1, gpuIds: "AMPERE_16", gpuCount: 2 };
+      const id = (await deploy(q, artifact, [spec])).endpoints.work!.id;
+      const job = (await api(q, "POST", `/v2/${id}/run`, { input: { op: "echo", value: 1 } })).body.id;
+      const failed = await waitFinal(q, id, job, 60_000);
+      expect(failed.status).toBe("FAILED");
+      expect(JSON.parse(failed.error)).toMatchObject({ error_type: "GPUS_UNAVAILABLE", error_message: expect.stringContaining('"work" asks for 2 GPUs per worker; this machine has 1'), remedy: expect.stringContaining("gpu_count=1") });
+      expect((await api(q, "GET", `/v2/${id}/health`)).body.error).toMatchObject({ error_type: "GPUS_UNAVAILABLE" });
+    } finally {
+      await q.dispose();
+    }
+  });
+});
