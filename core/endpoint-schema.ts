@@ -5,7 +5,7 @@
  * and the Python SDK's runtime check reads runtime/python/svc/_schema.py, generated from it by
  * scripts/generate-endpoint-schema.ts (a test keeps it up to date). docs/contracts.md section 3.
  */
-import type { EndpointType, Hardware, Scaling, StaticValue } from "./types.ts";
+import type { EndpointType, Hardware, Scaling, StaticValue } from "./endpoint-types.ts";
 
 /** GPU tiers (platform `gpuIds`, SDK `GpuGroup` members), in the documented order. */
 export const GPU_GROUPS = ["AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO"] as const;

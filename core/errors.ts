@@ -2,7 +2,7 @@
  * The one error catalogue (in the style of rollup's logs.ts): every error svc raises on purpose is
  * made here, with a stable code, a message that says what to do, and the place it applies to.
  */
-import type { SourceLocation } from "./types.ts";
+import type { SourceLocation } from "./endpoint-types.ts";
 
 export class SvcError extends Error {
   readonly code: ErrorCode;

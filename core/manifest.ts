@@ -7,7 +7,7 @@ import { dirname } from "node:path";
 import { z } from "zod";
 import { HTTP_METHODS } from "./endpoint-schema.ts";
 import { errors } from "./errors.ts";
-import type { StaticValue } from "./types.ts";
+import type { StaticValue } from "./endpoint-types.ts";
 
 export const MANIFEST_VERSION = 1;
 export const MANIFEST_FILE = "svc_manifest.json";

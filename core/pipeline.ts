@@ -7,38 +7,25 @@
 import { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import { errors, formatBytes, fromPlugin } from "./errors.ts";
 import type { Manifest } from "./manifest.ts";
-import type { Artifact, BuildContext, DeployedEndpoint, DiscoveredFunction, EndpointSpec, Requirement, SvcPlugin } from "./types.ts";
+import type { Artifact, BuildContext, DeployedEndpoint, DiscoveredFunction, EndpointSpec, PipelineHooks, Pipeline as PipelineShape, Requirement, StageName, SvcPlugin } from "./types.ts";
 
-function createHooks() {
+/** The hooks PipelineHooks (core/types.ts) describes, one per stage. */
+function createHooks(): PipelineHooks {
   return {
-    /** Find decorated functions. Waterfall: each plugin may add or filter. */
     discover: new AsyncSeriesWaterfallHook<[DiscoveredFunction[], BuildContext]>(["functions", "ctx"]),
-    /** Turn functions into endpoint specs; validate uniqueness rules. */
     group: new AsyncSeriesWaterfallHook<[EndpointSpec[], BuildContext]>(["endpoints", "ctx"]),
-    /** Write one handler file per endpoint into the build folder. */
     generateHandlers: new AsyncSeriesHook<[EndpointSpec[], BuildContext]>(["endpoints", "ctx"]),
-    /** Build the manifest. svc:manifest creates it at HOOK_ORDER.FIRST and writes it at HOOK_ORDER.LAST. */
     manifest: new AsyncSeriesWaterfallHook<[Manifest, BuildContext]>(["manifest", "ctx"]),
-    /** Collect requirements (requirements.txt + decorators), minus exclusions. */
     resolveDependencies: new AsyncSeriesWaterfallHook<[Requirement[], BuildContext]>(["requirements", "ctx"]),
-    /** Install the resolved requirements into the build folder. */
     installDependencies: new AsyncSeriesHook<[Requirement[], BuildContext]>(["requirements", "ctx"]),
-    /** Write the artifact. The packer plugin returns it; later taps may wrap it. */
     pack: new AsyncSeriesWaterfallHook<[Artifact | undefined, BuildContext]>(["artifact", "ctx"]),
-    /** Inspect the packed artifact (size guard, analyze). */
     afterPack: new AsyncSeriesHook<[Artifact, BuildContext]>(["artifact", "ctx"]),
-    /** Send the artifact to the platform; answers the platform's build id. */
     upload: new AsyncSeriesWaterfallHook<[string | undefined, BuildContext]>(["buildId", "ctx"]),
-    /** Create or update the platform endpoints. */
     provision: new AsyncSeriesWaterfallHook<[DeployedEndpoint[], BuildContext]>(["deployed", "ctx"]),
-    /** Activate the build, record URLs in the manifest. */
     configure: new AsyncSeriesHook<[DeployedEndpoint[], BuildContext]>(["deployed", "ctx"]),
-    /** After the last stage of the run, also when it failed (ctx.meta.get("error") is set). */
     done: new AsyncSeriesHook<[BuildContext]>(["ctx"]),
   };
 }
-
-export type PipelineHooks = Readonly<ReturnType<typeof createHooks>>;
 
 /**
  * Where a tap runs among the taps of one hook: tapable's `stage` option, lower first. Built-ins
@@ -57,7 +44,6 @@ export const HOOK_ORDER = {
   /** svc:manifest validates and writes the manifest here, after every edit. */
   LAST: 100,
 } as const;
-export type StageName = Exclude<keyof PipelineHooks, "done">;
 
 export const STAGES: readonly StageName[] = [
   "discover",
@@ -97,7 +83,7 @@ export const STAGE_PRODUCES: Record<StageName, string | undefined> = {
   configure: "the environment's active build and the endpoints' URLs",
 };
 
-export class Pipeline {
+export class Pipeline implements PipelineShape {
   readonly hooks: PipelineHooks;
   readonly plugins: readonly SvcPlugin[];
   /** The plugin whose apply() is running: its taps are attributed to it in PLUGIN_ERROR. */

@@ -2,25 +2,14 @@
  * The public types of svc: the one hand-written file a plugin author reads.
  * Runtime schemas (zod) live beside the code that validates; the shapes here are what plugins see.
  */
-import type { Manifest, ManifestEndpoint } from "./manifest.ts";
-import type { Logger } from "./logger.ts";
-import type { Pipeline, PipelineHooks, StageName } from "./pipeline.ts";
+import type { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import type { PlatformClient } from "./client/index.ts";
+import type { EndpointType, Hardware, HttpMethod, Scaling, SourceLocation, StaticValue } from "./endpoint-types.ts";
+import type { Logger } from "./logger.ts";
+import type { Manifest, ManifestEndpoint } from "./manifest.ts";
 
-export type { Manifest, ManifestEndpoint, Logger, Pipeline, PipelineHooks, StageName, PlatformClient };
-
-export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
-export type EndpointType = "QB" | "LB";
-
-/** A value the discovery step evaluated statically from Python source. */
-export type StaticValue = string | number | boolean | null | StaticValue[] | { [key: string]: StaticValue };
-
-/** Where something is in the user's sources (for errors and the manifest). */
-export interface SourceLocation {
-  /** POSIX path relative to the project root. */
-  file: string;
-  line: number;
-}
+export type { Manifest, ManifestEndpoint, Logger, PlatformClient };
+export type * from "./endpoint-types.ts";
 
 /** `@Endpoint(...)` or `x = Endpoint(...)`: the keyword arguments as written, evaluated statically. */
 export interface EndpointDeclaration extends SourceLocation {
@@ -75,20 +64,6 @@ export interface DiscoveredFunction extends SourceLocation {
 export type PythonTypeDef =
   | { kind: "TypedDict" | "dataclass"; fields: Array<{ name: string; annotation: string; required: boolean }> }
   | { kind: "Enum"; values: Array<string | number> };
-
-export interface Hardware {
-  gpuIds?: string[];
-  gpuCount?: number;
-  instanceIds?: string[];
-}
-
-export interface Scaling {
-  workersMin: number;
-  workersMax: number;
-  idleTimeout: number;
-  scalerType: "QUEUE_DELAY" | "REQUEST_COUNT";
-  scalerValue: number;
-}
 
 /** One endpoint after grouping: the unit that gets a handler, an image and a platform endpoint. */
 export interface EndpointSpec {
@@ -219,6 +194,43 @@ export interface PluginMetaMap extends Map<string, unknown> {
   get(key: string): unknown;
   set<K extends keyof PluginMeta>(key: K, value: PluginMeta[K]): this;
   set<K extends string>(key: K extends keyof PluginMeta ? never : K, value: unknown): this;
+}
+
+/** One typed tapable hook per stage, in run order, and `done`; frozen at construction (core/pipeline.ts). */
+export interface PipelineHooks {
+  /** Find decorated functions. Waterfall: each plugin may add or filter. */
+  readonly discover: AsyncSeriesWaterfallHook<[DiscoveredFunction[], BuildContext]>;
+  /** Turn functions into endpoint specs; validate uniqueness rules. */
+  readonly group: AsyncSeriesWaterfallHook<[EndpointSpec[], BuildContext]>;
+  /** Write one handler file per endpoint into the build folder. */
+  readonly generateHandlers: AsyncSeriesHook<[EndpointSpec[], BuildContext]>;
+  /** Build the manifest. svc:manifest creates it at HOOK_ORDER.FIRST and writes it at HOOK_ORDER.LAST. */
+  readonly manifest: AsyncSeriesWaterfallHook<[Manifest, BuildContext]>;
+  /** Collect requirements (requirements.txt + decorators), minus exclusions. */
+  readonly resolveDependencies: AsyncSeriesWaterfallHook<[Requirement[], BuildContext]>;
+  /** Install the resolved requirements into the build folder. */
+  readonly installDependencies: AsyncSeriesHook<[Requirement[], BuildContext]>;
+  /** Write the artifact. The packer plugin returns it; later taps may wrap it. */
+  readonly pack: AsyncSeriesWaterfallHook<[Artifact | undefined, BuildContext]>;
+  /** Inspect the packed artifact (size guard, analyze). */
+  readonly afterPack: AsyncSeriesHook<[Artifact, BuildContext]>;
+  /** Send the artifact to the platform; answers the platform's build id. */
+  readonly upload: AsyncSeriesWaterfallHook<[string | undefined, BuildContext]>;
+  /** Create or update the platform endpoints. */
+  readonly provision: AsyncSeriesWaterfallHook<[DeployedEndpoint[], BuildContext]>;
+  /** Activate the build, record URLs in the manifest. */
+  readonly configure: AsyncSeriesHook<[DeployedEndpoint[], BuildContext]>;
+  /** After the last stage of the run, also when it failed (ctx.meta.get("error") is set). */
+  readonly done: AsyncSeriesHook<[BuildContext]>;
+}
+
+export type StageName = Exclude<keyof PipelineHooks, "done">;
+
+/** What a plugin's apply() receives: core/pipeline.ts's Pipeline. */
+export interface Pipeline {
+  readonly hooks: PipelineHooks;
+  readonly plugins: readonly SvcPlugin[];
+  run(ctx: BuildContext): Promise<BuildContext>;
 }
 
 export interface SvcPlugin {

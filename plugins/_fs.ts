@@ -3,7 +3,12 @@ import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import type { FileIndex } from "./_file-index.ts";
+
+/** What writeIfChanged asks of the run's file index (plugins/_file-index.ts's FileIndex). */
+export interface WrittenFiles {
+  holds(path: string, sha256: string): Promise<boolean>;
+  record(path: string, sha256: string, writtenAt: number): Promise<void>;
+}
 
 /**
  * Writes only when the content differs (creating the folder if needed); answers whether it wrote.
@@ -11,7 +16,7 @@ import type { FileIndex } from "./_file-index.ts";
  * file the index vouches for (same stat, same hash) is not even read. The files are small generated
  * ones (handlers, the manifest, requirements.txt): read and written synchronously, as readSmallText.
  */
-export async function writeIfChanged(file: string, content: string, index?: FileIndex): Promise<boolean> {
+export async function writeIfChanged(file: string, content: string, index?: WrittenFiles): Promise<boolean> {
   const sha256 = index ? createHash("sha256").update(content).digest("hex") : "";
   if (index && (await index.holds(file, sha256))) return false;
   const current = readSmallText(file);

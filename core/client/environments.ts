@@ -4,8 +4,14 @@
  * create it; exactly one environment → use it; several and no `--env` → ENVIRONMENT_AMBIGUOUS.
  */
 import { APPS_REMEDY, ENVIRONMENTS_REMEDY, errors } from "../errors.ts";
-import type { PlatformClient } from "./index.ts";
 import type { PlatformApp, PlatformEnvironment } from "./types.ts";
+
+/** The part of the platform client (core/client/index.ts) these rules use. */
+export interface AppsClient {
+  getApp(name: string): Promise<PlatformApp | null>;
+  createApp(name: string): Promise<PlatformApp>;
+  createEnvironment(appId: string, name: string): Promise<PlatformEnvironment>;
+}
 
 export const DEFAULT_ENVIRONMENT = "production";
 
@@ -41,7 +47,7 @@ export interface ResolvedTarget {
 }
 
 /** Applies the plan against the platform (creating what it says to create). */
-export async function resolveDeployTarget(client: PlatformClient, appName: string, requested?: string): Promise<ResolvedTarget> {
+export async function resolveDeployTarget(client: AppsClient, appName: string, requested?: string): Promise<ResolvedTarget> {
   let app = await client.getApp(appName);
   const plan = planEnvironment(appName, app, requested);
   let createdApp = false;
@@ -63,7 +69,7 @@ export async function resolveDeployTarget(client: PlatformClient, appName: strin
  * For commands that act on an existing environment (undeploy, status): the same rules without
  * creating anything. Missing app or environment → NOT_FOUND.
  */
-export async function findEnvironment(client: PlatformClient, appName: string, requested?: string): Promise<{ app: PlatformApp; environment: PlatformEnvironment }> {
+export async function findEnvironment(client: Pick<AppsClient, "getApp">, appName: string, requested?: string): Promise<{ app: PlatformApp; environment: PlatformEnvironment }> {
   const app = await client.getApp(appName);
   if (!app) throw errors.NOT_FOUND("App", appName, APPS_REMEDY);
   const plan = planEnvironment(appName, app, requested);

@@ -1,5 +1,6 @@
 /** Shapes the platform answers (platform/graphql/schema.graphql, reference/platform-api.md section 1). */
-import type { EndpointType, Manifest } from "../types.ts";
+import type { EndpointType } from "../endpoint-types.ts";
+import type { Manifest } from "../manifest.ts";
 
 export interface EnvVar {
   key: string;

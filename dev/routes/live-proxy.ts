@@ -7,7 +7,8 @@
  * execute for load-balanced ones — with the caller's own API key.
  */
 import type { H3Event } from "h3";
-import { errorResponse, lbAnswerResponse, toErrorResponse, type DevRoutesState } from "./routes.ts";
+import { errorResponse, lbAnswerResponse, toErrorResponse } from "./responses.ts";
+import type { DevRoutesState } from "./state.ts";
 
 export const LIVE_PROXY_PREFIX = "/_svc/live";
 

@@ -7,63 +7,18 @@
  * 404 unknown route, 405 wrong method, 502 when the platform failed. Bad input never gives a 500.
  */
 import { H3, type H3Event } from "h3";
-import { isSvcError } from "../../core/errors.ts";
-import type { Manifest } from "../../core/types.ts";
-import type { LbResponse } from "../../core/client/index.ts";
 import { docsHtml, readDocsAsset } from "./docs.ts";
-import { parseJsonBody, parseRunsyncBody, runsyncStatus, type Job } from "./input.ts";
+import { parseJsonBody, parseRunsyncBody, runsyncStatus } from "./input.ts";
 import { generateOpenApi } from "./openapi.ts";
 import { handleLiveProxy, LIVE_PROXY_PREFIX } from "./live-proxy.ts";
-import { preferredAlias, resolveRoute, type RouteTable } from "./routes-table.ts";
+import { errorResponse, json, lbAnswerResponse, toErrorResponse } from "./responses.ts";
+import { preferredAlias, resolveRoute } from "./routes-table.ts";
+import type { DevRoutesState } from "./state.ts";
 
-export interface RemoteRef {
-  id: string;
-  url: string;
-}
-
-export interface DevRoutesState {
-  manifest(): Manifest;
-  table(): RouteTable;
-  health(): Record<string, unknown>;
-  /** The endpoint's platform side, deployed first when lazy. */
-  ensure(endpoint: string): Promise<RemoteRef>;
-  /** The job, and the HTTP status the platform gave its final answer when known (400: input rejected). */
-  runsync(remote: RemoteRef, input: Record<string, unknown>, timeoutMs: number): Promise<{ job: Job; httpStatus?: number }>;
-  status(remote: RemoteRef, jobId: string): Promise<{ job: Job; httpStatus?: number }>;
-  lbRequest(remote: RemoteRef, method: string, path: string, body: string | undefined, headers: Record<string, string>): Promise<LbResponse>;
-  /** How long runsync waits for a final job before answering 202 (ms). */
-  syncTimeoutMs: number;
-}
+export type { DevRoutesState, RemoteRef } from "./state.ts";
 
 /** Most a caller may ask runsync to wait with `?wait=<ms>`: one hour. */
 export const MAX_SYNC_WAIT_MS = 3_600_000;
-
-export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new Response(`${JSON.stringify(body, null, 2)}\n`, { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
-}
-
-export function errorResponse(status: number, code: string, message: string, extra: Record<string, unknown> = {}): Response {
-  return json(status, { error: { code, message, ...extra } });
-}
-
-/** SvcErrors keep their code; the platform's failures are a bad gateway; anything else is ours (500). */
-export function toErrorResponse(error: unknown): Response {
-  if (isSvcError(error)) {
-    const platformSide = ["AUTH_FAILED", "AUTH_MISSING", "PLATFORM_UNREACHABLE", "PLATFORM_ERROR", "JOB_WAIT_FAILED"].includes(error.code);
-    const status = platformSide ? 502 : error.status >= 400 && error.status < 600 ? error.status : 500;
-    return errorResponse(status, error.code, error.message, error.remedy ? { remedy: error.remedy } : {});
-  }
-  return errorResponse(500, "INTERNAL", String((error as Error)?.message ?? error));
-}
-
-/** A load-balanced route's answer as the dev server passes it on: text as sent, anything else as JSON. */
-export function lbAnswerResponse(answer: LbResponse): Response {
-  const type = answer.headers["content-type"];
-  if (typeof answer.body === "string" && !(type ?? "").includes("json")) {
-    return new Response(answer.body, { status: answer.status, headers: { "content-type": type ?? "text/plain; charset=utf-8" } });
-  }
-  return json(answer.status, answer.body ?? null);
-}
 
 async function readText(event: H3Event): Promise<string> {
   return event.req.text();

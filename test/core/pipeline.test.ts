@@ -21,7 +21,7 @@ describe("Pipeline", () => {
     const pipeline = new Pipeline([]);
     expect(Object.isFrozen(pipeline.hooks)).toBe(true);
     expect(() => {
-      (pipeline.hooks as Record<string, unknown>).discover = null;
+      (pipeline.hooks as unknown as Record<string, unknown>).discover = null;
     }).toThrow(TypeError);
   });
 
