@@ -69,14 +69,16 @@ export interface RunOptions {
   env?: ConfigEnv;
   /** Extra plugins for this run only (the dev server and deploy commands add theirs). */
   plugins?: SvcPlugin[];
+  /** Plugins this run leaves out beside the config's disablePlugins (the dev server's own deploy stages replace svc:upload, …). */
+  disable?: readonly string[];
   /** Called with the context before the pipeline runs (to attach a platform client, say). */
   prepare?: (ctx: BuildContext) => void | Promise<void>;
 }
 
-export async function runPipeline({ root: given, builtins, options, logger = createLogger(), env, plugins = [], prepare }: RunOptions): Promise<BuildContext> {
+export async function runPipeline({ root: given, builtins, options, logger = createLogger(), env, plugins = [], disable = [], prepare }: RunOptions): Promise<BuildContext> {
   const root = resolve(given); // `buildFolder("app")` as docs/plugins.md writes it: relative to the working folder
   const config = await loadConfig(root, env ?? { command: "build", mode: "production" });
-  const pipeline = new Pipeline([...resolvePluginList(config, builtins), ...plugins]);
+  const pipeline = new Pipeline([...resolvePluginList({ ...config, disablePlugins: [...config.disablePlugins, ...disable] }, builtins), ...plugins]);
   const ctx = createContext(root, config, { ...defaultBuildOptions, ...options }, logger);
   assertStagesFilled(pipeline, ctx);
   await prepare?.(ctx);

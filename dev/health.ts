@@ -3,7 +3,7 @@
  * banner, both listing each endpoint's local paths and state.
  */
 import type { PlatformClient } from "../core/client/index.ts";
-import { LIVE_PREFIX } from "../plugins/provision.ts";
+import { LIVE_PREFIX } from "../plugins/index.ts";
 import type { CurrentBuild } from "./current-build.ts";
 import type { Provisioner } from "./provisioning/provisioner.ts";
 import type { ReloadReport } from "./reload.ts";

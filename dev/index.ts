@@ -17,8 +17,7 @@
 import type { PlatformClient } from "../core/client/index.ts";
 import { createLogger, formatMs, paint, type Logger } from "../core/logger.ts";
 import type { SvcPlugin } from "../core/types.ts";
-import { devServerPlugin } from "../plugins/dev-server.ts";
-import { LIVE_PREFIX } from "../plugins/provision.ts";
+import { devServerPlugin, LIVE_PREFIX } from "../plugins/index.ts";
 import { createBuildPipeline } from "./build.ts";
 import { CurrentBuild } from "./current-build.ts";
 import { bannerLines, healthReport, type HealthSources } from "./health.ts";
@@ -35,7 +34,7 @@ import { followWorkerLogs, type WorkerLogFollower } from "./worker-logs.ts";
 export const DEFAULT_SYNC_TIMEOUT_MS = 300_000;
 
 export { CONFIRM_THRESHOLD } from "./provisioning/deploy-steps.ts";
-export { PLUGIN_NAME } from "../plugins/dev-server.ts";
+export { DEV_SERVER_PLUGIN as PLUGIN_NAME } from "../plugins/index.ts";
 export type { ReloadReport } from "./reload.ts";
 export { fetchWorkerLogLines, followWorkerLogs, type WorkerLogLine } from "./worker-logs.ts";
 

@@ -4,9 +4,7 @@
  */
 import { createLogger, formatMs, type Logger } from "../core/logger.ts";
 import type { BuildContext } from "../core/types.ts";
-import { sharedParser } from "../plugins/discover-python/index.ts";
-import { PLUGIN_NAME } from "../plugins/dev-server.ts";
-import { LIVE_PREFIX } from "../plugins/provision.ts";
+import { DEV_SERVER_PLUGIN, LIVE_PREFIX, sharedParser } from "../plugins/index.ts";
 import type { CurrentBuild } from "./current-build.ts";
 import type { ProjectWatcher } from "./watcher.ts";
 
@@ -49,7 +47,7 @@ export function createReloader(options: ReloaderOptions): (files: string[]) => P
     try {
       if (files.some((file) => IGNORE_FILES.test(file))) await options.watcher()?.refreshIgnores();
       const ctx = await options.build(quiet(logger));
-      const changes = ctx.meta.get(PLUGIN_NAME) ?? { updated: [], added: [], removed: [] };
+      const changes = ctx.meta.get(DEV_SERVER_PLUGIN) ?? { updated: [], added: [], removed: [] };
       current.adopt(ctx);
       const report: ReloadReport = {
         ok: true,

@@ -14,7 +14,7 @@ import { readFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { Ignore } from "ignore";
-import { createIgnore } from "../plugins/discover-python/_files.ts";
+import { createIgnore } from "../plugins/index.ts";
 
 export const DEBOUNCE_MS = 20;
 /** chokidar's awaitWriteFinish: a file's size must hold this long before its change is reported. */

@@ -21,7 +21,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BuildContext } from "../core/types.ts";
 import { readCacheJson, writeFileAtomically } from "./_fs.ts";
-import { mapLimit } from "./_map-limit.ts";
+import { mapLimit } from "../core/map-limit.ts";
 
 export const FILE_INDEX_FILE = "cache/file-index.json";
 const INDEX_VERSION = 1;

@@ -10,7 +10,7 @@
 import { join } from "node:path";
 import { MANIFEST_FILE, writeManifest } from "../core/manifest.ts";
 import type { SvcPlugin } from "../core/types.ts";
-import { mapLimit } from "./_map-limit.ts";
+import { mapLimit } from "../core/map-limit.ts";
 import { deployTarget, platformClient } from "./_platform.ts";
 import { PROVISION_CONCURRENCY, staleEndpoints } from "./provision.ts";
 

@@ -1,9 +1,12 @@
 /**
  * The public face of plugins/: the built-in plugins, one per stage job, in the order they tap (each
- * named `svc:<job>`), and the helpers the CLI shares with them; cli/ imports plugins/ from here.
+ * named `svc:<job>`), and the helpers the CLI and the dev server share with them: cli/, dev/ and
+ * testing/ import plugins/ from here (test/core/layers.test.ts).
  */
-import type { SvcPlugin } from "../core/types.ts";
-import { analyze } from "./analyze/index.ts";
+import { relative } from "node:path";
+import { runPipeline, type RunOptions } from "../core/build.ts";
+import type { BuildContext, SvcPlugin } from "../core/types.ts";
+import { analyze, PLUGIN_NAME as ANALYZE_PLUGIN } from "./analyze/index.ts";
 import { checkImports } from "./check-imports.ts";
 import { configure } from "./configure.ts";
 import { discoverPython } from "./discover-python/index.ts";
@@ -22,9 +25,11 @@ import { sizeGuard } from "./size-guard.ts";
 import { tarPack } from "./tar-pack.ts";
 import { upload } from "./upload.ts";
 
-export { mapLimit } from "./_map-limit.ts";
-export { PLUGIN_NAME as ANALYZE_PLUGIN } from "./analyze/index.ts";
-export { LIVE_PREFIX, PROVISION_CONCURRENCY } from "./provision.ts";
+export { ANALYZE_PLUGIN };
+export { devServerPlugin, PLUGIN_NAME as DEV_SERVER_PLUGIN, type DevDeploySteps, type EndpointChanges } from "./dev-server.ts";
+export { createIgnore, sharedParser } from "./discover-python/index.ts";
+export { endpointInput, LIVE_PREFIX, PROVISION_CONCURRENCY } from "./provision.ts";
+export { shortSha, uploadedLine } from "./upload.ts";
 
 export function builtinPlugins(): SvcPlugin[] {
   return [
@@ -47,4 +52,30 @@ export function builtinPlugins(): SvcPlugin[] {
     provision(),
     configure(),
   ];
+}
+
+/**
+ * runPipeline with svc's built-in plugins: what `svc build`, `svc deploy`, the dev server and
+ * svc/testing run (core/ imports nothing from plugins/: the built-ins are handed in here, as
+ * webpack.js applies its built-in plugins outside the Compiler).
+ */
+export function runBuild(options: Omit<RunOptions, "builtins">): Promise<BuildContext> {
+  return runPipeline({
+    ...options,
+    builtins: builtinPlugins(),
+    prepare: async (ctx) => {
+      warnIdleFlags(ctx);
+      await options.prepare?.(ctx);
+    },
+  });
+}
+
+/** A flag whose plugin the config removed does nothing: say so rather than stay silent. */
+function warnIdleFlags(ctx: BuildContext): void {
+  const replaced = ctx.config.plugins.some((plugin) => plugin.name === ANALYZE_PLUGIN);
+  if (ctx.options.analyze && ctx.config.disablePlugins.includes(ANALYZE_PLUGIN) && !replaced) {
+    ctx.logger.warn(
+      `--analyze has no effect: disablePlugins${ctx.config.configFile ? ` in ${relative(ctx.root, ctx.config.configFile)}` : ""} removes ${ANALYZE_PLUGIN}, the plugin that writes .svc/analyze.html and prints the size summary; remove it from disablePlugins to analyze the artifact.`,
+    );
+  }
 }

@@ -11,7 +11,7 @@
 import type { EndpointInput, PlatformClient, PlatformEndpoint } from "../core/client/index.ts";
 import type { DeployedEndpoint, ManifestEndpoint, SvcPlugin } from "../core/types.ts";
 import { errors } from "../core/errors.ts";
-import { mapLimit } from "./_map-limit.ts";
+import { mapLimit } from "../core/map-limit.ts";
 import { deployTarget, platformClient } from "./_platform.ts";
 
 export const PLUGIN_NAME = "svc:provision";

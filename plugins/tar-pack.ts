@@ -14,7 +14,7 @@ import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/t
 import { PLUGIN_NAME as PIP_PLUGIN } from "./pip-install.ts";
 import { fileIndexOf, PROGRESS_MIN_BYTES, type FileIndex } from "./_file-index.ts";
 import { readCacheJson } from "./_fs.ts";
-import { mapLimit } from "./_map-limit.ts";
+import { mapLimit } from "../core/map-limit.ts";
 import { comparePaths, GZIP_LEVEL, writeTarGz, type TarFile } from "./_tar.ts";
 
 export const PLUGIN_NAME = "svc:tar-pack";

@@ -3,17 +3,12 @@
  * manifest or the artifact, so a plugin's tests check what it does to a real build.
  * docs/plugins.md ("Testing a plugin") shows it in use.
  */
-import { runPipeline, type RunOptions } from "../core/build.ts";
 import { createLogger } from "../core/logger.ts";
 import type { BuildContext, BuildOptions, Logger, SvcPlugin } from "../core/types.ts";
-import { builtinPlugins } from "../plugins/index.ts";
+import { runBuild } from "../plugins/index.ts";
 
-export { builtinPlugins };
-
-/** runPipeline with svc's built-in plugins (what `svc build` runs), for any stop stage and options. */
-export function runBuild(options: Omit<RunOptions, "builtins">): Promise<BuildContext> {
-  return runPipeline({ ...options, builtins: builtinPlugins() });
-}
+/** runBuild: runPipeline with svc's built-in plugins (what `svc build` runs), for any stop stage and options; builtinPlugins(): the list. */
+export { builtinPlugins, runBuild } from "../plugins/index.ts";
 
 export interface BuildFolderOptions {
   /** Stop after the manifest (discovery, grouping, handlers) or after the artifact is packed. */

@@ -4,7 +4,7 @@ import type { CAC } from "cac";
 import { formatBytes } from "../../core/errors.ts";
 import { formatMs } from "../../core/logger.ts";
 import type { BuildContext } from "../../core/types.ts";
-import { runBuild } from "../_build.ts";
+import { runBuild } from "../../plugins/index.ts";
 import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
 
 interface BuildFlags extends CommonFlags {

@@ -16,7 +16,7 @@ import { checkEnvironmentName, createPlatformClient, planEnvironment, type Platf
 import type { Logger } from "../../core/logger.ts";
 import type { BuildContext } from "../../core/types.ts";
 import { API_KEY_FILE, platformDir } from "../../platform/local.ts";
-import { runBuild } from "../_build.ts";
+import { runBuild } from "../../plugins/index.ts";
 import { connect } from "../_platform.ts";
 import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
 import { deploySummary, formatDeploySummary, type DeploySummary } from "./_deploy-output.ts";

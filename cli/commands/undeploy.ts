@@ -1,7 +1,8 @@
 /** `svc undeploy [--env name] [--all] [--yes]`: delete the app's endpoints in one environment (or all of them). */
 import type { CAC } from "cac";
 import { findEnvironment, type PlatformClient, type PlatformEnvironment } from "../../core/client/index.ts";
-import { mapLimit, PROVISION_CONCURRENCY } from "../../plugins/index.ts";
+import { mapLimit } from "../../core/map-limit.ts";
+import { PROVISION_CONCURRENCY } from "../../plugins/index.ts";
 import { appName, confirm, connect, endpointCount, printTable, type PlatformFlags } from "../_platform.ts";
 import { printJson, projectRoot } from "../_shared.ts";
 

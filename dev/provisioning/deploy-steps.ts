@@ -14,9 +14,7 @@
 import type { PlatformClient } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
-import { PLUGIN_NAME, type DevDeploySteps } from "../../plugins/dev-server.ts";
-import { LIVE_PREFIX } from "../../plugins/provision.ts";
-import { shortSha, uploadedLine } from "../../plugins/upload.ts";
+import { DEV_SERVER_PLUGIN, LIVE_PREFIX, shortSha, uploadedLine, type DevDeploySteps } from "../../plugins/index.ts";
 import { liveProxyUrl } from "../routes/live-proxy.ts";
 import type { Provisioner, RemoteEndpoint } from "./provisioner.ts";
 import { cachedFor, readResourceCache } from "./resource-cache.ts";
@@ -138,7 +136,7 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
         }
         started = true;
       } else {
-        ctx.meta.set(PLUGIN_NAME, await provisioner.applyBuild(manifest, buildId));
+        ctx.meta.set(DEV_SERVER_PLUGIN, await provisioner.applyBuild(manifest, buildId));
       }
       return provisioner.status().flatMap((s) => (s.id && s.url ? [{ name: s.name, id: s.id, type: s.type, url: s.url }] : []));
     },

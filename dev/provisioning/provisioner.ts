@@ -6,8 +6,8 @@
 import { errors } from "../../core/errors.ts";
 import type { Logger, Manifest, ManifestEndpoint } from "../../core/types.ts";
 import type { PlatformClient } from "../../core/client/index.ts";
-import { mapLimit } from "../../plugins/_map-limit.ts";
-import { endpointInput as provisionInput, LIVE_PREFIX, PROVISION_CONCURRENCY } from "../../plugins/provision.ts";
+import { mapLimit } from "../../core/map-limit.ts";
+import { endpointInput as provisionInput, LIVE_PREFIX, PROVISION_CONCURRENCY } from "../../plugins/index.ts";
 import {
   cachedFor,
   configHash,

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import type { BuildContext } from "../../core/types.ts";
 import { fileIndexOf } from "../_file-index.ts";
 import { readCacheJson, writeFileAtomically } from "../_fs.ts";
-import { mapLimit } from "../_map-limit.ts";
+import { mapLimit } from "../../core/map-limit.ts";
 import { rememberPython, startablePython } from "../_real-python.ts";
 import { contentHash, DISCOVER_SCRIPT, type FileAnalysis, type PythonParser, type StdlibModules } from "./_parser.ts";
 

@@ -15,7 +15,7 @@ import { sharedParser, type FileAnalysis, type PythonParser, type RawProblem } f
 export { PythonParser, sharedParser, pythonInterpreter, DISCOVER_SCRIPT, type FileAnalysis } from "./_parser.ts";
 export { stdlibWithCache } from "./_analysis-cache.ts";
 export { LISTING_CACHE_FILE, listSourceFilesWithCache } from "./_listing-cache.ts";
-export { BUILTIN_IGNORES, IGNORE_FILES, isSourceFile, listSourceFiles, modulePath } from "./_files.ts";
+export { BUILTIN_IGNORES, IGNORE_FILES, createIgnore, isSourceFile, listSourceFiles, modulePath } from "./_files.ts";
 
 export const PLUGIN_NAME = "svc:discover-python";
 

@@ -6,7 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { runBuild } from "../../cli/_build.ts";
+import { runBuild } from "../../plugins/index.ts";
 import { SvcError } from "../../core/errors.ts";
 import { captureLogger, copyFixture, FIXTURES } from "../plugins/_helpers.ts";
 import { rejection } from "../_support/rejection.ts";

@@ -15,7 +15,7 @@ import { paramsSchema, schemaForAnnotation } from "../../core/function-schema.ts
 import { generateOpenApi } from "../../dev/routes/openapi.ts";
 import { Provisioner, type ProvisionClient } from "../../dev/provisioning/provisioner.ts";
 import { configHash, planResources, readResourceCache, RESOURCE_CACHE_FILE, stableStringify } from "../../dev/provisioning/resource-cache.ts";
-import { mapLimit } from "../../plugins/_map-limit.ts";
+import { mapLimit } from "../../core/map-limit.ts";
 import { createDevApp, type DevRoutesState } from "../../dev/routes/routes.ts";
 import { buildRouteTable, matchPath, preferredAlias, resolveRoute } from "../../dev/routes/routes-table.ts";
 import { serve } from "../../dev/server.ts";
