@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { Transform } from "node:stream";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { errors } from "../../core/errors.ts";
+import { errors, isSvcError } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import { secretMatches } from "../_ids.ts";
 import { checkArtifact } from "../workers/unpack.ts";
@@ -74,7 +74,8 @@ export function registerUploadRoutes(app: H3, ctx: PlatformContext): void {
         await rm(tmp, { force: true });
       }
     } catch (error) {
-      if (clientGone(event)) {
+      // A refusal (401, 404, 413, a bad upload) is the answer even though its body was never read.
+      if (!isSvcError(error) && clientGone(event)) {
         // Nobody reads an answer: one line, no stack; the partial file is already removed (finally).
         ctx.options.log(`upload ${event.context.params?.key ?? ""}: the client disconnected after ${size} bytes; the partial upload was removed`);
         return errorResponse(errors.BAD_REQUEST("The upload was cut short: the client disconnected."));
