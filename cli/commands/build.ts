@@ -2,10 +2,9 @@
 import { relative } from "node:path";
 import type { CAC } from "cac";
 import { formatBytes } from "../../core/errors.ts";
-import { formatMs } from "../../core/logger.ts";
 import type { BuildContext } from "../../core/types.ts";
 import { runBuild } from "../../plugins/index.ts";
-import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
+import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, wholeWait, type CommonFlags } from "../_shared.ts";
 
 interface BuildFlags extends CommonFlags {
   analyze?: boolean;
@@ -39,7 +38,6 @@ export function buildResult(ctx: BuildContext) {
 }
 
 function printSummary(ctx: BuildContext, started: number): void {
-  const ms = performance.now() - started;
   const artifact = ctx.artifact;
   const lines = [""];
   if (artifact) {
@@ -53,9 +51,7 @@ function printSummary(ctx: BuildContext, started: number): void {
     lines.push(`  ${endpoint.name.padEnd(24)} ${endpoint.type}  ${what}${endpoint.image ? `  [${endpoint.image}]` : ""}`);
   }
   if (ctx.excluded.length) lines.push(`excluded  ${ctx.excluded.map((r) => r.name).join(", ")}`);
-  // the whole wait: the process's start-up (Node, svc's modules) before `started`, then config and stages
-  const stages = ctx.logger.timings.reduce((sum, t) => sum + t.ms, 0);
-  lines.push(`built in ${formatMs(ms)} (stages ${formatMs(stages)}, config and clean-up ${formatMs(Math.max(0, ms - stages))}; start-up before it ${formatMs(started)})`);
+  lines.push(`built in ${wholeWait(ctx.logger.timings.reduce((sum, t) => sum + t.ms, 0), started)}`);
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

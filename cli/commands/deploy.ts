@@ -18,7 +18,7 @@ import type { BuildContext } from "../../core/types.ts";
 import { API_KEY_FILE, platformDir } from "../../platform/local.ts";
 import { runBuild } from "../../plugins/index.ts";
 import { connect } from "../_platform.ts";
-import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, type CommonFlags } from "../_shared.ts";
+import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, wholeWait, type CommonFlags } from "../_shared.ts";
 import { deploySummary, formatDeploySummary, type DeploySummary } from "./_deploy-output.ts";
 
 interface DeployFlags extends CommonFlags {
@@ -123,6 +123,7 @@ export function registerDeploy(cli: CAC): void {
     .option("--root <dir>", "Project folder (default: current folder)")
     .option("--quiet", "Only warnings and errors on stderr")
     .action(async (flags: DeployFlags) => {
+      const started = performance.now();
       const root = projectRoot(flags);
       const logger = commandLogger(flags);
       checkEnvironmentName(flags.env); // before the platform is asked anything
@@ -131,7 +132,8 @@ export function registerDeploy(cli: CAC): void {
         return preview(root, flags, logger);
       }
       const { client, platform } = await connect(root); // loads .env first
-      const { summary } = await runDeploy({ root, client, env: flags.env, exclude: parseList(flags.exclude), noDeps: flags.deps === false, logger });
+      const { ctx, summary } = await runDeploy({ root, client, env: flags.env, exclude: parseList(flags.exclude), noDeps: flags.deps === false, logger });
+      logger.info(`deployed in ${wholeWait(ctx.logger.timings.reduce((sum, t) => sum + t.ms, 0), started, "config, platform and clean-up")}`);
       if (flags.json) printJson(summary);
       // The embedded platform's key lives in its state folder, not in the user's environment.
       else process.stdout.write(`${formatDeploySummary(summary, platform.keySource === "embedded" ? `$(cat ${join(platformDir(), API_KEY_FILE)})` : undefined)}\n`);

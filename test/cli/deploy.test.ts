@@ -199,6 +199,8 @@ describe("svc deploy on the embedded platform (e2e)", () => {
     const result = await svc(["deploy", "--json"]);
     expect(result.stderr).not.toContain("error");
     expect(result.code).toBe(0);
+    // the whole wait is accounted for: stages, the rest of the command, the process's start-up
+    expect(result.stderr).toMatch(/deployed in \S+ \S+ \(stages \S+ \S+, config, platform and clean-up \S+ \S+; start-up before it \S+ \S+\)/);
     const summary = JSON.parse(result.stdout) as DeploySummary;
     expect(summary).toMatchObject({ ok: true, app: "deploy-app", environment: "production", uploadSkipped: false });
     const hello = summary.endpoints.find((e) => e.name === "hello")!;
