@@ -1,12 +1,14 @@
 /**
  * Chaos: `svc deploy` killed with SIGKILL at each of its steps, each time followed by a redeploy,
  * on a REAL embedded platform (this process, temp data dir, loopback) with real Python workers and
- * the real CLI (bin/svc.mjs) as a child process. Meanwhile every endpoint is called without pause.
+ * the real CLI (bin/svc.mjs) as a child process. Meanwhile every endpoint (four queue-based, one
+ * load-balanced) is called without pause.
  *
  * What must hold (issue 19; docs/deploy.md, "One switch"):
  * - one build served at every moment: in the platform's own job records, ordered by the moment a
  *   worker took each job, every build forms one contiguous run (a build never serves again once a
- *   later one has, and no endpoint serves an old build while another serves the new one);
+ *   later one has, and no endpoint serves an old build while another serves the new one); the
+ *   load-balanced endpoint's answers, which leave no job record, in the order they came;
  * - while a killed deploy is left unfinished, every endpoint answers one build: the old one when the
  *   CLI died before the switch, the new one when it died after;
  * - the next deploy finishes cleanly: the environment has exactly the manifest's endpoints, once
@@ -25,7 +27,9 @@ import { startPlatform, type RunningPlatform } from "../../platform/index.ts";
 
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 const APP = "chaos-app";
-const BASE = ["e1", "e2", "e3", "e4"];
+const QUEUE = ["e1", "e2", "e3", "e4"];
+const LB = "web";
+const BASE = [...QUEUE, LB];
 const EXTRA = "extra";
 
 /** Where the CLI is killed: at the `nth` line matching `line` (the CLI prints each as that step starts). */
@@ -49,8 +53,11 @@ interface Answer {
 }
 
 async function writeApp(root: string, version: string, names: string[]): Promise<void> {
-  const functions = names.map(
-    (name) => `@Endpoint(name="${name}", cpu="cpu3c-2-4", workers=(0, 1))\ndef ${name}() -> dict:\n    return {"build": os.environ["SVC_BUILD_ID"], "version": VERSION}\n`,
+  const body = `    return {"build": os.environ["SVC_BUILD_ID"], "version": VERSION}\n`;
+  const functions = names.map((name) =>
+    name === LB
+      ? `${name} = Endpoint(name="${name}", cpu="cpu3c-2-4", workers=(0, 1))\n\n\n@${name}.get("/build")\ndef ${name}_build() -> dict:\n${body}`
+      : `@Endpoint(name="${name}", cpu="cpu3c-2-4", workers=(0, 1))\ndef ${name}() -> dict:\n${body}`,
   );
   await writeFile(join(root, "workers.py"), `import os\n\nfrom svc import Endpoint\n\nVERSION = "${version}"\n\n\n${functions.join("\n\n")}`);
 }
@@ -103,7 +110,9 @@ describe("kill -9 of svc deploy at each step, then a redeploy (real platform, wo
     await writeApp(root, "v0", BASE);
     const first = await deploy();
     expect(first.code, first.output).toBe(0);
-    const ids = Object.fromEntries((await environment()).endpoints.map((e) => [e.name, e.id]));
+    const deployed = (await environment()).endpoints;
+    const ids = Object.fromEntries(deployed.map((e) => [e.name, e.id]));
+    const lbUrl = deployed.find((e) => e.name === LB)!.url;
 
     // Every endpoint called one request after another for the whole run.
     const answers: Answer[] = [];
@@ -112,6 +121,12 @@ describe("kill -9 of svc deploy at each step, then a redeploy (real platform, wo
     const pollers = BASE.map(async (name) => {
       while (polling) {
         try {
+          if (name === LB) {
+            const res = await client.lbRequest(lbUrl, "GET", "/build");
+            if (res.status === 200) answers.push({ endpoint: name, build: (res.body as { build: string }).build });
+            else problems.push(`${name}: HTTP ${res.status} ${JSON.stringify(res.body)}`);
+            continue;
+          }
           const job = await client.runsync(ids[name]!, {});
           if (job.status === "COMPLETED") answers.push({ endpoint: name, build: (job.output as { build: string }).build });
           else problems.push(`${name}: ${job.status} ${JSON.stringify(job.error ?? null)}`);
@@ -189,14 +204,19 @@ describe("kill -9 of svc deploy at each step, then a redeploy (real platform, wo
       .sort((a, b) => a.startedAt - b.startedAt || order.get(a.build)! - order.get(b.build)!);
     expect(jobs.length).toBeGreaterThan(0);
     expect(jobs.filter((job) => job.status !== "COMPLETED")).toEqual([]);
-    const finished = new Set<string>();
-    let current = jobs[0]!.build;
-    for (const job of jobs) {
-      if (job.build === current) continue;
-      finished.add(current);
-      expect(finished.has(job.build), `build ${job.build} served again at ${job.startedAt} after ${current}`).toBe(false);
-      current = job.build;
-    }
+    /** The builds of `served`, in order, each in one contiguous run. */
+    const expectContiguous = (served: Array<{ build: string }>, what: string) => {
+      const finished = new Set<string>();
+      let current = served[0]!.build;
+      for (const [i, { build }] of served.entries()) {
+        if (build === current) continue;
+        finished.add(current);
+        expect(finished.has(build), `${what}: build ${build} served again (#${i}) after ${current}`).toBe(false);
+        current = build;
+      }
+    };
+    expectContiguous(jobs, "queue jobs by start");
+    expectContiguous(answers.filter((a) => a.endpoint === LB), `${LB}'s answers in order`);
     expect([...new Set(jobs.map((job) => job.build))]).toEqual([...new Set(active)].filter((build) => jobs.some((job) => job.build === build)));
 
     // Every live worker runs the active build; the old ones stop once idle.
@@ -204,7 +224,8 @@ describe("kill -9 of svc deploy at each step, then a redeploy (real platform, wo
     const liveBuilds = () => store.db.prepare("SELECT DISTINCT build_id AS b FROM workers WHERE stopped_at IS NULL").all().map((row) => (row as { b: string }).b);
     while (liveBuilds().some((build) => build !== last)) await new Promise((resolve) => setTimeout(resolve, 100));
 
-    const perEndpoint = BASE.map((name) => `${name} ${new Set(jobs.filter((job) => job.endpoint === ids[name]).map((job) => job.build)).size}`);
-    console.log(`deploy chaos: ${KILL_POINTS.length} kill points, ${jobs.length} jobs, ${new Set(active).size} builds served; builds seen per endpoint: ${perEndpoint.join(", ")}\n  ${report.join("\n  ")}`);
+    const perEndpoint = BASE.map((name) => `${name} ${new Set(answers.filter((a) => a.endpoint === name).map((a) => a.build)).size}`);
+    const lbAnswers = answers.filter((a) => a.endpoint === LB).length;
+    console.log(`deploy chaos: ${KILL_POINTS.length} kill points, ${jobs.length} queue jobs + ${lbAnswers} LB requests, ${new Set(active).size} builds served; builds seen per endpoint: ${perEndpoint.join(", ")}\n  ${report.join("\n  ")}`);
   });
 });
