@@ -6,6 +6,8 @@ import { S3Client, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import type { PlatformClient, PlatformVolume } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
 
+const UNSIGNED_BODIES = new Set(["PutObjectCommand", "UploadPartCommand"]);
+
 export interface OpenVolume {
   volume: PlatformVolume;
   s3: S3Client;
@@ -29,6 +31,15 @@ export async function openVolume(client: PlatformClient, name: string): Promise<
     credentials: { accessKeyId: access.accessKeyId, secretAccessKey: access.secretAccessKey },
     maxAttempts: 5,
   });
+  // Object and part bodies go unsigned: each carries a CRC32 and a Content-MD5 the server checks, and
+  // the SigV4 SHA-256 of the body would hash every byte once more on each side (docs/volumes.md, "Measuring").
+  s3.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (UNSIGNED_BODIES.has(context.commandName ?? "")) (args.request as { headers: Record<string, string> }).headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
+      return next(args);
+    },
+    { step: "build", name: "svcUnsignedBodies" },
+  );
   return { volume, s3, bucket: volume.id, ...access };
 }
 

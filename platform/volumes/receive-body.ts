@@ -6,7 +6,9 @@
  */
 import type { IncomingMessage } from "node:http";
 import { createHash, type Hash } from "node:crypto";
-import { open } from "node:fs/promises";
+import { createWriteStream } from "node:fs";
+import { once } from "node:events";
+import { finished } from "node:stream/promises";
 import { S3Error, s3Errors } from "./s3-error.ts";
 import { chunkSignature, sameHex, trailerSignature, type Verified } from "./sigv4.ts";
 import { createChecksum, isChecksumAlgorithm, type Checksum, type ChecksumAlgorithm } from "./checksums.ts";
@@ -158,7 +160,10 @@ export async function receiveBody(req: IncomingMessage, verified: Verified, path
   const checksum: Checksum | undefined = wanted && (await createChecksum(wanted.algorithm));
   const md5 = createHash("md5");
   const sha256 = /^[0-9a-f]{64}$/.test(mode) ? createHash("sha256") : undefined;
-  const file = await open(path, "w");
+  // A write stream (not one awaited write per chunk): the disk works while the next chunks arrive.
+  const file = createWriteStream(path);
+  let failed: Error | undefined;
+  file.on("error", (error) => (failed = error));
   let size = 0;
   const onData = async (data: Buffer) => {
     size += data.length;
@@ -166,7 +171,8 @@ export async function receiveBody(req: IncomingMessage, verified: Verified, path
     md5.update(data);
     sha256?.update(data);
     checksum?.update(data);
-    await file.write(data);
+    if (failed) throw failed;
+    if (!file.write(data)) await once(file, "drain");
   };
   const decoder = chunked ? new ChunkedDecoder(onData, mode.startsWith("STREAMING-AWS4-HMAC-SHA256-PAYLOAD") ? verified : undefined) : undefined;
   try {
@@ -176,10 +182,13 @@ export async function receiveBody(req: IncomingMessage, verified: Verified, path
     }
   } catch (error) {
     if (error instanceof S3Error) throw error;
+    if (failed) throw failed; // the disk's error, not the client's
     throw s3Errors.incompleteBody(); // the client went away mid-body
   } finally {
-    await file.close();
+    file.end();
+    await finished(file).catch(() => undefined);
   }
+  if (failed) throw failed;
   if (decoder && !decoder.done) throw s3Errors.incompleteBody();
   if (Number.isFinite(declared) && size !== declared) throw s3Errors.incompleteBody();
   if (sha256 && sha256.digest("hex") !== mode) throw s3Errors.contentSha256Mismatch();
