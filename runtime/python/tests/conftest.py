@@ -123,20 +123,28 @@ def start_worker(platform: FakePlatform, artifact: Path, tmp_path: Path, request
         env = {k: v for k, v in os.environ.items() if not k.startswith(("SVC_", "PLATFORM_"))}
         env.update(platform.worker_env(info["id"]), SVC_PING_INTERVAL=str(ping_interval),
                    PYTHONPATH=str(artifact), PYTHONDONTWRITEBYTECODE="1")
-        port = None
-        if next(e for e in ENDPOINTS if e["name"] == endpoint)["type"] == "LB":
-            port = free_port()
-            env["SVC_LB_PORT"] = str(port)
-            platform.lb_ports[endpoint] = port
+        lb = next(e for e in ENDPOINTS if e["name"] == endpoint)["type"] == "LB"
         log = tmp_path / f"{endpoint}-{info['id']}.log"
         handler = f"handlers/{endpoint.replace('-', '_')}.py"
-        with open(log, "wb") as out:
-            proc = subprocess.Popen([sys.executable, handler], cwd=artifact, env=env, stdout=out, stderr=subprocess.STDOUT)
-        worker = Worker(proc, info["id"], log, port)
-        workers.append(worker)
-        if port and wait_ready:
-            _wait_http(f"http://127.0.0.1:{port}/ping", worker)
-        return worker
+        # A free port can be taken by another process before the worker binds it: try another one.
+        for attempt in range(3):
+            port = None
+            if lb:
+                port = free_port()
+                env["SVC_LB_PORT"] = str(port)
+                platform.lb_ports[endpoint] = port
+            with open(log, "wb") as out:
+                proc = subprocess.Popen([sys.executable, handler], cwd=artifact, env=env, stdout=out, stderr=subprocess.STDOUT)
+            worker = Worker(proc, info["id"], log, port)
+            workers.append(worker)
+            if not (port and wait_ready):
+                return worker
+            try:
+                _wait_http(f"http://127.0.0.1:{port}/ping", worker)
+                return worker
+            except AssertionError:
+                if attempt == 2 or "Address already in use" not in worker.output():
+                    raise
 
     yield start
     for worker in workers:
