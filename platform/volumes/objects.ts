@@ -136,8 +136,8 @@ export async function listObjects(b: Bucket, params: URLSearchParams, res: Serve
   const token = params.get("continuation-token");
   let after = (v2 ? params.get("start-after") : params.get("marker")) ?? "";
   if (token !== null) {
-    after = Buffer.from(token, "base64url").toString("utf8");
     if (!token) throw s3Errors.invalidArgument("The continuation token provided is incorrect.");
+    after = Buffer.from(token, "base64url").toString("utf8");
   }
   // Walk only below the prefix's folder: a folder the prefix names is all the answer can hold.
   const folder = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/")) : "";

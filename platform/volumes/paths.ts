@@ -7,7 +7,6 @@ import { lstat, mkdir, readdir, realpath, stat } from "node:fs/promises";
 import { join, sep } from "node:path";
 import { s3Errors } from "./s3-error.ts";
 
-export const volumesDir = (dataDir: string) => join(dataDir, "volumes");
 export const volumeDir = (dataDir: string, id: string) => join(dataDir, "volumes", id);
 /** Multipart parts and half-received objects: outside every volume, so workers never see them. */
 export const stagingDir = (dataDir: string) => join(dataDir, "volume-staging");

@@ -94,7 +94,7 @@ export function createS3Api(ctx: PlatformContext): S3Api {
     const region = { "x-amz-bucket-region": b.volume.dataCenterId };
     if (!key) {
       if (method === "HEAD") return sendEmpty(res, 200, region);
-      if (method === "GET" && params.has("location")) return sendXml(res, "LocationConstraint", { _: undefined }, region);
+      if (method === "GET" && params.has("location")) return sendXml(res, "LocationConstraint", b.volume.dataCenterId, region);
       if (method === "GET" && params.has("uploads")) return listUploads(b, params, res);
       if (method === "GET") return listObjects(b, params, res);
       if (method === "POST" && params.has("delete")) return deleteObjects(b, await readXml(req, verified), res);

@@ -14,7 +14,7 @@ function head(res: ServerResponse, status: number, headers: Headers) {
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
 }
 
-export function sendXml(res: ServerResponse, root: string, body: XmlNode, headers: Headers = {}, status = 200) {
+export function sendXml(res: ServerResponse, root: string, body: XmlNode | string, headers: Headers = {}, status = 200) {
   const text = xmlDocument(root, body);
   head(res, status, { "content-type": "application/xml", "content-length": Buffer.byteLength(text), ...headers });
   res.end(text);
@@ -39,4 +39,3 @@ export function sendError(res: ServerResponse, error: S3Error, isHead: boolean) 
 export const httpDate = (ms: number) => new Date(ms).toUTCString();
 export const isoDate = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, ".000Z");
 export const quoted = (etag: string) => `"${etag}"`;
-export { S3Error };

@@ -6,7 +6,7 @@
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { s3Errors } from "./s3-error.ts";
 
-export const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+const EMPTY_SHA256 = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 const ALGORITHM = "AWS4-HMAC-SHA256";
 const MAX_SKEW_MS = 15 * 60_000;
 const PRESIGN_MAX_S = 7 * 24 * 3600;

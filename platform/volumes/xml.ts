@@ -3,9 +3,9 @@ import type { S3Error } from "./s3-error.ts";
 
 const NS = 'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"';
 
-export const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`).replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, "");
+const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`).replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, "");
 
-export type XmlValue = string | number | boolean | undefined | XmlNode | XmlNode[];
+type XmlValue = string | number | boolean | undefined | XmlNode | XmlNode[];
 export interface XmlNode { [element: string]: XmlValue }
 
 function render(value: XmlValue): string {
@@ -18,7 +18,8 @@ function render(value: XmlValue): string {
     .join("");
 }
 
-export const xmlDocument = (root: string, body: XmlNode) => `<?xml version="1.0" encoding="UTF-8"?>\n<${root} ${NS}>${render(body)}</${root}>`;
+/** An answer's document: elements, or text (GetBucketLocation's region). */
+export const xmlDocument = (root: string, body: XmlNode | string) => `<?xml version="1.0" encoding="UTF-8"?>\n<${root} ${NS}>${render(body)}</${root}>`;
 
 export const errorXml = (error: S3Error, requestId: string) =>
   `<?xml version="1.0" encoding="UTF-8"?>\n<Error>${render({ Code: error.code, Message: error.message, Resource: error.resource, RequestId: requestId })}</Error>`;

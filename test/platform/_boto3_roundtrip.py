@@ -12,6 +12,7 @@ endpoint, key_id, secret, bucket = sys.argv[1:5]
 s3 = boto3.client("s3", endpoint_url=endpoint, aws_access_key_id=key_id, aws_secret_access_key=secret,
                   region_name="local", config=Config(s3={"addressing_style": "path"}))
 seen = {}
+seen["location"] = s3.get_bucket_location(Bucket=bucket)["LocationConstraint"]
 s3.put_object(Bucket=bucket, Key="py/hello world+.txt", Body=b"from boto3")
 seen["get"] = s3.get_object(Bucket=bucket, Key="py/hello world+.txt")["Body"].read().decode()
 seen["range"] = s3.get_object(Bucket=bucket, Key="py/hello world+.txt", Range="bytes=5-9")["Body"].read().decode()

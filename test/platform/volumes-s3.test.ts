@@ -187,6 +187,7 @@ describe("the S3 API with boto3 (PyPI)", () => {
     );
     const seen = JSON.parse(out);
     expect(seen).toMatchObject({
+      location: "local",
       get: "from boto3",
       range: "boto3",
       big_same: true,
