@@ -99,7 +99,7 @@ describe("svc volume", { timeout: 180_000 }, () => {
 
   it("resumes an upload killed midway: the parts already on the volume are not sent again", async () => {
     const file = join(work, "resume.bin");
-    const bytes = randomBytes(64 * MiB); // eight 8 MiB parts
+    const bytes = randomBytes(128 * MiB); // sixteen 8 MiB parts: room to stop it midway on a fast machine
     await writeFile(file, bytes);
     const volume = (await client.findVolume("weights"))!;
     const staging = join(platform.dataDir, "volume-staging");
@@ -107,11 +107,11 @@ describe("svc volume", { timeout: 180_000 }, () => {
     // Kill it once the platform holds two whole parts (a condition, not a delay).
     let done = false;
     child.once("exit", () => (done = true));
-    for (let i = 0; i < 600 && !done; i++) {
+    for (let i = 0; i < 6000 && !done; i++) {
       const uploads = (await readdir(staging)).filter((d) => d.startsWith("mpu_"));
       const parts = uploads.length ? (await readdir(join(staging, uploads[0]!))).filter((n) => n.endsWith(".json")).length : 0;
       if (parts >= 2) break;
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, 10));
     }
     child.kill("SIGKILL");
     await new Promise((r) => (done ? r(undefined) : child.once("exit", r)));
@@ -123,7 +123,7 @@ describe("svc volume", { timeout: 180_000 }, () => {
     const there = (await s3.send(new ListPartsCommand({ Bucket: volume.id, Key: "big/resume.bin", UploadId: upload!.UploadId }))).Parts ?? [];
     const thereBytes = there.reduce((n, p) => n + (p.Size ?? 0), 0);
     expect(there.length).toBeGreaterThanOrEqual(2);
-    expect(there.length).toBeLessThan(8);
+    expect(there.length).toBeLessThan(16);
 
     const resumed = await json(["volume", "upload", file, "weights:big/resume.bin"]);
     expect(resumed.uploaded).toEqual([{ key: "big/resume.bin", size: bytes.length, action: "resumed", sentBytes: bytes.length - thereBytes, reusedBytes: thereBytes }]);
