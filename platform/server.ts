@@ -19,6 +19,7 @@ import { Autoscaler } from "./workers/autoscaler.ts";
 import { createApi } from "./api/app.ts";
 import { sweepFiles } from "./api/files.ts";
 import { createS3Api } from "./volumes/s3-handler.ts";
+import { sweepUploads } from "./volumes/multipart.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
 import { createSecrets } from "./secrets.ts";
@@ -159,6 +160,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
       if (ticks++ % 5 === 0) store.builds.pruneUploads(now);
       if (ticks % 60 === 0) {
         void sweepFiles(ctx, now).catch((error) => options.log(`file sweep failed: ${(error as Error).message}`));
+        void sweepUploads(ctx, now).catch((error) => options.log(`volume upload sweep failed: ${(error as Error).message}`));
         store.workers.prune(now - 24 * 3600_000);
       }
     } catch (error) {

@@ -35,6 +35,7 @@ export function createVolumesRepo(db: Db) {
     insertUpload: db.prepare("INSERT INTO volume_uploads (id, volume_id, key, checksum_algorithm, content_type, created_at) VALUES (?, ?, ?, ?, ?, ?)"),
     upload: db.prepare<[string], RawUpload>("SELECT * FROM volume_uploads WHERE id = ?"),
     uploads: db.prepare<[string], RawUpload>("SELECT * FROM volume_uploads WHERE volume_id = ? ORDER BY key, created_at"),
+    staleUploads: db.prepare<[number], RawUpload>("SELECT * FROM volume_uploads WHERE created_at < ? LIMIT 1000"),
     removeUpload: db.prepare("DELETE FROM volume_uploads WHERE id = ?"),
   };
   return {
@@ -68,6 +69,7 @@ export function createVolumesRepo(db: Db) {
       return r && upload(r);
     },
     uploads: (volumeId: string): UploadRecord[] => q.uploads.all(volumeId).map(upload),
+    startedBefore: (time: number): UploadRecord[] => q.staleUploads.all(time).map(upload),
     removeUpload: (id: string): void => void q.removeUpload.run(id),
   };
 }

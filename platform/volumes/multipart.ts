@@ -167,6 +167,19 @@ export async function abortUpload(b: Bucket, key: string, params: URLSearchParam
   sendEmpty(res, 204);
 }
 
+/** Unfinished uploads are dropped this long after they began (their parts count against the volume). */
+export const UPLOAD_RETENTION_MS = 7 * 24 * 3600_000;
+
+/** Aborts the multipart uploads begun before `now - UPLOAD_RETENTION_MS` (the platform's file sweep). */
+export async function sweepUploads(ctx: Bucket["ctx"], now = Date.now()): Promise<number> {
+  const stale = ctx.store.volumes.startedBefore(now - UPLOAD_RETENTION_MS);
+  for (const u of stale) {
+    ctx.store.volumes.removeUpload(u.id);
+    await rm(uploadDir(ctx.options.dataDir, u.id), { recursive: true, force: true });
+  }
+  return stale.length;
+}
+
 export function listUploads(b: Bucket, params: URLSearchParams, res: ServerResponse) {
   const prefix = params.get("prefix") ?? "";
   const uploads = b.ctx.store.volumes.uploads(b.volume.id).filter((u) => u.key.startsWith(prefix));

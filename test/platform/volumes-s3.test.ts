@@ -12,6 +12,7 @@ import {
   CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand, AbortMultipartUploadCommand, ListPartsCommand,
   ListMultipartUploadsCommand,
 } from "@aws-sdk/client-s3";
+import { sweepUploads, UPLOAD_RETENTION_MS } from "../../platform/volumes/multipart.ts";
 import { gql, startTestPlatform, tempDir, type TestPlatform } from "./_support.ts";
 
 const MiB = 1024 * 1024;
@@ -133,6 +134,16 @@ describe("the S3 API with the AWS SDK for JavaScript v3", () => {
     const other = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: "m/other.bin" }));
     await s3.send(new AbortMultipartUploadCommand({ Bucket: bucket, Key: "m/other.bin", UploadId: other.UploadId }));
     expect(await errorName(s3.send(new ListPartsCommand({ Bucket: bucket, Key: "m/other.bin", UploadId: other.UploadId })))).toBe("NoSuchUpload");
+  });
+
+  it("drops an unfinished upload a week after it began, with its parts", async () => {
+    const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: "m/abandoned.bin" }));
+    await s3.send(new UploadPartCommand({ Bucket: bucket, Key: "m/abandoned.bin", UploadId, PartNumber: 1, Body: Buffer.alloc(1000, 1) }));
+    expect(await sweepUploads(p.context, Date.now() + UPLOAD_RETENTION_MS - 60_000)).toBe(0);
+    expect(await sweepUploads(p.context, Date.now() + UPLOAD_RETENTION_MS + 60_000)).toBeGreaterThanOrEqual(1);
+    expect(await errorName(s3.send(new ListPartsCommand({ Bucket: bucket, Key: "m/abandoned.bin", UploadId })))).toBe("NoSuchUpload");
+    const { readdir } = await import("node:fs/promises");
+    expect(await readdir(join(p.dataDir, "volume-staging", UploadId!)).catch(() => "gone")).toBe("gone");
   });
 
   it("answers the errors a client understands: NoSuchKey, NoSuchBucket, InvalidAccessKeyId, SignatureDoesNotMatch", async () => {
