@@ -11,10 +11,12 @@ if (!testing || !root) {
   console.error("usage: _child-built.mjs <dist/testing.mjs> <root> [--no-deps]");
   process.exit(2);
 }
-const { buildFolder } = await import(pathToFileURL(testing).href);
+// runBuild builds `root` in place (buildFolder would build a fresh copy: no warm caches to measure)
+const { runBuild } = await import(pathToFileURL(testing).href);
+const { createLogger } = await import(pathToFileURL(testing.replace(/testing\.mjs$/, "index.mjs")).href);
 const started = performance.now();
 const cpuBefore = process.cpuUsage();
-const ctx = await buildFolder(root, { options: { noDeps: rest.includes("--no-deps") } });
+const ctx = await runBuild({ root, logger: createLogger("silent"), options: { noDeps: rest.includes("--no-deps") } });
 const ms = performance.now() - started;
 const cpu = process.cpuUsage(cpuBefore);
 const stages = Object.fromEntries(ctx.logger.timings.map((t) => [t.stage, Math.round(t.ms)]));
