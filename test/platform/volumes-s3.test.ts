@@ -50,6 +50,17 @@ describe("network volumes over GraphQL", () => {
     expect(after.data!.myself.networkVolumes.map((v: { id: string }) => v.id)).not.toContain(id);
   });
 
+  it("keeps the S3 secret and the volume mutations from a worker's key", async () => {
+    const ep = await gql(p, `mutation { saveEndpoint(input: {name: "scoped"}) { id } }`);
+    const workerKey = p.context.workerKeys.keyFor(p.context.store.endpoints.get(ep.data!.saveEndpoint.id)!);
+    const asWorker = { url: p.url, apiKey: workerKey };
+    for (const query of [`{ s3Credentials { secretAccessKey } }`, `{ myself { networkVolumes { id } } }`, `mutation { createNetworkVolume(input: {name: "w", size: 1}) { id } }`]) {
+      const r = await gql(asWorker, query);
+      expect(r.status).toBe(403);
+      expect(r.errors?.[0]?.extensions?.code).toBe("KEY_SCOPE");
+    }
+  });
+
   it("keeps an endpoint's networkVolumeId, refuses an unknown one, and refuses deleting a volume in use unless forced", async () => {
     const id = await createVolume("attached");
     const unknown = await gql(p, `mutation { saveEndpoint(input: {name: "e0", networkVolumeId: "vol_nope"}) { id } }`);
