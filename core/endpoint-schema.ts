@@ -1,17 +1,37 @@
 /**
  * The one source of the `@Endpoint(...)` argument rules: names, types, bounds, defaults, the GPU
  * list and the messages. The build checks decorator arguments with it (svc:group-endpoints, error at
- * file:line), the platform checks its endpoint input with its bounds (platform/graphql/inputs.ts),
- * and the Python SDK's runtime check reads runtime/python/svc/_schema.py, generated from it by
- * scripts/generate-endpoint-schema.ts (a test keeps it up to date). docs/contracts.md section 3.
+ * file:line), the manifest's check takes its bounds (core/manifest.ts), the platform checks its
+ * endpoint input with them (platform/graphql/inputs.ts), and the Python SDK's runtime check and
+ * discovery's positional argument names (plugins/discover-python/discover.py) read
+ * runtime/python/svc/_schema.py, generated from it by scripts/generate-endpoint-schema.ts (a test
+ * keeps it up to date). docs/contracts.md section 3.
  */
-import type { EndpointType, Hardware, Scaling, StaticValue } from "./endpoint-types.ts";
+import type { EndpointType, StaticValue } from "./endpoint-types.ts";
 
 /** GPU tiers (platform `gpuIds`, SDK `GpuGroup` members), in the documented order. */
 export const GPU_GROUPS = ["AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO"] as const;
 export const SCALER_TYPES = ["QUEUE_DELAY", "REQUEST_COUNT"] as const;
+export type ScalerType = (typeof SCALER_TYPES)[number];
+/** An endpoint's hardware as the platform takes it (gpuIds: GPU_GROUPS members; instanceIds: CPU flavours). */
+export interface Hardware {
+  gpuIds?: string[];
+  gpuCount?: number;
+  instanceIds?: string[];
+}
+
+/** An endpoint's scaling as the platform takes it. */
+export interface Scaling {
+  workersMin: number;
+  workersMax: number;
+  idleTimeout: number;
+  scalerType: ScalerType;
+  scalerValue: number;
+}
+
 /** Methods of load-balanced routes (`@api.get`, `.post`, ...). */
 export const HTTP_METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH"] as const;
+export type HttpMethod = (typeof HTTP_METHODS)[number];
 /** Served by the worker runtime on every load-balanced worker (docs/contracts.md §4): no route may take them. */
 export const RESERVED_PATHS = ["/ping", "/execute"] as const;
 

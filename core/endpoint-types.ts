@@ -1,9 +1,9 @@
 /**
  * The leaf types of an endpoint declaration, part of the public types (core/types.ts re-exports
  * them): apart so that the modules types.ts references (manifest, errors, the Endpoint schema) use
- * them without an import cycle.
+ * them without an import cycle. Types that follow a rule (HttpMethod, Hardware, Scaling) live with
+ * the rule in core/endpoint-schema.ts.
  */
-export type HttpMethod = "GET" | "POST" | "PUT" | "DELETE" | "PATCH";
 export type EndpointType = "QB" | "LB";
 
 /** A value the discovery step evaluated statically from Python source. */
@@ -14,18 +14,4 @@ export interface SourceLocation {
   /** POSIX path relative to the project root. */
   file: string;
   line: number;
-}
-
-export interface Hardware {
-  gpuIds?: string[];
-  gpuCount?: number;
-  instanceIds?: string[];
-}
-
-export interface Scaling {
-  workersMin: number;
-  workersMax: number;
-  idleTimeout: number;
-  scalerType: "QUEUE_DELAY" | "REQUEST_COUNT";
-  scalerValue: number;
 }

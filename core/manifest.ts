@@ -5,7 +5,7 @@
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { z } from "zod";
-import { HTTP_METHODS } from "./endpoint-schema.ts";
+import { ENDPOINT_LIMITS, HTTP_METHODS, SCALER_TYPES } from "./endpoint-schema.ts";
 import { errors } from "./errors.ts";
 import type { StaticValue } from "./endpoint-types.ts";
 
@@ -51,7 +51,7 @@ const manifestFunction = z.strictObject({
 
 const hardware = z
   .strictObject({
-    gpuIds: z.array(z.string()).min(1).max(3).optional(),
+    gpuIds: z.array(z.string()).min(ENDPOINT_LIMITS.gpuTypes.min).max(ENDPOINT_LIMITS.gpuTypes.max).optional(),
     gpuCount: z.number().int().positive().optional(),
     instanceIds: z.array(z.string()).min(1).optional(),
   })
@@ -62,13 +62,13 @@ const scaling = z
     workersMin: z.number().int().min(0),
     workersMax: z.number().int().min(0),
     idleTimeout: z.number().min(0),
-    scalerType: z.enum(["QUEUE_DELAY", "REQUEST_COUNT"]),
+    scalerType: z.enum(SCALER_TYPES),
     scalerValue: z.number().min(0),
   })
   .refine((s) => s.workersMin <= s.workersMax, { message: "workersMin must not exceed workersMax" });
 
 export const manifestEndpointSchema = z.strictObject({
-  name: z.string().regex(/^[a-z0-9][a-z0-9-_]*$/i, "letters, digits, '-' and '_'"),
+  name: z.string().regex(new RegExp(ENDPOINT_LIMITS.namePattern), "letters, digits, '-' and '_'"),
   type: z.enum(["QB", "LB"]),
   file: z.string().min(1),
   module: z.string().min(1),

@@ -4,12 +4,14 @@
  */
 import type { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import type { PlatformClient } from "./client/index.ts";
-import type { EndpointType, Hardware, HttpMethod, Scaling, SourceLocation, StaticValue } from "./endpoint-types.ts";
+import type { Hardware, HttpMethod, Scaling } from "./endpoint-schema.ts";
+import type { EndpointType, SourceLocation, StaticValue } from "./endpoint-types.ts";
 import type { Logger } from "./logger.ts";
 import type { Manifest, ManifestEndpoint } from "./manifest.ts";
 
 export type { Manifest, ManifestEndpoint, Logger, PlatformClient };
 export type * from "./endpoint-types.ts";
+export type { Hardware, HttpMethod, Scaling, ScalerType } from "./endpoint-schema.ts";
 
 /** `@Endpoint(...)` or `x = Endpoint(...)`: the keyword arguments as written, evaluated statically. */
 export interface EndpointDeclaration extends SourceLocation {

@@ -13,6 +13,8 @@ import type { FunctionParam, HttpMethod, PythonImport, PythonTypeDef, StaticValu
 import { pythonInterpreter } from "../_python.ts";
 
 export const DISCOVER_SCRIPT = packagePath("plugins", "discover-python", "discover.py");
+/** The Endpoint argument names discover.py reads (generated from core/endpoint-schema.ts). */
+export const ENDPOINT_SCHEMA_PY = packagePath("runtime", "python", "svc", "_schema.py");
 
 export { pythonInterpreter };
 

@@ -23,19 +23,31 @@ until stdin closes. A request that cannot be read answers {"fatal": "<message>"}
 """
 import ast
 import base64
+import importlib.util
 import io
 import json
+import os
 import re
 import sys
 import tokenize
 import unicodedata
 
-ROUTE_METHODS = ("get", "post", "put", "delete", "patch")
+
+
+def _endpoint_schema():
+    """The SDK's _schema.py (generated from core/endpoint-schema.ts, stdlib only), loaded by path
+    from this package (plugins/discover-python/ and runtime/python/svc/ ship side by side)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "runtime", "python", "svc", "_schema.py")
+    spec = importlib.util.spec_from_file_location("svc_endpoint_schema", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_SCHEMA = _endpoint_schema()
+ROUTE_METHODS = tuple(method.lower() for method in _SCHEMA.HTTP_METHODS)
 # Positional parameters of Endpoint(...), in order (docs/contracts.md section 3).
-ENDPOINT_PARAMS = (
-    "name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type",
-    "scaler_value", "execution_timeout", "env", "dependencies", "flashboot",
-)
+ENDPOINT_PARAMS = _SCHEMA.ENDPOINT_ARGUMENTS
 SVC_MODULES = ("svc", "svc.gpu", "svc.endpoint")
 # Source lines as ast.get_source_segment splits them: only \r\n, \r and \n end a line.
 SOURCE_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")

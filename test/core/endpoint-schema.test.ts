@@ -7,7 +7,9 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { EndpointArgumentError, GPU_GROUPS, normaliseEndpointArguments } from "../../core/endpoint-schema.ts";
+import { ENDPOINT_ARGUMENTS, ENDPOINT_LIMITS, EndpointArgumentError, GPU_GROUPS, normaliseEndpointArguments, SCALER_TYPES } from "../../core/endpoint-schema.ts";
+import { manifestEndpointSchema } from "../../core/manifest.ts";
+import { PythonParser } from "../../plugins/discover-python/index.ts";
 import type { StaticValue } from "../../core/types.ts";
 import { endpointInputSchema } from "../../platform/graphql/inputs.ts";
 import { PYTHON_SCHEMA_FILE, renderPythonSchema } from "../../scripts/generate-endpoint-schema.ts";
@@ -107,4 +109,52 @@ print(json.dumps(out))`;
       expect(endpointInputSchema.safeParse(input).success, JSON.stringify(args)).toBe(true);
     }
   });
+
+  it("discovery (discover.py) names positional arguments from it: every ENDPOINT_ARGUMENTS entry, in order, and no more", async () => {
+    const values = ['"w"', "None", '"cpu3c-2-4"', "None", "(0, 1)", "5", '"QUEUE_DELAY"', "4", "600", "{}", "[]", "True", '"weights"'];
+    expect(values).toHaveLength(ENDPOINT_ARGUMENTS.length);
+    const file = (args: string[]) => ({ path: "app.py", source: Buffer.from(`from svc import Endpoint\n\n@Endpoint(${args.join(", ")})\ndef f():\n    return 1\n`) });
+    const parser = new PythonParser();
+    try {
+      const [named, tooMany] = await parser.parse([file(values), file([...values, "1"])]);
+      if (named!.error) throw new Error(named!.error.message);
+      expect(Object.keys(named!.functions[0]!.declaration.args)).toEqual([...ENDPOINT_ARGUMENTS]);
+      expect(named!.functions[0]!.declaration.args.volume).toBe("weights");
+      expect(tooMany!.error).toMatchObject({ code: "ENDPOINT_ARGUMENT_INVALID", message: expect.stringContaining(`at most ${ENDPOINT_ARGUMENTS.length} positional`) });
+    } finally {
+      parser.close();
+    }
+  });
+
+  it("the manifest's endpoint check takes its bounds: the GPU list length, the scaler types, the name pattern", () => {
+    const settings = normaliseEndpointArguments({ name: "w", gpu: GPU_GROUPS.slice(0, ENDPOINT_LIMITS.gpuTypes.max) as unknown as StaticValue }, "QB");
+    const entry = (change: Record<string, unknown>) => ({
+      name: "w",
+      type: "QB",
+      file: "app.py",
+      module: "app",
+      handler: "handler_w.py",
+      hardware: settings.hardware,
+      image: "svc/gpu",
+      scaling: settings.scaling,
+      executionTimeoutMs: settings.executionTimeoutMs,
+      env: {},
+      dependencies: [],
+      ...change,
+    });
+    /** The fields the check refuses, but for the functions this entry leaves out. */
+    const verdict = (change: Record<string, unknown>) => {
+      const result = manifestEndpointSchema.safeParse(entry(change));
+      const refused = (result.error?.issues ?? []).map((issue) => issue.path.join(".")).filter((path) => path !== "functions");
+      return refused.join(",") || true;
+    };
+    expect(verdict({})).toBe(true);
+    expect(verdict({ hardware: { gpuIds: GPU_GROUPS.slice(0, ENDPOINT_LIMITS.gpuTypes.max + 1) } })).toBe("hardware.gpuIds");
+    for (const scalerType of SCALER_TYPES) expect(verdict({ scaling: { ...settings.scaling, scalerType } })).toBe(true);
+    expect(verdict({ scaling: { ...settings.scaling, scalerType: "CPU_LOAD" } })).toBe("scaling.scalerType");
+    for (const name of ["w-1_x", "-w", "w w"]) expect(verdict({ name })).toBe(normaliseOk(name) ? true : "name");
+  });
 });
+
+/** What the build's own check says of an endpoint name. */
+const normaliseOk = (name: string) => tsVerdict({ name }) === "ok";
