@@ -6,13 +6,15 @@
  */
 import { defineConfig, type UserConfig } from "tsdown";
 
+/** The package's exports (`@svc-dev/svc`, `/types`, `/testing`): JavaScript and declarations. */
+const EXPORTS = {
+  index: "core/index.ts",
+  types: "core/types.ts",
+  testing: "testing/index.ts",
+};
+
 const shared: UserConfig = {
-  entry: {
-    index: "core/index.ts",
-    types: "core/types.ts",
-    testing: "testing/index.ts",
-    cli: "cli/index.ts",
-  },
+  entry: EXPORTS,
   outDir: "dist",
   format: "esm",
   platform: "node",
@@ -25,7 +27,8 @@ const shared: UserConfig = {
 export default defineConfig([
   // JavaScript. Dependencies stay external but zod: its ESM is ~95 files, bundled it loads as one
   // tree-shaken chunk (startup).
-  { ...shared, dts: false, deps: { alwaysBundle: ["zod"], onlyBundle: ["zod"] } },
-  // Declarations, with every dependency (zod included) an import, as a consumer's tsc checks them.
+  // The CLI (bin/svc.mjs runs dist/cli.mjs) is an entry of this build only: nothing imports it.
+  { ...shared, entry: { ...EXPORTS, cli: "cli/index.ts" }, dts: false, deps: { alwaysBundle: ["zod"], onlyBundle: ["zod"] } },
+  // Declarations of the exports, with every dependency (zod included) an import, as a consumer's tsc checks them.
   { ...shared, dts: { emitDtsOnly: true } },
 ]);

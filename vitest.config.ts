@@ -8,9 +8,9 @@ export default defineConfig({
   // the same for tsc; package.json's exports point at dist/, which a fresh clone has not built).
   resolve: {
     alias: [
-      { find: /^svc$/, replacement: source("./core/index.ts") },
-      { find: /^svc\/types$/, replacement: source("./core/types.ts") },
-      { find: /^svc\/testing$/, replacement: source("./testing/index.ts") },
+      { find: /^@svc-dev\/svc$/, replacement: source("./core/index.ts") },
+      { find: /^@svc-dev\/svc\/types$/, replacement: source("./core/types.ts") },
+      { find: /^@svc-dev\/svc\/testing$/, replacement: source("./testing/index.ts") },
     ],
   },
   test: {

@@ -11,29 +11,31 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import type { Plugin } from "esbuild";
-import { FROM_SOURCES, packagePath } from "./package-root.ts";
+import { FROM_SOURCES, PACKAGE_NAME, packagePath } from "./package-root.ts";
 
 const CACHE_DIR = join(".svc", "cache", "config");
 const INPUTS_FILE = "inputs.json";
 /** Bump when the bundle options change: older cached bundles are then rebuilt. */
 const FORMAT_VERSION = 1;
 
-/** Where `import ... from "svc"` leads when the app has no svc in its node_modules (svc init, global install). */
+/** Where `import ... from "@svc-dev/svc"` (and `/types`) leads when the app has no svc in its node_modules (svc init, global install). */
 const SELF_ENTRIES: Record<string, string> = FROM_SOURCES
-  ? { svc: packagePath("core", "index.ts"), "svc/types": packagePath("core", "types.ts") }
-  : { svc: packagePath("dist", "index.mjs"), "svc/types": packagePath("dist", "types.mjs") };
+  ? { [PACKAGE_NAME]: packagePath("core", "index.ts"), [`${PACKAGE_NAME}/types`]: packagePath("core", "types.ts") }
+  : { [PACKAGE_NAME]: packagePath("dist", "index.mjs"), [`${PACKAGE_NAME}/types`]: packagePath("dist", "types.mjs") };
+/** The specifiers SELF_ENTRIES answers. */
+const SELF_SPECIFIER = new RegExp(`^${PACKAGE_NAME.replace(/\//g, "\\/")}(\\/types)?$`);
 
 /** The app's own svc, if it has one installed (then `svc` stays a bare import), else undefined. */
 function appSvc(root: string): string | undefined {
   try {
-    return createRequire(join(root, "package.json")).resolve("svc");
+    return createRequire(join(root, "package.json")).resolve(PACKAGE_NAME);
   } catch {
     return undefined;
   }
 }
 
 /**
- * esbuild plugin: `svc` and `svc/types` stay external, resolved from the app when it has svc
+ * esbuild plugin: `@svc-dev/svc` and `@svc-dev/svc/types` stay external, resolved from the app when it has svc
  * installed and otherwise to this very package's files, so a generated project builds without
  * node_modules and the config shares the running svc's module instances.
  */
@@ -41,7 +43,7 @@ function selfReference(installed: boolean): Plugin {
   return {
     name: "svc-self-reference",
     setup(on) {
-      on.onResolve({ filter: /^svc(\/types)?$/ }, ({ path }) => ({ path: installed ? path : pathToFileURL(SELF_ENTRIES[path]!).href, external: true }));
+      on.onResolve({ filter: SELF_SPECIFIER }, ({ path }) => ({ path: installed ? path : pathToFileURL(SELF_ENTRIES[path]!).href, external: true }));
     },
   };
 }

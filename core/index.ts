@@ -1,4 +1,4 @@
-/** The public API of svc as a library (`import ... from "svc"`). svc/testing runs it with the built-in plugins. */
+/** The public API of svc as a library (`import ... from "@svc-dev/svc"`). svc/testing runs it with the built-in plugins. */
 export { defineConfig, loadConfig, DEFAULT_IMAGES } from "./config.ts";
 export { Pipeline, STAGES, HOOK_ORDER, definePlugin } from "./pipeline.ts";
 export { runPipeline, createContext, resolvePluginList, type RunOptions } from "./build.ts";

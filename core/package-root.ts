@@ -8,10 +8,13 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
+/** svc's npm name (the command stays `svc`): apps and plugins import it, svc.config.ts's bundle resolves it. */
+export const PACKAGE_NAME = "@svc-dev/svc";
+
 function findPackageRoot(from: string): string {
   for (let dir = from; ; dir = dirname(dir)) {
     const manifest = join(dir, "package.json");
-    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === "svc") return dir;
+    if (existsSync(manifest) && (JSON.parse(readFileSync(manifest, "utf8")) as { name?: string }).name === PACKAGE_NAME) return dir;
     if (dirname(dir) === dir) throw new Error(`svc's package.json was not found above ${from}`);
   }
 }

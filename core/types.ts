@@ -181,7 +181,7 @@ export interface BuildContext {
  * reader needs no cast. A plugin package declares its own key by augmenting this interface
  * (docs/plugins.md, "Passing data between plugins"):
  *
- *     declare module "svc/types" {
+ *     declare module "@svc-dev/svc/types" {
  *       interface PluginMeta { "svc-plugin-x": { scanned: number } }
  *     }
  */

@@ -1,5 +1,5 @@
-import { defineConfig } from "svc";
-import type { SvcPlugin } from "svc/types";
+import { defineConfig } from "@svc-dev/svc";
+import type { SvcPlugin } from "@svc-dev/svc/types";
 
 /**
  * Lets the deploying shell override named endpoint variables (e.g. `WAN_CONFIG=tiny svc deploy`

@@ -1,4 +1,4 @@
-import type { SvcPlugin } from "svc";
+import type { SvcPlugin } from "@svc-dev/svc";
 
 export interface SecretsOptions {
   /** App files (POSIX paths relative to the project) never scanned, e.g. test fixtures with fake keys. */
@@ -11,7 +11,7 @@ export declare const PLUGIN_NAME: "svc-plugin-secrets";
 export declare const SECRET_FOUND: "SECRET_FOUND";
 export declare function findSecrets(text: string, env?: Array<[key: string, value: string]>): Array<{ line: number; what: string }>;
 
-declare module "svc/types" {
+declare module "@svc-dev/svc/types" {
   interface PluginMeta {
     /** How many app files the scan read. */
     "svc-plugin-secrets": { scanned: number };

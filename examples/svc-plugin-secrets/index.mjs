@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { HOOK_ORDER, definePlugin, pluginError } from "svc";
+import { HOOK_ORDER, definePlugin, pluginError } from "@svc-dev/svc";
 
 export const PLUGIN_NAME = "svc-plugin-secrets";
 /** The code of the error this plugin throws (svc reports it as PLUGIN_REFUSED with this pluginCode and its remedy). */

@@ -1,4 +1,4 @@
-import { defineConfig } from "svc";
+import { defineConfig } from "@svc-dev/svc";
 
 export default defineConfig({
   app: "{{name}}",

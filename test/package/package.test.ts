@@ -90,11 +90,24 @@ describe("the packed tarball", () => {
       expect(files).toContain(needed);
     }
     expect(files.filter((file) => /^(test|fixtures|bench|examples|core|cli|plugins\/.*\.ts$|runtime\/python\/tests)/.test(file))).toEqual([]);
+    expect(files).toContain("LICENSE");
+    expect(files).not.toContain("CONTRIBUTING.md"); // the repository's guide; README.md is the package's page
+    // declarations for the three exports only (the CLI has none to give)
+    expect(files.filter((file) => /^dist\/[a-z]+\.d\.mts$/.test(file)).sort()).toEqual(["dist/index.d.mts", "dist/testing.d.mts", "dist/types.d.mts"]);
   });
+
+  it("is clean for publint and for attw's esm-only profile", async () => {
+    const bin = (name: string) => join(REPO, "node_modules", ".bin", name);
+    const publint = await sh(bin("publint"), [svcTarball], tmp);
+    expect(publint.stdout).toContain("All good!");
+    // attw exits non-zero on any problem the profile does not ignore
+    const attw = await sh(bin("attw"), [svcTarball, "--profile", "esm-only", "--format", "ascii"], tmp);
+    expect(attw.stdout).toContain("@svc-dev/svc");
+  }, 120_000);
 
   it("installs on this Node with no engine warning, and without tsx", () => {
     expect(installLog).not.toMatch(/EBADENGINE/);
-    expect(existsSync(join(project, "node_modules", "svc", "dist", "index.mjs"))).toBe(true);
+    expect(existsSync(join(project, "node_modules", "@svc-dev", "svc", "dist", "index.mjs"))).toBe(true);
     expect(existsSync(join(project, "node_modules", "tsx"))).toBe(false);
   });
 });
@@ -102,9 +115,9 @@ describe("the packed tarball", () => {
 describe("using the installed package", () => {
   it("imports svc, svc/types and svc/testing from plain node, with no loader", async () => {
     const script = `
-      const svc = await import("svc");
-      const testing = await import("svc/testing");
-      await import("svc/types");
+      const svc = await import("@svc-dev/svc");
+      const testing = await import("@svc-dev/svc/testing");
+      await import("@svc-dev/svc/types");
       console.log(JSON.stringify({
         definePlugin: typeof svc.definePlugin,
         runPipeline: typeof svc.runPipeline,
@@ -127,11 +140,11 @@ describe("using the installed package", () => {
     mkdirSync(dir, { recursive: true });
     writeFileSync(
       join(dir, "plugin.ts"),
-      `import { definePlugin, HOOK_ORDER, type SvcPlugin } from "svc";
-import type { BuildContext } from "svc/types";
-import { buildFolder } from "svc/testing";
+      `import { definePlugin, HOOK_ORDER, type SvcPlugin } from "@svc-dev/svc";
+import type { BuildContext } from "@svc-dev/svc/types";
+import { buildFolder } from "@svc-dev/svc/testing";
 
-declare module "svc/types" {
+declare module "@svc-dev/svc/types" {
   interface PluginMeta {
     "svc-plugin-count": { files: number };
   }
@@ -194,7 +207,7 @@ export const check = (root: string) => buildFolder(root, { until: "manifest", pl
     expect((await svc(["init", "secrets-app"], project)).code).toBe(0);
     writeFileSync(
       join(app, "svc.config.ts"),
-      `import { defineConfig } from "svc";\n\nexport default defineConfig({\n  plugins: [["svc-plugin-secrets", { allow: ["workers/fake_keys.py"] }]],\n});\n`,
+      `import { defineConfig } from "@svc-dev/svc";\n\nexport default defineConfig({\n  plugins: [["svc-plugin-secrets", { allow: ["workers/fake_keys.py"] }]],\n});\n`,
     );
     writeFileSync(join(app, "workers", "fake_keys.py"), `KEY = "-----BEGIN RSA PRIVATE KEY-----"\n`);
     writeFileSync(join(app, "workers", "settings.py"), `REGION = "eu-west-1"\nACCESS_KEY_ID = "${FAKE_AWS_KEY}"\n`);
@@ -221,7 +234,7 @@ export const check = (root: string) => buildFolder(root, { until: "manifest", pl
     writeFileSync(
       join(app, "svc.config.ts"),
       [
-        `import { defineConfig, definePlugin } from "svc";`,
+        `import { defineConfig, definePlugin } from "@svc-dev/svc";`,
         ``,
         `const exploding = definePlugin({`,
         `  name: "svc-plugin-exploding",`,

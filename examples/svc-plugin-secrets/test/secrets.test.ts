@@ -3,7 +3,7 @@
  * a deploy through upload, provision and configure on an embedded platform the kit starts and stops.
  */
 import { join } from "node:path";
-import { buildFolder } from "svc/testing";
+import { buildFolder } from "@svc-dev/svc/testing";
 import { describe, expect, it } from "vitest";
 import secrets, { PLUGIN_NAME, SECRET_FOUND } from "../index.mjs";
 
