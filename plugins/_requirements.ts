@@ -1,62 +1,60 @@
 /**
- * requirements.txt reading and requirement merging (private to the dependency plugins).
- * Not a full PEP 508 parser: enough structure to name, dedupe and rank requirements; the line
- * itself is handed to pip unchanged.
+ * requirements.txt reading and requirement merging (private to the dependency plugins). Each
+ * requirement is read by pip's own `packaging` (PEP 508: name, extras, specifiers, marker, URL)
+ * through the discovery helper; the file's pip options and includes are read here. The line itself
+ * is handed to pip unchanged unless two lines of one project are merged.
  */
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type { Requirement } from "../core/types.ts";
+import { DISCOVER_SCRIPT, sharedParser, type ParsedRequirement, type PythonParser } from "./discover-python/index.ts";
+import { readCacheJson, writeFileAtomically } from "./_fs.ts";
 
 /** PEP 503 normalisation: `Foo_Bar.baz` → `foo-bar-baz`. */
 export function normalizeName(name: string): string {
   return name.replace(/[-_.]+/g, "-").toLowerCase();
 }
 
-export interface ParsedRequirement {
-  name: string;
-  extras: string[];
-  /** Version specifiers (`>=1.2`, `==2.0`), comma-separated parts. */
-  specifiers: string[];
-  marker?: string;
-  /** `name @ url` or a bare URL / path. */
-  url?: string;
-}
-
-const NAME = /^([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[([^\]]*)\])?\s*(.*)$/;
-
-/** Parses one requirement line (without options or comments); undefined when it names no project. */
-export function parseRequirement(line: string): ParsedRequirement | undefined {
-  const [body = "", ...markerParts] = splitMarker(line);
-  const marker = markerParts.length ? markerParts.join(";").trim() : undefined;
-  const text = body.trim();
-  const named = /^[A-Za-z0-9][A-Za-z0-9._-]*\s*(?:\[[^\]]*\])?\s*@/.test(text);
-  if (!named && (/^(?:[a-z+]+:\/\/|\.{0,2}\/)/i.test(text) || /\.(?:whl|tar\.gz|zip)$/i.test(text))) {
-    // a bare URL or path: the name comes from #egg= or the wheel/sdist file name
-    const egg = /[#&]egg=([A-Za-z0-9._-]+)/.exec(text)?.[1];
-    const file = /([A-Za-z0-9._]+?)-\d[^/]*\.(?:whl|tar\.gz|zip)$/i.exec(text)?.[1];
-    const name = egg ?? file;
-    return name ? { name: normalizeName(name), extras: [], specifiers: [], marker, url: text } : undefined;
+/**
+ * Requirement lines read by pip's own `packaging` (vendored in every pip) in the discovery helper
+ * svc already runs (plugins/discover-python/discover.py), in order; undefined for a line that names
+ * no project.
+ */
+export async function parseRequirements(lines: readonly string[], parser: PythonParser = sharedParser()): Promise<Array<ParsedRequirement | undefined>> {
+  const key = (line: string) => `${parser.python}\0${line}`;
+  const missing = [...new Set(lines.filter((line) => !known.has(key(line))))];
+  if (missing.length > 0) {
+    const parsed = await parser.requirements(missing);
+    missing.forEach((line, index) => known.set(key(line), parsed[index] ?? null));
   }
-  const match = NAME.exec(text);
-  if (!match) return undefined;
-  const [, name = "", extras = "", rest = ""] = match;
-  const extrasList = extras.split(",").map((e) => e.trim()).filter(Boolean);
-  const tail = rest.trim();
-  if (tail.startsWith("@")) return { name: normalizeName(name), extras: extrasList, specifiers: [], marker, url: tail.slice(1).trim() };
-  const specifiers = tail
-    .replace(/^\(|\)$/g, "")
-    .split(",")
-    .map((s) => s.replace(/\s+/g, ""))
-    .filter(Boolean);
-  if (specifiers.some((s) => !/^(?:~=|===|==|!=|<=|>=|<|>)/.test(s))) return undefined;
-  return { name: normalizeName(name), extras: extrasList, specifiers, marker };
+  return lines.map((line) => known.get(key(line)) ?? undefined);
 }
 
-/** `pkg>=1; python_version < "3.12"` → body and marker. After a URL, PEP 508 wants a space before `;`. */
-function splitMarker(line: string): string[] {
-  const index = line.includes("://") ? line.search(/\s;/) : line.indexOf(";");
-  if (index < 0) return [line];
-  return [line.slice(0, index), line.slice(index).replace(/^\s*;/, "")];
+/** Lines read so far, by interpreter and line (null: names no project): the dev server asks Python once per new line. */
+const known = new Map<string, ParsedRequirement | null>();
+
+export const REQUIREMENTS_CACHE_FILE = "cache/requirements.json";
+
+/**
+ * Runs `work` with the lines earlier builds of this app read (`.svc/cache/requirements.json`, kept
+ * per interpreter and discover.py version) known, and records the lines it read: a build whose
+ * requirements did not change starts no Python process for them, as discovery's cache does.
+ */
+export async function withRequirementsCache<T>(outDir: string, work: () => Promise<T>, parser: PythonParser = sharedParser()): Promise<T> {
+  const file = join(outDir, REQUIREMENTS_CACHE_FILE);
+  const version = `${parser.python}\0${createHash("sha256").update(readFileSync(DISCOVER_SCRIPT)).digest("hex")}`;
+  const cached = readCacheJson<{ version: string; lines: Record<string, ParsedRequirement | null> }>(file);
+  if (cached?.version === version && cached.lines) for (const [line, parsed] of Object.entries(cached.lines)) known.set(`${parser.python}\0${line}`, parsed);
+  const before = known.size;
+  const result = await work();
+  if (known.size !== before || cached?.version !== version) {
+    const prefix = `${parser.python}\0`;
+    const lines = Object.fromEntries([...known].filter(([key]) => key.startsWith(prefix)).map(([key, parsed]) => [key.slice(prefix.length), parsed]));
+    await writeFileAtomically(file, JSON.stringify({ version, lines }));
+  }
+  return result;
 }
 
 /** Formats a parsed requirement back into a pip line. */
@@ -111,6 +109,8 @@ export async function readRequirementsFile(file: string, root: string, seen = ne
   seen.add(absolute);
   const text = await readFile(absolute, "utf8");
   const source = relative(root, absolute).split("\\").join("/") || absolute;
+  /** This file's requirements, named once every line is read (one request to the helper). */
+  const own: Array<{ spec: string; source: string; editable: boolean }> = [];
   for (const { line, number } of logicalLines(text)) {
     const tokens = line.split(/\s+/);
     const first = tokens[0] ?? "";
@@ -119,11 +119,10 @@ export async function readRequirementsFile(file: string, root: string, seen = ne
       const value = inlineValue ?? tokens.slice(1).join(" ");
       if (flag === "-r" || flag === "--requirement") {
         const nested = await readRequirementsFile(isAbsolute(value) ? value : join(dirname(absolute), value), root, seen);
-        out.requirements.push(...nested.requirements);
+        out.requirements.push(...(await named(own.splice(0))), ...nested.requirements);
         out.pipOptions.push(...nested.pipOptions);
       } else if (flag === "-e" || flag === "--editable") {
-        const parsed = parseRequirement(value);
-        out.requirements.push({ spec: value, name: parsed?.name ?? value, source: `${source}:${number}` });
+        own.push({ spec: value, source: `${source}:${number}`, editable: true });
       } else if (flag === "-c" || flag === "--constraint") {
         out.pipOptions.push("--constraint", isAbsolute(value) ? value : join(dirname(absolute), value));
       } else if (GLOBAL_OPTIONS_WITH_VALUE.has(flag)) {
@@ -135,11 +134,16 @@ export async function readRequirementsFile(file: string, root: string, seen = ne
       }
       continue;
     }
-    const spec = line.replace(/\s+--hash[=\s]\S+/g, "").trim();
-    const parsed = parseRequirement(spec);
-    out.requirements.push({ spec, name: parsed?.name ?? normalizeName(spec), source: `${source}:${number}` });
+    own.push({ spec: line.replace(/\s+--hash[=\s]\S+/g, "").trim(), source: `${source}:${number}`, editable: false });
   }
+  out.requirements.push(...(await named(own)));
   return out;
+}
+
+/** Requirements with their PEP 503 names (an unnamed line keeps its text, normalised unless editable). */
+async function named(lines: Array<{ spec: string; source: string; editable: boolean }>): Promise<Requirement[]> {
+  const parsed = await parseRequirements(lines.map((line) => line.spec));
+  return lines.map(({ spec, source, editable }, index) => ({ spec, name: parsed[index]?.name ?? (editable ? spec : normalizeName(spec)), source }));
 }
 
 /** Lines without comments and blanks, continuation lines joined; `number` is the first line's. */
@@ -167,11 +171,12 @@ function logicalLines(text: string): Array<{ line: string; number: number }> {
  * specificity are intersected (`>=1` + `<3` → `>=1,<3`); extras are united. The first
  * requirement's position and marker win; sources are joined so reports can name both.
  */
-export function mergeRequirements(list: Requirement[]): Requirement[] {
+export async function mergeRequirements(list: Requirement[]): Promise<Requirement[]> {
   const byName = new Map<string, { req: Requirement; parsed?: ParsedRequirement; displayName?: string }>();
-  for (const req of list) {
-    const parsed = parseRequirement(req.spec);
-    const displayName = parsed ? NAME.exec(req.spec.trim())?.[1] : undefined;
+  const parsedList = await parseRequirements(list.map((req) => req.spec));
+  for (const [index, req] of list.entries()) {
+    const parsed = parsedList[index];
+    const displayName = parsed?.written;
     const current = byName.get(req.name);
     if (!current) {
       byName.set(req.name, { req: { ...req }, parsed, displayName });

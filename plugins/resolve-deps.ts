@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { BuildContext, Requirement, SvcPlugin } from "../core/types.ts";
-import { mergeRequirements, normalizeName, parseRequirement, readRequirementsFile } from "./_requirements.ts";
+import { mergeRequirements, normalizeName, parseRequirements, readRequirementsFile, withRequirementsCache } from "./_requirements.ts";
 
 export const PLUGIN_NAME = "svc:resolve-deps";
 
@@ -36,14 +36,10 @@ export async function collectRequirements(ctx: BuildContext): Promise<{ requirem
     collected.push(...parsed.requirements);
     pipOptions.push(...parsed.pipOptions);
   }
-  for (const endpoint of ctx.endpoints) {
-    for (const spec of endpoint.dependencies ?? []) {
-      const trimmed = spec.trim();
-      if (!trimmed) continue;
-      collected.push({ spec: trimmed, name: parseRequirement(trimmed)?.name ?? normalizeName(trimmed), source: `endpoint ${endpoint.name}` });
-    }
-  }
-  return { requirements: mergeRequirements(collected), pipOptions };
+  const declared = ctx.endpoints.flatMap((endpoint) => (endpoint.dependencies ?? []).map((spec) => ({ spec: spec.trim(), source: `endpoint ${endpoint.name}` }))).filter(({ spec }) => spec);
+  const parsed = await parseRequirements(declared.map(({ spec }) => spec));
+  collected.push(...declared.map(({ spec, source }, index) => ({ spec, name: parsed[index]?.name ?? normalizeName(spec), source })));
+  return { requirements: await mergeRequirements(collected), pipOptions };
 }
 
 export function resolveDeps(): SvcPlugin {
@@ -51,10 +47,12 @@ export function resolveDeps(): SvcPlugin {
     name: PLUGIN_NAME,
     apply(pipeline) {
       pipeline.hooks.resolveDependencies.tapPromise(PLUGIN_NAME, async (previous, ctx) => {
-        const { requirements, pipOptions } = await collectRequirements(ctx);
-        ctx.meta.set(PLUGIN_NAME, { pipOptions } satisfies ResolvedDepsMeta);
-        // requirements added by an earlier tap are kept and merged too
-        return mergeRequirements([...previous, ...requirements]);
+        return withRequirementsCache(ctx.outDir, async () => {
+          const { requirements, pipOptions } = await collectRequirements(ctx);
+          ctx.meta.set(PLUGIN_NAME, { pipOptions } satisfies ResolvedDepsMeta);
+          // requirements added by an earlier tap are kept and merged too
+          return mergeRequirements([...previous, ...requirements]);
+        });
       });
     },
   };

@@ -68,8 +68,23 @@ export interface StdlibModules {
   modules: string[];
 }
 
+/** One requirement line as pip's vendored `packaging` reads it (discover.py's parse_requirement). */
+export interface ParsedRequirement {
+  /** PEP 503 name: `Foo_Bar` → `foo-bar`. */
+  name: string;
+  /** The name as written (kept when requirements are merged). */
+  written: string;
+  extras: string[];
+  /** Version specifiers (`>=1.2`, `==2.0`), in the order written. */
+  specifiers: string[];
+  marker?: string;
+  /** `name @ url`, or a bare URL or path named from its file name or `#egg=`. */
+  url?: string;
+}
+
 interface Response {
   results: FileAnalysis[];
+  requirements?: Array<ParsedRequirement | null>;
   stdlib?: StdlibModules;
   /** The interpreter the helper runs in (sys.executable): the real one behind a shim. */
   executable?: string;
@@ -132,6 +147,13 @@ export class PythonParser {
       return response.stdlib;
     });
     return this.stdlibModules;
+  }
+
+  /** Requirement lines read by pip's own `packaging` in the helper, in order; undefined for a line that names no project. */
+  async requirements(lines: readonly string[]): Promise<Array<ParsedRequirement | undefined>> {
+    if (lines.length === 0) return [];
+    const response = await this.request({ requirements: lines });
+    return (response.requirements ?? []).map((parsed) => parsed ?? undefined);
   }
 
   /** Stops the helper process. A later parse() starts a new one. */

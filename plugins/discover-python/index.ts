@@ -12,7 +12,7 @@ import { compareCodeUnits, modulePath } from "./_files.ts";
 import { LISTING_CACHE_FILE, listSourceFilesWithCache } from "./_listing-cache.ts";
 import { sharedParser, type FileAnalysis, type PythonParser, type RawProblem } from "./_parser.ts";
 
-export { PythonParser, sharedParser, pythonInterpreter, DISCOVER_SCRIPT, type FileAnalysis } from "./_parser.ts";
+export { PythonParser, sharedParser, pythonInterpreter, DISCOVER_SCRIPT, type FileAnalysis, type ParsedRequirement } from "./_parser.ts";
 export { stdlibWithCache } from "./_analysis-cache.ts";
 export { LISTING_CACHE_FILE, listSourceFilesWithCache } from "./_listing-cache.ts";
 export { BUILTIN_IGNORES, IGNORE_FILES, createIgnore, isSourceFile, listSourceFiles, modulePath } from "./_files.ts";

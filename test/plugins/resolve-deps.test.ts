@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { droppableFor, IMAGE_PACKAGES } from "../../core/images.ts";
 import type { EndpointSpec } from "../../core/types.ts";
 import { excludePreinstalled } from "../../plugins/exclude-preinstalled.ts";
-import { mergeRequirements, normalizeName, parseRequirement } from "../../plugins/_requirements.ts";
+import { mergeRequirements, normalizeName, parseRequirements } from "../../plugins/_requirements.ts";
 import { collectRequirements, pipOptionsOf, resolveDeps } from "../../plugins/resolve-deps.ts";
 import { copyFixture, endpoint, makeCtx, runPlugins } from "./_helpers.ts";
 
@@ -13,15 +13,28 @@ describe("requirement parsing", () => {
     expect(normalizeName("A__B--c")).toBe("a-b-c");
   });
 
-  it("parses extras, specifiers, markers and URLs", () => {
-    expect(parseRequirement('requests[socks,security] >=2.0, <3 ; python_version < "3.12"')).toEqual({
-      name: "requests",
-      extras: ["socks", "security"],
-      specifiers: [">=2.0", "<3"],
-      marker: 'python_version < "3.12"',
-    });
-    expect(parseRequirement("pkg @ https://example.com/pkg-1.0-py3-none-any.whl")).toMatchObject({ name: "pkg", url: "https://example.com/pkg-1.0-py3-none-any.whl" });
-    expect(parseRequirement("https://example.com/dl/My_Pkg-2.1-py3-none-any.whl")).toMatchObject({ name: "my-pkg" });
+  it("parses extras, specifiers, markers and URLs with pip's packaging, in the order written", async () => {
+    const [ranged, named, wheel, sdist, egg, nothing] = await parseRequirements([
+      'requests[socks,security] >=2.0, <3 ; python_version < "3.12"',
+      "pkg @ https://example.com/pkg-1.0-py3-none-any.whl",
+      "https://example.com/dl/My_Pkg-2.1-py3-none-any.whl",
+      "./dist/Zope.Interface-6.0.tar.gz",
+      "git+https://example.com/repo.git#egg=Foo_Bar",
+      "not a requirement !",
+    ]);
+    expect(ranged).toEqual({ name: "requests", written: "requests", extras: ["socks", "security"], specifiers: [">=2.0", "<3"], marker: 'python_version < "3.12"' });
+    expect(named).toMatchObject({ name: "pkg", url: "https://example.com/pkg-1.0-py3-none-any.whl" });
+    expect(wheel).toMatchObject({ name: "my-pkg", url: "https://example.com/dl/My_Pkg-2.1-py3-none-any.whl" });
+    expect(sdist).toMatchObject({ name: "zope-interface" });
+    expect(egg).toMatchObject({ name: "foo-bar" });
+    expect(nothing).toBeUndefined();
+  });
+
+  it("reads what the old hand-written parser guessed at: a name's case and separators, ===, wildcards, spaces in markers", async () => {
+    const [legacy, arbitrary, marker] = await parseRequirements(["Typing_Extensions == 4.*", "weird===1.0-custom", 'numpy>=1.26;platform_machine=="x86_64" and python_version>="3.10"']);
+    expect(legacy).toMatchObject({ name: "typing-extensions", written: "Typing_Extensions", specifiers: ["==4.*"] });
+    expect(arbitrary).toMatchObject({ name: "weird", specifiers: ["===1.0-custom"] });
+    expect(marker).toMatchObject({ name: "numpy", specifiers: [">=1.26"], marker: 'platform_machine == "x86_64" and python_version >= "3.10"' });
   });
 });
 
@@ -44,8 +57,8 @@ describe("svc:resolve-deps", () => {
     expect(pipOptions).toEqual(["--index-url", "https://pypi.org/simple", "--extra-index-url", "https://example.invalid/simple"]);
   });
 
-  it("intersects two ranges of the same project", () => {
-    const merged = mergeRequirements([
+  it("intersects two ranges of the same project", async () => {
+    const merged = await mergeRequirements([
       { spec: "attrs>=21", name: "attrs", source: "a" },
       { spec: "attrs<24", name: "attrs", source: "b" },
     ]);
