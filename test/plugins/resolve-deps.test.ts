@@ -1,3 +1,8 @@
+import { execFile, spawnSync } from "node:child_process";
+import { appendFileSync, chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { droppableFor, IMAGE_PACKAGES } from "../../core/images.ts";
 import type { EndpointSpec } from "../../core/types.ts";
@@ -103,3 +108,34 @@ describe("svc:exclude-preinstalled", () => {
 function gpuEndpoint(name: string): EndpointSpec {
   return { ...endpoint(name), hardware: { gpuIds: ["ADA_24"], gpuCount: 1 } };
 }
+
+describe("requirements read once", () => {
+  it("a build whose requirements did not change starts no Python for them (.svc/cache/requirements.json); an edited line is read", async () => {
+    const repo = resolve(import.meta.dirname, "../..");
+    const dir = mkdtempSync(join(tmpdir(), "svc-requirements-cache-"));
+    try {
+      const real = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim();
+      const log = join(dir, "starts.log");
+      const python = join(dir, "python3");
+      writeFileSync(python, `#!/bin/sh\necho started >> "${log}"\nexec "${real}" "$@"\n`);
+      chmodSync(python, 0o755);
+      const app = join(dir, "app");
+      cpSync(join(repo, "fixtures", "deploy-app"), app, { recursive: true, filter: (src) => !src.includes(".svc") });
+      writeFileSync(join(app, "requirements.txt"), "requests>=2.0\nPillow==10.4.0\n");
+      const starts = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean).length : 0);
+      const build = () => promisify(execFile)(process.execPath, [join(repo, "bin", "svc.mjs"), "build", "--no-deps", "--json"], { cwd: app, env: { ...process.env, SVC_PYTHON: python, NO_COLOR: "1" } });
+
+      await build();
+      expect(starts()).toBeGreaterThan(0);
+      const first = starts();
+      await build();
+      expect(starts()).toBe(first);
+      appendFileSync(join(app, "requirements.txt"), "humanize==4.12.3\n");
+      const { stdout } = await build();
+      expect(starts()).toBe(first + 1);
+      expect(JSON.parse(stdout).ok).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
+});
