@@ -38,10 +38,16 @@ export interface GpuStatus {
   waiting: Array<{ workerId: string; endpointId: string; count: number }>;
 }
 
+/**
+ * The loader's own folders (/usr/lib/x86_64-linux-gnu, /lib64, ...): searched anyway, and put on
+ * LD_LIBRARY_PATH they would come before the RUNPATH of the image's packages (torch's bundled libraries).
+ */
+const SYSTEM_LIBRARY_DIR = /^(\/usr)?\/lib(32|64|x32)?(\/[\w-]+-linux-gnu\w*)?$/;
+
 /** The variables of a worker holding GPUs: which ones CUDA sees, and where the driver's libraries are. */
 export function gpuEnv(grant: GpuGrant | undefined, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   if (!grant) return {};
-  const path = [...grant.libraryDirs, ...(env.LD_LIBRARY_PATH?.split(":").filter(Boolean) ?? [])];
+  const path = [...grant.libraryDirs.filter((dir) => !SYSTEM_LIBRARY_DIR.test(dir)), ...(env.LD_LIBRARY_PATH?.split(":").filter(Boolean) ?? [])];
   return { ...grant.env, ...(path.length > 0 ? { LD_LIBRARY_PATH: [...new Set(path)].join(":") } : {}) };
 }
 

@@ -82,6 +82,10 @@ describe("GPU workers on a machine with one GPU", { timeout: 90_000 }, () => {
       ),
     );
     expect(stdout).toContain(`GPUs: 1\n  GPU 0  NVIDIA H100 80GB HBM3  81559 MiB  ${UUID}  held by ${holder} (work)\n`);
+    const json = await new Promise<string>((resolve, reject) =>
+      execFile(process.execPath, [BIN, "platform", "status", "--dir", p.dataDir, "--json"], { timeout: 60_000 }, (error, out) => (error ? reject(error) : resolve(out))),
+    );
+    expect(JSON.parse(json).gpus).toMatchObject({ gpus: [{ index: 0, uuid: UUID, memoryMiB: 81559, workers: [{ workerId: holder, endpointName: "work" }] }] }); // the killed worker's replacement may be waiting
   });
 
   it("the GPU view needs the platform's key: a worker's key is refused", async () => {

@@ -131,6 +131,12 @@ describe("the sandbox of a worker holding GPU 1 of 2", () => {
     expect(args).not.toContain("/sys");
     expect(gpuEnv(undefined, {})).toEqual({});
   });
+
+  it("leaves the loader's own folders off LD_LIBRARY_PATH (they would come before torch's RUNPATH)", () => {
+    const grant = { gpus: [], devices: [], libraryDirs: ["/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/local/nvidia/lib64"], env: { CUDA_VISIBLE_DEVICES: "0" } };
+    expect(gpuEnv(grant, {}).LD_LIBRARY_PATH).toBe("/usr/local/nvidia/lib64");
+    expect(gpuEnv({ ...grant, libraryDirs: ["/usr/lib/x86_64-linux-gnu"] }, {})).toEqual({ CUDA_VISIBLE_DEVICES: "0" });
+  });
 });
 
 describe("without the sandbox (flags mode)", () => {
