@@ -55,6 +55,8 @@ export function createLogger(level: LogLevel = "info", write: (line: string) => 
     let ended = false;
     return {
       add: bar.add,
+      skip: bar.skip,
+      line: bar.line,
       note: bar.note,
       end() {
         if (ended) return;

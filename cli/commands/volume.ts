@@ -7,11 +7,11 @@ import type { CAC } from "cac";
 import { DeleteObjectsCommand } from "@aws-sdk/client-s3";
 import type { PlatformClient, PlatformVolume } from "../../core/client/index.ts";
 import { errors, formatBytes, isSvcError } from "../../core/errors.ts";
+import { createLogger, type Logger } from "../../core/logger.ts";
 import { confirm, connect, printTable, type PlatformFlags } from "../_platform.ts";
 import { printJson, projectRoot } from "../_shared.ts";
 import { listAll, openVolume } from "../volume/s3.ts";
 import { asFolder, parseVolumePath } from "../volume/volume-path.ts";
-import { createProgress } from "../volume/progress.ts";
 import { localFiles, uploadFiles, abortUnfinished } from "../volume/upload.ts";
 import { downloadFiles, planDownload } from "../volume/download.ts";
 
@@ -40,7 +40,14 @@ function s3Failure(what: string, error: unknown): unknown {
   return errors.VOLUME_TRANSFER_FAILED(what, `${e.name ?? "Error"}: ${e.message ?? String(error)}`);
 }
 
-export async function volumeCommand(client: PlatformClient, action: string, args: string[], flags: VolumeFlags, signal?: AbortSignal): Promise<unknown> {
+export async function volumeCommand(
+  client: PlatformClient,
+  action: string,
+  args: string[],
+  flags: VolumeFlags,
+  signal?: AbortSignal,
+  logger: Logger = createLogger("info"),
+): Promise<unknown> {
   const [first, second] = args;
   switch (action) {
     case "list":
@@ -89,14 +96,14 @@ export async function volumeCommand(client: PlatformClient, action: string, args
       const { volume, path } = parseVolumePath(second);
       const v = await openVolume(client, volume);
       const files = await localFiles(first, path);
-      const progress = createProgress(files.reduce((n, f) => n + f.size, 0), `upload ${volume}`);
+      const progress = logger.progress(`upload ${volume}`, files.reduce((n, f) => n + f.size, 0));
       try {
         const results = await uploadFiles(v, files, path.endsWith("/") || files.length > 1 ? asFolder(path) : path, progress, signal);
         return { uploaded: results };
       } catch (error) {
         throw s3Failure(`Uploading ${first} to ${second}`, error);
       } finally {
-        progress.done();
+        progress.end();
       }
     }
     case "download": {
@@ -104,13 +111,13 @@ export async function volumeCommand(client: PlatformClient, action: string, args
       const { volume, path } = parseVolumePath(first);
       const v = await openVolume(client, volume);
       const planned = await planDownload(v, path, second).catch((e) => Promise.reject(s3Failure(`Listing ${first}`, e)));
-      const progress = createProgress(planned.reduce((n, p) => n + p.object.size, 0), `download ${volume}`);
+      const progress = logger.progress(`download ${volume}`, planned.reduce((n, p) => n + p.object.size, 0));
       try {
         return { downloaded: await downloadFiles(v, planned, progress) };
       } catch (error) {
         throw s3Failure(`Downloading ${first}`, error);
       } finally {
-        progress.done();
+        progress.end();
       }
     }
     case "rm": {

@@ -13,7 +13,7 @@ import { errors } from "../../core/errors.ts";
 import { localEtag } from "./etag.ts";
 import { asFolder } from "./volume-path.ts";
 import { listAll, type OpenVolume, type RemoteObject } from "./s3.ts";
-import type { Progress } from "./progress.ts";
+import type { Progress } from "../../core/progress.ts";
 
 export interface Planned { object: RemoteObject; target: string }
 
@@ -45,7 +45,7 @@ export async function downloadFiles(v: OpenVolume, planned: Planned[], progress:
     try {
       const out = await v.s3.send(new GetObjectCommand({ Bucket: v.bucket, Key: object.key }));
       const body = out.Body as Readable;
-      body.on("data", (chunk: Buffer) => progress.sent(chunk.length));
+      body.on("data", (chunk: Buffer) => progress.add(chunk.length));
       await pipeline(body, createWriteStream(partial));
       const got = (await stat(partial)).size;
       if (got !== object.size) throw errors.VOLUME_TRANSFER_FAILED(`Downloading ${object.key}`, `got ${got} of ${object.size} bytes`);

@@ -15,7 +15,7 @@ import {
 import { errors } from "../../core/errors.ts";
 import { isMultipart, localEtag, md5, multipartEtag, partCount, readPart } from "./etag.ts";
 import { listAll, type OpenVolume } from "./s3.ts";
-import type { Progress } from "./progress.ts";
+import type { Progress } from "../../core/progress.ts";
 
 /** Parts in flight at once per file. */
 const CONCURRENCY = 4;
@@ -53,7 +53,7 @@ async function putWhole(v: OpenVolume, file: LocalFile, progress: Progress): Pro
     const digest = md5(body);
     const out = await v.s3.send(new PutObjectCommand({ Bucket: v.bucket, Key: file.key, Body: body, ContentMD5: digest.toString("base64"), ChecksumAlgorithm: "CRC32" }));
     if (out.ETag?.replace(/"/g, "") !== digest.toString("hex")) throw errors.VOLUME_TRANSFER_FAILED(`Uploading ${file.key}`, "the volume's ETag does not match the file's MD5");
-    progress.sent(file.size);
+    progress.add(file.size);
     return { key: file.key, size: file.size, action: "uploaded", sentBytes: file.size, reusedBytes: 0 };
   } finally {
     await handle.close();
@@ -110,7 +110,7 @@ async function putInParts(v: OpenVolume, file: LocalFile, progress: Progress, si
         if (out.ETag?.replace(/"/g, "") !== digest.toString("hex")) throw errors.VOLUME_TRANSFER_FAILED(`Uploading part ${n} of ${file.key}`, "the volume's ETag does not match the part's MD5");
         completed[n - 1] = { PartNumber: n, ETag: out.ETag, ChecksumCRC32: out.ChecksumCRC32 };
         sentBytes += body.length;
-        progress.sent(body.length);
+        progress.add(body.length);
       }
     };
     await Promise.all(Array.from({ length: Math.min(CONCURRENCY, count) }, worker));

@@ -76,4 +76,25 @@ describe("progress", () => {
     quiet.end();
     expect(plain).toEqual(["step (1.0 KB)…\n"]);
   });
+
+  it("a transfer: bytes already there count as done but not in the rate; its own lines go above the bar", () => {
+    let now = 0;
+    const written: string[] = [];
+    const bar = createProgress("upload w", 100_000_000, { tty: true, write: (t) => written.push(t) }, () => now);
+    now = 1000;
+    bar.skip(50_000_000); // resumed parts: done at once, not sent
+    bar.line("resumed a.bin");
+    now = 2000;
+    bar.add(25_000_000); // 25 MB sent in 2 s: 12.5 MB/s, 25 MB left
+    bar.end();
+    expect(written).toContain("\r\x1b[2Kresumed a.bin\n");
+    expect(written.at(-2)).toBe("\r\x1b[2Kupload w [##################------] 75% 75.0 MB/100.0 MB 12.5 MB/s ETA 0:02");
+    const plain: string[] = [];
+    const quiet = createProgress("download w", 1000, { tty: false, write: (t) => plain.push(t) });
+    quiet.skip(500);
+    quiet.add(500);
+    quiet.line("downloaded a.bin");
+    quiet.end();
+    expect(plain).toEqual(["download w (1.0 KB)…\n", "downloaded a.bin\n"]);
+  });
 });
