@@ -69,13 +69,55 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
 
   const queue = new JobQueue(store.jobs, { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs });
   const webhooks = createWebhookSender({ retries: options.webhookRetries, delayMs: options.webhookRetryDelayMs, log: options.log });
-  let baseUrl = "";
-  let workerSocket: string | undefined;
+  const address = { baseUrl: "", workerSocket: undefined as string | undefined };
   const workerKeys = createWorkerKeys(key.apiKey, store);
   const secrets = createSecrets(options.dataDir, store);
-  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => baseUrl, workerSocket: () => workerSocket });
+  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => address.baseUrl, workerSocket: () => address.workerSocket });
   supervisor.killOrphans();
   const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
+  wireQueue(queue, supervisor, autoscaler, webhooks);
+  const recovered = queue.recover();
+  if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
+
+  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, baseUrl: () => address.baseUrl };
+  const servers = await serve(ctx, address);
+  let closing: Promise<void> | undefined;
+  const sweep = startSweep(ctx, () => closing !== undefined);
+  autoscaler.start();
+  autoscaler.tick();
+
+  return {
+    url: address.baseUrl,
+    apiKey: key.apiKey,
+    apiKeyFile: key.file ?? (options.apiKey ? undefined : join(options.dataDir, API_KEY_FILE)),
+    firstStart: key.created,
+    dataDir: options.dataDir,
+    recovered,
+    context: ctx,
+    close() {
+      closing ??= (async () => {
+        // Graceful: the workers finish and report their running jobs while the API still listens
+        // (a result sent to a closed port would be lost and its job run again); then it closes.
+        autoscaler.stop();
+        await supervisor.drain();
+        clearInterval(sweep);
+        const closed = new Promise<void>((resolve) => servers.server.close(() => resolve()));
+        if (address.workerSocket) servers.socketServer!.close();
+        queue.close();
+        servers.server.closeAllConnections();
+        servers.socketServer?.closeAllConnections();
+        await supervisor.close();
+        webhooks.close();
+        await closed;
+        store.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+/** What the queue tells the rest: new work to scale for, freed and cancelled workers, final results. */
+function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscaler, webhooks: PlatformContext["webhooks"]): void {
   queue.hooks = {
     onQueued: (job) => autoscaler.onQueued(job.endpointId, job.lowPriority),
     onReleased: (workerId) => supervisor.released(workerId),
@@ -85,10 +127,14 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
       if (webhook) webhooks.send(webhook, statusBody(view));
     },
   };
-  const recovered = queue.recover();
-  if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
+}
 
-  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, baseUrl: () => baseUrl };
+/**
+ * The HTTP API on the options' host and port (and, on Linux, an abstract Unix socket for local
+ * workers); fills `address` once listening. On a listen error the supervisor and store close.
+ */
+async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string }): Promise<{ server: Server; socketServer?: Server }> {
+  const { options, queue, supervisor, autoscaler, store } = ctx;
   const { app, limiter, hot } = createApi(ctx, {
     async endpointRemoved(endpointId) {
       const workers = supervisor.forEndpoint(endpointId);
@@ -121,7 +167,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     throw error;
   }
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
-  baseUrl = `http://${host}:${port}`;
+  address.baseUrl = `http://${host}:${port}`;
   // Local workers reach the same API over an abstract Unix socket (Linux; the sandbox shares the
   // network namespace): a request costs less than over TCP loopback. docs/platform.md, "Hot path".
   const socketServer = process.platform === "linux" ? newServer() : undefined;
@@ -129,15 +175,20 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     const name = `svc-platform-${process.pid}-${port}`;
     try {
       await new Promise<void>((resolve, reject) => socketServer.once("error", reject).listen({ path: `\0${name}` }, () => resolve()));
-      workerSocket = `@${name}`;
+      address.workerSocket = `@${name}`;
     } catch (error) {
       options.log(`workers use TCP: no Unix socket (${(error as Error).message})`);
     }
   }
+  return { server, socketServer };
+}
 
+/** Background work every sweep interval: timeouts and expiry, liveness, retention, log batches, files. */
+function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeout {
+  const { queue, supervisor, store, options } = ctx;
   /** Expired jobs go PRUNE_CHUNK at a time, requests answered in between (one delete of thousands stalled them). */
   const pruneExpired = (now: number): void => {
-    if (closing) return;
+    if (closing()) return;
     try {
       if (queue.prune(now, PRUNE_CHUNK) === PRUNE_CHUNK) setImmediate(() => pruneExpired(now));
     } catch (error) {
@@ -145,7 +196,6 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     }
   };
 
-  // Background work: timeouts and expiry, liveness, retention, log batches, files.
   let sweeping = false;
   let ticks = 0;
   const sweep = setInterval(() => {
@@ -170,36 +220,5 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     }
   }, options.sweepIntervalMs);
   sweep.unref();
-  autoscaler.start();
-  autoscaler.tick();
-
-  let closing: Promise<void> | undefined;
-  return {
-    url: baseUrl,
-    apiKey: key.apiKey,
-    apiKeyFile: key.file ?? (options.apiKey ? undefined : join(options.dataDir, API_KEY_FILE)),
-    firstStart: key.created,
-    dataDir: options.dataDir,
-    recovered,
-    context: ctx,
-    close() {
-      closing ??= (async () => {
-        // Graceful: the workers finish and report their running jobs while the API still listens
-        // (a result sent to a closed port would be lost and its job run again); then it closes.
-        autoscaler.stop();
-        await supervisor.drain();
-        clearInterval(sweep);
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        if (workerSocket) socketServer!.close();
-        queue.close();
-        server.closeAllConnections();
-        socketServer?.closeAllConnections();
-        await supervisor.close();
-        webhooks.close();
-        await closed;
-        store.close();
-      })();
-      return closing;
-    },
-  };
+  return sweep;
 }

@@ -28,11 +28,11 @@ export interface QueueRoutes {
   runsync(endpointId: string, ex: Exchange): Promise<Reply>;
 }
 
-export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes {
-  const { queue, store, options } = ctx;
-  const limiter = new RateLimiter(options.rateLimits);
+type Route = (cls: RouteClass | null, fn: (event: H3Event, endpoint: EndpointRecord) => Promise<Answer> | Answer) => (event: H3Event) => Promise<Answer>;
 
-  const jobNotFound = (id: string) => errors.NOT_FOUND("Job", id);
+export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes {
+  const { store, options } = ctx;
+  const limiter = new RateLimiter(options.rateLimits);
 
   /** Runs `fn` for the endpoint within its rate limit; an error becomes `onError`'s answer. */
   const guarded = async <T>(endpointId: string, cls: RouteClass | null, fn: (endpoint: EndpointRecord) => Promise<T> | T, onError: (error: unknown) => T): Promise<T> => {
@@ -50,37 +50,8 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
   };
 
   /** Wraps an h3 route: endpoint lookup, rate limit, errors as `{"error"}`. */
-  const route =
-    (cls: RouteClass | null, fn: (event: H3Event, endpoint: EndpointRecord) => Promise<Answer> | Answer) =>
-    (event: H3Event): Promise<Answer> =>
-      guarded(event.context.params?.endpoint ?? "", cls, (endpoint) => fn(event, endpoint), (error) => errorResponse(error, options.log));
-
-  const enqueue = async (ex: Exchange, endpoint: EndpointRecord, kind: "run" | "runsync") => {
-    if (endpoint.type === "LB") throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is load-balanced: call its routes under ${ctx.baseUrl()}/lb/${endpoint.id}/`);
-    const parsed = parseBody(await ex.text(kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes));
-    const body = parseRunBody(parsed?.value);
-    return queue.enqueue({
-      id: newJobId(),
-      endpointId: endpoint.id,
-      kind,
-      input: parsed!.member("input") ?? JSON.stringify(body.input), // the client's own text: exact, not re-encoded
-      webhook: body.webhook ?? null,
-      executionTimeoutMs: body.policy?.executionTimeout ?? endpoint.executionTimeoutMs,
-      ttlMs: body.policy?.ttl ?? DEFAULT_TTL_MS,
-      lowPriority: body.policy?.lowPriority ?? false,
-    });
-  };
-
-  const answerWhenFinal = async (ex: Exchange, endpoint: EndpointRecord, jobId: string, waitMs: number): Promise<Reply> => {
-    const view = await queue.waitFinal(jobId, endpoint.id, waitMs, ex.onGone);
-    if (!view) throw jobNotFound(jobId);
-    if (view.finishedAt === null) {
-      await store.jobs.durable(jobId); // the answer names the job: it is committed first (a held runsync job too)
-      return { status: 200, text: shortBody(view.id, view.status) };
-    }
-    await store.jobs.durable(); // a result is answered once committed: it does not run again after kill -9
-    return { status: finalCodes(view), text: statusBody(view) };
-  };
+  const route: Route = (cls, fn) => (event) =>
+    guarded(event.context.params?.endpoint ?? "", cls, (endpoint) => fn(event, endpoint), (error) => errorResponse(error, options.log));
 
   const runsync = (endpointId: string, ex: Exchange): Promise<Reply> =>
     guarded(
@@ -88,21 +59,61 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
       "runsync",
       async (endpoint) => {
         const wait = waitParam(ex);
-        const job = await enqueue(ex, endpoint, "runsync");
-        return answerWhenFinal(ex, endpoint, job.id, wait);
+        const job = await enqueue(ctx, ex, endpoint, "runsync");
+        return answerWhenFinal(ctx, ex, endpoint, job.id, wait);
       },
       (error) => errorReply(error, options.log),
     );
 
+  registerJobRoutes(app, ctx, route);
+  app.get(
+    "/v2/:endpoint/health",
+    route(null, (_event, endpoint) => json(200, endpointHealth(ctx, endpoint))),
+  );
+  return { limiter, runsync };
+}
+
+const jobNotFound = (id: string) => errors.NOT_FOUND("Job", id);
+
+async function enqueue(ctx: PlatformContext, ex: Exchange, endpoint: EndpointRecord, kind: "run" | "runsync") {
+  const { options } = ctx;
+  if (endpoint.type === "LB") throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is load-balanced: call its routes under ${ctx.baseUrl()}/lb/${endpoint.id}/`);
+  const parsed = parseBody(await ex.text(kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes));
+  const body = parseRunBody(parsed?.value);
+  return ctx.queue.enqueue({
+    id: newJobId(),
+    endpointId: endpoint.id,
+    kind,
+    input: parsed!.member("input") ?? JSON.stringify(body.input), // the client's own text: exact, not re-encoded
+    webhook: body.webhook ?? null,
+    executionTimeoutMs: body.policy?.executionTimeout ?? endpoint.executionTimeoutMs,
+    ttlMs: body.policy?.ttl ?? DEFAULT_TTL_MS,
+    lowPriority: body.policy?.lowPriority ?? false,
+  });
+}
+
+async function answerWhenFinal(ctx: PlatformContext, ex: Exchange, endpoint: EndpointRecord, jobId: string, waitMs: number): Promise<Reply> {
+  const view = await ctx.queue.waitFinal(jobId, endpoint.id, waitMs, ex.onGone);
+  if (!view) throw jobNotFound(jobId);
+  if (view.finishedAt === null) {
+    await ctx.store.jobs.durable(jobId); // the answer names the job: it is committed first (a held runsync job too)
+    return { status: 200, text: shortBody(view.id, view.status) };
+  }
+  await ctx.store.jobs.durable(); // a result is answered once committed: it does not run again after kill -9
+  return { status: finalCodes(view), text: statusBody(view) };
+}
+
+/** run, status, status-sync, stream, cancel, retry, purge-queue: a client's jobs (runsync is the hot path's). */
+function registerJobRoutes(app: H3, ctx: PlatformContext, route: Route): void {
+  const { queue, store, options } = ctx;
   app.post(
     "/v2/:endpoint/run",
     route("run", async (event, endpoint) => {
-      const job = await enqueue(exchangeOf(event), endpoint, "run");
+      const job = await enqueue(ctx, exchangeOf(event), endpoint, "run");
       await store.jobs.durable(); // committed before it is acknowledged: survives kill -9
       return jsonText(200, shortBody(job.id, "IN_QUEUE"));
     }),
   );
-
 
   app.get(
     "/v2/:endpoint/status/:job",
@@ -118,7 +129,7 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
     "/v2/:endpoint/status-sync/:job",
     route("status", async (event, endpoint) => {
       const ex = exchangeOf(event);
-      return answer(await answerWhenFinal(ex, endpoint, event.context.params!.job!, waitParam(ex)));
+      return answer(await answerWhenFinal(ctx, ex, endpoint, event.context.params!.job!, waitParam(ex)));
     }),
   );
 
@@ -157,30 +168,27 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
     "/v2/:endpoint/purge-queue",
     route("purge", (_event, endpoint) => json(200, { removed: queue.purge(endpoint.id), status: "completed" })),
   );
+}
 
-  app.get(
-    "/v2/:endpoint/health",
-    route(null, (_event, endpoint) => {
-      const jobs = { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 };
-      for (const row of store.jobs.counts(endpoint.id)) {
-        if (row.status === "COMPLETED") jobs.completed += row.n;
-        else if (row.status === "FAILED" || row.status === "TIMED_OUT") jobs.failed += row.n;
-        else if (row.status === "IN_PROGRESS") jobs.inProgress += row.n;
-        else if (row.status === "IN_QUEUE") jobs.inQueue += row.n;
-        jobs.retried += row.retried ?? 0;
-      }
-      const workers = { idle: 0, running: 0, initializing: 0, ready: 0, throttled: 0, unhealthy: 0 };
-      for (const w of ctx.supervisor.forEndpoint(endpoint.id)) {
-        if (w.stopping && !w.unhealthy) continue;
-        const state = ctx.supervisor.state(w);
-        workers[state]++;
-        if (state === "idle" || state === "running") workers.ready++;
-      }
-      const problem = ctx.supervisor.problem(endpoint); // why its workers cannot serve (docs/platform.md)
-      const gpus = ctx.supervisor.gpus.ofEndpoint(endpoint.id); // GPU endpoints on a GPU machine (docs/platform.md, "GPUs")
-      return json(200, { jobs, workers, ...(gpus && { gpus }), ...(problem && { error: problem }) });
-    }),
-  );
-
-  return { limiter, runsync };
+/** GET health's body: job counts by status, workers by state, and why they cannot serve if so. */
+function endpointHealth(ctx: PlatformContext, endpoint: EndpointRecord) {
+  const { store } = ctx;
+  const jobs = { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 };
+  for (const row of store.jobs.counts(endpoint.id)) {
+    if (row.status === "COMPLETED") jobs.completed += row.n;
+    else if (row.status === "FAILED" || row.status === "TIMED_OUT") jobs.failed += row.n;
+    else if (row.status === "IN_PROGRESS") jobs.inProgress += row.n;
+    else if (row.status === "IN_QUEUE") jobs.inQueue += row.n;
+    jobs.retried += row.retried ?? 0;
+  }
+  const workers = { idle: 0, running: 0, initializing: 0, ready: 0, throttled: 0, unhealthy: 0 };
+  for (const w of ctx.supervisor.forEndpoint(endpoint.id)) {
+    if (w.stopping && !w.unhealthy) continue;
+    const state = ctx.supervisor.state(w);
+    workers[state]++;
+    if (state === "idle" || state === "running") workers.ready++;
+  }
+  const problem = ctx.supervisor.problem(endpoint); // why its workers cannot serve (docs/platform.md)
+  const gpus = ctx.supervisor.gpus.ofEndpoint(endpoint.id); // GPU endpoints on a GPU machine (docs/platform.md, "GPUs")
+  return { jobs, workers, ...(gpus && { gpus }), ...(problem && { error: problem }) };
 }

@@ -1,6 +1,7 @@
 /** Jobs: every state change is written before it is acknowledged (prepared statements only). */
 import type { JobStatus } from "../../core/client/types.ts";
 import type { Db } from "./db.ts";
+import { WriteBatch } from "./write-batch.ts";
 
 export type { JobStatus };
 export type JobKind = "run" | "runsync";
@@ -53,197 +54,11 @@ export interface FinalUpdate {
   pruneAt: number;
 }
 
-/**
- * Group commit: job writes of one event-loop turn go to SQLite in one transaction (setImmediate),
- * which costs a fraction of one autocommit per statement. Every read flushes pending writes
- * first, so reads always see them; `durable()` resolves once what was written so far is committed
- * (the /run route answers after it: an accepted job survives kill -9).
- */
-const GROUP_COMMIT_MS = 2;
-/** A commit that answered this many waiting requests means load: the next ones keep the spacing. */
-const BUSY_WAITERS = 4;
-
-class WriteBatch {
-  private ops: Array<(() => void) | null> = [];
-  private waiters: Array<{ resolve: () => void; reject: (e: unknown) => void }> = [];
-  private scheduled = false;
-  /** Job id → index in `ops` of its "started" write, for the batch not yet committed. */
-  private starts = new Map<string, number>();
-
-  /** One transaction wrapper for every commit (better-sqlite3 builds a wrapper per `transaction()` call). */
-  private readonly commit: (ops: Array<(() => void) | null>) => void;
-
-  constructor(db: Db, private readonly onError: (error: unknown) => void) {
-    this.commit = db.transaction((ops: Array<(() => void) | null>) => {
-      for (const op of ops) if (op !== null) op();
-    });
-  }
-
-  private lastFlush = 0;
-  /** Whether the last commit answered BUSY_WAITERS requests or more. */
-  private busy = false;
-  /** The pending flush when it waits on a timer (GROUP_COMMIT_MS spacing). */
-  private timer?: NodeJS.Timeout;
-
-  add(op: () => void): void {
-    this.ops.push(op);
-    if (this.scheduled) return;
-    this.scheduled = true;
-    // Under light load a write commits on the next turn; under load commits are spaced
-    // GROUP_COMMIT_MS apart so that one transaction carries many jobs' writes.
-    const wait = this.lastFlush + GROUP_COMMIT_MS - performance.now();
-    if (wait <= 0) setImmediate(() => this.flush());
-    else this.timer = setTimeout(() => this.flush(), wait);
-  }
-
-  /** A job's "started" write: dropped again by `finished` if the job ends before this batch commits. */
-  addStart(id: string, op: () => void): void {
-    this.starts.set(id, this.ops.length);
-    this.add(op);
-  }
-
-  /**
-   * The job's final write is being added. If its "started" write is still in this uncommitted
-   * batch, that write is dropped: the final write sets everything it would (status, started_at,
-   * worker_id) and both commit in the same transaction or not at all, so no reader and no
-   * restart can tell the difference (a crash before the commit loses both either way: the job is
-   * still IN_QUEUE in the database and simply runs again).
-   */
-  finished(id: string): void {
-    const at = this.starts.get(id);
-    if (at === undefined) return;
-    this.starts.delete(id);
-    this.ops[at] = null;
-  }
-
-  /**
-   * Resolves once what was written so far is committed. Someone waits on it (an answer is held
-   * back), so the commit happens on the next turn, not after the spacing: it still carries every
-   * write of this turn.
-   */
-  durable(): Promise<void> {
-    if (this.ops.length === 0) return Promise.resolve();
-    if (this.timer && !this.busy) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      setImmediate(() => this.flush());
-    }
-    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
-  }
-
-  flush(): void {
-    this.scheduled = false;
-    if (this.timer) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
-    if (this.ops.length === 0) return;
-    this.lastFlush = performance.now();
-    const ops = this.ops;
-    const waiters = this.waiters;
-    this.busy = waiters.length >= BUSY_WAITERS;
-    this.ops = [];
-    this.waiters = [];
-    if (this.starts.size > 0) this.starts = new Map();
-    try {
-      this.commit(ops);
-    } catch (error) {
-      this.onError(error);
-      for (const w of waiters) w.reject(error);
-      return;
-    }
-    // Newest first: a runsync answer waits on the commit right after its worker's job-done does,
-    // and a client waits on that answer (the worker's answer only acknowledges).
-    for (let i = waiters.length - 1; i >= 0; i--) waiters[i]!.resolve();
-  }
-}
-
 export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) => console.error(e)) {
   const batch = new WriteBatch(db, onError);
-  const q = {
-    insert: db.prepare(
-      "INSERT INTO jobs (id, endpoint_id, status, kind, input, webhook, execution_timeout_ms, ttl_ms, low_priority, created_at) VALUES (?, ?, 'IN_QUEUE', ?, ?, ?, ?, ?, ?, ?)",
-    ),
-    insertFinal: db.prepare(
-      "INSERT INTO jobs (id, endpoint_id, status, kind, input, webhook, execution_timeout_ms, ttl_ms, low_priority, created_at, output, error, error_type, finished_at, started_at, worker_id, prune_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    ),
-    start: db.prepare("UPDATE jobs SET status = 'IN_PROGRESS', started_at = ?, worker_id = ? WHERE id = ?"),
-    finish: db.prepare(
-      "UPDATE jobs SET status = ?, output = ?, error = ?, error_type = ?, finished_at = ?, started_at = ?, worker_id = ?, prune_at = ? WHERE id = ?",
-    ),
-    requeue: db.prepare(
-      "UPDATE jobs SET status = 'IN_QUEUE', started_at = NULL, worker_id = NULL, retries = retries + 1, handbacks = ?, stream_cursor = 0 WHERE id = ?",
-    ),
-    retry: db.prepare(
-      "UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, error_type = NULL, started_at = NULL, finished_at = NULL, worker_id = NULL, prune_at = NULL, retries = retries + 1, handbacks = 0, created_at = ?, stream_cursor = 0 WHERE id = ?",
-    ),
-    get: db.prepare<[string], JobRow>("SELECT * FROM jobs WHERE id = ?"),
-    // By enqueue time: a held runsync job is written later than jobs enqueued after it.
-    active: db.prepare<[], JobRow>("SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY created_at, rowid"),
-    remove: db.prepare("DELETE FROM jobs WHERE id = ?"),
-    // One statement per chunk (a statement per row cost ~6 µs a job); both pick the same jobs: the
-    // oldest expired ones, in index order.
-    pruneStreams: db.prepare(
-      "DELETE FROM job_stream WHERE job_id IN (SELECT id FROM jobs WHERE prune_at IS NOT NULL AND prune_at < ? AND has_stream = 1 ORDER BY prune_at, rowid LIMIT ?)",
-    ),
-    prune: db.prepare("DELETE FROM jobs WHERE rowid IN (SELECT rowid FROM jobs WHERE prune_at IS NOT NULL AND prune_at < ? ORDER BY prune_at, rowid LIMIT ?)"),
-    removeStream: db.prepare("DELETE FROM job_stream WHERE job_id = ?"),
-    addChunk: db.prepare("INSERT INTO job_stream (job_id, seq, chunk) VALUES (?, ?, ?)"),
-    markStream: db.prepare("UPDATE jobs SET has_stream = 1 WHERE id = ? AND has_stream = 0"),
-    chunksFrom: db.prepare<[string, number], { seq: number; chunk: string }>("SELECT seq, chunk FROM job_stream WHERE job_id = ? AND seq >= ? ORDER BY seq"),
-    setCursor: db.prepare("UPDATE jobs SET stream_cursor = ? WHERE id = ?"),
-    counts: db.prepare<[string], { status: JobStatus; n: number; retried: number }>(
-      "SELECT status, COUNT(*) AS n, SUM(retries > 0) AS retried FROM jobs WHERE endpoint_id = ? GROUP BY status",
-    ),
-    removeEndpoint: db.prepare("DELETE FROM jobs WHERE endpoint_id = ?"),
-    removeEndpointStreams: db.prepare("DELETE FROM job_stream WHERE job_id IN (SELECT id FROM jobs WHERE endpoint_id = ? AND has_stream = 1)"),
-  };
-  const pruneTx = db.transaction((now: number, limit: number): number => {
-    q.pruneStreams.run(now, limit);
-    return q.prune.run(now, limit).changes;
-  });
-  const removeEndpointTx = db.transaction((endpointId: string) => {
-    q.removeEndpointStreams.run(endpointId);
-    q.removeEndpoint.run(endpointId);
-  });
-  const removeTx = db.transaction((id: string) => {
-    q.removeStream.run(id);
-    q.remove.run(id);
-  });
-  const requeueTx = db.transaction((id: string, handbacks: number) => {
-    q.requeue.run(handbacks, id);
-    q.removeStream.run(id);
-  });
-  const retryTx = db.transaction((id: string, createdAt: number) => {
-    q.retry.run(createdAt, id);
-    q.removeStream.run(id);
-  });
-  const chunkTx = db.transaction((id: string, seq: number, chunk: string) => {
-    if (seq === 0) q.markStream.run(id);
-    q.addChunk.run(id, seq, chunk);
-  });
+  const { q, pruneTx, removeEndpointTx, removeTx, requeueTx, retryTx, chunkTx } = jobStatements(db);
 
-  /**
-   * Held runsync jobs: not written yet (docs/platform.md, "Hot path"). A runsync job is
-   * acknowledged only with its answer, so its insert can wait for its final write and both go
-   * to SQLite as one INSERT of the finished row. Anything else that touches the job, a read
-   * that could see it, or an answer that names it (`durable(id)`) writes it first.
-   */
-  const held = new Map<string, { job: NewJob; start?: [startedAt: number, workerId: string] }>();
-  const writeInsert = (j: NewJob): void =>
-    batch.add(() => q.insert.run(j.id, j.endpointId, j.kind, j.input, j.webhook, j.executionTimeoutMs, j.ttlMs, j.lowPriority ? 1 : 0, j.createdAt));
-  const writeStart = (id: string, startedAt: number, workerId: string): void => batch.addStart(id, () => q.start.run(startedAt, workerId, id));
-  /** Writes a held job now (its insert, then its start), ahead of any later write of it. */
-  const release = (id: string): void => {
-    const h = held.get(id);
-    if (!h) return;
-    held.delete(id);
-    writeInsert(h.job);
-    if (h.start) writeStart(id, h.start[0], h.start[1]);
-  };
-  const releaseWhere = (match: (job: NewJob) => boolean): void => {
-    for (const [id, h] of held) if (match(h.job)) release(id);
-  };
+  const { held, writeInsert, writeStart, release, releaseWhere } = heldJobs(batch, q);
 
   const read = <T>(fn: () => T): T => {
     batch.flush();
@@ -328,3 +143,95 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
   };
 }
 export type JobsRepo = ReturnType<typeof createJobsRepo>;
+
+/** The jobs table's prepared statements, and the transactions of more than one of them. */
+function jobStatements(db: Db) {
+  const q = {
+    insert: db.prepare(
+      "INSERT INTO jobs (id, endpoint_id, status, kind, input, webhook, execution_timeout_ms, ttl_ms, low_priority, created_at) VALUES (?, ?, 'IN_QUEUE', ?, ?, ?, ?, ?, ?, ?)",
+    ),
+    insertFinal: db.prepare(
+      "INSERT INTO jobs (id, endpoint_id, status, kind, input, webhook, execution_timeout_ms, ttl_ms, low_priority, created_at, output, error, error_type, finished_at, started_at, worker_id, prune_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    ),
+    start: db.prepare("UPDATE jobs SET status = 'IN_PROGRESS', started_at = ?, worker_id = ? WHERE id = ?"),
+    finish: db.prepare(
+      "UPDATE jobs SET status = ?, output = ?, error = ?, error_type = ?, finished_at = ?, started_at = ?, worker_id = ?, prune_at = ? WHERE id = ?",
+    ),
+    requeue: db.prepare(
+      "UPDATE jobs SET status = 'IN_QUEUE', started_at = NULL, worker_id = NULL, retries = retries + 1, handbacks = ?, stream_cursor = 0 WHERE id = ?",
+    ),
+    retry: db.prepare(
+      "UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, error_type = NULL, started_at = NULL, finished_at = NULL, worker_id = NULL, prune_at = NULL, retries = retries + 1, handbacks = 0, created_at = ?, stream_cursor = 0 WHERE id = ?",
+    ),
+    get: db.prepare<[string], JobRow>("SELECT * FROM jobs WHERE id = ?"),
+    // By enqueue time: a held runsync job is written later than jobs enqueued after it.
+    active: db.prepare<[], JobRow>("SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY created_at, rowid"),
+    remove: db.prepare("DELETE FROM jobs WHERE id = ?"),
+    // One statement per chunk (a statement per row cost ~6 µs a job); both pick the same jobs: the
+    // oldest expired ones, in index order.
+    pruneStreams: db.prepare(
+      "DELETE FROM job_stream WHERE job_id IN (SELECT id FROM jobs WHERE prune_at IS NOT NULL AND prune_at < ? AND has_stream = 1 ORDER BY prune_at, rowid LIMIT ?)",
+    ),
+    prune: db.prepare("DELETE FROM jobs WHERE rowid IN (SELECT rowid FROM jobs WHERE prune_at IS NOT NULL AND prune_at < ? ORDER BY prune_at, rowid LIMIT ?)"),
+    removeStream: db.prepare("DELETE FROM job_stream WHERE job_id = ?"),
+    addChunk: db.prepare("INSERT INTO job_stream (job_id, seq, chunk) VALUES (?, ?, ?)"),
+    markStream: db.prepare("UPDATE jobs SET has_stream = 1 WHERE id = ? AND has_stream = 0"),
+    chunksFrom: db.prepare<[string, number], { seq: number; chunk: string }>("SELECT seq, chunk FROM job_stream WHERE job_id = ? AND seq >= ? ORDER BY seq"),
+    setCursor: db.prepare("UPDATE jobs SET stream_cursor = ? WHERE id = ?"),
+    counts: db.prepare<[string], { status: JobStatus; n: number; retried: number }>(
+      "SELECT status, COUNT(*) AS n, SUM(retries > 0) AS retried FROM jobs WHERE endpoint_id = ? GROUP BY status",
+    ),
+    removeEndpoint: db.prepare("DELETE FROM jobs WHERE endpoint_id = ?"),
+    removeEndpointStreams: db.prepare("DELETE FROM job_stream WHERE job_id IN (SELECT id FROM jobs WHERE endpoint_id = ? AND has_stream = 1)"),
+  };
+  const pruneTx = db.transaction((now: number, limit: number): number => {
+    q.pruneStreams.run(now, limit);
+    return q.prune.run(now, limit).changes;
+  });
+  const removeEndpointTx = db.transaction((endpointId: string) => {
+    q.removeEndpointStreams.run(endpointId);
+    q.removeEndpoint.run(endpointId);
+  });
+  const removeTx = db.transaction((id: string) => {
+    q.removeStream.run(id);
+    q.remove.run(id);
+  });
+  const requeueTx = db.transaction((id: string, handbacks: number) => {
+    q.requeue.run(handbacks, id);
+    q.removeStream.run(id);
+  });
+  const retryTx = db.transaction((id: string, createdAt: number) => {
+    q.retry.run(createdAt, id);
+    q.removeStream.run(id);
+  });
+  const chunkTx = db.transaction((id: string, seq: number, chunk: string) => {
+    if (seq === 0) q.markStream.run(id);
+    q.addChunk.run(id, seq, chunk);
+  });
+  return { q, pruneTx, removeEndpointTx, removeTx, requeueTx, retryTx, chunkTx };
+}
+
+/**
+ * Held runsync jobs: not written yet (docs/platform.md, "Hot path"). A runsync job is
+ * acknowledged only with its answer, so its insert can wait for its final write and both go
+ * to SQLite as one INSERT of the finished row. Anything else that touches the job, a read
+ * that could see it, or an answer that names it (`durable(id)`) writes it first.
+ */
+function heldJobs(batch: WriteBatch, q: ReturnType<typeof jobStatements>["q"]) {
+  const held = new Map<string, { job: NewJob; start?: [startedAt: number, workerId: string] }>();
+  const writeInsert = (j: NewJob): void =>
+    batch.add(() => q.insert.run(j.id, j.endpointId, j.kind, j.input, j.webhook, j.executionTimeoutMs, j.ttlMs, j.lowPriority ? 1 : 0, j.createdAt));
+  const writeStart = (id: string, startedAt: number, workerId: string): void => batch.addStart(id, () => q.start.run(startedAt, workerId, id));
+  /** Writes a held job now (its insert, then its start), ahead of any later write of it. */
+  const release = (id: string): void => {
+    const h = held.get(id);
+    if (!h) return;
+    held.delete(id);
+    writeInsert(h.job);
+    if (h.start) writeStart(id, h.start[0], h.start[1]);
+  };
+  const releaseWhere = (match: (job: NewJob) => boolean): void => {
+    for (const [id, h] of held) if (match(h.job)) release(id);
+  };
+  return { held, writeInsert, writeStart, release, releaseWhere };
+}

@@ -39,69 +39,13 @@ export interface RetiredEndpoint {
   deletedAt: number;
 }
 
+type Row = { id: number; ts: number; worker_id: string; line: string };
+type RetiredRow = { endpoint_id: string; name: string; environment_id: string | null; deleted_at: number };
+
 export function createLogsRepo(db: Db, capPerEndpoint: number, retentionMs = LOG_RETENTION_MS) {
-  db.exec(`CREATE TABLE IF NOT EXISTS retired_log_endpoints (
-  endpoint_id TEXT PRIMARY KEY, name TEXT NOT NULL, environment_id TEXT, deleted_at INTEGER NOT NULL);
-CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (name);`);
-  type Row = { id: number; ts: number; worker_id: string; line: string };
-  type RetiredRow = { endpoint_id: string; name: string; environment_id: string | null; deleted_at: number };
-  const q = {
-    insert: db.prepare("INSERT INTO worker_logs (endpoint_id, worker_id, ts, line) VALUES (?, ?, ?, ?)"),
-    newest: db.prepare<[string, number, number], Row>(
-      "SELECT * FROM (SELECT id, ts, worker_id, line FROM worker_logs WHERE endpoint_id = ? AND ts >= ? ORDER BY id DESC LIMIT ?) ORDER BY id",
-    ),
-    after: db.prepare<[string, number, number], Row>("SELECT id, ts, worker_id, line FROM worker_logs WHERE endpoint_id = ? AND id > ? ORDER BY id LIMIT ?"),
-    count: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM worker_logs WHERE endpoint_id = ?"),
-    trimOldest: db.prepare("DELETE FROM worker_logs WHERE id IN (SELECT id FROM worker_logs WHERE endpoint_id = ? ORDER BY id LIMIT ?)"),
-    retire: db.prepare("INSERT OR REPLACE INTO retired_log_endpoints (endpoint_id, name, environment_id, deleted_at) VALUES (?, ?, ?, ?)"),
-    retired: db.prepare<[string], RetiredRow>("SELECT * FROM retired_log_endpoints WHERE endpoint_id = ?"),
-    retiredByName: db.prepare<[string], RetiredRow>("SELECT * FROM retired_log_endpoints WHERE name = ? ORDER BY deleted_at DESC"),
-    retiredAll: db.prepare<[], RetiredRow>("SELECT * FROM retired_log_endpoints ORDER BY deleted_at DESC"),
-    expired: db.prepare<[number], { endpoint_id: string }>("SELECT endpoint_id FROM retired_log_endpoints WHERE deleted_at < ?"),
-    removeLines: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ?"),
-    removeRetired: db.prepare("DELETE FROM retired_log_endpoints WHERE endpoint_id = ?"),
-  };
-  // Lines are written in batches (LOG_FLUSH_MS after the first) with one statement per BLOCK
-  // lines. The lines each endpoint holds are counted once, then tracked: trimming to the cap deletes
-  // its oldest lines once TRIM_SLACK more have come (no walk over the cap's worth of index entries
-  // per batch).
-  const BLOCK = 32;
-  const kept = new Map<string, number>();
-  const insertBlock = db.prepare(`INSERT INTO worker_logs (endpoint_id, worker_id, ts, line) VALUES ${Array(BLOCK).fill("(?, ?, ?, ?)").join(", ")}`);
-  const params: unknown[] = new Array(BLOCK * 4);
+  const q = logStatements(db);
+  const { flushTx, pruneTx, touched } = lineWriter(db, q, capPerEndpoint);
   let pending: Array<[string, string, number, string]> = [];
-  const touched = new Map<string, number>(); // endpoint → lines pending
-  const flushTx = db.transaction((rows: Array<[string, string, number, string]>) => {
-    let i = 0;
-    for (; i + BLOCK <= rows.length; i += BLOCK) {
-      for (let k = 0; k < BLOCK; k++) {
-        const row = rows[i + k]!;
-        params[k * 4] = row[0];
-        params[k * 4 + 1] = row[1];
-        params[k * 4 + 2] = row[2];
-        params[k * 4 + 3] = row[3];
-      }
-      insertBlock.run(params);
-    }
-    for (; i < rows.length; i++) q.insert.run(...rows[i]!);
-    for (const [endpointId, added] of touched) {
-      const known = kept.get(endpointId);
-      let n = known === undefined ? q.count.get(endpointId)!.n : known + added;
-      if (n > capPerEndpoint + TRIM_SLACK) {
-        q.trimOldest.run(endpointId, n - capPerEndpoint);
-        n = capPerEndpoint;
-      }
-      kept.set(endpointId, n);
-    }
-    touched.clear();
-  });
-  const pruneTx = db.transaction((before: number) => {
-    for (const { endpoint_id } of q.expired.all(before)) {
-      q.removeLines.run(endpoint_id);
-      kept.delete(endpoint_id);
-      q.removeRetired.run(endpoint_id);
-    }
-  });
   let prunedAt = 0;
   let flushTimer: NodeJS.Timeout | undefined;
   const toLine = (r: Row): LogLine => ({ id: r.id, ts: r.ts, workerId: r.worker_id, line: r.line });
@@ -159,3 +103,72 @@ CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (
   return repo;
 }
 export type LogsRepo = ReturnType<typeof createLogsRepo>;
+
+/** The worker logs' prepared statements (the retired endpoints' table is made here). */
+function logStatements(db: Db) {
+  db.exec(`CREATE TABLE IF NOT EXISTS retired_log_endpoints (
+  endpoint_id TEXT PRIMARY KEY, name TEXT NOT NULL, environment_id TEXT, deleted_at INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (name);`);
+  const q = {
+    insert: db.prepare("INSERT INTO worker_logs (endpoint_id, worker_id, ts, line) VALUES (?, ?, ?, ?)"),
+    newest: db.prepare<[string, number, number], Row>(
+      "SELECT * FROM (SELECT id, ts, worker_id, line FROM worker_logs WHERE endpoint_id = ? AND ts >= ? ORDER BY id DESC LIMIT ?) ORDER BY id",
+    ),
+    after: db.prepare<[string, number, number], Row>("SELECT id, ts, worker_id, line FROM worker_logs WHERE endpoint_id = ? AND id > ? ORDER BY id LIMIT ?"),
+    count: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM worker_logs WHERE endpoint_id = ?"),
+    trimOldest: db.prepare("DELETE FROM worker_logs WHERE id IN (SELECT id FROM worker_logs WHERE endpoint_id = ? ORDER BY id LIMIT ?)"),
+    retire: db.prepare("INSERT OR REPLACE INTO retired_log_endpoints (endpoint_id, name, environment_id, deleted_at) VALUES (?, ?, ?, ?)"),
+    retired: db.prepare<[string], RetiredRow>("SELECT * FROM retired_log_endpoints WHERE endpoint_id = ?"),
+    retiredByName: db.prepare<[string], RetiredRow>("SELECT * FROM retired_log_endpoints WHERE name = ? ORDER BY deleted_at DESC"),
+    retiredAll: db.prepare<[], RetiredRow>("SELECT * FROM retired_log_endpoints ORDER BY deleted_at DESC"),
+    expired: db.prepare<[number], { endpoint_id: string }>("SELECT endpoint_id FROM retired_log_endpoints WHERE deleted_at < ?"),
+    removeLines: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ?"),
+    removeRetired: db.prepare("DELETE FROM retired_log_endpoints WHERE endpoint_id = ?"),
+  };
+  return q;
+}
+
+/** Writes batches of lines and trims each endpoint to its cap; prunes retired endpoints' lines. */
+function lineWriter(db: Db, q: ReturnType<typeof logStatements>, capPerEndpoint: number) {
+  // Lines are written in batches (LOG_FLUSH_MS after the first) with one statement per BLOCK
+  // lines. The lines each endpoint holds are counted once, then tracked: trimming to the cap deletes
+  // its oldest lines once TRIM_SLACK more have come (no walk over the cap's worth of index entries
+  // per batch).
+  const BLOCK = 32;
+  const kept = new Map<string, number>();
+  const insertBlock = db.prepare(`INSERT INTO worker_logs (endpoint_id, worker_id, ts, line) VALUES ${Array(BLOCK).fill("(?, ?, ?, ?)").join(", ")}`);
+  const params: unknown[] = new Array(BLOCK * 4);
+  const touched = new Map<string, number>(); // endpoint → lines pending
+  const flushTx = db.transaction((rows: Array<[string, string, number, string]>) => {
+    let i = 0;
+    for (; i + BLOCK <= rows.length; i += BLOCK) {
+      for (let k = 0; k < BLOCK; k++) {
+        const row = rows[i + k]!;
+        params[k * 4] = row[0];
+        params[k * 4 + 1] = row[1];
+        params[k * 4 + 2] = row[2];
+        params[k * 4 + 3] = row[3];
+      }
+      insertBlock.run(params);
+    }
+    for (; i < rows.length; i++) q.insert.run(...rows[i]!);
+    for (const [endpointId, added] of touched) {
+      const known = kept.get(endpointId);
+      let n = known === undefined ? q.count.get(endpointId)!.n : known + added;
+      if (n > capPerEndpoint + TRIM_SLACK) {
+        q.trimOldest.run(endpointId, n - capPerEndpoint);
+        n = capPerEndpoint;
+      }
+      kept.set(endpointId, n);
+    }
+    touched.clear();
+  });
+  const pruneTx = db.transaction((before: number) => {
+    for (const { endpoint_id } of q.expired.all(before)) {
+      q.removeLines.run(endpoint_id);
+      kept.delete(endpoint_id);
+      q.removeRetired.run(endpoint_id);
+    }
+  });
+  return { flushTx, pruneTx, touched };
+}
