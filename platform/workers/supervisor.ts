@@ -5,17 +5,19 @@
  * exits or goes silent hands its jobs back; one that exits before it is ready is restarted with a
  * capped backoff; one whose module does not import reports it, and the endpoint shows why
  * (docs/platform.md, "A worker that cannot import its module").
+ *
+ * Its parts live apart: the process (record, variables, signals, stop timers: ./worker-process.ts),
+ * output capture (./worker-logs.ts), LB probing (./lb-health.ts), restart backoff and problems
+ * (./restart-policy.ts), signals to a worker (./worker-signals.ts), GPUs (./gpu-assign.ts),
+ * unrunnable endpoints (./unrunnable.ts), ready waiters (./ready-waiters.ts).
  */
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { request } from "undici";
-import { errors } from "../../core/errors.ts";
 import type { Store, EndpointRecord } from "../store/index.ts";
 import type { JobQueue } from "../queue/queue.ts";
 import type { JobView } from "../queue/views.ts";
 import type { ResolvedOptions } from "../options.ts";
-import { freePort } from "../_free-port.ts";
-import { newId, newSecret, sha256Hex, secretDigest, digestMatches } from "../_ids.ts";
+import { newSecret, sha256Hex, digestMatches } from "../_ids.ts";
 import { BuildUnpacker } from "./unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
 import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
@@ -25,79 +27,18 @@ import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
 import { volumeFolderOf } from "../volumes/mount.ts";
+import type { EndpointProblem, WorkerError, WorkerInfo, WorkerState } from "./worker-info.ts";
+import { LbHealth } from "./lb-health.ts";
+import { RestartPolicy } from "./restart-policy.ts";
+import { wakeSignals, waitSignals } from "./worker-signals.ts";
+import { newWorker, readChildPid, signalWorker, stopProcess, workerEnv } from "./worker-process.ts";
+import { ReadyWaiters } from "./ready-waiters.ts";
+import { unrunnable } from "./unrunnable.ts";
 
-export type WorkerState = "initializing" | "throttled" | "idle" | "running" | "unhealthy";
+export type { WorkerState, WorkerInfo, WorkerError, EndpointProblem } from "./worker-info.ts";
 
-export interface WorkerInfo {
-  id: string;
-  endpointId: string;
-  type: "QB" | "LB";
-  tokenHash: string;
-  /** `tokenHash` as bytes (decoded once: every worker request is checked against it). */
-  tokenDigest: Buffer;
-  /** Build, image and env this worker runs; a different key on its endpoint makes it outdated. */
-  configKey: string;
-  proc?: ChildProcess;
-  /** The Python process (inside bwrap: its child, which is what gets signals). */
-  pid?: number;
-  /** The worker reported that its endpoint's module does not import (it still fails jobs). */
-  failure?: WorkerError;
-  /** Its last output lines: why it exited, when it exits before it is ready. */
-  lastLines: string[];
-  startedAt: number;
-  /** When the process was spawned (after the build was unpacked). */
-  spawnedAt?: number;
-  /** Process start → first job-take (QB) or first GET /ping 200 (LB). */
-  coldStartMs?: number;
-  /** QB: took its first job request; LB: answered GET /ping. */
-  ready: boolean;
-  unhealthy: boolean;
-  stopping: boolean;
-  /** Its endpoint moved on (a new build or settings) while it was busy: no new work; stopped once idle. */
-  outdated: boolean;
-  exited: boolean;
-  lastSeen: number;
-  openPolls: number;
-  idleSince: number;
-  lbPort?: number;
-  lbFailures: number;
-  probing: boolean;
-  inFlight: number;
-  cancel: string[];
-  stop: boolean;
-  signalWaiter?: () => void;
-  exit: Promise<void>;
-  resolveExit: () => void;
-}
-
-/** What a worker reported (runtime: `ImportFailure.error()`), or what the platform saw of its exit. */
-export interface WorkerError {
-  error_type: string;
-  error_message: string;
-  error_traceback?: string;
-  file?: string | null;
-  line?: number | null;
-  remedy?: string;
-}
-
-/** Why an endpoint's workers cannot serve, for its /health: the error, which worker, since when. */
-export interface EndpointProblem extends WorkerError {
-  /** The worker that showed it; none when no worker can start (unrunnable). */
-  workerId?: string;
-  since: string;
-}
-
-/** Restart backoff of workers that exit before they are ready: 1 s, doubling, at most 30 s. */
-export const RESTART_BACKOFF_MS = { first: 1000, max: 30_000 } as const;
-/** Early exits in a row after which the endpoint's queued jobs fail (the first may be a fluke). */
-const EXITS_BEFORE_FAILING_JOBS = 2;
+export { RESTART_BACKOFF_MS } from "./restart-policy.ts";
 const LAST_LINES_KEPT = 8;
-
-/** Platform variables a user's env may not override. */
-const PASS_THROUGH_ENV = [
-  "PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP", "LD_LIBRARY_PATH",
-  "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME", "HF_HOME", "TORCH_HOME", "XDG_CACHE_HOME", "SSL_CERT_FILE",
-];
 
 export interface SupervisorDeps {
   store: Store;
@@ -112,30 +53,32 @@ export interface SupervisorDeps {
   workerSocket?: () => string | undefined;
 }
 
+/**
+ * ~330 lines, over the ~250 a class gets, for a reason: what is left is the worker's life cycle
+ * (start, ready, busy, stop, exit, unhealthy), transitions that read and write the same worker
+ * records and the same maps; split further, one transition would live apart from the state it changes.
+ */
 export class Supervisor {
   readonly workers = new Map<string, WorkerInfo>();
   private readonly unpacker: BuildUnpacker;
   private readonly images: ImageEnvironments;
   /** Which worker holds which GPU (./gpu-assign.ts). */
   readonly gpus: WorkerGpus;
-  private readonly readyWaiters = new Map<string, Set<() => void>>();
-  /** Endpoint id → early exits in a row of workers of one config, and when the next may start. */
-  private readonly startFailures = new Map<string, { configKey: string; count: number; until: number }>();
-  /** Endpoint id → why its workers of one config cannot serve. */
-  private readonly problems = new Map<string, { configKey: string; problem: EndpointProblem }>();
+  private readonly readyWaiters = new ReadyWaiters();
+  /** Backoff after early exits, and why an endpoint's workers cannot serve (./restart-policy.ts). */
+  private readonly restarts = new RestartPolicy();
+  /** LB workers' readiness and liveness by GET /ping (./lb-health.ts). */
+  private readonly lb: LbHealth;
   private closed = false;
   /** The platform is stopping gracefully: no worker starts, running ones finish their jobs (drain). */
   private draining = false;
-  private lbProbe?: NodeJS.Timeout;
-  private lbStartProbe?: NodeJS.Timeout;
 
   constructor(private readonly deps: SupervisorDeps) {
     this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
     this.images = new ImageEnvironments(deps.options.dataDir, (line) => this.log(line), deps.options.isolation);
     this.gpus = new WorkerGpus(deps.options.gpuMachine);
-    const probeMs = Math.max(50, Math.min(1000, deps.options.pingIntervalS * 1000));
-    this.lbProbe = setInterval(() => this.probeLb(), probeMs);
-    this.lbProbe.unref();
+    const lbHooks = { workers: () => this.workers.values(), ready: (w: WorkerInfo) => this.markReady(w), unhealthy: (w: WorkerInfo, why: string) => this.markUnhealthy(w, why) };
+    this.lb = new LbHealth(lbHooks, deps.options.pingIntervalS);
   }
 
   private get log() {
@@ -198,33 +141,19 @@ export class Supervisor {
   /** Can a worker be started for this endpoint now (it has a build; not backing off after early exits)? */
   canStart(endpoint: EndpointRecord, now = Date.now()): boolean {
     if (this.closed || this.draining || !this.buildIdOf(endpoint)) return false;
-    const failed = this.startFailures.get(endpoint.id);
-    return !failed || failed.until <= now || failed.configKey !== this.configKey(endpoint); // a redeploy starts at once
+    return !this.restarts.backingOff(endpoint.id, now, () => this.configKey(endpoint)); // a redeploy starts at once
   }
 
   /** Why the endpoint's current workers cannot serve (its /health `error`), if they cannot. */
   problem(endpoint: EndpointRecord): EndpointProblem | undefined {
     const unrunnable = this.unrunnable(endpoint);
     if (unrunnable) return { ...unrunnable, since: new Date(endpoint.createdAt).toISOString() };
-    const p = this.problems.get(endpoint.id);
-    return p && p.configKey === this.configKey(endpoint) ? p.problem : undefined;
+    return this.restarts.problem(endpoint.id, () => this.configKey(endpoint));
   }
 
-  /**
-   * Why no worker can ever start for the endpoint: it names a container image and no svc build
-   * (the hosted SDK's create_template + create_endpoint), or more GPUs per worker than the machine
-   * has (./gpu-assign.ts). Its jobs fail at once (failUnrunnable). An endpoint with neither build
-   * nor image is still being set up: its jobs wait.
-   */
+  /** Why no worker can ever start for the endpoint (./unrunnable.ts): its jobs fail at once. */
   unrunnable(endpoint: EndpointRecord): WorkerError | undefined {
-    const gpus = this.gpus.unavailable(endpoint);
-    if (gpus) return { error_type: gpus.code, error_message: gpus.message, remedy: gpus.remedy };
-    if (endpoint.buildId || endpoint.environmentId) return undefined;
-    const template = endpoint.templateId ? this.deps.store.templates.get(endpoint.templateId) : undefined;
-    const image = endpoint.imageName ?? template?.imageName;
-    if (!image) return undefined; // neither build nor image yet: its jobs wait for a build (saveEndpoint with buildId)
-    const error = errors.IMAGE_NOT_RUNNABLE(endpoint.name, image);
-    return { error_type: error.code, error_message: error.message, remedy: error.remedy };
+    return unrunnable(this.deps.store, this.gpus, endpoint);
   }
 
   /** Fails the queued jobs of an endpoint no worker can start for, saying why in its logs. */
@@ -236,16 +165,11 @@ export class Supervisor {
   /** A worker says its endpoint's module does not import: it fails every job; so do the queued ones. */
   reportFailure(w: WorkerInfo, error: WorkerError): void {
     w.failure = error;
-    this.setProblem(w, error);
+    this.restarts.setProblem(w, error);
     const where = error.file ? ` at ${error.file}:${error.line}` : "";
     this.platformLog(w.endpointId, w.id, `worker ${w.id} cannot import its endpoint's module: ${error.error_type}${where}. ${error.remedy ?? ""}`.trim());
     const failed = this.deps.queue.failQueued(w.endpointId, JSON.stringify(error), error.error_type);
     if (failed > 0) this.platformLog(w.endpointId, w.id, `${failed} queued job(s) failed with that error`);
-  }
-
-  private setProblem(w: WorkerInfo, error: WorkerError): void {
-    const { error_traceback: _trace, ...shown } = error;
-    this.problems.set(w.endpointId, { configKey: w.configKey, problem: { ...shown, workerId: w.id, since: new Date().toISOString() } });
   }
 
   authenticate(workerId: string, token: string | undefined): WorkerInfo | undefined {
@@ -262,35 +186,18 @@ export class Supervisor {
   markReady(w: WorkerInfo): void {
     if (w.ready) return;
     w.ready = true;
-    const failed = this.startFailures.get(w.endpointId);
-    if (failed?.configKey === w.configKey) this.startFailures.delete(w.endpointId);
-    if (!w.failure && this.problems.get(w.endpointId)?.configKey === w.configKey) this.problems.delete(w.endpointId); // a report follows if it is broken
+    this.restarts.ready(w);
     w.idleSince = Date.now();
     if (w.spawnedAt) {
       w.coldStartMs = w.idleSince - w.spawnedAt;
       this.platformLog(w.endpointId, w.id, `worker ${w.id} ready ${w.coldStartMs} ms after its process started`);
     }
-    const set = this.readyWaiters.get(w.endpointId);
-    if (set) for (const fn of [...set]) fn();
+    this.readyWaiters.notify(w.endpointId);
   }
 
   /** Waits until some worker of the endpoint is ready (true) or `ms` runs out (false). */
   waitReady(endpointId: string, ms: number, signal?: AbortSignal): Promise<boolean> {
-    return new Promise((resolve) => {
-      let set = this.readyWaiters.get(endpointId);
-      if (!set) this.readyWaiters.set(endpointId, (set = new Set()));
-      const done = (ok: boolean) => {
-        clearTimeout(timer);
-        set!.delete(onReady);
-        signal?.removeEventListener("abort", onAbort);
-        resolve(ok);
-      };
-      const onReady = () => done(true);
-      const onAbort = () => done(false);
-      const timer = setTimeout(() => done(false), ms);
-      signal?.addEventListener("abort", onAbort, { once: true });
-      set.add(onReady);
-    });
+    return this.readyWaiters.wait(endpointId, ms, signal);
   }
 
   /**
@@ -313,79 +220,19 @@ export class Supervisor {
     const w = this.workers.get(workerId);
     if (!w || w.exited) return;
     w.cancel.push(jobId);
-    this.wakeSignals(w);
+    wakeSignals(w);
   }
 
-  private wakeSignals(w: WorkerInfo): void {
-    const fn = w.signalWaiter;
-    w.signalWaiter = undefined;
-    fn?.();
-  }
-
-  /** Long poll for signals: `{cancel, stop}` when there is one, else null after `waitMs`. */
-  async signals(w: WorkerInfo, waitMs: number, abort?: AbortSignal): Promise<{ cancel: string[]; stop: boolean } | null> {
-    const take = () => {
-      if (w.cancel.length === 0 && !w.stop) return null;
-      const out = { cancel: w.cancel, stop: w.stop };
-      w.cancel = [];
-      return out;
-    };
-    const now = take();
-    if (now || waitMs <= 0) return now;
-    w.openPolls++;
-    try {
-      await new Promise<void>((resolve) => {
-        const done = () => {
-          clearTimeout(timer);
-          abort?.removeEventListener("abort", done);
-          if (w.signalWaiter === done) w.signalWaiter = undefined;
-          resolve();
-        };
-        const previous = w.signalWaiter;
-        w.signalWaiter = done;
-        previous?.(); // one poller per worker: an older poll answers now
-        const timer = setTimeout(done, waitMs);
-        abort?.addEventListener("abort", done, { once: true });
-      });
-    } finally {
-      w.openPolls--;
-    }
-    return take();
+  /** Long poll for signals: `{cancel, stop}` when there is one, else null after `waitMs` (./worker-signals.ts). */
+  signals(w: WorkerInfo, waitMs: number, abort?: AbortSignal): Promise<{ cancel: string[]; stop: boolean } | null> {
+    return waitSignals(w, waitMs, abort);
   }
 
   /** Starts one worker for the endpoint (asynchronously); undefined when it cannot start. */
   start(endpoint: EndpointRecord): WorkerInfo | undefined {
     if (!this.canStart(endpoint)) return undefined;
     const token = newSecret("wkt_");
-    let resolveExit!: () => void;
-    const exit = new Promise<void>((resolve) => (resolveExit = resolve));
-    const now = Date.now();
-    const tokenHash = sha256Hex(token);
-    const w: WorkerInfo = {
-      id: newId("wk"),
-      endpointId: endpoint.id,
-      type: endpoint.type,
-      tokenHash,
-      tokenDigest: secretDigest(tokenHash),
-      configKey: this.configKey(endpoint),
-      startedAt: now,
-      ready: false,
-      unhealthy: false,
-      stopping: false,
-      outdated: false,
-      exited: false,
-      lastSeen: now,
-      openPolls: 0,
-      idleSince: now,
-      lbFailures: 0,
-      probing: false,
-      lastLines: [],
-      inFlight: 0,
-      cancel: [],
-      stop: false,
-      exit,
-      resolveExit,
-    };
+    const w = newWorker(endpoint, this.configKey(endpoint), token);
     this.workers.set(w.id, w);
     void this.spawnWorker(endpoint, w, token);
     return w;
@@ -404,16 +251,16 @@ export class Supervisor {
         this.platformLog(endpoint.id, w.id, line);
       });
       const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
-      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await this.workerEnv(endpoint, w, token, target), gpu, volumeDir });
+      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir });
       if (w.stopping || this.closed) throw new Error("stopped before it started");
       w.spawnedAt = Date.now();
       const proc = spawnLaunch(launch);
       w.proc = proc;
-      if (launch.sandboxed) this.readChildPid(proc, w);
+      if (launch.sandboxed) readChildPid(proc, w);
       else w.pid = proc.pid;
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
       this.capture(proc, endpoint.id, w);
-      if (w.type === "LB") this.watchLbStarts();
+      if (w.type === "LB") this.lb.watchStarts();
       proc.on("error", (error) => {
         this.platformLog(endpoint.id, w.id, `worker ${w.id} could not start ${launch.command}: ${error.message}`);
         if (proc.pid === undefined) {
@@ -435,76 +282,14 @@ export class Supervisor {
     }
   }
 
-  /** bwrap writes `{"child-pid": N}` on fd 3: the Python process, the one to signal. */
-  private readChildPid(proc: ChildProcess, w: WorkerInfo): void {
-    const info = proc.stdio[3] as NodeJS.ReadableStream | null;
-    if (!info) return;
-    let text = "";
-    info.setEncoding("utf8");
-    info.on("data", (chunk: string) => {
-      text += chunk;
-      const pid = /"child-pid":\s*(\d+)/.exec(text)?.[1];
-      if (pid && !w.pid) w.pid = Number(pid);
-    });
-    info.on("error", () => undefined);
-  }
-
-  /**
-   * A worker exited (or could not start) before it was ready: back off its endpoint's restarts
-   * (RESTART_BACKOFF_MS), show why on /health, and fail the queued jobs once it happened twice
-   * in a row. A new build or config starts at once.
-   */
+  /** A worker exited (or could not start) before it was ready: its endpoint backs off (./restart-policy.ts). */
   private startFailed(w: WorkerInfo, why: string): void {
-    const previous = this.startFailures.get(w.endpointId);
-    const count = previous?.configKey === w.configKey ? previous.count + 1 : 1;
-    const delay = Math.min(RESTART_BACKOFF_MS.max, RESTART_BACKOFF_MS.first * 2 ** (count - 1));
-    this.startFailures.set(w.endpointId, { configKey: w.configKey, count, until: Date.now() + delay });
-    const output = w.lastLines.filter((line) => line.trim()).slice(-1)[0];
-    const error: WorkerError = {
-      error_type: "WorkerStartError",
-      error_message: `The worker ${why}${count > 1 ? ` (${count} times in a row)` : ""}${output ? `; its last output: ${output}` : ""}. See the endpoint's worker logs.`,
-    };
-    this.setProblem(w, error);
+    const { error, delay, failJobs } = this.restarts.startFailed(w, why);
     this.platformLog(w.endpointId, w.id, `worker ${w.id} ${why}; next start in ${delay / 1000} s`);
-    if (count >= EXITS_BEFORE_FAILING_JOBS) {
+    if (failJobs) {
       const failed = this.deps.queue.failQueued(w.endpointId, JSON.stringify(error), error.error_type);
       if (failed > 0) this.platformLog(w.endpointId, w.id, `${failed} queued job(s) failed: the endpoint's workers exit before they are ready`);
     }
-  }
-
-  /** The worker's variables (contracts section 4); its image environment sets PYTHONPATH. */
-  private async workerEnv(endpoint: EndpointRecord, w: WorkerInfo, token: string, target: WorkerTarget): Promise<NodeJS.ProcessEnv> {
-    const base = this.deps.apiBase();
-    const prefix = `${base}/v2/_worker/${w.id}`;
-    const env: NodeJS.ProcessEnv = {};
-    for (const key of PASS_THROUGH_ENV) if (process.env[key] !== undefined) env[key] = process.env[key];
-    Object.assign(env, this.deps.secrets.resolve(target.env)); // secret values exist only in the worker's env
-    Object.assign(env, {
-      PYTHONUNBUFFERED: "1",
-      SVC_WORKER_ID: w.id,
-      SVC_WORKER_TOKEN: token,
-      SVC_ENDPOINT_ID: endpoint.id,
-      SVC_ENDPOINT_NAME: target.manifestName,
-      SVC_BUILD_ID: target.build.id,
-      SVC_API_BASE: base,
-      SVC_JOB_TAKE_URL: `${prefix}/job-take`,
-      SVC_JOB_DONE_URL: `${prefix}/job-done/$ID`,
-      SVC_JOBS_DONE_URL: `${prefix}/jobs-done`, // results of several jobs in one request (docs/platform.md, "Hot path")
-      SVC_JOB_STREAM_URL: `${prefix}/job-stream/$ID`,
-      SVC_PING_URL: `${prefix}/ping`,
-      SVC_SIGNALS_URL: `${prefix}/signals`,
-      SVC_ERROR_URL: `${prefix}/error`,
-      SVC_PING_INTERVAL: String(this.deps.options.pingIntervalS),
-      PLATFORM_API_URL: base,
-      PLATFORM_API_KEY: this.deps.workerKeys.keyFor(endpoint),
-    });
-    const socket = this.deps.workerSocket?.();
-    if (socket) env.SVC_PLATFORM_SOCKET = socket; // the runtime sends its SVC_API_BASE requests there (cheaper than TCP)
-    if (endpoint.type === "LB") {
-      w.lbPort = await freePort();
-      env.SVC_LB_PORT = String(w.lbPort);
-    }
-    return env;
   }
 
   /** The worker's output lines go to its logs (cut when too long: ./worker-logs.ts); the last few are kept. */
@@ -531,7 +316,7 @@ export class Supervisor {
     // At shutdown, running jobs stay IN_PROGRESS in the database: the next start requeues them.
     const held = this.closed || this.draining ? [] : [...this.deps.queue.jobsOf(w.id)];
     if (held.length > 0) this.deps.queue.handBack(w.id, held);
-    this.wakeSignals(w);
+    wakeSignals(w);
     w.resolveExit();
   }
 
@@ -542,22 +327,12 @@ export class Supervisor {
     this.gpus.cancel(w.id); // one still waiting for a GPU stops waiting
     this.platformLog(w.endpointId, w.id, `stopping worker ${w.id}: ${reason}`);
     this.deps.queue.releaseTakers(w.id);
-    const { stopGraceMs, killGraceMs } = this.deps.options;
-    const kill = (signal: NodeJS.Signals) => this.signal(w, signal);
-    if (w.type === "QB" && w.ready) {
+    const graceful = w.type === "QB" && w.ready;
+    if (graceful) {
       w.stop = true;
-      this.wakeSignals(w);
-      const t1 = setTimeout(() => {
-        kill("SIGTERM");
-        const t2 = setTimeout(() => kill("SIGKILL"), killGraceMs);
-        t2.unref();
-      }, stopGraceMs);
-      t1.unref();
-    } else {
-      kill("SIGTERM");
-      const t2 = setTimeout(() => kill("SIGKILL"), killGraceMs);
-      t2.unref();
+      wakeSignals(w);
     }
+    stopProcess(w, graceful, this.deps.options);
     return w.exit;
   }
 
@@ -565,24 +340,9 @@ export class Supervisor {
   kill(w: WorkerInfo): Promise<void> {
     w.stopping = true;
     this.gpus.cancel(w.id);
-    if (w.proc && w.proc.exitCode === null && !w.exited) this.signal(w, "SIGKILL");
+    if (w.proc && w.proc.exitCode === null && !w.exited) signalWorker(w, "SIGKILL");
     else if (!w.proc) this.onExit(w);
     return w.exit;
-  }
-
-  /** SIGTERM goes to the Python process (bwrap does not forward signals); SIGKILL to it and to bwrap. */
-  private signal(w: WorkerInfo, signal: NodeJS.Signals): void {
-    const proc = w.proc;
-    if (w.exited || !proc || proc.exitCode !== null) return;
-    const inner = w.pid !== undefined && w.pid !== proc.pid;
-    if (inner) {
-      try {
-        process.kill(w.pid!, signal);
-      } catch {
-        /* already gone */
-      }
-    }
-    if (!inner || signal === "SIGKILL") proc.kill(signal);
   }
 
   /** Liveness: QB workers silent for 3 ping intervals are unhealthy (killed, jobs handed back). */
@@ -606,57 +366,6 @@ export class Supervisor {
     void this.kill(w);
   }
 
-  /** LB workers: ready once GET /ping answers 200; 3 failed probes in a row make one unhealthy. */
-  private probeLb(): void {
-    for (const w of this.workers.values()) {
-      if (w.type !== "LB" || !w.lbPort || !w.ready || w.exited || w.unhealthy || w.stopping || w.probing) continue;
-      void this.pingLb(w).then((ok) => {
-        if (ok) {
-          w.lbFailures = 0;
-          w.lastSeen = Date.now();
-          this.markReady(w);
-        } else if (w.ready && ++w.lbFailures >= 3 && !w.exited) {
-          this.markUnhealthy(w, "GET /ping failed 3 times");
-        }
-      });
-    }
-  }
-
-  /** Polls a starting LB worker's /ping quickly (cold start matters). */
-  async pingLb(w: WorkerInfo): Promise<boolean> {
-    w.probing = true;
-    try {
-      const res = await request(`http://127.0.0.1:${w.lbPort}/ping`, { method: "GET", headersTimeout: 2000, bodyTimeout: 2000 });
-      await res.body.dump();
-      return res.statusCode === 200;
-    } catch {
-      return false;
-    } finally {
-      w.probing = false;
-    }
-  }
-
-  /** Polls starting LB workers' /ping every 25 ms while there are any: an idle platform sets no such timer. */
-  private watchLbStarts(): void {
-    if (this.lbStartProbe) return;
-    this.lbStartProbe = setInterval(() => this.pollStartingLb(), 25);
-    this.lbStartProbe.unref();
-  }
-
-  /** Fast readiness polling for LB workers that are starting; the timer stops once none is. */
-  pollStartingLb(): void {
-    let starting = false;
-    for (const w of this.workers.values()) {
-      if (w.type !== "LB" || w.ready || !w.lbPort || !w.proc || w.exited || w.stopping) continue;
-      starting = true;
-      if (!w.probing) void this.pingLb(w).then((ok) => ok && this.markReady(w));
-    }
-    if (!starting && this.lbStartProbe) {
-      clearInterval(this.lbStartProbe);
-      this.lbStartProbe = undefined;
-    }
-  }
-
   async stopEndpoint(endpointId: string): Promise<void> {
     await Promise.all(this.forEndpoint(endpointId).map((w) => this.stop(w, "endpoint deleted")));
   }
@@ -676,12 +385,11 @@ export class Supervisor {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.lbProbe) clearInterval(this.lbProbe);
-    if (this.lbStartProbe) clearInterval(this.lbStartProbe);
+    this.lb.close();
     const all = [...this.workers.values()];
     for (const w of all) {
       w.stopping = true;
-      this.signal(w, "SIGTERM");
+      signalWorker(w, "SIGTERM");
     }
     const deadline = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());
     await Promise.race([Promise.all(all.map((w) => w.exit)), deadline]);

@@ -1,0 +1,77 @@
+/** A job waiting or running as the queue holds it in memory, made from /run's input or a stored row, and its /status view. */
+import type { NewJob } from "../store/jobs.ts";
+import type { JobRow } from "../store/index.ts";
+import type { JobView } from "./views.ts";
+
+/** What /run and /runsync hand the queue: a stored job before its creation time is stamped. */
+export type EnqueueInput = Omit<NewJob, "createdAt">;
+
+/** A job waiting or running: its stored fields plus the in-memory run state. */
+export interface ActiveJob extends NewJob {
+  status: "IN_QUEUE" | "IN_PROGRESS";
+  startedAt: number | null;
+  workerId: string | null;
+  handbacks: number;
+  /** JSON text of the latest progress update. */
+  progress: string | null;
+  streamSeq: number;
+  streamCursor: number;
+}
+
+export function newActiveJob(input: EnqueueInput): ActiveJob {
+  // Spelled out: `{...input, more}` builds a slow object here (about 10 µs a job on Node 20).
+  return {
+    id: input.id,
+    endpointId: input.endpointId,
+    kind: input.kind,
+    input: input.input,
+    webhook: input.webhook,
+    executionTimeoutMs: input.executionTimeoutMs,
+    ttlMs: input.ttlMs,
+    lowPriority: input.lowPriority,
+    createdAt: Date.now(),
+    status: "IN_QUEUE",
+    startedAt: null,
+    workerId: null,
+    handbacks: 0,
+    progress: null,
+    streamSeq: 0,
+    streamCursor: 0,
+  };
+}
+
+export function activeJobOfRow(row: JobRow): ActiveJob {
+  return {
+    id: row.id,
+    endpointId: row.endpoint_id,
+    kind: row.kind,
+    input: row.input,
+    webhook: row.webhook,
+    executionTimeoutMs: row.execution_timeout_ms,
+    ttlMs: row.ttl_ms,
+    lowPriority: row.low_priority === 1,
+    createdAt: row.created_at,
+    status: "IN_QUEUE",
+    startedAt: null,
+    workerId: null,
+    handbacks: row.handbacks,
+    progress: null,
+    streamSeq: 0,
+    streamCursor: 0,
+  };
+}
+
+export function viewOfActive(job: ActiveJob): JobView {
+  return {
+    id: job.id,
+    endpointId: job.endpointId,
+    status: job.status,
+    createdAt: job.createdAt,
+    startedAt: job.startedAt,
+    finishedAt: null,
+    output: job.progress,
+    error: null,
+    errorType: null,
+    workerId: job.workerId,
+  };
+}

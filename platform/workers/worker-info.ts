@@ -1,0 +1,63 @@
+/** A worker as the supervisor tracks it, and what it reports: shared by the supervisor's parts and the routes. */
+import type { ChildProcess } from "node:child_process";
+
+export type WorkerState = "initializing" | "throttled" | "idle" | "running" | "unhealthy";
+
+export interface WorkerInfo {
+  id: string;
+  endpointId: string;
+  type: "QB" | "LB";
+  tokenHash: string;
+  /** `tokenHash` as bytes (decoded once: every worker request is checked against it). */
+  tokenDigest: Buffer;
+  /** Build, image and env this worker runs; a different key on its endpoint makes it outdated. */
+  configKey: string;
+  proc?: ChildProcess;
+  /** The Python process (inside bwrap: its child, which is what gets signals). */
+  pid?: number;
+  /** The worker reported that its endpoint's module does not import (it still fails jobs). */
+  failure?: WorkerError;
+  /** Its last output lines: why it exited, when it exits before it is ready. */
+  lastLines: string[];
+  startedAt: number;
+  /** When the process was spawned (after the build was unpacked). */
+  spawnedAt?: number;
+  /** Process start → first job-take (QB) or first GET /ping 200 (LB). */
+  coldStartMs?: number;
+  /** QB: took its first job request; LB: answered GET /ping. */
+  ready: boolean;
+  unhealthy: boolean;
+  stopping: boolean;
+  /** Its endpoint moved on (a new build or settings) while it was busy: no new work; stopped once idle. */
+  outdated: boolean;
+  exited: boolean;
+  lastSeen: number;
+  openPolls: number;
+  idleSince: number;
+  lbPort?: number;
+  lbFailures: number;
+  probing: boolean;
+  inFlight: number;
+  cancel: string[];
+  stop: boolean;
+  signalWaiter?: () => void;
+  exit: Promise<void>;
+  resolveExit: () => void;
+}
+
+/** What a worker reported (runtime: `ImportFailure.error()`), or what the platform saw of its exit. */
+export interface WorkerError {
+  error_type: string;
+  error_message: string;
+  error_traceback?: string;
+  file?: string | null;
+  line?: number | null;
+  remedy?: string;
+}
+
+/** Why an endpoint's workers cannot serve, for its /health: the error, which worker, since when. */
+export interface EndpointProblem extends WorkerError {
+  /** The worker that showed it; none when no worker can start (unrunnable). */
+  workerId?: string;
+  since: string;
+}
