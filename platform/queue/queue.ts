@@ -3,25 +3,17 @@
  * waiters); every state change is written to SQLite before it is acknowledged, so a restart
  * resumes from the database. Finished jobs leave memory at once and are read back from SQLite.
  */
-import type { JobsRepo, NewJob } from "../store/jobs.ts";
-import type { JobRow, JobStatus } from "../store/index.ts";
+import type { JobsRepo } from "../store/jobs.ts";
+import type { JobStatus } from "../store/index.ts";
 import { Deque } from "./_deque.ts";
 import { viewOfRow, type JobView } from "./views.ts";
+import { activeJobOfRow, newActiveJob, viewOfActive, type ActiveJob, type EnqueueInput } from "./job-records.ts";
+import { FinalWaiters, type OnClientGone } from "./final-waiters.ts";
+import { JobStreams, type StreamRead } from "./job-streams.ts";
 
-/** What /run and /runsync hand the queue: a stored job before its creation time is stamped. */
-export type EnqueueInput = Omit<NewJob, "createdAt">;
-
-/** A job waiting or running: its stored fields plus the in-memory run state. */
-export interface ActiveJob extends NewJob {
-  status: "IN_QUEUE" | "IN_PROGRESS";
-  startedAt: number | null;
-  workerId: string | null;
-  handbacks: number;
-  /** JSON text of the latest progress update. */
-  progress: string | null;
-  streamSeq: number;
-  streamCursor: number;
-}
+export type { ActiveJob, EnqueueInput } from "./job-records.ts";
+export type { OnClientGone } from "./final-waiters.ts";
+export type { StreamRead } from "./job-streams.ts";
 
 export interface QueueHooks {
   /** A job entered an endpoint's queue (the autoscaler may start a worker). */
@@ -53,10 +45,6 @@ interface EndpointQueue {
   /** Since when normal-priority jobs have been waiting without the queue emptying (0: empty). */
 }
 
-/** Calls `fn` once if the client of a wait goes away; answers how to stop listening. */
-export type OnClientGone = (fn: () => void) => () => void;
-
-export type StreamRead = { status: JobStatus; chunks: string[] } | undefined;
 
 const EMPTY: ReadonlySet<string> = new Set();
 /** How long after its executionTimeout the platform itself times a running job out. */
@@ -64,19 +52,30 @@ export const TIMEOUT_GRACE_MS = 2000;
 /** Expired jobs deleted in one transaction (~1 ms): the platform answers requests between chunks. */
 export const PRUNE_CHUNK = 250;
 
+/**
+ * ~430 lines, over the ~250 a class gets, for a reason: this is the hot path's state machine (take,
+ * assign, finalize, hand back, expire) over four maps that every transition keeps consistent in
+ * one synchronous step, with no allocation per job beyond the job itself (docs/platform.md, "Hot
+ * path"). What does not change those maps lives apart: job records (./job-records.ts), final-status
+ * waiters (./final-waiters.ts), streamed output (./job-streams.ts).
+ */
 export class JobQueue {
   private readonly active = new Map<string, ActiveJob>();
   private readonly running = new Map<string, ActiveJob>();
   private readonly endpoints = new Map<string, EndpointQueue>();
-  private readonly waiters = new Map<string, Set<(view: JobView | null) => void>>();
-  private readonly streamWaiters = new Map<string, Set<() => void>>();
+  /** Callers waiting for a job's final status (./final-waiters.ts). */
+  private readonly waiters = new FinalWaiters();
+  /** Streamed output (./job-streams.ts). */
+  private readonly streams: JobStreams;
   private readonly byWorker = new Map<string, Set<string>>();
 
   constructor(
     private readonly jobs: JobsRepo,
     private readonly settings: QueueSettings,
     public hooks: QueueHooks = {},
-  ) {}
+  ) {
+    this.streams = new JobStreams(jobs, this.active);
+  }
 
   /** Loads jobs that were waiting or running when the platform last stopped; running ones are requeued as a retry. */
   recover(now = Date.now()): { requeued: number; expired: number } {
@@ -92,7 +91,7 @@ export class JobQueue {
         this.jobs.requeue(row.id, row.handbacks);
         requeued++;
       }
-      const job = this.fromRow(row);
+      const job = activeJobOfRow(row);
       this.active.set(job.id, job);
       this.addPending(job, false);
     }
@@ -100,25 +99,7 @@ export class JobQueue {
   }
 
   enqueue(input: EnqueueInput): ActiveJob {
-    // Spelled out: `{...input, more}` builds a slow object here (about 10 µs a job on Node 20).
-    const job: ActiveJob = {
-      id: input.id,
-      endpointId: input.endpointId,
-      kind: input.kind,
-      input: input.input,
-      webhook: input.webhook,
-      executionTimeoutMs: input.executionTimeoutMs,
-      ttlMs: input.ttlMs,
-      lowPriority: input.lowPriority,
-      createdAt: Date.now(),
-      status: "IN_QUEUE",
-      startedAt: null,
-      workerId: null,
-      handbacks: 0,
-      progress: null,
-      streamSeq: 0,
-      streamCursor: 0,
-    };
+    const job = newActiveJob(input);
     this.jobs.insert(job, job.kind === "runsync"); // held: written with its final write (docs/platform.md, "Hot path")
     this.active.set(job.id, job);
     this.addPending(job, false);
@@ -216,55 +197,19 @@ export class JobQueue {
   addChunk(workerId: string, jobId: string, chunk: string): boolean {
     const job = this.heldBy(workerId, jobId);
     if (!job) return false;
-    this.jobs.addChunk(job.id, job.streamSeq++, chunk);
-    this.wakeStream(job.id);
+    this.streams.add(job, chunk);
     return true;
   }
 
   /** Chunks not yet read by a /stream caller, waiting up to `waitMs` for one while the job runs. */
-  async readStream(jobId: string, endpointId: string, waitMs: number): Promise<StreamRead> {
-    const first = this.readStreamNow(jobId, endpointId);
-    if (!first || first.chunks.length > 0 || waitMs <= 0 || !this.active.has(jobId)) return first;
-    await new Promise<void>((resolve) => {
-      let set = this.streamWaiters.get(jobId);
-      if (!set) this.streamWaiters.set(jobId, (set = new Set()));
-      const wake = () => {
-        clearTimeout(timer);
-        set!.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, waitMs);
-      set.add(wake);
-    });
-    return this.readStreamNow(jobId, endpointId);
-  }
-
-  private readStreamNow(jobId: string, endpointId: string): StreamRead {
-    const job = this.active.get(jobId);
-    if (job) {
-      if (job.endpointId !== endpointId) return undefined;
-      const rows = job.streamSeq > job.streamCursor ? this.jobs.chunksFrom(jobId, job.streamCursor) : [];
-      job.streamCursor += rows.length;
-      return { status: job.status, chunks: rows.map((r) => r.chunk) };
-    }
-    const row = this.jobs.get(jobId);
-    if (!row || row.endpoint_id !== endpointId) return undefined;
-    const rows = row.has_stream ? this.jobs.chunksFrom(jobId, row.stream_cursor) : [];
-    if (rows.length > 0) this.jobs.setStreamCursor(jobId, row.stream_cursor + rows.length);
-    return { status: row.status, chunks: rows.map((r) => r.chunk) };
-  }
-
-  private wakeStream(jobId: string): void {
-    const set = this.streamWaiters.get(jobId);
-    if (!set) return;
-    this.streamWaiters.delete(jobId);
-    for (const wake of set) wake();
+  readStream(jobId: string, endpointId: string, waitMs: number): Promise<StreamRead> {
+    return this.streams.read(jobId, endpointId, waitMs);
   }
 
   /** The job as /status shows it, or undefined when unknown, expired or of another endpoint. */
   view(jobId: string, endpointId?: string): JobView | undefined {
     const job = this.active.get(jobId);
-    if (job) return endpointId === undefined || job.endpointId === endpointId ? this.viewOfActive(job) : undefined;
+    if (job) return endpointId === undefined || job.endpointId === endpointId ? viewOfActive(job) : undefined;
     const row = this.jobs.get(jobId);
     if (!row || (endpointId !== undefined && row.endpoint_id !== endpointId)) return undefined;
     return viewOfRow(row);
@@ -278,20 +223,7 @@ export class JobQueue {
     const job = this.active.get(jobId);
     if (!job) return this.view(jobId, endpointId);
     if (job.endpointId !== endpointId) return undefined;
-    const final = await new Promise<JobView | null>((resolve) => {
-      let set = this.waiters.get(jobId);
-      if (!set) this.waiters.set(jobId, (set = new Set()));
-      let stopListening: (() => void) | undefined;
-      const done = (view: JobView | null) => {
-        clearTimeout(timer);
-        set!.delete(done);
-        stopListening?.();
-        resolve(view);
-      };
-      set.add(done);
-      const timer = setTimeout(done, waitMs, null);
-      stopListening = onGone?.(() => done(null));
-    });
+    const final = await this.waiters.wait(jobId, waitMs, onGone);
     return final ?? this.view(jobId, endpointId);
   }
 
@@ -316,7 +248,7 @@ export class JobQueue {
     if (row.status !== "FAILED" && row.status !== "TIMED_OUT") return { status: row.status, retried: false };
     const now = Date.now();
     this.jobs.retry(jobId, now);
-    const job = this.fromRow({ ...row, created_at: now, status: "IN_QUEUE", handbacks: 0, stream_cursor: 0 });
+    const job = activeJobOfRow({ ...row, created_at: now, status: "IN_QUEUE", handbacks: 0, stream_cursor: 0 });
     this.active.set(job.id, job);
     this.addPending(job, false);
     return { status: "IN_QUEUE", retried: true };
@@ -331,7 +263,7 @@ export class JobQueue {
       if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue;
       this.forget(job);
       this.jobs.remove(job.id);
-      this.notify(job.id, { ...this.viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
+      this.notify(job.id, { ...viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
       removed++;
     }
     eq.pending.clear();
@@ -398,7 +330,7 @@ export class JobQueue {
       const workerId = job.workerId;
       this.forget(job);
       this.jobs.remove(job.id);
-      const view: JobView = { ...this.viewOfActive(job), status: "TIMED_OUT", finishedAt: now, output: null, error: "job expired (ttl)", errorType: "TtlExpired" };
+      const view: JobView = { ...viewOfActive(job), status: "TIMED_OUT", finishedAt: now, output: null, error: "job expired (ttl)", errorType: "TtlExpired" };
       if (workerId) {
         this.hooks.onReleased?.(workerId, job.id);
         this.hooks.onCancelRunning?.(workerId, job.id);
@@ -430,7 +362,7 @@ export class JobQueue {
     for (const job of [...this.active.values()]) {
       if (job.endpointId !== endpointId) continue;
       this.forget(job);
-      this.notify(job.id, { ...this.viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
+      this.notify(job.id, { ...viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
     }
     const eq = this.endpoints.get(endpointId);
     if (eq) for (const t of eq.takers.splice(0)) t.done(null);
@@ -467,12 +399,8 @@ export class JobQueue {
   /** Ends every pending wait (shutdown). */
   close(): void {
     for (const eq of this.endpoints.values()) for (const t of eq.takers.splice(0)) t.done(null);
-    for (const [jobId, set] of this.waiters) {
-      const view = this.view(jobId);
-      if (view) for (const fn of [...set]) fn(view);
-    }
-    this.waiters.clear();
-    for (const set of this.streamWaiters.values()) for (const wake of [...set]) wake();
+    this.waiters.close((jobId) => this.view(jobId));
+    this.streams.close();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -532,7 +460,7 @@ export class JobQueue {
       this.running.delete(job.id);
       if (job.workerId) this.unbind(job.workerId, job.id);
     }
-    this.wakeStream(job.id);
+    this.streams.wake(job.id);
   }
 
   private unbind(workerId: string, jobId: string): void {
@@ -568,45 +496,6 @@ export class JobQueue {
   }
 
   private notify(jobId: string, view: JobView): void {
-    const set = this.waiters.get(jobId);
-    if (!set) return;
-    this.waiters.delete(jobId);
-    for (const fn of [...set]) fn(view);
-  }
-
-  private viewOfActive(job: ActiveJob): JobView {
-    return {
-      id: job.id,
-      endpointId: job.endpointId,
-      status: job.status,
-      createdAt: job.createdAt,
-      startedAt: job.startedAt,
-      finishedAt: null,
-      output: job.progress,
-      error: null,
-      errorType: null,
-      workerId: job.workerId,
-    };
-  }
-
-  private fromRow(row: JobRow): ActiveJob {
-    return {
-      id: row.id,
-      endpointId: row.endpoint_id,
-      kind: row.kind,
-      input: row.input,
-      webhook: row.webhook,
-      executionTimeoutMs: row.execution_timeout_ms,
-      ttlMs: row.ttl_ms,
-      lowPriority: row.low_priority === 1,
-      createdAt: row.created_at,
-      status: "IN_QUEUE",
-      startedAt: null,
-      workerId: null,
-      handbacks: row.handbacks,
-      progress: null,
-      streamSeq: 0,
-      streamCursor: 0,
-    };
+    this.waiters.notify(jobId, view);
   }
 }
