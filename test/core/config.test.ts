@@ -66,6 +66,19 @@ describe("loadConfig", () => {
     }
   });
 
+  it("a config file that throws when loaded is CONFIG_LOAD_FAILED, naming the file and the cause", async () => {
+    const root = mkdtempSync(join(tmpdir(), "svc-config-throws-"));
+    try {
+      writeFileSync(join(root, "svc.config.mjs"), `throw new Error("boom from the config");\n`);
+      const error = await loadConfig(root, env).catch((e) => e);
+      expect(error.code).toBe("CONFIG_LOAD_FAILED");
+      expect(error.message).toContain("svc.config.mjs");
+      expect(error.message).toContain("boom from the config");
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
   it("says how to install a plugin package that is missing", async () => {
     const error = await loadConfig(join(fixtures, "mjs"), env).catch((e) => e);
     expect(error.code).toBe("PLUGIN_NOT_FOUND");

@@ -97,6 +97,32 @@ describe("malformed input and unknown things", () => {
     }
   });
 
+  it("names the catalogue code of each refusal: {error, code} in REST, extensions.code in GraphQL", async () => {
+    const deep = `{"input": ${"[".repeat(300)}${"]".repeat(300)}}`;
+    for (const [method, path, body, code] of [
+      ["POST", `/v2/${endpointId}/run`, "{not json", "JSON_MALFORMED"],
+      ["POST", `/v2/${endpointId}/run`, deep, "JSON_TOO_DEEP"],
+    ] as const) {
+      const res = await api(p, method, path, body);
+      expect(res.status, `${path} ${code}`).toBe(400);
+      expect(res.body.code).toBe(code);
+    }
+    const noKey = await raw("POST", `/v2/${endpointId}/run`, {}, '{"input": {}}');
+    expect(((await noKey.json()) as { code: string }).code).toBe("UNAUTHORIZED");
+
+    const create = 'mutation($n: String!) { secretCreate(input: {name: $n, value: "v"}) { name } }';
+    await gqlOk(p, create, { n: "codes_secret" });
+    for (const [query, variables, code] of [
+      [create, { n: "codes_secret" }, "SECRET_EXISTS"],
+      [create, { n: "not a name!" }, "SECRET_INVALID"],
+      ['mutation { secretDelete(name: "never_made") }', undefined, "SECRET_NOT_FOUND"],
+    ] as const) {
+      const r = await gql(p, query, variables);
+      expect(r.errors?.[0]?.extensions?.code, code).toBe(code);
+    }
+    await gqlOk(p, 'mutation { secretDelete(name: "codes_secret") }');
+  });
+
   it("answers 404 {error} for unknown endpoints, jobs and routes", async () => {
     for (const [method, path] of [
       ["POST", "/v2/ep_nope/run"],
@@ -175,6 +201,7 @@ describe("malformed input and unknown things", () => {
     const third = await api(p, "POST", `/v2/${endpointId}/purge-queue`);
     expect(third.status).toBe(429);
     expect(third.body.error).toMatch(/Too many requests/);
+    expect(third.body.code).toBe("RATE_LIMITED");
   });
 
   it("a runsync client that goes away ends its wait: its concurrent slot is free again and the job stays queued", async () => {
