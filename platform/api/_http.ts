@@ -1,7 +1,7 @@
 /** Small helpers of the HTTP layer: JSON answers, errors as `{"error"}`, bodies read with a limit. */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isUtf8 } from "node:buffer";
-import { HTTPResponse, type H3Event } from "h3";
+import { HTTPError, HTTPResponse, type H3Event } from "h3";
 import { errors, isSvcError } from "../../core/errors.ts";
 import { parseJson, type ParsedJson } from "./_json.ts";
 
@@ -40,6 +40,17 @@ export function errorReply(error: unknown, log?: (line: string) => void): Reply 
 }
 
 export const errorResponse = (error: unknown, log?: (line: string) => void): HTTPResponse => answer(errorReply(error, log));
+
+/**
+ * The h3 app's `onError`: the one place an h3 route's error becomes its answer. A route throws
+ * (a catalogue error, or anything else: 500, logged); h3 wraps what it did not make in an
+ * HTTPError whose `cause` is the thrown error, which errorReply answers as
+ * `{"error", "code"}` with its status.
+ */
+export const onRouteError =
+  (log: (line: string) => void) =>
+  (error: HTTPError): HTTPResponse =>
+    errorResponse(error.unhandled && error.cause instanceof Error ? error.cause : error, log);
 
 /**
  * What a route's logic needs of its request, from an h3 event (`exchangeOf`) or straight from

@@ -6,7 +6,7 @@ import type { PlatformContext } from "../context.ts";
 import type { ResolverHooks } from "../graphql/resolvers.ts";
 import { digestMatches, secretDigest } from "../_ids.ts";
 import { createLbProxy } from "../workers/lb-proxy.ts";
-import { json, errorResponse, presentedKey } from "./_http.ts";
+import { json, onRouteError, presentedKey } from "./_http.ts";
 import { registerQueueRoutes } from "./queue-routes.ts";
 import { registerWorkerRoutes } from "./worker-routes.ts";
 import { registerGraphql } from "./graphql.ts";
@@ -30,17 +30,11 @@ export interface Api {
 }
 
 export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
-  const app = new H3({ silent: true });
+  const app = new H3({ silent: true, onError: onRouteError(ctx.options.log) });
   const proxy = createLbProxy(ctx);
   const apiKeyDigest = secretDigest(ctx.apiKeyHash);
 
-  const proxyByHost = async (event: H3Event, endpointId: string) => {
-    try {
-      return await proxy(event, endpointId, event.url.pathname + event.url.search);
-    } catch (error) {
-      return errorResponse(error, ctx.options.log);
-    }
-  };
+  const proxyByHost = (event: H3Event, endpointId: string) => proxy(event, endpointId, event.url.pathname + event.url.search);
   // Synchronous, and undefined passes the request on to the routes: no promise per request.
   app.use((event: H3Event) => {
     const path = event.url.pathname;
@@ -51,20 +45,18 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
       // not the platform's key: a worker's key (its scope's routes only), else 401
       const scope = ctx.workerKeys.verify(key);
       const error = scope ? scopeRefusal(ctx.workerKeys, scope, event, host?.[1]!.toLowerCase()) : errors.UNAUTHORIZED();
-      if (error) return json(error.status, path === "/graphql" ? { error: error.message, errors: [{ message: error.message, extensions: { code: error.code } }] } : { error: error.message, code: error.code });
+      // GraphQL clients read `errors` (the same body beside them); every other route's refusal goes to onError.
+      if (error && path === "/graphql") return json(error.status, { error: error.message, code: error.code, errors: [{ message: error.message, extensions: { code: error.code } }] });
+      if (error) throw error;
       event.context.workerScope = scope;
     }
     return host ? proxyByHost(event, host[1]!.toLowerCase()) : undefined;
   });
 
-  const lb = async (event: H3Event) => {
-    try {
-      const id = event.context.params?.endpoint ?? "";
-      const rest = event.url.pathname.slice(`/lb/${id}`.length) || "/";
-      return await proxy(event, id, rest + event.url.search);
-    } catch (error) {
-      return errorResponse(error, ctx.options.log);
-    }
+  const lb = (event: H3Event) => {
+    const id = event.context.params?.endpoint ?? "";
+    const rest = event.url.pathname.slice(`/lb/${id}`.length) || "/";
+    return proxy(event, id, rest + event.url.search);
   };
   app.all("/lb/:endpoint", lb);
   app.all("/lb/:endpoint/**", lb);
@@ -76,7 +68,9 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
   registerGraphql(app, ctx, hooks);
   const { limiter, runsync } = registerQueueRoutes(app, ctx);
 
-  app.all("/**", (event: H3Event) => json(404, { error: `Not found: ${event.req.method} ${event.url.pathname}` }));
+  app.all("/**", (event: H3Event) => {
+    throw errors.NOT_FOUND("Route", `${event.req.method} ${event.url.pathname}`);
+  });
   const hot = createHotPath({
     runsync,
     jobsDone,

@@ -8,7 +8,6 @@ import { pipeline } from "node:stream/promises";
 import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import { newId } from "../_ids.ts";
-import { errorResponse } from "./_http.ts";
 
 const FILE_NAME = /^[^/\\\0]+$/;
 
@@ -49,22 +48,18 @@ export async function saveOutputFile(ctx: PlatformContext, event: H3Event, endpo
 
 export function registerFileRoutes(app: H3, ctx: PlatformContext): void {
   app.get("/v2/files/:id/:name", (event) => {
-    try {
-      const { id = "", name = "" } = event.context.params ?? {};
-      const file = ctx.store.files.get(id);
-      if (!file || file.name !== decodeURIComponent(name) || file.expiresAt <= Date.now()) throw errors.NOT_FOUND("File", `${id}/${name}`);
-      const stream = Readable.toWeb(createReadStream(file.path)) as unknown as ReadableStream;
-      return new Response(stream, {
-        status: 200,
-        headers: {
-          "content-type": file.contentType,
-          "content-length": String(file.size),
-          "content-disposition": `inline; filename="${file.name.replace(/"/g, "")}"`,
-        },
-      });
-    } catch (error) {
-      return errorResponse(error, ctx.options.log);
-    }
+    const { id = "", name = "" } = event.context.params ?? {};
+    const file = ctx.store.files.get(id);
+    if (!file || file.name !== decodeURIComponent(name) || file.expiresAt <= Date.now()) throw errors.NOT_FOUND("File", `${id}/${name}`);
+    const stream = Readable.toWeb(createReadStream(file.path)) as unknown as ReadableStream;
+    return new Response(stream, {
+      status: 200,
+      headers: {
+        "content-type": file.contentType,
+        "content-length": String(file.size),
+        "content-disposition": `inline; filename="${file.name.replace(/"/g, "")}"`,
+      },
+    });
   });
 }
 

@@ -6,7 +6,7 @@ import type { EndpointRecord } from "../store/index.ts";
 import { newJobId } from "../_ids.ts";
 import { parseRunBody, DEFAULT_TTL_MS } from "../queue/policy.ts";
 import { shortBody, statusBody, type JobView } from "../queue/views.ts";
-import { json, jsonText, errorResponse, errorReply, exchangeOf, answer, parseBody, type Answer, type Exchange, type Reply } from "./_http.ts";
+import { json, jsonText, errorReply, exchangeOf, answer, parseBody, type Answer, type Exchange, type Reply } from "./_http.ts";
 import { RateLimiter, type RouteClass } from "./rate-limit.ts";
 
 const DEFAULT_WAIT_MS = 90_000;
@@ -34,8 +34,11 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
   const { store, options } = ctx;
   const limiter = new RateLimiter(options.rateLimits);
 
-  /** Runs `fn` for the endpoint within its rate limit; an error becomes `onError`'s answer. */
-  const guarded = async <T>(endpointId: string, cls: RouteClass | null, fn: (endpoint: EndpointRecord) => Promise<T> | T, onError: (error: unknown) => T): Promise<T> => {
+  /**
+   * Runs `fn` for the endpoint within its rate limit. An error is thrown on to h3's onError
+   * (_http.ts onRouteError), or answered by `onError` on the hot path, which has no h3.
+   */
+  const guarded = async <T>(endpointId: string, cls: RouteClass | null, fn: (endpoint: EndpointRecord) => Promise<T> | T, onError?: (error: unknown) => T): Promise<T> => {
     let release: (() => void) | undefined;
     try {
       const endpoint = store.endpoints.get(endpointId);
@@ -43,15 +46,16 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
       if (cls) release = limiter.enter(endpoint.id, cls);
       return await fn(endpoint);
     } catch (error) {
+      if (!onError) throw error;
       return onError(error);
     } finally {
       release?.();
     }
   };
 
-  /** Wraps an h3 route: endpoint lookup, rate limit, errors as `{"error"}`. */
-  const route: Route = (cls, fn) => (event) =>
-    guarded(event.context.params?.endpoint ?? "", cls, (endpoint) => fn(event, endpoint), (error) => errorResponse(error, options.log));
+  /** Wraps an h3 route: endpoint lookup and rate limit. */
+  const route: Route = (cls, fn) => (event) => guarded(event.context.params?.endpoint ?? "", cls, (endpoint) => fn(event, endpoint));
+  const replyError = (error: unknown) => errorReply(error, options.log);
 
   const runsync = (endpointId: string, ex: Exchange): Promise<Reply> =>
     guarded(
@@ -62,7 +66,7 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
         const job = await enqueue(ctx, ex, endpoint, "runsync");
         return answerWhenFinal(ctx, ex, endpoint, job.id, wait);
       },
-      (error) => errorReply(error, options.log),
+      replyError,
     );
 
   registerJobRoutes(app, ctx, route);

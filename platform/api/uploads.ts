@@ -16,7 +16,7 @@ import { errors, isSvcError } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import { secretMatches } from "../_ids.ts";
 import { checkArtifact } from "../workers/unpack.ts";
-import { json, errorResponse, presentedKey, queryParam } from "./_http.ts";
+import { json, presentedKey, queryParam } from "./_http.ts";
 
 export const ARTIFACT_ROUTE = "/v2/_artifacts";
 
@@ -78,9 +78,9 @@ export function registerUploadRoutes(app: H3, ctx: PlatformContext): void {
       if (!isSvcError(error) && clientGone(event)) {
         // Nobody reads an answer: one line, no stack; the partial file is already removed (finally).
         ctx.options.log(`upload ${event.context.params?.key ?? ""}: the client disconnected after ${size} bytes; the partial upload was removed`);
-        return errorResponse(errors.BAD_REQUEST("The upload was cut short: the client disconnected."));
+        throw errors.BAD_REQUEST("The upload was cut short: the client disconnected.");
       }
-      return errorResponse(error, ctx.options.log);
+      throw error;
     }
   });
 }

@@ -7,7 +7,7 @@ import type { H3, H3Event } from "h3";
 import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import type { WorkerInfo } from "../workers/supervisor.ts";
-import { json, jsonText, noContent, readJson, errorResponse, errorReply, exchangeOf, presentedKey, queryParam, type Answer, type Exchange, type Reply } from "./_http.ts";
+import { json, jsonText, noContent, readJson, errorReply, exchangeOf, presentedKey, queryParam, type Answer, type Exchange, type Reply } from "./_http.ts";
 import { saveOutputFile } from "./files.ts";
 import { applyResults, createWorkerJobs, MAX_BATCH, MAX_RESULT_BYTES, type WorkerJobs } from "./worker-jobs.ts";
 
@@ -20,33 +20,35 @@ export interface WorkerRoutes {
   jobsDone(workerId: string, ex: Exchange): Promise<Reply>;
 }
 
-type Route = (fn: (event: H3Event, w: WorkerInfo) => Promise<Answer> | Answer) => (event: H3Event) => Promise<Answer>;
+type Route = (fn: (event: H3Event, w: WorkerInfo) => Promise<Answer> | Answer) => (event: H3Event) => Promise<Answer> | Answer;
 
 export function registerWorkerRoutes(app: H3, ctx: PlatformContext): WorkerRoutes {
   const { supervisor, options } = ctx;
   const jobs = createWorkerJobs(ctx);
 
-  /** Runs `fn` for the worker its token names; an error becomes `onError`'s answer. */
-  const authenticated = async <T>(workerId: string, token: string | undefined, fn: (w: WorkerInfo) => Promise<T> | T, onError: (error: unknown) => T): Promise<T> => {
+  /** Runs `fn` for the worker its token names; an error goes on to h3's onError (_http.ts onRouteError). */
+  const route: Route = (fn) => (event) => {
+    const workerId = event.context.params?.worker ?? "";
+    const w = supervisor.authenticate(workerId, presentedKey(event));
+    if (!w) throw errors.WORKER_TOKEN_INVALID(workerId);
+    supervisor.seen(w);
+    return fn(event, w);
+  };
+  /** jobs-done (the hot path, no h3): the same check, its error answered here. */
+  const jobsDone = async (workerId: string, ex: Exchange): Promise<Reply> => {
     try {
-      const w = supervisor.authenticate(workerId, token);
+      const w = supervisor.authenticate(workerId, ex.key());
       if (!w) throw errors.WORKER_TOKEN_INVALID(workerId);
       supervisor.seen(w);
-      return await fn(w);
+      return await applyResults(ctx, jobs, w, ex);
     } catch (error) {
-      return onError(error);
+      return errorReply(error, options.log);
     }
   };
 
-  const route: Route = (fn) => (event) =>
-    authenticated(event.context.params?.worker ?? "", presentedKey(event), (w) => fn(event, w), (error) => errorResponse(error, options.log));
-
   registerJobRoutes(app, ctx, route, jobs);
   registerWorkerStateRoutes(app, ctx, route);
-  return {
-    /** POST jobs-done (served by hot-routes.ts, not h3): results of several jobs in one request. */
-    jobsDone: (workerId, ex) => authenticated(workerId, ex.key(), (w) => applyResults(ctx, jobs, w, ex), (error) => errorReply(error, options.log)),
-  };
+  return { jobsDone };
 }
 
 const gone = (jobId: string) => json(404, { error: `Job ${jobId} is no longer this worker's (cancelled, timed out or unknown).` });

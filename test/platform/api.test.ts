@@ -51,8 +51,9 @@ describe("auth", () => {
       for (const headers of [{}, { authorization: "Bearer wrong" }, { authorization: "wrong" }] as Array<Record<string, string>>) {
         const res = await raw(method, path, headers, method === "GET" ? undefined : "{}");
         expect(res.status, `${method} ${path} ${JSON.stringify(headers)}`).toBe(401);
-        const body = (await res.json()) as { error: string };
+        const body = (await res.json()) as { error: string; code: string };
         expect(body.error).toMatch(/API key/);
+        expect(body.code, `${method} ${path}`).toBe(path.startsWith("/v2/_worker/") ? "WORKER_TOKEN_INVALID" : "UNAUTHORIZED"); // one body everywhere
       }
     }
     // Host-routed load-balancer requests too
@@ -138,6 +139,7 @@ describe("malformed input and unknown things", () => {
       const res = await api(p, method, path, method === "POST" ? { input: {} } : undefined);
       expect(res.status, `${method} ${path}`).toBe(404);
       expect(typeof res.body.error).toBe("string");
+      expect(res.body.code, `${method} ${path}`).toBe("NOT_FOUND");
     }
   });
 
