@@ -9,7 +9,7 @@ import { Readable } from "node:stream";
 import { request } from "undici";
 import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
-import type { WorkerInfo } from "./supervisor.ts";
+import type { WorkerInfo } from "./worker-info.ts";
 
 const HOP_BY_HOP = new Set([
   "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "authorization",
@@ -54,21 +54,7 @@ export function createLbProxy(ctx: PlatformContext) {
     if (!endpoint) throw errors.NOT_FOUND("Endpoint", endpointId);
     if (endpoint.type !== "LB") throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is queue-based: use ${ctx.baseUrl()}/v2/${endpoint.id}/run or /runsync.`);
     const worker = await pick(endpoint.id, endpoint.name, event.req.signal);
-    const headers: Record<string, string> = {};
-    event.req.headers.forEach((value, key) => {
-      if (!HOP_BY_HOP.has(key)) headers[key] = value;
-    });
-    headers["x-forwarded-host"] = event.req.headers.get("host") ?? "";
-    const method = event.req.method;
-    const hasBody = method !== "GET" && method !== "HEAD" && event.req.body !== null;
-    let body: Readable | Buffer | undefined;
-    if (hasBody && headers["content-length"] !== undefined) body = Readable.fromWeb(event.req.body as import("node:stream/web").ReadableStream);
-    else if (hasBody) {
-      const bytes = Buffer.from(await event.req.arrayBuffer());
-      if (bytes.length > MAX_BUFFERED_BODY) throw errors.PAYLOAD_TOO_LARGE(MAX_BUFFERED_BODY);
-      body = bytes;
-      headers["content-length"] = String(bytes.length);
-    }
+    const { method, headers, body } = await forwardedRequest(event);
     worker.inFlight++;
     let released = false;
     const release = () => {
@@ -86,11 +72,7 @@ export function createLbProxy(ctx: PlatformContext) {
         bodyTimeout: endpoint.executionTimeoutMs,
         signal: event.req.signal,
       });
-      const out = new Headers();
-      for (const [key, value] of Object.entries(res.headers)) {
-        if (HOP_BY_HOP.has(key) || value === undefined) continue;
-        for (const v of Array.isArray(value) ? value : [value]) out.append(key, v);
-      }
+      const out = answerHeaders(res.headers);
       if (res.statusCode === 204 || res.statusCode === 304 || method === "HEAD") {
         await res.body.dump();
         release();
@@ -105,4 +87,34 @@ export function createLbProxy(ctx: PlatformContext) {
       throw errors.PLATFORM_ERROR(`${method} ${path} on worker ${worker.id}`, (error as Error).message);
     }
   };
+}
+
+/** The client's request as the worker gets it: end-to-end headers, and a body with a length. */
+async function forwardedRequest(event: H3Event): Promise<{ method: string; headers: Record<string, string>; body: Readable | Buffer | undefined }> {
+  const headers: Record<string, string> = {};
+  event.req.headers.forEach((value, key) => {
+    if (!HOP_BY_HOP.has(key)) headers[key] = value;
+  });
+  headers["x-forwarded-host"] = event.req.headers.get("host") ?? "";
+  const method = event.req.method;
+  const hasBody = method !== "GET" && method !== "HEAD" && event.req.body !== null;
+  let body: Readable | Buffer | undefined;
+  if (hasBody && headers["content-length"] !== undefined) body = Readable.fromWeb(event.req.body as import("node:stream/web").ReadableStream);
+  else if (hasBody) {
+    const bytes = Buffer.from(await event.req.arrayBuffer());
+    if (bytes.length > MAX_BUFFERED_BODY) throw errors.PAYLOAD_TOO_LARGE(MAX_BUFFERED_BODY);
+    body = bytes;
+    headers["content-length"] = String(bytes.length);
+  }
+  return { method, headers, body };
+}
+
+/** The worker's answer headers without the hop-by-hop ones. */
+function answerHeaders(headers: Record<string, string | string[] | undefined>): Headers {
+  const out = new Headers();
+  for (const [key, value] of Object.entries(headers)) {
+    if (HOP_BY_HOP.has(key) || value === undefined) continue;
+    for (const v of Array.isArray(value) ? value : [value]) out.append(key, v);
+  }
+  return out;
 }
