@@ -53,7 +53,7 @@ export const TIMEOUT_GRACE_MS = 2000;
 export const PRUNE_CHUNK = 250;
 
 /**
- * ~430 lines, over the ~250 a class gets, for a reason: this is the hot path's state machine (take,
+ * ~440 lines, over the ~250 a class gets, for a reason: this is the hot path's state machine (take,
  * assign, finalize, hand back, expire) over four maps that every transition keeps consistent in
  * one synchronous step, with no allocation per job beyond the job itself (docs/platform.md, "Hot
  * path"). What does not change those maps lives apart: job records (./job-records.ts), final-status

@@ -54,7 +54,7 @@ export interface SupervisorDeps {
 }
 
 /**
- * ~330 lines, over the ~250 a class gets, for a reason: what is left is the worker's life cycle
+ * ~340 lines, over the ~250 a class gets, for a reason: what is left is the worker's life cycle
  * (start, ready, busy, stop, exit, unhealthy), transitions that read and write the same worker
  * records and the same maps; split further, one transition would live apart from the state it changes.
  */
