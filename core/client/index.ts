@@ -32,7 +32,7 @@
  * deleteSecret(name). The deploy environment rules are in ./environments.ts.
  */
 import { APPS_REMEDY, errors } from "../errors.ts";
-import { createGraphQLRunner, documents } from "./_graphql.ts";
+import { createGraphQLRunner, documents, type GraphQLRunner } from "./_graphql.ts";
 import { httpRequest } from "./_http.ts";
 import { createQueueApi } from "./queue.ts";
 import { trimUrl } from "./resolve.ts";
@@ -57,14 +57,32 @@ export function createPlatformClient(options: PlatformClientOptions) {
   const { apiKey } = options;
   const gql = createGraphQLRunner(url, apiKey);
   const queue = createQueueApi(url, apiKey);
+  const apps = appsApi(gql);
 
   return {
     url,
     apiKey,
     /** Raw GraphQL, for operations this client has no method for. */
     graphql: gql,
+    ...secretsApi(gql),
+    ...apps,
+    ...environmentsApi(gql, apps.getApp),
+    ...endpointsApi(gql),
+    ...buildsApi(url, apiKey, gql),
+    // network volumes (docs/volumes.md)
+    ...createVolumesApi(gql),
+    // queue routes
+    run: queue.run,
+    runsync: queue.runsync,
+    status: queue.status,
+    cancel: queue.cancel,
+    lbRequest: lbRequester(url, apiKey),
+  };
+}
 
-    // secrets: a value goes in once and never comes back (docs/platform.md, "Secrets")
+/** Secrets: a value goes in once and never comes back (docs/platform.md, "Secrets"). */
+function secretsApi(gql: GraphQLRunner) {
+  return {
     async listSecrets(): Promise<PlatformSecret[]> {
       return (await gql<{ myself: { secrets: PlatformSecret[] } }>("secrets", documents.secrets)).myself.secrets;
     },
@@ -74,8 +92,11 @@ export function createPlatformClient(options: PlatformClientOptions) {
     async deleteSecret(name: string): Promise<boolean> {
       return (await gql<{ secretDelete: boolean }>("secretDelete", documents.secretDelete, { name })).secretDelete;
     },
+  };
+}
 
-    // apps
+function appsApi(gql: GraphQLRunner) {
+  return {
     async listApps(): Promise<PlatformApp[]> {
       return (await gql<{ apps: PlatformApp[] }>("apps", documents.apps)).apps;
     },
@@ -88,8 +109,11 @@ export function createPlatformClient(options: PlatformClientOptions) {
     async deleteApp(id: string): Promise<boolean> {
       return (await gql<{ deleteApp: boolean }>("deleteApp", documents.deleteApp, { id })).deleteApp;
     },
+  };
+}
 
-    // environments
+function environmentsApi(gql: GraphQLRunner, getApp: (name: string) => Promise<PlatformApp | null>) {
+  return {
     async getEnvironment(appId: string, name: string): Promise<PlatformEnvironment | null> {
       return (await gql<{ environment: PlatformEnvironment | null }>("environment", documents.environment, { appId, name })).environment;
     },
@@ -98,15 +122,18 @@ export function createPlatformClient(options: PlatformClientOptions) {
     },
     /** Environments of the app named `appName`; NOT_FOUND when there is no such app. */
     async listEnvironments(appName: string): Promise<PlatformEnvironment[]> {
-      const app = await this.getApp(appName);
+      const app = await getApp(appName);
       if (!app) throw errors.NOT_FOUND("App", appName, APPS_REMEDY);
       return app.environments;
     },
     async deleteEnvironment(id: string): Promise<boolean> {
       return (await gql<{ deleteEnvironment: boolean }>("deleteEnvironment", documents.deleteEnvironment, { id })).deleteEnvironment;
     },
+  };
+}
 
-    // endpoints
+function endpointsApi(gql: GraphQLRunner) {
+  return {
     async listEndpoints(): Promise<PlatformEndpoint[]> {
       return (await gql<{ myself: { endpoints: PlatformEndpoint[] } }>("myself", documents.myselfEndpoints)).myself.endpoints;
     },
@@ -119,8 +146,12 @@ export function createPlatformClient(options: PlatformClientOptions) {
     async deleteEndpoint(id: string): Promise<boolean> {
       return (await gql<{ deleteEndpoint: boolean }>("deleteEndpoint", documents.deleteEndpoint, { id })).deleteEndpoint;
     },
+  };
+}
 
-    // builds
+/** Builds: the content-addressed upload, switching an environment to a build, its URLs and worker logs. */
+function buildsApi(url: string, apiKey: string, gql: GraphQLRunner) {
+  return {
     uploadArtifact(appId: string, artifact: ArtifactRef, manifest: unknown, onBytes?: (bytes: number) => void): Promise<UploadResult> {
       return uploadArtifact(url, apiKey, gql, appId, artifact, manifest, onBytes);
     },
@@ -137,32 +168,25 @@ export function createPlatformClient(options: PlatformClientOptions) {
     async workerLogs(endpointId: string, limit?: number): Promise<string[]> {
       return (await gql<{ workerLogs: string[] }>("workerLogs", documents.workerLogs, { endpointId, limit })).workerLogs;
     },
+  };
+}
 
-    // network volumes (docs/volumes.md)
-    ...createVolumesApi(gql),
-
-    // queue routes
-    run: queue.run,
-    runsync: queue.runsync,
-    status: queue.status,
-    cancel: queue.cancel,
-
-    /** One request to a load-balanced endpoint's route: `{endpointUrl}{path}`. */
-    async lbRequest(endpointUrl: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<LbResponse> {
-      const target = `${trimUrl(endpointUrl)}${path.startsWith("/") ? path : `/${path}`}`;
-      const hasBody = body !== undefined && !["GET", "HEAD"].includes(method.toUpperCase());
-      const response = await httpRequest(url, target, {
-        method: method.toUpperCase(),
-        headers: {
-          authorization: `Bearer ${apiKey}`,
-          accept: "application/json",
-          ...(hasBody ? { "content-type": "application/json" } : {}),
-          ...headers,
-        },
-        body: hasBody ? (typeof body === "string" ? body : JSON.stringify(body)) : undefined,
-      });
-      return { status: response.status, headers: response.headers, body: response.json !== undefined ? response.json : response.text };
-    },
+/** One request to a load-balanced endpoint's route: `{endpointUrl}{path}`. */
+function lbRequester(url: string, apiKey: string) {
+  return async function lbRequest(endpointUrl: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<LbResponse> {
+    const target = `${trimUrl(endpointUrl)}${path.startsWith("/") ? path : `/${path}`}`;
+    const hasBody = body !== undefined && !["GET", "HEAD"].includes(method.toUpperCase());
+    const response = await httpRequest(url, target, {
+      method: method.toUpperCase(),
+      headers: {
+        authorization: `Bearer ${apiKey}`,
+        accept: "application/json",
+        ...(hasBody ? { "content-type": "application/json" } : {}),
+        ...headers,
+      },
+      body: hasBody ? (typeof body === "string" ? body : JSON.stringify(body)) : undefined,
+    });
+    return { status: response.status, headers: response.headers, body: response.json !== undefined ? response.json : response.text };
   };
 }
 
