@@ -14,6 +14,7 @@
 import type { PlatformClient } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
+import type { Manifest } from "../../core/types.ts";
 import { DEV_SERVER_PLUGIN, LIVE_PREFIX, shortSha, uploadedLine, type DevDeploySteps } from "../../plugins/index.ts";
 import { liveProxyUrl } from "../routes/live-proxy.ts";
 import type { Provisioner, RemoteEndpoint } from "./provisioner.ts";
@@ -51,17 +52,6 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
   const createdApps: Array<{ name: string; id: string }> = [];
   let proxyBase: string | undefined;
 
-  async function confirmStartup(): Promise<void> {
-    const changes = provisioner.plan().filter((step) => step.action !== "reuse");
-    if (changes.length <= CONFIRM_THRESHOLD || options.yes) return;
-    const action = `deploy ${changes.length} ${LIVE_PREFIX} endpoints`;
-    if (!options.confirm) throw errors.CONFIRMATION_REQUIRED(action);
-    const question = `Deploy ${changes.length} ${LIVE_PREFIX} endpoints (${changes.map((c) => c.endpoint).join(", ")}) to ${client.url}?`;
-    if (!(await options.confirm(question))) {
-      throw errors.CONFIRMATION_DECLINED(action, "Run `svc run` without --auto-provision to deploy each endpoint on its first call, or answer y (or pass --yes) to deploy them all now.");
-    }
-  }
-
   async function recordUrls(buildId: string): Promise<void> {
     const lazy = proxyBase ? Object.fromEntries(provisioner.endpointNames().map((name) => [name, liveProxyUrl(proxyBase!, name)])) : {};
     const urls = { ...lazy, ...provisioner.urls() };
@@ -80,22 +70,11 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
     }
   }
 
-  /** A build of `appName` that endpoints of an earlier session run (the resource cache) with these bytes. */
-  async function cachedBuild(root: string, appName: string, sha256: string): Promise<{ id: string; appId: string } | undefined> {
-    const ids = new Set(cachedFor(await readResourceCache(root), client.url).flatMap((entry) => (entry.buildId ? [entry.buildId] : [])));
-    const app = ids.size > 0 ? await client.getApp(appName) : null;
-    for (const id of ids) {
-      const build = await client.getBuild(id);
-      if (build && build.appId === app?.id && build.sha256.replace(/^sha256:/, "") === sha256.replace(/^sha256:/, "")) return { id, appId: build.appId };
-    }
-    return undefined;
-  }
-
   return {
     async upload(ctx) {
       if (!ctx.artifact || !ctx.manifest) throw errors.BUILD_MISSING(ctx.root);
       if (!lastUpload) {
-        const reused = await cachedBuild(ctx.root, ctx.manifest.app, ctx.artifact.sha256);
+        const reused = await cachedBuild(client, ctx.root, ctx.manifest.app, ctx.artifact.sha256);
         if (reused) {
           app = { name: ctx.manifest.app, id: reused.appId };
           lastUpload = { sha256: ctx.artifact.sha256, buildId: reused.id };
@@ -125,15 +104,7 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
       const manifest = ctx.manifest!;
       const buildId = ctx.buildId!;
       if (!started) {
-        await provisioner.init(manifest, buildId, options.existing);
-        if (options.autoProvision) {
-          await confirmStartup();
-          const reused = provisioner.plan().filter((step) => step.action === "reuse").map((step) => `${LIVE_PREFIX}${step.endpoint}`);
-          if (reused.length) ctx.logger.info(`  reusing cached ${reused.join(", ")}`);
-          await provisioner.provisionAll();
-        } else {
-          await provisioner.applyBuild(manifest, buildId);
-        }
+        await provisionAtStartup(options, manifest, buildId, ctx.logger);
         started = true;
       } else {
         ctx.meta.set(DEV_SERVER_PLUGIN, await provisioner.applyBuild(manifest, buildId));
@@ -146,19 +117,60 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
       proxyBase = devServerUrl;
       await recordUrls(buildId);
     },
-    async removeCreatedApps() {
-      for (const created of createdApps.splice(0)) {
-        const found = await client.getApp(created.name);
-        if (found?.id !== created.id) continue;
-        const builds = new Set((await client.listEndpoints()).flatMap((e) => (e.buildId && !e.environmentId ? [e.buildId] : [])));
-        const apps = await Promise.all([...builds].map(async (id) => (await client.getBuild(id))?.appId));
-        if (found.environments.length > 0 || apps.includes(created.id)) {
-          logger.info(`kept app ${created.name}: created by this svc run, but other endpoints or environments use it now`);
-          continue;
-        }
-        await client.deleteApp(created.id);
-        logger.info(`deleted app ${created.name} (created by this svc run)`);
-      }
-    },
+    removeCreatedApps: () => removeUnusedApps(client, logger, createdApps.splice(0)),
   };
+}
+
+/** The first provision of a session: every endpoint now (--auto-provision, asking first), else the build recorded for lazy deploys. */
+async function provisionAtStartup(options: DeployStepsOptions, manifest: Manifest, buildId: string, logger: Logger): Promise<void> {
+  const { provisioner } = options;
+  await provisioner.init(manifest, buildId, options.existing);
+  if (!options.autoProvision) {
+    await provisioner.applyBuild(manifest, buildId);
+    return;
+  }
+  await confirmStartup(options);
+  const reused = provisioner.plan().filter((step) => step.action === "reuse").map((step) => `${LIVE_PREFIX}${step.endpoint}`);
+  if (reused.length) logger.info(`  reusing cached ${reused.join(", ")}`);
+  await provisioner.provisionAll();
+}
+
+/** At startup with --auto-provision: more than CONFIRM_THRESHOLD endpoints to create or change → ask first. */
+async function confirmStartup(options: DeployStepsOptions): Promise<void> {
+  const { client, provisioner } = options;
+  const changes = provisioner.plan().filter((step) => step.action !== "reuse");
+  if (changes.length <= CONFIRM_THRESHOLD || options.yes) return;
+  const action = `deploy ${changes.length} ${LIVE_PREFIX} endpoints`;
+  if (!options.confirm) throw errors.CONFIRMATION_REQUIRED(action);
+  const question = `Deploy ${changes.length} ${LIVE_PREFIX} endpoints (${changes.map((c) => c.endpoint).join(", ")}) to ${client.url}?`;
+  if (!(await options.confirm(question))) {
+    throw errors.CONFIRMATION_DECLINED(action, "Run `svc run` without --auto-provision to deploy each endpoint on its first call, or answer y (or pass --yes) to deploy them all now.");
+  }
+}
+
+/** A build of `appName` that endpoints of an earlier session run (the resource cache) with these bytes. */
+async function cachedBuild(client: PlatformClient, root: string, appName: string, sha256: string): Promise<{ id: string; appId: string } | undefined> {
+  const ids = new Set(cachedFor(await readResourceCache(root), client.url).flatMap((entry) => (entry.buildId ? [entry.buildId] : [])));
+  const app = ids.size > 0 ? await client.getApp(appName) : null;
+  for (const id of ids) {
+    const build = await client.getBuild(id);
+    if (build && build.appId === app?.id && build.sha256.replace(/^sha256:/, "") === sha256.replace(/^sha256:/, "")) return { id, appId: build.appId };
+  }
+  return undefined;
+}
+
+/** Deletes each app this session created unless an environment or running endpoints use it by now. */
+async function removeUnusedApps(client: PlatformClient, logger: Logger, createdApps: Array<{ name: string; id: string }>): Promise<void> {
+  for (const created of createdApps) {
+    const found = await client.getApp(created.name);
+    if (found?.id !== created.id) continue;
+    const builds = new Set((await client.listEndpoints()).flatMap((e) => (e.buildId && !e.environmentId ? [e.buildId] : [])));
+    const apps = await Promise.all([...builds].map(async (id) => (await client.getBuild(id))?.appId));
+    if (found.environments.length > 0 || apps.includes(created.id)) {
+      logger.info(`kept app ${created.name}: created by this svc run, but other endpoints or environments use it now`);
+      continue;
+    }
+    await client.deleteApp(created.id);
+    logger.info(`deleted app ${created.name} (created by this svc run)`);
+  }
 }
