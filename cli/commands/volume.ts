@@ -70,73 +70,93 @@ export async function volumeCommand(
       await client.deleteVolume(volume.id, Boolean(flags.force));
       return { deleted: volume };
     }
-    case "credentials": {
-      const access = await client.s3Access();
-      const volume = first ? await mustVolume(client, parseVolumePath(first).volume, "credentials") : undefined;
-      return {
-        env: {
-          AWS_ENDPOINT_URL: access.endpointUrl,
-          AWS_ACCESS_KEY_ID: access.accessKeyId,
-          AWS_SECRET_ACCESS_KEY: access.secretAccessKey,
-          AWS_DEFAULT_REGION: volume?.dataCenterId ?? "local",
-          ...(volume ? { SVC_VOLUME_BUCKET: volume.id } : {}),
-        },
-      };
-    }
-    case "ls": {
-      if (!first) throw errors.CLI_USAGE("Usage: svc volume ls <name>[:path]", "volume");
-      const { volume, path } = parseVolumePath(first);
-      const v = await openVolume(client, volume);
-      const prefix = path && !path.endsWith("/") && (await listAll(v, path)).objects.some((o) => o.key === path) ? path : asFolder(path);
-      const listed = await listAll(v, prefix, "/").catch((e) => Promise.reject(s3Failure(`Listing ${first}`, e)));
-      return { volume: v.volume.name, prefix, ...listed };
-    }
-    case "upload": {
-      if (!first || !second) throw errors.CLI_USAGE("Usage: svc volume upload <local file or folder> <name>[:path]", "volume");
-      const { volume, path } = parseVolumePath(second);
-      const v = await openVolume(client, volume);
-      const files = await localFiles(first, path);
-      const progress = logger.progress(`upload ${volume}`, files.reduce((n, f) => n + f.size, 0));
-      try {
-        const results = await uploadFiles(v, files, path.endsWith("/") || files.length > 1 ? asFolder(path) : path, progress, signal);
-        return { uploaded: results };
-      } catch (error) {
-        throw s3Failure(`Uploading ${first} to ${second}`, error);
-      } finally {
-        progress.end();
-      }
-    }
-    case "download": {
-      if (!first || !second) throw errors.CLI_USAGE("Usage: svc volume download <name>[:path] <local file or folder>", "volume");
-      const { volume, path } = parseVolumePath(first);
-      const v = await openVolume(client, volume);
-      const planned = await planDownload(v, path, second).catch((e) => Promise.reject(s3Failure(`Listing ${first}`, e)));
-      const progress = logger.progress(`download ${volume}`, planned.reduce((n, p) => n + p.object.size, 0));
-      try {
-        return { downloaded: await downloadFiles(v, planned, progress) };
-      } catch (error) {
-        throw s3Failure(`Downloading ${first}`, error);
-      } finally {
-        progress.end();
-      }
-    }
-    case "rm": {
-      if (!first) throw errors.CLI_USAGE("Usage: svc volume rm <name>:<path> [--recursive]", "volume");
-      const { volume, path } = parseVolumePath(first);
-      if (!path) throw errors.VOLUME_PATH_INVALID(first, "name a file or folder (svc volume delete removes the volume)");
-      const v = await openVolume(client, volume);
-      const { objects } = await listAll(v, flags.recursive ? asFolder(path) : path);
-      const keys = flags.recursive ? objects.map((o) => o.key) : objects.filter((o) => o.key === path).map((o) => o.key);
-      if (keys.length === 0 && !flags.recursive && objects.some((o) => o.key.startsWith(asFolder(path)))) throw errors.CLI_USAGE(`${first} is a folder: pass --recursive to remove it and what it holds.`, "volume");
-      for (let i = 0; i < keys.length; i += 1000) {
-        await v.s3.send(new DeleteObjectsCommand({ Bucket: v.bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }));
-      }
-      const aborted = flags.recursive ? 0 : await abortUnfinished(v, path);
-      return { removed: keys, abortedUploads: aborted };
-    }
+    case "credentials":
+      return volumeCredentials(client, first);
+    case "ls":
+      return listVolumePath(client, first);
+    case "upload":
+      return uploadToVolume(client, first, second, logger, signal);
+    case "download":
+      return downloadFromVolume(client, first, second, logger);
+    case "rm":
+      return removeVolumePath(client, first, flags);
     default:
       throw errors.CLI_USAGE(`Unknown action "${action}": use ${USAGE}.`, "volume");
   }
+}
+
+/** The AWS_* variables that point an S3 client at the volumes (and SVC_VOLUME_BUCKET for one volume). */
+async function volumeCredentials(client: PlatformClient, first: string | undefined): Promise<unknown> {
+  const access = await client.s3Access();
+  const volume = first ? await mustVolume(client, parseVolumePath(first).volume, "credentials") : undefined;
+  return {
+    env: {
+      AWS_ENDPOINT_URL: access.endpointUrl,
+      AWS_ACCESS_KEY_ID: access.accessKeyId,
+      AWS_SECRET_ACCESS_KEY: access.secretAccessKey,
+      AWS_DEFAULT_REGION: volume?.dataCenterId ?? "local",
+      ...(volume ? { SVC_VOLUME_BUCKET: volume.id } : {}),
+    },
+  };
+}
+
+/** `ls <name>[:path]`: one level under a folder, or the one file the path names. */
+async function listVolumePath(client: PlatformClient, first: string | undefined): Promise<unknown> {
+  if (!first) throw errors.CLI_USAGE("Usage: svc volume ls <name>[:path]", "volume");
+  const { volume, path } = parseVolumePath(first);
+  const v = await openVolume(client, volume);
+  const prefix = path && !path.endsWith("/") && (await listAll(v, path)).objects.some((o) => o.key === path) ? path : asFolder(path);
+  const listed = await listAll(v, prefix, "/").catch((e) => Promise.reject(s3Failure(`Listing ${first}`, e)));
+  return { volume: v.volume.name, prefix, ...listed };
+}
+
+/** `upload <local> <name>[:path]` with a progress bar. */
+async function uploadToVolume(client: PlatformClient, first: string | undefined, second: string | undefined, logger: Logger, signal?: AbortSignal): Promise<unknown> {
+  if (!first || !second) throw errors.CLI_USAGE("Usage: svc volume upload <local file or folder> <name>[:path]", "volume");
+  const { volume, path } = parseVolumePath(second);
+  const v = await openVolume(client, volume);
+  const files = await localFiles(first, path);
+  const progress = logger.progress(`upload ${volume}`, files.reduce((n, f) => n + f.size, 0));
+  try {
+    const results = await uploadFiles(v, files, path.endsWith("/") || files.length > 1 ? asFolder(path) : path, progress, signal);
+    return { uploaded: results };
+  } catch (error) {
+    throw s3Failure(`Uploading ${first} to ${second}`, error);
+  } finally {
+    progress.end();
+  }
+}
+
+/** `download <name>[:path] <local>` with a progress bar. */
+async function downloadFromVolume(client: PlatformClient, first: string | undefined, second: string | undefined, logger: Logger): Promise<unknown> {
+  if (!first || !second) throw errors.CLI_USAGE("Usage: svc volume download <name>[:path] <local file or folder>", "volume");
+  const { volume, path } = parseVolumePath(first);
+  const v = await openVolume(client, volume);
+  const planned = await planDownload(v, path, second).catch((e) => Promise.reject(s3Failure(`Listing ${first}`, e)));
+  const progress = logger.progress(`download ${volume}`, planned.reduce((n, p) => n + p.object.size, 0));
+  try {
+    return { downloaded: await downloadFiles(v, planned, progress) };
+  } catch (error) {
+    throw s3Failure(`Downloading ${first}`, error);
+  } finally {
+    progress.end();
+  }
+}
+
+/** `rm <name>:<path> [--recursive]`: the objects (1000 a request) and, for a file, its unfinished uploads. */
+async function removeVolumePath(client: PlatformClient, first: string | undefined, flags: VolumeFlags): Promise<unknown> {
+  if (!first) throw errors.CLI_USAGE("Usage: svc volume rm <name>:<path> [--recursive]", "volume");
+  const { volume, path } = parseVolumePath(first);
+  if (!path) throw errors.VOLUME_PATH_INVALID(first, "name a file or folder (svc volume delete removes the volume)");
+  const v = await openVolume(client, volume);
+  const { objects } = await listAll(v, flags.recursive ? asFolder(path) : path);
+  const keys = flags.recursive ? objects.map((o) => o.key) : objects.filter((o) => o.key === path).map((o) => o.key);
+  if (keys.length === 0 && !flags.recursive && objects.some((o) => o.key.startsWith(asFolder(path)))) throw errors.CLI_USAGE(`${first} is a folder: pass --recursive to remove it and what it holds.`, "volume");
+  for (let i = 0; i < keys.length; i += 1000) {
+    await v.s3.send(new DeleteObjectsCommand({ Bucket: v.bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }));
+  }
+  const aborted = flags.recursive ? 0 : await abortUnfinished(v, path);
+  return { removed: keys, abortedUploads: aborted };
 }
 
 function print(action: string, result: Record<string, any>): void {
