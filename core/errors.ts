@@ -369,6 +369,12 @@ export const errors = {
     new SvcError("VOLUME_PATH_INVALID", `"${path}" is not a path in a volume: ${why}.`, { remedy: "Write it as <volume>[:<folder/file>], e.g. wan-weights:models/Wan2.2 (no '..' segments)." }),
   VOLUME_TRANSFER_FAILED: (what: string, why: string) =>
     new SvcError("VOLUME_TRANSFER_FAILED", `${what} failed: ${why}`, { remedy: "Run the same command again: uploads resume where they stopped (only the missing parts are sent)." }),
+
+  // dev server routes (docs/dev-server.md): a path that names no function, or several
+  UNKNOWN_MODULE: (alias: string, known: string[]) =>
+    new SvcError("UNKNOWN_MODULE", `No worker module "${alias}". Known: ${known.join(", ") || "none"}.`, { status: 404 }),
+  AMBIGUOUS: (message: string) => new SvcError("AMBIGUOUS", message, { status: 400 }),
+  METHOD_NOT_ALLOWED: (message: string) => new SvcError("METHOD_NOT_ALLOWED", message, { status: 405 }),
 };
 
 /** What to do about what is big: packages → --exclude (spec 7); the app's own files → .svcignore or a network volume. */

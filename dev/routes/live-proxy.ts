@@ -7,7 +7,8 @@
  * execute for load-balanced ones — with the caller's own API key.
  */
 import type { H3Event } from "h3";
-import { errorResponse, lbAnswerResponse, toErrorResponse } from "./responses.ts";
+import { errors } from "../../core/errors.ts";
+import { lbAnswerResponse } from "./responses.ts";
 import type { DevRoutesState } from "./state.ts";
 
 export const LIVE_PROXY_PREFIX = "/_svc/live";
@@ -16,21 +17,17 @@ export const LIVE_PROXY_PREFIX = "/_svc/live";
 export const liveProxyUrl = (devUrl: string, endpoint: string) => `${devUrl.replace(/\/+$/, "")}${LIVE_PROXY_PREFIX}/${encodeURIComponent(endpoint)}`;
 
 export async function handleLiveProxy(state: DevRoutesState, event: H3Event): Promise<Response> {
-  try {
-    const [endpoint = "", ...rest] = event.url.pathname.slice(LIVE_PROXY_PREFIX.length + 1).split("/");
-    const name = decodeURIComponent(endpoint);
-    if (!state.manifest().endpoints[name]) return errorResponse(404, "NOT_FOUND", `The app has no endpoint "${name}".`);
-    const authorization = event.req.headers.get("authorization");
-    // The platform checks the key; the dev server never lends its own to a caller that sent none.
-    if (!authorization) return errorResponse(401, "UNAUTHORIZED", "Send the platform API key as Authorization: Bearer <key>.");
-    const method = event.req.method.toUpperCase();
-    const body = ["GET", "HEAD"].includes(method) ? undefined : await event.req.text();
-    const headers: Record<string, string> = { authorization };
-    const type = event.req.headers.get("content-type");
-    if (type) headers["content-type"] = type;
-    const remote = await state.ensure(name);
-    return lbAnswerResponse(await state.lbRequest(remote, method, `/${rest.join("/")}${event.url.search}`, body || undefined, headers));
-  } catch (error) {
-    return toErrorResponse(error);
-  }
+  const [endpoint = "", ...rest] = event.url.pathname.slice(LIVE_PROXY_PREFIX.length + 1).split("/");
+  const name = decodeURIComponent(endpoint);
+  if (!state.manifest().endpoints[name]) throw errors.NOT_FOUND("Endpoint", name);
+  const authorization = event.req.headers.get("authorization");
+  // The platform checks the key; the dev server never lends its own to a caller that sent none.
+  if (!authorization) throw errors.UNAUTHORIZED();
+  const method = event.req.method.toUpperCase();
+  const body = ["GET", "HEAD"].includes(method) ? undefined : await event.req.text();
+  const headers: Record<string, string> = { authorization };
+  const type = event.req.headers.get("content-type");
+  if (type) headers["content-type"] = type;
+  const remote = await state.ensure(name);
+  return lbAnswerResponse(await state.lbRequest(remote, method, `/${rest.join("/")}${event.url.search}`, body || undefined, headers));
 }

@@ -68,4 +68,4 @@ export function routesState(options: PlatformCallsOptions): DevRoutesState {
 }
 
 /** The dev server's h3 app, wired to the platform. */
-export const createPlatformApp = (options: PlatformCallsOptions) => createDevApp(routesState(options));
+export const createPlatformApp = (options: PlatformCallsOptions) => createDevApp(routesState(options), (line) => options.logger.error(line));

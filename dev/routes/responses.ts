@@ -1,24 +1,28 @@
-/** The dev server's JSON answers and error bodies (`{"error": {"code", "message", "remedy"?}}`), shared by its routes. */
-import { isSvcError } from "../../core/errors.ts";
+/**
+ * The dev server's JSON answers, and its h3 `onError`: routes throw catalogue errors and every one
+ * is answered with the body the platform answers (`{"error", "code"}`, core/http-errors.ts).
+ */
+import type { HTTPError } from "h3";
+import { isSvcError, type ErrorCode } from "../../core/errors.ts";
+import { errorReply, thrownBy } from "../../core/http-errors.ts";
 import type { LbResponse } from "../../core/client/index.ts";
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
   return new Response(`${JSON.stringify(body, null, 2)}\n`, { status, headers: { "content-type": "application/json; charset=utf-8", ...headers } });
 }
 
-export function errorResponse(status: number, code: string, message: string, extra: Record<string, unknown> = {}): Response {
-  return json(status, { error: { code, message, ...extra } });
-}
+/** The platform's own failures (refused key, unreachable, broken answer) are a bad gateway from the dev server. */
+const PLATFORM_SIDE = new Set<ErrorCode>(["AUTH_FAILED", "AUTH_MISSING", "PLATFORM_UNREACHABLE", "PLATFORM_ERROR", "JOB_WAIT_FAILED"]);
 
-/** SvcErrors keep their code; the platform's failures are a bad gateway; anything else is ours (500). */
-export function toErrorResponse(error: unknown): Response {
-  if (isSvcError(error)) {
-    const platformSide = ["AUTH_FAILED", "AUTH_MISSING", "PLATFORM_UNREACHABLE", "PLATFORM_ERROR", "JOB_WAIT_FAILED"].includes(error.code);
-    const status = platformSide ? 502 : error.status >= 400 && error.status < 600 ? error.status : 500;
-    return errorResponse(status, error.code, error.message, error.remedy ? { remedy: error.remedy } : {});
-  }
-  return errorResponse(500, "INTERNAL", String((error as Error)?.message ?? error));
-}
+/** The dev app's `onError`: the one place a dev route's error becomes its answer (anything not ours: 500, logged). */
+export const onDevRouteError =
+  (log?: (line: string) => void) =>
+  (error: HTTPError): Response => {
+    const thrown = thrownBy(error);
+    const reply = errorReply(thrown, log);
+    const status = isSvcError(thrown) && PLATFORM_SIDE.has(thrown.code) ? 502 : reply.status;
+    return new Response(reply.text, { status, headers: { "content-type": "application/json; charset=utf-8" } });
+  };
 
 /** A load-balanced route's answer as the dev server passes it on: text as sent, anything else as JSON. */
 export function lbAnswerResponse(answer: LbResponse): Response {

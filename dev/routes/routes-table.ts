@@ -13,6 +13,7 @@
  *
  * Queue-based paths win over a load-balanced route with the same shape in the same module.
  */
+import { errors, type SvcError } from "../../core/errors.ts";
 import type { HttpMethod, Manifest } from "../../core/types.ts";
 
 export interface QbTarget {
@@ -87,25 +88,20 @@ export type Resolution =
   | { kind: "qb-run"; target: QbTarget }
   | { kind: "qb-status"; target: QbTarget; jobId: string }
   | { kind: "lb"; target: LbTarget; params: Record<string, string> }
-  | { kind: "error"; status: 400 | 404 | 405; code: "UNKNOWN_MODULE" | "AMBIGUOUS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED"; message: string; allowed?: string[] };
+  | { kind: "error"; error: SvcError };
 
 /** Resolves `<METHOD> <path>` (path without query string) against the table. */
 export function resolveRoute(table: RouteTable, method: string, pathname: string): Resolution {
   const segments = pathname.split("/").filter(Boolean).map(safeDecode);
   const [alias, ...rest] = segments;
-  if (!alias) return { kind: "error", status: 404, code: "NOT_FOUND", message: `No route for ${method} ${pathname}.` };
+  if (!alias) return { kind: "error", error: errors.NOT_FOUND("Route", `${method} ${pathname}`) };
   const meant = table.aliases.get(alias);
   if (!meant) {
     const known = [...table.modules.keys()].map((m) => preferredAlias(table, m));
-    return { kind: "error", status: 404, code: "UNKNOWN_MODULE", message: `No worker module "${alias}". Known: ${known.join(", ") || "none"}.` };
+    return { kind: "error", error: errors.UNKNOWN_MODULE(alias, known) };
   }
   if (meant.length > 1)
-    return {
-      kind: "error",
-      status: 400,
-      code: "AMBIGUOUS",
-      message: `"${alias}" names several modules (${meant.join(", ")}); use the dotted module path, e.g. /${meant[0]}/...`,
-    };
+    return { kind: "error", error: errors.AMBIGUOUS(`"${alias}" names several modules (${meant.join(", ")}); use the dotted module path, e.g. /${meant[0]}/...`) };
   const entry = table.modules.get(meant[0]!)!;
   const upper = method.toUpperCase();
 
@@ -120,31 +116,20 @@ export function resolveRoute(table: RouteTable, method: string, pathname: string
     if (hit) return { kind: "lb", target: hit.route, params: hit.params! };
     if (matching.length > 0) {
       const allowed = matching.map((m) => m.route.method);
-      return { kind: "error", status: 405, code: "METHOD_NOT_ALLOWED", message: `${path} of ${entry.module} accepts ${allowed.join(", ")}, not ${upper}.`, allowed };
+      return { kind: "error", error: errors.METHOD_NOT_ALLOWED(`${path} of ${entry.module} accepts ${allowed.join(", ")}, not ${upper}.`) };
     }
   }
-  return { kind: "error", status: 404, code: "NOT_FOUND", message: `No route for ${method} ${pathname} in module ${entry.module}.` };
+  return { kind: "error", error: errors.NOT_FOUND("Route", `${method} ${pathname}`, `Module ${entry.module} has no such route: /openapi.json lists its routes.`) };
 }
 
 function resolveQb(entry: ModuleEntry, method: string, rest: string[]): Resolution | undefined {
   const byName = (name: string) => entry.qb.find((t) => t.function === name);
   const only = (): QbTarget | Resolution => {
     if (entry.qb.length === 1) return entry.qb[0]!;
-    return {
-      kind: "error",
-      status: 400,
-      code: "AMBIGUOUS",
-      message: `Module ${entry.module} has several queue-based functions (${entry.qb.map((t) => t.function).join(", ")}); use /<module>/<function>/runsync.`,
-    };
+    return { kind: "error", error: errors.AMBIGUOUS(`Module ${entry.module} has several queue-based functions (${entry.qb.map((t) => t.function).join(", ")}); use /<module>/<function>/runsync.`) };
   };
   const isError = (value: QbTarget | Resolution): value is Resolution => "kind" in value;
-  const wrongMethod = (expected: string): Resolution => ({
-    kind: "error",
-    status: 405,
-    code: "METHOD_NOT_ALLOWED",
-    message: `Use ${expected} for this route.`,
-    allowed: [expected],
-  });
+  const wrongMethod = (expected: string): Resolution => ({ kind: "error", error: errors.METHOD_NOT_ALLOWED(`Use ${expected} for this route.`) });
 
   // /<module>/runsync, /<module>/<fn>/runsync
   if (rest.length === 1 && rest[0] === "runsync") {

@@ -3,15 +3,17 @@
  * load-balanced proxy. It reads everything through `DevRoutesState`, so unit tests drive it with
  * `app.request()` and a fake state, without a platform.
  *
- * Answers are JSON. Errors: `{"error": {"code", "message", "remedy"?}}` — 400 bad JSON or input,
- * 404 unknown route, 405 wrong method, 502 when the platform failed. Bad input never gives a 500.
+ * Answers are JSON. Routes throw catalogue errors; the app's onError answers them all with the
+ * platform's body `{"error", "code"}` (responses.ts): 400 bad JSON or input, 404 unknown route,
+ * 405 wrong method, 502 when the platform failed. Bad input never gives a 500.
  */
 import { H3, type H3Event } from "h3";
+import { errors } from "../../core/errors.ts";
 import { docsHtml, readDocsAsset } from "./docs.ts";
 import { parseJsonBody, parseRunsyncBody, runsyncStatus } from "./input.ts";
 import { generateOpenApi } from "./openapi.ts";
 import { handleLiveProxy, LIVE_PROXY_PREFIX } from "./live-proxy.ts";
-import { errorResponse, json, lbAnswerResponse, toErrorResponse } from "./responses.ts";
+import { json, lbAnswerResponse, onDevRouteError } from "./responses.ts";
 import { preferredAlias, resolveRoute } from "./routes-table.ts";
 import type { DevRoutesState } from "./state.ts";
 
@@ -24,8 +26,9 @@ async function readText(event: H3Event): Promise<string> {
   return event.req.text();
 }
 
-export function createDevApp(state: DevRoutesState): H3 {
-  const app = new H3({ silent: true });
+/** `log` hears the errors that are not ours (answered 500). */
+export function createDevApp(state: DevRoutesState, log?: (line: string) => void): H3 {
+  const app = new H3({ silent: true, onError: onDevRouteError(log) });
 
   app.get("/", () => json(200, state.health()));
 
@@ -36,19 +39,13 @@ export function createDevApp(state: DevRoutesState): H3 {
   app.get("/docs/:asset", async (event) => {
     const name = event.context.params?.asset ?? "";
     const asset = await readDocsAsset(name);
-    if (!asset) return errorResponse(404, "NOT_FOUND", `No docs asset ${name}.`);
+    if (!asset) throw errors.NOT_FOUND("Docs asset", name);
     return new Response(new Uint8Array(asset.body), { headers: { "content-type": asset.type, "cache-control": "public, max-age=3600" } });
   });
 
   app.all(`${LIVE_PROXY_PREFIX}/**`, (event) => handleLiveProxy(state, event));
 
-  app.all("/**", async (event) => {
-    try {
-      return await dispatch(state, event);
-    } catch (error) {
-      return toErrorResponse(error);
-    }
-  });
+  app.all("/**", (event) => dispatch(state, event));
 
   return app;
 }
@@ -59,18 +56,16 @@ async function dispatch(state: DevRoutesState, event: H3Event): Promise<Response
   const table = state.table();
   const resolved = resolveRoute(table, method, pathname);
 
-  if (resolved.kind === "error") {
-    return errorResponse(resolved.status, resolved.code, resolved.message, resolved.allowed ? { allowed: resolved.allowed } : {});
-  }
+  if (resolved.kind === "error") throw resolved.error;
 
   if (resolved.kind === "qb-run") {
     const parsed = parseRunsyncBody(await readText(event));
-    if (!parsed.ok) return errorResponse(400, "BAD_REQUEST", parsed.message);
+    if (!parsed.ok) throw errors.BAD_REQUEST(parsed.message);
     const waitParam = event.url.searchParams.get("wait");
     let timeoutMs = state.syncTimeoutMs;
     if (waitParam !== null) {
       const wait = Number(waitParam);
-      if (!Number.isFinite(wait) || wait < 0) return errorResponse(400, "BAD_REQUEST", "?wait must be a number of milliseconds.");
+      if (!Number.isFinite(wait) || wait < 0) throw errors.BAD_REQUEST("?wait must be a number of milliseconds.");
       timeoutMs = Math.min(wait, MAX_SYNC_WAIT_MS);
     }
     const remote = await state.ensure(resolved.target.endpoint);
@@ -104,7 +99,7 @@ async function dispatch(state: DevRoutesState, event: H3Event): Promise<Response
       const sent = event.req.headers.get("content-type") ?? "";
       const asJson = sent === "" || sent.includes("json") || sent.startsWith("text/plain");
       const parsed = asJson ? parseJsonBody(text) : undefined;
-      if (parsed && !parsed.ok) return errorResponse(400, "BAD_REQUEST", parsed.message);
+      if (parsed && !parsed.ok) throw errors.BAD_REQUEST(parsed.message);
       body = text;
       headers["content-type"] = asJson ? "application/json" : sent;
     }

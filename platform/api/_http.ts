@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { isUtf8 } from "node:buffer";
 import { HTTPError, HTTPResponse, type H3Event } from "h3";
 import { errors, isSvcError } from "../../core/errors.ts";
+import { errorReply, thrownBy, type Reply } from "../../core/http-errors.ts";
 import { parseJson, type ParsedJson } from "./_json.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
@@ -18,39 +19,23 @@ export const json = (status: number, value: unknown): HTTPResponse => jsonText(s
 export const noContent = (): HTTPResponse => new HTTPResponse(null, { status: 204 });
 
 /** A JSON answer as its status and text: the hot path writes it to Node itself, h3 routes wrap it (`answer`). */
-export interface Reply {
-  status: number;
-  text: string;
-}
+export type { Reply };
+export { errorReply };
 
 export const answer = (reply: Reply): HTTPResponse => jsonText(reply.status, reply.text);
-
-/**
- * `{"error": message, "code": catalogue code}` with the error's status (SvcError; its message ends
- * with the remedy; hosted clients read `error` only), or 500 (anything else, logged).
- */
-export function errorReply(error: unknown, log?: (line: string) => void): Reply {
-  if (isSvcError(error)) return { status: error.status, text: JSON.stringify({ error: error.message, code: error.code }) };
-  const status = (error as { status?: number; statusCode?: number })?.status ?? (error as { statusCode?: number })?.statusCode;
-  if (typeof status === "number" && status >= 400 && status < 500) {
-    return { status, text: JSON.stringify({ error: String((error as Error).message || "bad request") }) };
-  }
-  log?.(`internal error: ${(error as Error)?.stack ?? String(error)}`);
-  return { status: 500, text: '{"error":"internal error"}' };
-}
 
 export const errorResponse = (error: unknown, log?: (line: string) => void): HTTPResponse => answer(errorReply(error, log));
 
 /**
  * The h3 app's `onError`: the one place an h3 route's error becomes its answer. A route throws
  * (a catalogue error, or anything else: 500, logged); h3 wraps what it did not make in an
- * HTTPError whose `cause` is the thrown error, which errorReply answers as
+ * HTTPError whose `cause` is the thrown error, which errorReply (core/http-errors.ts) answers as
  * `{"error", "code"}` with its status.
  */
 export const onRouteError =
   (log: (line: string) => void) =>
   (error: HTTPError): HTTPResponse =>
-    errorResponse(error.unhandled && error.cause instanceof Error ? error.cause : error, log);
+    errorResponse(thrownBy(error), log);
 
 /**
  * What a route's logic needs of its request, from an h3 event (`exchangeOf`) or straight from

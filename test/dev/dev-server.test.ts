@@ -92,7 +92,7 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
       expect((await post(`${server.url}/hello/runsync`, "{not json")).status).toBe(400);
       const unknown = await post(`${server.url}/nope/runsync`, {});
       expect(unknown.status).toBe(404);
-      expect(await unknown.json()).toMatchObject({ error: { code: "UNKNOWN_MODULE" } });
+      expect(await unknown.json()).toMatchObject({ code: "UNKNOWN_MODULE" });
     });
 
     it("a typed input that does not match the signature: 400 and INPUT_INVALID listing every bad field, the same body the platform's runsync gives", async () => {

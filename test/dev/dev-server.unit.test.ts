@@ -82,21 +82,21 @@ describe("route table", () => {
       if (r.kind === "qb-run") expect(r.target).toMatchObject({ endpoint: "hello", function: "hello" });
     }
     expect(resolveRoute(table, "GET", "/hello/status/job_1")).toMatchObject({ kind: "qb-status", jobId: "job_1" });
-    expect(resolveRoute(table, "GET", "/hello/runsync")).toMatchObject({ kind: "error", status: 405 });
+    expect(resolveRoute(table, "GET", "/hello/runsync")).toMatchObject({ kind: "error", error: { status: 405, code: "METHOD_NOT_ALLOWED" } });
   });
 
   it("routes load-balanced paths by method, with path parameters, and 405 for a wrong method", () => {
     expect(resolveRoute(table, "GET", "/api/health")).toMatchObject({ kind: "lb", target: { function: "health" } });
     expect(resolveRoute(table, "POST", "/workers.api/echo")).toMatchObject({ kind: "lb", target: { function: "echo" } });
     expect(resolveRoute(table, "GET", "/api/items/42")).toMatchObject({ kind: "lb", params: { id: "42" } });
-    expect(resolveRoute(table, "DELETE", "/api/echo")).toMatchObject({ kind: "error", status: 405, allowed: ["POST"] });
-    expect(resolveRoute(table, "GET", "/api/nope")).toMatchObject({ kind: "error", status: 404 });
-    expect(resolveRoute(table, "POST", "/nope/runsync")).toMatchObject({ kind: "error", status: 404, code: "UNKNOWN_MODULE" });
+    expect(resolveRoute(table, "DELETE", "/api/echo")).toMatchObject({ kind: "error", error: { status: 405, code: "METHOD_NOT_ALLOWED", message: expect.stringContaining("accepts POST") } });
+    expect(resolveRoute(table, "GET", "/api/nope")).toMatchObject({ kind: "error", error: { status: 404, code: "NOT_FOUND" } });
+    expect(resolveRoute(table, "POST", "/nope/runsync")).toMatchObject({ kind: "error", error: { status: 404, code: "UNKNOWN_MODULE" } });
   });
 
   it("makes a shared last segment ambiguous but keeps dotted paths working", () => {
     const t = buildRouteTable(manifestOf(qb("a", "one.worker"), qb("b", "two.worker")));
-    expect(resolveRoute(t, "POST", "/worker/runsync")).toMatchObject({ kind: "error", status: 400, code: "AMBIGUOUS" });
+    expect(resolveRoute(t, "POST", "/worker/runsync")).toMatchObject({ kind: "error", error: { status: 400, code: "AMBIGUOUS" } });
     expect(resolveRoute(t, "POST", "/two.worker/runsync")).toMatchObject({ kind: "qb-run", target: { endpoint: "b" } });
     expect(preferredAlias(t, "one.worker")).toBe("one.worker");
     expect(preferredAlias(table, "workers.hello")).toBe("hello");
@@ -104,7 +104,7 @@ describe("route table", () => {
 
   it("needs the function name when one module has several queue-based functions", () => {
     const t = buildRouteTable(manifestOf(qb("a", "jobs", "resize"), qb("b", "jobs", "crop")));
-    expect(resolveRoute(t, "POST", "/jobs/runsync")).toMatchObject({ kind: "error", status: 400, code: "AMBIGUOUS" });
+    expect(resolveRoute(t, "POST", "/jobs/runsync")).toMatchObject({ kind: "error", error: { status: 400, code: "AMBIGUOUS" } });
     expect(resolveRoute(t, "POST", "/jobs/crop/runsync")).toMatchObject({ kind: "qb-run", target: { endpoint: "b" } });
     expect(resolveRoute(t, "GET", "/jobs/crop/status/j1")).toMatchObject({ kind: "qb-status", jobId: "j1" });
   });
@@ -421,11 +421,12 @@ describe("routes (h3 app)", () => {
     expect((await h3.request("/hello/runsync", { method: "POST", body: '{"fail": true}' })).status).toBe(200);
     const badJson = await h3.request("/hello/runsync", { method: "POST", body: "{nope" });
     expect(badJson.status).toBe(400);
-    expect(await badJson.json()).toMatchObject({ error: { code: "BAD_REQUEST" } });
+    expect(await badJson.json()).toMatchObject({ code: "BAD_REQUEST" });
     expect((await h3.request("/hello/runsync", { method: "POST", body: "[]" })).status).toBe(400);
     const unknown = await h3.request("/nothing/here", { method: "POST" });
     expect(unknown.status).toBe(404);
-    expect(await unknown.json()).toMatchObject({ error: { code: "UNKNOWN_MODULE" } });
+    // The platform's error body, nothing else (core/http-errors.ts).
+    expect(await unknown.json()).toEqual({ error: expect.stringContaining('No worker module "nothing"'), code: "UNKNOWN_MODULE" });
     expect((await h3.request("/hello/runsync?wait=abc", { method: "POST" })).status).toBe(400);
     // Bad input never reached the platform.
     expect(state.calls.filter((c) => c.startsWith("runsync")).length).toBe(6);
@@ -440,7 +441,7 @@ describe("routes (h3 app)", () => {
     expect(state.calls).toContain('lb ep_api POST /echo?x=1 {"text": "hi"} application/json');
     const badJson = await h3.request("/api/echo", { method: "POST", body: "{bad" });
     expect(badJson.status).toBe(400);
-    expect(await badJson.json()).toMatchObject({ error: { code: "BAD_REQUEST", message: expect.stringContaining("The request body is not valid JSON") } });
+    expect(await badJson.json()).toMatchObject({ code: "BAD_REQUEST", error: expect.stringContaining("The request body is not valid JSON") });
     expect((await h3.request("/api/echo", { method: "GET" })).status).toBe(405);
   });
 
@@ -470,7 +471,23 @@ describe("routes (h3 app)", () => {
     );
     const res = await h3.request("/hello/runsync", { method: "POST", body: "{}" });
     expect(res.status).toBe(502);
-    expect(await res.json()).toMatchObject({ error: { code: "PLATFORM_UNREACHABLE" } });
+    expect(await res.json()).toMatchObject({ code: "PLATFORM_UNREACHABLE" });
+  });
+
+  it("answers an error that is not ours as 500 with the platform's body, and logs it", async () => {
+    const logged: string[] = [];
+    const h3 = createDevApp(
+      fakeState({
+        ensure: async () => {
+          throw new Error("a bug");
+        },
+      }),
+      (line) => logged.push(line),
+    );
+    const res = await h3.request("/hello/runsync", { method: "POST", body: "{}" });
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: "internal error" });
+    expect(logged.join("\n")).toContain("a bug");
   });
 });
 
