@@ -21,9 +21,9 @@ import { devServerPlugin, LIVE_PREFIX } from "../plugins/index.ts";
 import { createBuildPipeline } from "./build.ts";
 import { CurrentBuild } from "./current-build.ts";
 import { bannerLines, healthReport, type HealthSources } from "./health.ts";
-import { createDeploySteps } from "./provisioning/deploy-steps.ts";
+import { createDeploySteps, type DeploySteps } from "./provisioning/deploy-steps.ts";
 import { Provisioner } from "./provisioning/provisioner.ts";
-import { createReloadQueue } from "./reload-queue.ts";
+import { createReloadQueue, type ReloadQueue } from "./reload-queue.ts";
 import { createReloader, type ReloadReport } from "./reload.ts";
 import { createPlatformApp } from "./routes/platform-calls.ts";
 import { serve, type Served } from "./server.ts";
@@ -146,19 +146,25 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     nextReload: reloads.next,
     health,
     close(closeOptions = {}) {
-      closed ??= (async () => {
-        const reloadsDone = reloads.close(); // at once: a batch queued from now on does not run
-        await watcher?.close().catch(() => {});
-        await served!.close().catch(() => {});
-        await reloadsDone;
-        await workerLogs.stop().catch(() => {});
-        if (closeOptions.keepEndpoints) return;
-        await provisioner.teardown();
-        await steps.removeCreatedApps();
-      })();
+      closed ??= closeSession({ reloads, watcher, served: served!, workerLogs, provisioner, steps }, closeOptions.keepEndpoints ?? false);
       return closed;
     },
   };
+}
+
+/** What a session holds, stopped in this order; the `live-` endpoints and the apps made for them last, unless kept. */
+async function closeSession(
+  session: { reloads: ReloadQueue<ReloadReport>; watcher?: ProjectWatcher; served: Served; workerLogs: WorkerLogFollower; provisioner: Provisioner; steps: DeploySteps },
+  keepEndpoints: boolean,
+): Promise<void> {
+  const reloadsDone = session.reloads.close(); // at once: a batch queued from now on does not run
+  await session.watcher?.close().catch(() => {});
+  await session.served.close().catch(() => {});
+  await reloadsDone;
+  await session.workerLogs.stop().catch(() => {});
+  if (keepEndpoints) return;
+  await session.provisioner.teardown();
+  await session.steps.removeCreatedApps();
 }
 
 /** Each deployed endpoint's new worker lines, as `[name] line` (docs/dev-server.md, "Worker logs"). */
