@@ -4,7 +4,7 @@
  * deployed endpoint whose real Python worker print()s: the lines, --since, --json, --follow, and
  * the logs of the endpoint after it was undeployed.
  */
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { buildSchema, graphql } from "graphql";
@@ -12,6 +12,7 @@ import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, runSvc } from "../_support/cli.ts";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import { parseSince } from "../../cli/commands/logs.ts";
 import { fetchWorkerLogLines, followWorkerLogs } from "../../dev/index.ts";
@@ -21,7 +22,6 @@ import { createLogsRepo, LOG_RETENTION_MS } from "../../platform/store/logs.ts";
 import { startTestPlatform, type TestPlatform } from "../dev/_dev-platform.ts";
 
 const FIXTURE = new URL("../../fixtures/deploy-app/", import.meta.url).pathname;
-const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 
 const TALKER = `from svc import Endpoint
 
@@ -47,12 +47,7 @@ describe("svc logs", { timeout: 120_000 }, () => {
   let root: string;
   let env: NodeJS.ProcessEnv;
 
-  const svc = (args: string[]) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [BIN, ...args, "--root", root], { env, timeout: 90_000 }, (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+  const svc = (args: string[]) => runSvc([...args, "--root", root], { env, timeout: 90_000 });
   const talker = async () => (await client.getApp("deploy-app"))!.environments[0]!.endpoints.find((e) => e.name === "talker")!;
   const say = async (text: string) => expect((await client.runsync((await talker()).id, { text })).output).toEqual({ said: text });
 

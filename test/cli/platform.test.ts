@@ -2,20 +2,13 @@
  * `svc platform status` tells scripts whether a platform runs: exit 0 when one does, 1 when none;
  * and `svc logs` reaches the running embedded platform with no PLATFORM_API_URL.
  */
-import { execFile } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { runSvc } from "../_support/cli.ts";
 
-const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
-
-const svc = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 60_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
+const svc = (args: string[], env: NodeJS.ProcessEnv = {}) => runSvc(args, { env: { ...process.env, NO_COLOR: "1", ...env } });
 
 describe("svc platform status", { timeout: 90_000 }, () => {
   const dirs: string[] = [];

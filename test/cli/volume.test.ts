@@ -10,11 +10,11 @@ import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, runSvc } from "../_support/cli.ts";
 import { ListPartsCommand, ListMultipartUploadsCommand, S3Client } from "@aws-sdk/client-s3";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import { startTestPlatform, type TestPlatform } from "../platform/_support.ts";
 
-const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 const MiB = 1024 * 1024;
 
 describe("svc volume", { timeout: 180_000 }, () => {
@@ -24,11 +24,7 @@ describe("svc volume", { timeout: 180_000 }, () => {
   let env: NodeJS.ProcessEnv;
 
   const svc = (args: string[], extraEnv: NodeJS.ProcessEnv = {}) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [BIN, ...args, "--root", work], { env: { ...env, ...extraEnv }, timeout: 120_000, maxBuffer: 16 * MiB }, (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+    runSvc([...args, "--root", work], { env: { ...env, ...extraEnv }, timeout: 120_000, maxBuffer: 16 * MiB });
   const json = async (args: string[]) => {
     const r = await svc([...args, "--json"]);
     expect(r.code, r.stderr + r.stdout).toBe(0);

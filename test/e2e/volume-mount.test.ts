@@ -6,11 +6,11 @@
  * /platform-volume (in the sandbox) — and an endpoint without the volume sees none. `svc run` (the
  * dev server) gives its live- endpoint the same volume.
  */
-import { execFile } from "node:child_process";
 import { cp, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runSvc } from "../_support/cli.ts";
 import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import { createLogger } from "../../core/logger.ts";
@@ -18,19 +18,13 @@ import { startDevServer } from "../../dev/index.ts";
 import { startTestPlatform, type TestPlatform } from "../platform/_support.ts";
 
 const FIXTURE = new URL("../../fixtures/volume-app/", import.meta.url).pathname;
-const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 
 describe("endpoints with a network volume", { timeout: 180_000 }, () => {
   let platform: TestPlatform;
   let client: PlatformClient;
   let root: string;
   let env: NodeJS.ProcessEnv;
-  const svc = (args: string[]) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, [BIN, ...args, "--root", root], { env, timeout: 150_000 }, (error, stdout, stderr) =>
-        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+  const svc = (args: string[]) => runSvc([...args, "--root", root], { env, timeout: 150_000 });
 
   beforeAll(async () => {
     platform = await startTestPlatform();
