@@ -122,7 +122,14 @@ describe("svc volume", { timeout: 180_000 }, () => {
     expect(there.length).toBeLessThan(16);
 
     const resumed = await json(["volume", "upload", file, "weights:big/resume.bin"]);
-    expect(resumed.uploaded).toEqual([{ key: "big/resume.bin", size: bytes.length, action: "resumed", sentBytes: bytes.length - thereBytes, reusedBytes: thereBytes }]);
+    // A part the killed CLI had already written to its socket may still land after the listing above:
+    // the resume reuses at least what was listed, in whole parts, and sends exactly the rest.
+    const [result] = resumed.uploaded;
+    expect(result).toMatchObject({ key: "big/resume.bin", size: bytes.length, action: "resumed" });
+    expect(result.reusedBytes).toBeGreaterThanOrEqual(thereBytes);
+    expect(result.reusedBytes % (8 * MiB)).toBe(0);
+    expect(result.reusedBytes).toBeLessThan(bytes.length);
+    expect(result.sentBytes).toBe(bytes.length - result.reusedBytes);
     const got = await json(["volume", "download", "weights:big/resume.bin", join(work, "resume.back")]);
     expect(got.downloaded.downloaded).toBe(1);
     expect((await readFile(join(work, "resume.back"))).equals(bytes)).toBe(true);
