@@ -128,6 +128,11 @@ def load_components(config_name: str, checkpoint_dir: Optional[str] = None,
         return comps
 
 
+def _tiny_limits(cfg: ModelConfig) -> str:
+    return (f"output area reduced to {cfg.tiny_area} pixels (aspect kept) and at most "
+            f"{cfg.tiny_max_frames} frames")
+
+
 def _tiny(cfg, device, dtype):
     experts = [_build(WanTransformer, cfg.transformer, device, dtype, seed=TINY_SEED + i)
                for i in range(2 if cfg.two_experts else 1)]
@@ -140,8 +145,7 @@ def _tiny(cfg, device, dtype):
               if cfg.clip else None),
         warnings=[f"WAN_CONFIG={cfg.name}: tiny test model with random weights (seed {TINY_SEED}) and "
                   f"a byte-level tokenizer; the video is noise, not a generation",
-                  f"tiny mode: output area reduced to {cfg.tiny_area} pixels (aspect kept) and at "
-                  f"most {cfg.tiny_max_frames} frames"])
+                  f"tiny mode: {_tiny_limits(cfg)}"])
 
 
 def _real(cfg, root, device, dtype, offload):
@@ -164,8 +168,7 @@ def _real(cfg, root, device, dtype, offload):
         # A tiny T5 has the byte-level vocabulary (259 ids): the folder's tokenizer.json is read
         # (the layout is the published one) but the bytes are what the model was made for.
         tok = ByteTokenizer(cfg.t5.max_len)
-        warnings.append(f"WAN_CONFIG={cfg.name}: tiny test model, weights from {root}; "
-                        f"output area reduced to {cfg.tiny_area} pixels and at most {cfg.tiny_max_frames} frames")
+        warnings.append(f"WAN_CONFIG={cfg.name}: tiny test model, weights from {root}; {_tiny_limits(cfg)}")
     comps = Components(cfg=cfg, device=device, dtype=dtype, experts=experts, vae=vae, t5=t5,
                        tokenizer=tok, clip=clip, offload=offload, warnings=warnings)
     if offload:

@@ -36,7 +36,6 @@ class HostCopies:
     """A module whose tensors' home is host memory and which visits a device while it is used."""
 
     def __init__(self, module: nn.Module):
-        self.module = module
         # The host tensors themselves (Parameters stay Parameters): a swap out restores these objects.
         self.host = [(table, name, table[name]) for table, name in _slots(module)]
 
@@ -49,10 +48,6 @@ class HostCopies:
     def to_host(self) -> None:
         for table, name, host in self.host:
             table[name] = host
-
-
-def module_bytes(module: nn.Module) -> int:
-    return sum(table[name].numel() * table[name].element_size() for table, name in _slots(module))
 
 
 def plan_residency(weight_bytes: int, card_bytes: int) -> bool:
