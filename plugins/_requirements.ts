@@ -119,7 +119,7 @@ export async function readRequirementsFile(file: string, root: string, seen = ne
       const value = inlineValue ?? tokens.slice(1).join(" ");
       if (flag === "-r" || flag === "--requirement") {
         const nested = await readRequirementsFile(isAbsolute(value) ? value : join(dirname(absolute), value), root, seen);
-        out.requirements.push(...(await named(own.splice(0))), ...nested.requirements);
+        out.requirements.push(...(await namedRequirements(own.splice(0))), ...nested.requirements);
         out.pipOptions.push(...nested.pipOptions);
       } else if (flag === "-e" || flag === "--editable") {
         own.push({ spec: value, source: `${source}:${number}`, editable: true });
@@ -136,12 +136,12 @@ export async function readRequirementsFile(file: string, root: string, seen = ne
     }
     own.push({ spec: line.replace(/\s+--hash[=\s]\S+/g, "").trim(), source: `${source}:${number}`, editable: false });
   }
-  out.requirements.push(...(await named(own)));
+  out.requirements.push(...(await namedRequirements(own)));
   return out;
 }
 
 /** Requirements with their PEP 503 names (an unnamed line keeps its text, normalised unless editable). */
-async function named(lines: Array<{ spec: string; source: string; editable: boolean }>): Promise<Requirement[]> {
+export async function namedRequirements(lines: ReadonlyArray<{ spec: string; source: string; editable?: boolean }>): Promise<Requirement[]> {
   const parsed = await parseRequirements(lines.map((line) => line.spec));
   return lines.map(({ spec, source, editable }, index) => ({ spec, name: parsed[index]?.name ?? (editable ? spec : normalizeName(spec)), source }));
 }

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { BuildContext, Requirement, SvcPlugin } from "../core/types.ts";
-import { mergeRequirements, normalizeName, parseRequirements, readRequirementsFile, withRequirementsCache } from "./_requirements.ts";
+import { mergeRequirements, namedRequirements, readRequirementsFile, withRequirementsCache } from "./_requirements.ts";
 
 export const PLUGIN_NAME = "svc:resolve-deps";
 
@@ -37,8 +37,7 @@ export async function collectRequirements(ctx: BuildContext): Promise<{ requirem
     pipOptions.push(...parsed.pipOptions);
   }
   const declared = ctx.endpoints.flatMap((endpoint) => (endpoint.dependencies ?? []).map((spec) => ({ spec: spec.trim(), source: `endpoint ${endpoint.name}` }))).filter(({ spec }) => spec);
-  const parsed = await parseRequirements(declared.map(({ spec }) => spec));
-  collected.push(...declared.map(({ spec, source }, index) => ({ spec, name: parsed[index]?.name ?? normalizeName(spec), source })));
+  collected.push(...(await namedRequirements(declared)));
   return { requirements: await mergeRequirements(collected), pipOptions };
 }
 
