@@ -16,7 +16,7 @@ import type { Verified } from "./sigv4.ts";
 import { keySegments, resolveKey, uploadDir } from "./paths.ts";
 import { receiveBody } from "./receive-body.ts";
 import { freeBytes, stagingFile, tooLarge, type Bucket } from "./bucket.ts";
-import { checksumElement, compositeChecksum, formatChecksum, isChecksumAlgorithm, type ChecksumAlgorithm } from "./checksums.ts";
+import { checksumElement, compositeChecksum, formatChecksum, isChecksumAlgorithm, parseChecksum, type ChecksumAlgorithm } from "./checksums.ts";
 import { s3Errors } from "./s3-error.ts";
 import { isoDate, quoted, sendEmpty, sendXml } from "./s3-reply.ts";
 import { elements, textOf } from "./xml.ts";
@@ -88,10 +88,8 @@ export async function uploadPart(b: Bucket, key: string, params: URLSearchParams
 }
 
 const checksumFields = (stored: string | undefined) => {
-  if (!stored) return {};
-  const at = stored.indexOf(":");
-  const algorithm = stored.slice(0, at);
-  return isChecksumAlgorithm(algorithm) ? { [checksumElement(algorithm)]: stored.slice(at + 1) } : {};
+  const checksum = parseChecksum(stored ?? null);
+  return checksum ? { [checksumElement(checksum.algorithm)]: checksum.value } : {};
 };
 
 export async function listParts(b: Bucket, key: string, params: URLSearchParams, res: ServerResponse) {
