@@ -54,7 +54,7 @@ export async function volumeCommand(
       return { volumes: await client.listVolumes() };
     case "get": {
       const volume = await mustVolume(client, first, "get");
-      const v = await openVolume(client, volume.name);
+      const v = await openVolume(client, volume);
       const { objects } = await listAll(v, "");
       return { volume, used: objects.reduce((n, o) => n + o.size, 0), objects: objects.length };
     }
@@ -104,7 +104,7 @@ async function volumeCredentials(client: PlatformClient, first: string | undefin
 async function listVolumePath(client: PlatformClient, first: string | undefined): Promise<unknown> {
   if (!first) throw errors.CLI_USAGE("Usage: svc volume ls <name>[:path]", "volume");
   const { volume, path } = parseVolumePath(first);
-  const v = await openVolume(client, volume);
+  const v = await openVolume(client, await mustVolume(client, volume, "ls"));
   const prefix = path && !path.endsWith("/") && (await listAll(v, path)).objects.some((o) => o.key === path) ? path : asFolder(path);
   const listed = await listAll(v, prefix, "/").catch((e) => Promise.reject(s3Failure(`Listing ${first}`, e)));
   return { volume: v.volume.name, prefix, ...listed };
@@ -114,7 +114,7 @@ async function listVolumePath(client: PlatformClient, first: string | undefined)
 async function uploadToVolume(client: PlatformClient, first: string | undefined, second: string | undefined, logger: Logger, signal?: AbortSignal): Promise<unknown> {
   if (!first || !second) throw errors.CLI_USAGE("Usage: svc volume upload <local file or folder> <name>[:path]", "volume");
   const { volume, path } = parseVolumePath(second);
-  const v = await openVolume(client, volume);
+  const v = await openVolume(client, await mustVolume(client, volume, "upload"));
   const files = await localFiles(first, path);
   const progress = logger.progress(`upload ${volume}`, files.reduce((n, f) => n + f.size, 0));
   try {
@@ -131,7 +131,7 @@ async function uploadToVolume(client: PlatformClient, first: string | undefined,
 async function downloadFromVolume(client: PlatformClient, first: string | undefined, second: string | undefined, logger: Logger): Promise<unknown> {
   if (!first || !second) throw errors.CLI_USAGE("Usage: svc volume download <name>[:path] <local file or folder>", "volume");
   const { volume, path } = parseVolumePath(first);
-  const v = await openVolume(client, volume);
+  const v = await openVolume(client, await mustVolume(client, volume, "download"));
   const planned = await planDownload(v, path, second).catch((e) => Promise.reject(s3Failure(`Listing ${first}`, e)));
   const progress = logger.progress(`download ${volume}`, planned.reduce((n, p) => n + p.object.size, 0));
   try {
@@ -148,7 +148,7 @@ async function removeVolumePath(client: PlatformClient, first: string | undefine
   if (!first) throw errors.CLI_USAGE("Usage: svc volume rm <name>:<path> [--recursive]", "volume");
   const { volume, path } = parseVolumePath(first);
   if (!path) throw errors.VOLUME_PATH_INVALID(first, "name a file or folder (svc volume delete removes the volume)");
-  const v = await openVolume(client, volume);
+  const v = await openVolume(client, await mustVolume(client, volume, "rm"));
   const { objects } = await listAll(v, flags.recursive ? asFolder(path) : path);
   const keys = flags.recursive ? objects.map((o) => o.key) : objects.filter((o) => o.key === path).map((o) => o.key);
   if (keys.length === 0 && !flags.recursive && objects.some((o) => o.key.startsWith(asFolder(path)))) throw errors.CLI_USAGE(`${first} is a folder: pass --recursive to remove it and what it holds.`, "volume");

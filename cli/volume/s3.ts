@@ -4,7 +4,6 @@
  */
 import { S3Client, ListObjectsV2Command } from "@aws-sdk/client-s3";
 import type { PlatformClient, PlatformVolume } from "../../core/client/index.ts";
-import { errors } from "../../core/errors.ts";
 
 const UNSIGNED_BODIES = new Set(["PutObjectCommand", "UploadPartCommand"]);
 
@@ -20,9 +19,8 @@ export interface OpenVolume {
 // The SDK warns on Node 20 at its first call (it will need Node 22 from 2027); svc runs on Node 20.19+.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= "true";
 
-export async function openVolume(client: PlatformClient, name: string): Promise<OpenVolume> {
-  const volume = await client.findVolume(name);
-  if (!volume) throw errors.VOLUME_NOT_FOUND(name);
+/** An S3 client for a volume already looked up (cli/commands/volume.ts mustVolume). */
+export async function openVolume(client: PlatformClient, volume: PlatformVolume): Promise<OpenVolume> {
   const access = await client.s3Access();
   const s3 = new S3Client({
     endpoint: access.endpointUrl,
