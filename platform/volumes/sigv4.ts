@@ -1,7 +1,7 @@
 /**
  * AWS Signature Version 4 as S3 checks it (header auth and presigned query auth): the canonical
  * request from the raw path and query as sent, the string to sign, the signing key. Pure logic:
- * s3-handler.ts feeds it the request; aws-chunked.ts uses the seed signature for signed chunks.
+ * s3-handler.ts feeds it the request; receive-body.ts uses the seed signature for signed chunks.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
 import { s3Errors } from "./s3-error.ts";
