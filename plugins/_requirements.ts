@@ -4,12 +4,11 @@
  * through the discovery helper; the file's pip options and includes are read here. The line itself
  * is handed to pip unchanged unless two lines of one project are merged.
  */
-import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import type { Requirement } from "../core/types.ts";
+import type { BuildContext, Requirement } from "../core/types.ts";
 import { DISCOVER_SCRIPT, sharedParser, type ParsedRequirement, type PythonParser } from "./discover-python/index.ts";
+import { fileIndexOf } from "./_file-index.ts";
 import { readCacheJson, writeFileAtomically } from "./_fs.ts";
 
 /** PEP 503 normalisation: `Foo_Bar.baz` → `foo-bar-baz`. */
@@ -40,11 +39,12 @@ export const REQUIREMENTS_CACHE_FILE = "cache/requirements.json";
 /**
  * Runs `work` with the lines earlier builds of this app read (`.svc/cache/requirements.json`, kept
  * per interpreter and discover.py version) known, and records the lines it read: a build whose
- * requirements did not change starts no Python process for them, as discovery's cache does.
+ * requirements did not change starts no Python process for them, as discovery's cache does. The
+ * helper's hash comes from the run's file index, which discovery has already asked for it.
  */
-export async function withRequirementsCache<T>(outDir: string, work: () => Promise<T>, parser: PythonParser = sharedParser()): Promise<T> {
-  const file = join(outDir, REQUIREMENTS_CACHE_FILE);
-  const version = `${parser.python}\0${createHash("sha256").update(readFileSync(DISCOVER_SCRIPT)).digest("hex")}`;
+export async function withRequirementsCache<T>(ctx: BuildContext, work: () => Promise<T>, parser: PythonParser = sharedParser()): Promise<T> {
+  const file = join(ctx.outDir, REQUIREMENTS_CACHE_FILE);
+  const version = `${parser.python}\0${(await (await fileIndexOf(ctx)).digest(DISCOVER_SCRIPT)).sha256}`;
   const cached = readCacheJson<{ version: string; lines: Record<string, ParsedRequirement | null> }>(file);
   if (cached?.version === version && cached.lines) for (const [line, parsed] of Object.entries(cached.lines)) known.set(`${parser.python}\0${line}`, parsed);
   const before = known.size;

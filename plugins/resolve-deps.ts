@@ -46,7 +46,7 @@ export function resolveDeps(): SvcPlugin {
     name: PLUGIN_NAME,
     apply(pipeline) {
       pipeline.hooks.resolveDependencies.tapPromise(PLUGIN_NAME, async (previous, ctx) => {
-        return withRequirementsCache(ctx.outDir, async () => {
+        return withRequirementsCache(ctx, async () => {
           const { requirements, pipOptions } = await collectRequirements(ctx);
           ctx.meta.set(PLUGIN_NAME, { pipOptions } satisfies ResolvedDepsMeta);
           // requirements added by an earlier tap are kept and merged too
