@@ -79,16 +79,16 @@ export function parseInput<T extends z.ZodType>(schema: T, value: unknown, what:
 }
 
 /** createNetworkVolume / updateNetworkVolume / deleteNetworkVolume (docs/volumes.md). */
-export const VOLUME_NAME = new RegExp(LIMITS.volumeNamePattern);
-export const VOLUME_SIZE_GB = { min: 1, max: 4000 };
+const volumeName = z.string().regex(new RegExp(LIMITS.volumeNamePattern), "a volume name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit");
+const volumeSizeGb = z.number().int().min(1).max(4000);
 export const createVolumeSchema = z.object({
-  name: z.string().regex(VOLUME_NAME, "a volume name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"),
-  size: z.number().int().min(VOLUME_SIZE_GB.min).max(VOLUME_SIZE_GB.max),
+  name: volumeName,
+  size: volumeSizeGb,
   dataCenterId: opt(z.string().regex(/^[A-Za-z0-9-]{1,32}$/, "a data centre id is letters, digits and '-'")),
 });
 export const updateVolumeSchema = z.object({
   id: z.string().min(1),
-  name: opt(z.string().regex(VOLUME_NAME, "a volume name is 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")),
-  size: opt(z.number().int().min(VOLUME_SIZE_GB.min).max(VOLUME_SIZE_GB.max)),
+  name: opt(volumeName),
+  size: opt(volumeSizeGb),
 });
 export const deleteVolumeSchema = z.object({ id: z.string().min(1), force: opt(z.boolean()) });
