@@ -6,7 +6,7 @@ import type { PlatformContext } from "../context.ts";
 import type { ResolverHooks } from "../graphql/resolvers.ts";
 import { digestMatches, secretDigest } from "../_ids.ts";
 import { createLbProxy } from "../workers/lb-proxy.ts";
-import { json, onRouteError, presentedKey } from "./_http.ts";
+import { errorReply, json, onRouteError, presentedKey } from "./_http.ts";
 import { registerQueueRoutes } from "./queue-routes.ts";
 import { registerWorkerRoutes } from "./worker-routes.ts";
 import { registerGraphql } from "./graphql.ts";
@@ -15,7 +15,7 @@ import { registerFileRoutes } from "./files.ts";
 import { registerGpuRoutes } from "./gpu-routes.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { createHotPath } from "./hot-routes.ts";
-import { scopeRefusal } from "./worker-scope.ts";
+import { endpointRefusal, scopeRefusal } from "./worker-scope.ts";
 
 const LB_HOST = /^([a-z0-9][a-z0-9_-]*)\.localhost(?::\d+)?$/i;
 
@@ -77,9 +77,8 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
     refusal: (key, endpointId) => {
       if (digestMatches(key, apiKeyDigest)) return undefined;
       const scope = ctx.workerKeys.verify(key);
-      if (scope && ctx.workerKeys.reachesEndpoint(scope, endpointId)) return undefined;
-      const error = scope ? errors.KEY_SCOPE(ctx.workerKeys.describe(scope), `POST /v2/${endpointId}/runsync`) : errors.UNAUTHORIZED();
-      return { status: error.status, text: JSON.stringify({ error: error.message, code: error.code }) };
+      const error = scope ? endpointRefusal(ctx.workerKeys, scope, endpointId, `POST /v2/${endpointId}/runsync`) : errors.UNAUTHORIZED();
+      return error && errorReply(error);
     },
     isLbHost: (host) => LB_HOST.test(host ?? ""),
     log: ctx.options.log,

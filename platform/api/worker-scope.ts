@@ -22,8 +22,12 @@ export function scopeRefusal(keys: WorkerKeys, scope: KeyScope, event: H3Event, 
     const queue = lb ? undefined : QUEUE_ROUTE.exec(path);
     endpointId = lb?.[1] ?? (queue && SCOPED_QUEUE_ROUTES.has(queue[2]!) ? queue[1] : undefined);
   }
-  if (endpointId && keys.reachesEndpoint(scope, endpointId)) return undefined;
-  return errors.KEY_SCOPE(keys.describe(scope), `${event.req.method} ${path}`);
+  return endpointRefusal(keys, scope, endpointId, `${event.req.method} ${path}`);
+}
+
+/** undefined when the scope reaches the endpoint, else 403 KEY_SCOPE naming the scope and `what` was called (the hot path's runsync too). */
+export function endpointRefusal(keys: WorkerKeys, scope: KeyScope, endpointId: string | undefined, what: string) {
+  return endpointId && keys.reachesEndpoint(scope, endpointId) ? undefined : errors.KEY_SCOPE(keys.describe(scope), what);
 }
 
 /** A worker key's GraphQL: a query whose fields are all getBuild (each checked by its resolver). */
