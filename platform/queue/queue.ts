@@ -42,9 +42,7 @@ interface EndpointQueue {
   /** Jobs IN_QUEUE (pending may also hold stale entries, skipped on shift). */
   queued: number;
   queuedNormal: number;
-  /** Since when normal-priority jobs have been waiting without the queue emptying (0: empty). */
 }
-
 
 const EMPTY: ReadonlySet<string> = new Set();
 /** How long after its executionTimeout the platform itself times a running job out. */
