@@ -97,12 +97,13 @@ export class Autoscaler {
 
     // Scale down: idle longer than idleTimeout, above workersMin; first those still waiting for a GPU
     // (nothing started yet: else each would start, load its model, and idle out in turn).
+    // Demand is read once: stopping an idle or GPU-waiting worker changes no queue or LB wait.
     let live = n;
-    if (live <= min) return;
+    if (live <= min || this.hasDemand(endpoint, now)) return;
     const idleMs = endpoint.idleTimeout * 1000;
     const throttled = current.filter((w) => this.supervisor.state(w) === "throttled");
     for (const w of [...throttled, ...current.filter((w) => !throttled.includes(w))]) {
-      if (live <= min || this.hasDemand(endpoint, now)) break;
+      if (live <= min) break;
       if (throttled.includes(w)) void this.supervisor.stop(w, "no queued job while it waits for a GPU");
       else if (w.ready && !this.supervisor.busy(w) && now - w.idleSince >= idleMs) void this.supervisor.stop(w, `idle for ${endpoint.idleTimeout} s`);
       else continue;
