@@ -26,21 +26,19 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): WorkerRoute
   const { supervisor, options } = ctx;
   const jobs = createWorkerJobs(ctx);
 
-  /** Runs `fn` for the worker its token names; an error goes on to h3's onError (_http.ts onRouteError). */
-  const route: Route = (fn) => (event) => {
-    const workerId = event.context.params?.worker ?? "";
-    const w = supervisor.authenticate(workerId, presentedKey(event));
+  /** The worker its token names, marked seen; 401 WORKER_TOKEN_INVALID for any other token. */
+  const workerOf = (workerId: string, token: string | undefined): WorkerInfo => {
+    const w = supervisor.authenticate(workerId, token);
     if (!w) throw errors.WORKER_TOKEN_INVALID(workerId);
     supervisor.seen(w);
-    return fn(event, w);
+    return w;
   };
+  /** Runs `fn` for the worker its token names; an error goes on to h3's onError (_http.ts onRouteError). */
+  const route: Route = (fn) => (event) => fn(event, workerOf(event.context.params?.worker ?? "", presentedKey(event)));
   /** jobs-done (the hot path, no h3): the same check, its error answered here. */
   const jobsDone = async (workerId: string, ex: Exchange): Promise<Reply> => {
     try {
-      const w = supervisor.authenticate(workerId, ex.key());
-      if (!w) throw errors.WORKER_TOKEN_INVALID(workerId);
-      supervisor.seen(w);
-      return await applyResults(ctx, jobs, w, ex);
+      return await applyResults(ctx, jobs, workerOf(workerId, ex.key()), ex);
     } catch (error) {
       return errorReply(error, options.log);
     }
