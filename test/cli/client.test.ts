@@ -12,9 +12,9 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient } from "../../core/client/index.ts";
 import { startPlatform, type RunningPlatform } from "../../platform/index.ts";
+import { runSvc } from "../_support/cli.ts";
 import { pypiReachable } from "../plugins/_helpers.ts";
 
-const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 const TSC = new URL("../../node_modules/typescript/bin/tsc", import.meta.url).pathname;
 const online = await pypiReachable();
 if (!online) console.warn("svc client test: PyPI did not answer; deploying with --no-deps and not calling describe (needs humanize)");
@@ -50,7 +50,7 @@ describe("svc client (embedded platform, e2e)", () => {
   let work: string;
   let app: string;
   let prog: string;
-  const svc = (args: string[]) => exec(process.execPath, [BIN, ...args], { env: { ...process.env, PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey, NO_COLOR: "1" } });
+  const svc = (args: string[]) => runSvc(args, { env: { ...process.env, PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey, NO_COLOR: "1" }, timeout: 180_000 });
 
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), "svc-client-"));

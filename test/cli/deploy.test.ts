@@ -3,7 +3,7 @@
  * platform test double (test/_support/fake-platform.ts: fast, inspectable), then end to end
  * against a real embedded platform through the CLI.
  */
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cp, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -17,10 +17,10 @@ import { formatDeploySummary, type DeploySummary } from "../../cli/commands/_dep
 import { deleteEnvironmentEndpoints, undeployTargets } from "../../cli/commands/undeploy.ts";
 import { startPlatform, type RunningPlatform } from "../../platform/index.ts";
 import { startFakePlatform, type FakePlatform } from "../_support/fake-platform.ts";
+import { BIN, runSvc } from "../_support/cli.ts";
 import { rejection } from "../_support/rejection.ts";
 
 const FIXTURE = new URL("../../fixtures/deploy-app/", import.meta.url).pathname;
-const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 
 describe("svc deploy (platform test double)", () => {
   let fake: FakePlatform;
@@ -173,14 +173,7 @@ describe("svc deploy on the embedded platform (e2e)", () => {
   let dataDir: string;
 
   const svc = (args: string[], apiKey = platform.apiKey) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(
-        process.execPath,
-        [BIN, ...args, "--root", root],
-        { env: { ...process.env, PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: apiKey, NO_COLOR: "1" }, timeout: 120_000 },
-        (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+    runSvc([...args, "--root", root], { env: { ...process.env, PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: apiKey, NO_COLOR: "1" }, timeout: 120_000 });
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), "svc-e2e-platform-"));

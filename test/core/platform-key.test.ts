@@ -6,7 +6,6 @@
  * before any build; the embedded key is used only when none is set. A PLATFORM_API_URL with no
  * scheme or a port nobody answers is a catalogue error naming the URL, never a stack trace.
  */
-import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -15,16 +14,10 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startPlatform, type RunningPlatform } from "../../platform/server.ts";
 import { removeState, writeState } from "../../platform/state-dir.ts";
+import { runSvc, type CliResult } from "../_support/cli.ts";
 
 const FIXTURE = new URL("../../fixtures/deploy-app/", import.meta.url).pathname;
-const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 const REMEDY = "Check that PLATFORM_API_KEY is set correctly, in .env or exported";
-
-interface Result {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 describe("PLATFORM_API_KEY and PLATFORM_API_URL, through the CLI", { timeout: 120_000 }, () => {
   let stateDir: string;
@@ -32,14 +25,11 @@ describe("PLATFORM_API_KEY and PLATFORM_API_URL, through the CLI", { timeout: 12
   const roots: string[] = [];
 
   /** `svc <args> --root <root>` with exactly the given platform variables (none inherited from this shell). */
-  const svc = (args: string[], root: string, vars: Record<string, string> = {}) =>
-    new Promise<Result>((resolve) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1", SVC_PLATFORM_DIR: stateDir, ...vars };
-      for (const name of ["PLATFORM_API_URL", "PLATFORM_API_KEY"]) if (!(name in vars)) delete env[name];
-      execFile(process.execPath, [BIN, ...args, "--root", root], { env, timeout: 60_000 }, (error, stdout, stderr) =>
-        resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-      );
-    });
+  const svc = (args: string[], root: string, vars: Record<string, string> = {}) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1", SVC_PLATFORM_DIR: stateDir, ...vars };
+    for (const name of ["PLATFORM_API_URL", "PLATFORM_API_KEY"]) if (!(name in vars)) delete env[name];
+    return runSvc([...args, "--root", root], { env });
+  };
 
   const project = async (dotEnv?: string) => {
     const root = await mkdtemp(join(tmpdir(), "svc-key-app-"));
@@ -49,7 +39,7 @@ describe("PLATFORM_API_KEY and PLATFORM_API_URL, through the CLI", { timeout: 12
     return root;
   };
 
-  const expectAuthFailed = (result: Result, root: string) => {
+  const expectAuthFailed = (result: CliResult, root: string) => {
     expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("[AUTH_FAILED]");
     expect(result.stderr).toContain(REMEDY);

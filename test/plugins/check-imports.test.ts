@@ -3,7 +3,6 @@
  * file:line (an error with --strict / config strict), following the app's own imports from each
  * endpoint; requirements count by the import names they install (a real pip install from PyPI).
  */
-import { execFile } from "node:child_process";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,10 +16,10 @@ import { PythonParser } from "../../plugins/discover-python/index.ts";
 import { excludePreinstalled } from "../../plugins/exclude-preinstalled.ts";
 import { pipInstall } from "../../plugins/pip-install.ts";
 import { resolveDeps } from "../../plugins/resolve-deps.ts";
+import { runSvc } from "../_support/cli.ts";
 import { frontHalfPlugins } from "./_front-half.ts";
 import { captureLogger, copyFixture, pypiReachable } from "./_helpers.ts";
 
-const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 const online = await pypiReachable();
 if (!online) console.warn("the check-imports test that installs from PyPI is skipped: https://pypi.org did not answer");
 
@@ -106,12 +105,7 @@ describe("svc:check-imports", () => {
 
   it("`svc build --strict` fails with file:line and the remedy; without it, the build warns and succeeds", { timeout: 60_000 }, async () => {
     const root = copyFixture("errors/import-not-installed");
-    const svc = (args: string[]) =>
-      new Promise<{ code: number; stderr: string }>((resolve) =>
-        execFile(process.execPath, [BIN, "build", "--no-deps", "--root", root, ...args], { env: { ...process.env, NO_COLOR: "1" } }, (error, _out, stderr) =>
-          resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stderr }),
-        ),
-      );
+    const svc = (args: string[]) => runSvc(["build", "--no-deps", "--root", root, ...args], { env: { ...process.env, NO_COLOR: "1" } });
     const strict = await svc(["--strict"]);
     expect(strict.code).toBe(1);
     expect(strict.stderr).toContain("IMPORT_NOT_IN_IMAGE");
