@@ -98,7 +98,7 @@ export class Pipeline implements PipelineShape {
       try {
         plugin.apply(this);
       } catch (error) {
-        throw asPluginError(error, plugin.name, "apply");
+        throw fromPlugin(error, plugin.name, "apply");
       } finally {
         this.#applying = undefined;
       }
@@ -176,9 +176,6 @@ function summarize(stage: StageName, ctx: BuildContext): string | undefined {
   }
 }
 
-/** svc's own catalogue errors pass through (they already say what to do); a plugin's verdict or crash names the plugin and hook. */
-const asPluginError = fromPlugin;
-
 type Tap = { type: "sync" | "async" | "promise"; name: string; fn: (...args: unknown[]) => unknown };
 
 /**
@@ -191,7 +188,7 @@ function attributeTaps(hookName: string, hook: { intercept(i: object): void }, a
     register(tap: Tap): Tap {
       const plugin = applying() ?? tap.name;
       const original = tap.fn;
-      const fail = (error: unknown) => asPluginError(error, plugin, hookName);
+      const fail = (error: unknown) => fromPlugin(error, plugin, hookName);
       switch (tap.type) {
         case "sync":
           return {
