@@ -187,7 +187,7 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
     const { sha256, size } = await writeTarGz(files, temporary, GZIP_LEVEL, bar?.add).finally(() => bar?.end());
     await rename(temporary, path);
     const entries: ArtifactEntry[] = files.map((file) => ({ path: file.path, size: file.size }));
-    const artifact: Artifact = { path, sha256, size, unpackedSize: entries.reduce((sum, e) => sum + e.size, 0), entries };
+    const artifact: Artifact = { path, sha256, size, unpackedSize: unpacked, entries };
     const { path: _path, ...stored } = artifact;
     await writeFile(stateFile, JSON.stringify({ version: FORMAT_VERSION, fingerprint: print, artifact: stored } satisfies PackState));
     ctx.meta.set(PLUGIN_NAME, { reused: false, fingerprint: print } satisfies TarPackMeta);
