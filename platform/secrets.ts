@@ -55,7 +55,7 @@ export function createSecrets(dataDir: string, store: Store): Secrets {
       if (!SECRET_NAME.test(name)) throw errors.SECRET_INVALID(`the name ${JSON.stringify(name)} is not letters, digits, _ and - (at most 64)`);
       if (value.length === 0) throw errors.SECRET_INVALID("the value is empty");
       if (Buffer.byteLength(value) > MAX_SECRET_BYTES) throw errors.SECRET_INVALID(`the value is over ${MAX_SECRET_BYTES / 1024} KiB`);
-      if (store.secrets.list().some((s) => s.name === name)) throw errors.SECRET_EXISTS(name);
+      if (store.secrets.sealed(name)) throw errors.SECRET_EXISTS(name); // one indexed lookup, not the whole list
       const iv = randomBytes(12);
       const cipher = createCipheriv("aes-256-gcm", theKey(), iv).setAAD(Buffer.from(name));
       const ciphertext = Buffer.concat([cipher.update(value, "utf8"), cipher.final()]);
