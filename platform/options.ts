@@ -78,7 +78,7 @@ export const HOSTED_RATE_LIMITS: RateLimits = {
 export const rateLimitsOff = (env: NodeJS.ProcessEnv = process.env): boolean => /^(off|false|0|no)$/i.test(env.SVC_PLATFORM_RATE_LIMITS?.trim() ?? "");
 
 /** `SVC_ISOLATION=strict` (what `svc platform start --isolation strict` sets): no worker without the sandbox. */
-export const isolationFromEnv = (env: NodeJS.ProcessEnv = process.env): "auto" | "strict" => (env.SVC_ISOLATION?.trim().toLowerCase() === "strict" ? "strict" : "auto");
+const isolationFromEnv = (env: NodeJS.ProcessEnv = process.env): "auto" | "strict" => (env.SVC_ISOLATION?.trim().toLowerCase() === "strict" ? "strict" : "auto");
 
 export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits" | "gpuMachine">> & {
   apiKey?: string;

@@ -12,7 +12,7 @@ import { SECRET_NAME, secretNamesIn, substituteSecrets } from "../core/secret-re
 import type { Store } from "./store/index.ts";
 import type { SecretRow } from "./store/secrets.ts";
 
-export const SECRETS_KEY_FILE = "secrets.key";
+const SECRETS_KEY_FILE = "secrets.key";
 /** The largest value accepted (a token or a certificate, not a file). */
 export const MAX_SECRET_BYTES = 64 * 1024;
 

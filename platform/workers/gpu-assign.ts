@@ -28,7 +28,7 @@ export interface GpuMachine {
   exists?(path: string): boolean;
 }
 
-export const HOST_MACHINE: GpuMachine = { gpus: () => queryGpus(), libraryDirs: queryDriverLibraryDirs };
+const HOST_MACHINE: GpuMachine = { gpus: () => queryGpus(), libraryDirs: queryDriverLibraryDirs };
 
 /** An endpoint's env entry that lets its workers share GPUs (with other sharing workers). */
 export const SHARE_GPUS_ENV = "SVC_SHARE_GPUS";

@@ -17,7 +17,7 @@ export interface GpuDevice {
 }
 
 /** What the platform asks nvidia-smi (one line per GPU, no header). */
-export const NVIDIA_SMI_QUERY = ["--query-gpu=index,uuid,name,memory.total", "--format=csv,noheader"];
+const NVIDIA_SMI_QUERY = ["--query-gpu=index,uuid,name,memory.total", "--format=csv,noheader"];
 
 /** Parses `0, GPU-5f3c…, NVIDIA H100 80GB HBM3, 81559 MiB` lines; lines that are not one GPU are skipped. */
 export function parseNvidiaSmi(text: string): GpuDevice[] {
@@ -73,7 +73,7 @@ export async function queryDriverLibraryDirs(): Promise<string[]> {
 }
 
 /** The driver's nodes every GPU process opens (those present: uvm-tools and modeset are not everywhere). */
-export const CONTROL_NODES = ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"];
+const CONTROL_NODES = ["/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools", "/dev/nvidia-modeset"];
 
 /** The device nodes of a worker holding `gpus`: theirs, not the other GPUs', plus the control nodes. */
 export function deviceNodes(gpus: GpuDevice[], exists: (path: string) => boolean = existsSync): string[] {

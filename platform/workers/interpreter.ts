@@ -15,7 +15,7 @@ let cudaPython: Promise<string | undefined> | undefined;
 const CUDA_CANDIDATES = ["python3", "/usr/bin/python3", "/usr/local/bin/python3"];
 const CUDA_PROBE = "import sys, torch; sys.exit(0 if torch.cuda.is_available() else 3)";
 
-export const isGpuImage = (image: string): boolean => imageKindOfName(image) === "gpu";
+const isGpuImage = (image: string): boolean => imageKindOfName(image) === "gpu";
 
 const succeeds = (cmd: string, args: string[], timeout: number): Promise<boolean> =>
   new Promise((resolve) => execFile(cmd, args, { timeout }, (error) => resolve(!error)));

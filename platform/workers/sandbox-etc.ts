@@ -13,7 +13,7 @@ import { join } from "node:path";
 /** The worker's identity inside the sandbox when the platform runs as root (a user namespace maps it). */
 export const SANDBOX_UID = 1000;
 export const SANDBOX_GID = 1000;
-export const SANDBOX_USER = "worker";
+const SANDBOX_USER = "worker";
 
 /** Host entries of /etc shown read-only at the same path, when the host has them. */
 const FROM_HOST = ["resolv.conf", "ssl/certs", "ssl/openssl.cnf", "ld.so.cache", "localtime", "services", "protocols", "alternatives"];
