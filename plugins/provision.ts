@@ -97,7 +97,7 @@ export async function provisionEndpoints(
 }
 
 /** `known` plus the ids of declared volumes it lacks (svc:volume-refs removed or replaced); VOLUME_NOT_FOUND for a missing one. */
-async function resolveVolumeIds(client: PlatformClient, endpoints: readonly ManifestEndpoint[], known: Record<string, string>): Promise<Record<string, string>> {
+export async function resolveVolumeIds(client: Pick<PlatformClient, "listVolumes">, endpoints: readonly ManifestEndpoint[], known: Record<string, string>): Promise<Record<string, string>> {
   const missing = endpoints.filter((e) => e.volume && !known[e.volume]);
   if (missing.length === 0) return known;
   const byName = new Map((await client.listVolumes()).map((v) => [v.name, v.id]));

@@ -103,11 +103,12 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
     async provision(ctx) {
       const manifest = ctx.manifest!;
       const buildId = ctx.buildId!;
+      const volumeIds = ctx.meta.get("svc:volume-refs") ?? {}; // what svc:volume-refs found in this build
       if (!started) {
-        await provisionAtStartup(options, manifest, buildId, ctx.logger);
+        await provisionAtStartup(options, manifest, buildId, volumeIds, ctx.logger);
         started = true;
       } else {
-        ctx.meta.set(DEV_SERVER_PLUGIN, await provisioner.applyBuild(manifest, buildId));
+        ctx.meta.set(DEV_SERVER_PLUGIN, await provisioner.applyBuild(manifest, buildId, volumeIds));
       }
       return provisioner.status().flatMap((s) => (s.id && s.url ? [{ name: s.name, id: s.id, type: s.type, url: s.url }] : []));
     },
@@ -122,11 +123,11 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
 }
 
 /** The first provision of a session: every endpoint now (--auto-provision, asking first), else the build recorded for lazy deploys. */
-async function provisionAtStartup(options: DeployStepsOptions, manifest: Manifest, buildId: string, logger: Logger): Promise<void> {
+async function provisionAtStartup(options: DeployStepsOptions, manifest: Manifest, buildId: string, volumeIds: Record<string, string>, logger: Logger): Promise<void> {
   const { provisioner } = options;
-  await provisioner.init(manifest, buildId, options.existing);
+  await provisioner.init(manifest, buildId, options.existing, volumeIds);
   if (!options.autoProvision) {
-    await provisioner.applyBuild(manifest, buildId);
+    await provisioner.applyBuild(manifest, buildId, volumeIds);
     return;
   }
   await confirmStartup(options);

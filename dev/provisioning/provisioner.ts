@@ -7,7 +7,7 @@ import { errors } from "../../core/errors.ts";
 import type { Logger, Manifest, ManifestEndpoint } from "../../core/types.ts";
 import type { PlatformClient } from "../../core/client/index.ts";
 import { mapLimit } from "../../core/map-limit.ts";
-import { endpointInput as provisionInput, LIVE_PREFIX, PROVISION_CONCURRENCY } from "../../plugins/index.ts";
+import { endpointInput as provisionInput, LIVE_PREFIX, PROVISION_CONCURRENCY, resolveVolumeIds } from "../../plugins/index.ts";
 import {
   cachedFor,
   configHash,
@@ -35,18 +35,15 @@ export interface RemoteEndpoint {
 }
 
 
-/** The ids of the volumes the manifest's endpoints declare; VOLUME_NOT_FOUND (with `svc volume create`) for one the platform lacks. */
-async function resolveVolumes(platform: ProvisionClient, manifest: Manifest): Promise<Record<string, string>> {
-  const declared = Object.values(manifest.endpoints).filter((e) => e.volume);
-  if (declared.length === 0 || !platform.listVolumes) return {};
-  const byName = new Map((await platform.listVolumes()).map((v) => [v.name, v.id]));
-  const ids: Record<string, string> = {};
-  for (const e of declared) ids[e.volume!] = byName.get(e.volume!) ?? throwError(errors.VOLUME_NOT_FOUND(e.volume!, e.name));
-  return ids;
+/**
+ * The ids of the volumes the manifest's endpoints declare: those svc:volume-refs found in this build
+ * (`known`), the platform asked only for the rest (plugins/provision.ts resolveVolumeIds: VOLUME_NOT_FOUND,
+ * with `svc volume create`, for one it lacks).
+ */
+async function resolveVolumes(platform: ProvisionClient, manifest: Manifest, known: Record<string, string>): Promise<Record<string, string>> {
+  if (!platform.listVolumes) return known;
+  return resolveVolumeIds({ listVolumes: () => platform.listVolumes!() }, Object.values(manifest.endpoints), known);
 }
-const throwError = (error: Error): never => {
-  throw error;
-};
 
 export type EndpointStateName = "lazy" | "provisioning" | "provisioned" | "failed";
 
@@ -109,8 +106,8 @@ export class Provisioner {
    * (a crashed or killed dev server): they count as provisioned and follow the current build.
    * Cached endpoints the app no longer has are deleted; vanished ones are forgotten.
    */
-  async init(manifest: Manifest, buildId: string, existing: RemoteEndpoint[]): Promise<void> {
-    this.volumeIds = await resolveVolumes(this.options.platform, manifest);
+  async init(manifest: Manifest, buildId: string, existing: RemoteEndpoint[], volumeIds: Record<string, string> = {}): Promise<void> {
+    this.volumeIds = await resolveVolumes(this.options.platform, manifest, volumeIds);
     this.manifest = manifest;
     this.buildId = buildId;
     this.cache = await readResourceCache(this.options.root);
@@ -193,10 +190,10 @@ export class Provisioner {
    * build id, or their new configuration); endpoints the app lost are deleted; new ones stay lazy.
    * Answers what changed, for the reload report.
    */
-  async applyBuild(manifest: Manifest, buildId: string): Promise<{ updated: string[]; removed: string[]; added: string[] }> {
+  async applyBuild(manifest: Manifest, buildId: string, volumeIds: Record<string, string> = {}): Promise<{ updated: string[]; removed: string[]; added: string[] }> {
     const before = new Set(Object.keys(this.manifest?.endpoints ?? {}));
     await Promise.allSettled([...this.states.values()].map((s) => s.pending));
-    this.volumeIds = await resolveVolumes(this.options.platform, manifest);
+    this.volumeIds = await resolveVolumes(this.options.platform, manifest, volumeIds);
     this.manifest = manifest;
     this.buildId = buildId;
     const removed: string[] = [];
