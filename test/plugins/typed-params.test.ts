@@ -14,6 +14,7 @@ import { renderTypedClient, typeOf } from "../../cli/commands/_typed-client.ts";
 import { buildRouteTable } from "../../dev/routes/routes-table.ts";
 import { createDevApp } from "../../dev/routes/routes.ts";
 import { buildUntilManifest } from "./_front-half.ts";
+import { copyFixture } from "./_helpers.ts";
 
 const TEMPLATE = new URL("../../templates/init/", import.meta.url).pathname;
 const RUNTIME = new URL("../../runtime/python/", import.meta.url).pathname;
@@ -95,8 +96,7 @@ describe("typed parameters", () => {
   });
 
   it("TypedDicts, dataclasses and Enums a parameter names are object and enum schemas in /docs and svc client, and the runtime refuses what the schema refuses", async () => {
-    const root = join(mkdtempSync(join(tmpdir(), "svc-typed-")), "typed-app");
-    cpSync(new URL("../../fixtures/typed-app/", import.meta.url).pathname, root, { recursive: true });
+    const root = copyFixture("typed-app");
     const manifest = (await buildUntilManifest(root)).manifest!;
     const fn = manifest.endpoints.shapes!.functions[0]!;
     expect(Object.keys(fn.types ?? {}).sort()).toEqual(["Box", "Options", "Speed"]);
