@@ -4,8 +4,8 @@
  * installed, packed or uploaded: a volume the platform does not have fails with VOLUME_NOT_FOUND and
  * the command that creates it. The ids found go to svc:provision (networkVolumeId). docs/volumes.md.
  */
-import { errors } from "../core/errors.ts";
 import type { SvcPlugin } from "../core/types.ts";
+import { resolveVolumeIds } from "./provision.ts";
 
 export const PLUGIN_NAME = "svc:volume-refs";
 
@@ -23,14 +23,7 @@ export function volumeRefs(): SvcPlugin {
       pipeline.hooks.manifest.tapPromise(PLUGIN_NAME, async (manifest, ctx) => {
         const wanted = Object.values(manifest.endpoints).filter((endpoint) => endpoint.volume);
         if (!ctx.client || wanted.length === 0) return manifest; // `svc build`: nothing to check against
-        const byName = new Map((await ctx.client.listVolumes()).map((v) => [v.name, v.id]));
-        const ids: Record<string, string> = {};
-        for (const endpoint of wanted) {
-          const id = byName.get(endpoint.volume!);
-          if (!id) throw errors.VOLUME_NOT_FOUND(endpoint.volume!, endpoint.name);
-          ids[endpoint.volume!] = id;
-        }
-        ctx.meta.set(PLUGIN_NAME, ids);
+        ctx.meta.set(PLUGIN_NAME, await resolveVolumeIds(ctx.client, wanted, {}));
         return manifest;
       });
     },
