@@ -254,36 +254,16 @@ export class JobQueue {
 
   /** Removes the endpoint's queued jobs (running ones go on); answers how many. */
   purge(endpointId: string): number {
-    const eq = this.endpoints.get(endpointId);
-    if (!eq) return 0;
-    let removed = 0;
-    for (const job of eq.pending) {
-      if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue;
+    return this.endQueued(endpointId, (job) => {
       this.forget(job);
       this.jobs.remove(job.id);
       this.notify(job.id, { ...viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
-      removed++;
-    }
-    eq.pending.clear();
-    eq.queued = 0;
-    eq.queuedNormal = 0;
-    return removed;
+    });
   }
 
   /** Fails the endpoint's queued jobs with one error (its workers cannot run them: docs/platform.md). */
   failQueued(endpointId: string, error: string, errorType: string): number {
-    const eq = this.endpoints.get(endpointId);
-    if (!eq) return 0;
-    let failed = 0;
-    for (const job of [...eq.pending]) {
-      if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue;
-      this.finalize(job, "FAILED", null, error, errorType);
-      failed++;
-    }
-    eq.pending.clear();
-    eq.queued = 0;
-    eq.queuedNormal = 0;
-    return failed;
+    return this.endQueued(endpointId, (job) => this.finalize(job, "FAILED", null, error, errorType));
   }
 
   /** A worker died or went silent: its jobs go back to the queue once, then fail with "worker died". */
@@ -446,6 +426,22 @@ export class JobQueue {
   }
 
   /** Takes a job out of memory (queue counters, running set); does not touch the database. */
+  /** Empties the endpoint's queue, ending each job still queued there with `end` (purge, failQueued); answers how many. */
+  private endQueued(endpointId: string, end: (job: ActiveJob) => void): number {
+    const eq = this.endpoints.get(endpointId);
+    if (!eq) return 0;
+    let ended = 0;
+    for (const job of [...eq.pending]) {
+      if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue;
+      end(job);
+      ended++;
+    }
+    eq.pending.clear();
+    eq.queued = 0;
+    eq.queuedNormal = 0;
+    return ended;
+  }
+
   private forget(job: ActiveJob): void {
     this.active.delete(job.id);
     if (job.status === "IN_QUEUE") {
