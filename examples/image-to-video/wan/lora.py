@@ -58,7 +58,7 @@ def merge_adapter(model: nn.Module, path: str, device: Optional[torch.device] = 
                 updates[name] = base
         elif key.endswith(PAIR[1]) or key.endswith(".alpha"):
             base = key[:key.rindex(".lora_up") if key.endswith(PAIR[1]) else -len(".alpha")]
-            if base + PAIR[0] not in tensors:
+            if base + PAIR[0] not in tensors or base + ".weight" not in params:
                 unknown.append(key)
         elif any(key.endswith(s) for s in DIFFS):
             suffix = next(s for s in DIFFS if key.endswith(s))

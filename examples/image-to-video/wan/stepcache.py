@@ -44,9 +44,12 @@ class MagCacheParams:
     def parse(cls, text: str) -> "MagCacheParams":
         """"threshold,K,retention", e.g. "0.06,2,0.1" (WAN_MAGCACHE)."""
         parts = [p.strip() for p in text.split(",")]
-        if len(parts) != 3:
-            raise ValueError(f"WAN_MAGCACHE must be 'threshold,K,retention' (e.g. 0.06,2,0.1), got {text!r}")
-        thr, k, ret = float(parts[0]), int(parts[1]), float(parts[2])
+        try:
+            thr, k, ret = float(parts[0]), int(parts[1]), float(parts[2])
+            if len(parts) != 3:
+                raise ValueError
+        except (ValueError, IndexError):
+            raise ValueError(f"WAN_MAGCACHE must be 'threshold,K,retention' (e.g. 0.06,2,0.1), got {text!r}") from None
         if not (thr >= 0 and k >= 0 and 0 <= ret <= 1):
             raise ValueError(f"WAN_MAGCACHE: need threshold >= 0, K >= 0, 0 <= retention <= 1; got {text!r}")
         return cls(thr, k, ret)
@@ -97,7 +100,7 @@ class MagCache:
 
     def _skip(self, branch: int) -> bool:
         count = 2 * self.step + branch
-        if count < self.first_cacheable:
+        if count < self.first_cacheable or self.residual[branch] is None:   # nothing to reuse yet
             return False
         self.acc_ratio[branch] *= self.ratios[count]
         self.acc_steps[branch] += 1
