@@ -224,7 +224,7 @@ def run_full_job(cfg, device, dtype, h, w, frames, rank=64, budget_s=280.0):
         import diffusers  # noqa: F401
         print("  diffusers is installed but its Wan pipeline needs weights in its own layout: no ratio measured")
     except ImportError:
-        print("  diffusers is not installed here (no network on the GPU machine): no ratio to its step")
+        print("  diffusers is not installed here (the GPU machine has no network to install it): no ratio to its step")
 
 
 def run_gpu():
