@@ -18,6 +18,7 @@ import { gqlOk, startTestPlatform, tempDir, type TestPlatform } from "./_support
 const RACER = new URL("./_rename_race.py", import.meta.url).pathname;
 const SECONDS = Number(process.env.SVC_RACE_SECONDS ?? 2);
 const SECRET = "outside-secret-9f3a";
+const TIMEOUT_MS = SECONDS * 1000 + 30_000;
 
 let p: TestPlatform;
 let s3: S3Client;
@@ -84,7 +85,7 @@ describe.runIf(process.platform === "linux")("the S3 API while a worker swaps it
     expect(escaped.length, `${escaped.length} files written outside the volume in ${SECONDS} s`).toBe(0);
     expect((await readdir(outside)).sort()).toEqual(["keep.txt", "secret.txt"]);
     expect(seen.filter((s) => typeof s === "string" && (s.includes(SECRET) || s.includes("secret.txt") || s.includes("keep.txt")))).toEqual([]);
-  });
+  }, TIMEOUT_MS);
 
   it("never reads, lists or deletes another volume's objects", async () => {
     const victim = await createVolume("race-victim");
@@ -101,7 +102,7 @@ describe.runIf(process.platform === "linux")("the S3 API while a worker swaps it
     await r.done;
     expect(seen.filter((s) => typeof s === "string" && (s.includes(SECRET) || s.includes("secret.txt") || s.includes("keep.txt")))).toEqual([]);
     expect((await readdir(volumeDir(victim))).sort()).toEqual(["keep.txt", "secret.txt"]);
-  });
+  }, TIMEOUT_MS);
 
   it("refuses a FIFO swapped in for a file, and another volume's calls keep answering within 2 s", async () => {
     const other = await createVolume("race-bystander");
@@ -124,5 +125,5 @@ describe.runIf(process.platform === "linux")("the S3 API while a worker swaps it
     const kinds = new Set(hostileSeen);
     expect([...kinds].filter((k) => !["read 1024", "InvalidObjectState", "NoSuchKey"].includes(String(k)))).toEqual([]);
     expect(kinds.has("InvalidObjectState")).toBe(true);
-  });
+  }, TIMEOUT_MS);
 });
