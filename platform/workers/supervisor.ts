@@ -12,6 +12,7 @@
  * unrunnable endpoints (./unrunnable.ts), ready waiters (./ready-waiters.ts).
  */
 import type { ChildProcess } from "node:child_process";
+import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Store, EndpointRecord } from "../store/index.ts";
 import type { JobQueue } from "../queue/queue.ts";
@@ -27,6 +28,7 @@ import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
 import { volumeFolderOf } from "../volumes/mount.ts";
+import { forgetLbTarget } from "./lb-target.ts";
 import type { EndpointProblem, WorkerError, WorkerInfo, WorkerState } from "./worker-info.ts";
 import { LbHealth } from "./lb-health.ts";
 import { RestartPolicy } from "./restart-policy.ts";
@@ -51,6 +53,8 @@ export interface SupervisorDeps {
   apiBase: () => string;
   /** `@name` of the abstract Unix socket the API also listens on for local workers (Linux), if any. */
   workerSocket?: () => string | undefined;
+  /** The path of the Unix socket bound into sandboxed workers (./worker-channel.ts), if any. */
+  channelSocket?: () => string | undefined;
 }
 
 /**
@@ -251,7 +255,11 @@ export class Supervisor {
         this.platformLog(endpoint.id, w.id, line);
       });
       const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
-      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir });
+      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir,
+        network: { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb: w.type === "LB" },
+      });
+      w.channelDir = launch.channel?.workerDir;
+      if (w.type === "LB") w.lbSocket = launch.channel?.lbSocket;
       if (w.stopping || this.closed) throw new Error("stopped before it started");
       w.spawnedAt = Date.now();
       const proc = spawnLaunch(launch);
@@ -317,6 +325,8 @@ export class Supervisor {
     const held = this.closed || this.draining ? [] : [...this.deps.queue.jobsOf(w.id)];
     if (held.length > 0) this.deps.queue.handBack(w.id, held);
     wakeSignals(w);
+    forgetLbTarget(w);
+    if (w.channelDir) void rm(w.channelDir, { recursive: true, force: true });
     w.resolveExit();
   }
 

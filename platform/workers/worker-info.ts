@@ -35,6 +35,10 @@ export interface WorkerInfo {
   openPolls: number;
   idleSince: number;
   lbPort?: number;
+  /** A sandboxed LB worker listens on this Unix socket instead of lbPort (./worker-channel.ts). */
+  lbSocket?: string;
+  /** Its folder of `<state>/run/w/`, removed when it exits. */
+  channelDir?: string;
   lbFailures: number;
   probing: boolean;
   inFlight: number;
