@@ -67,7 +67,7 @@ export interface LaunchRequest {
   /** The host folder of the endpoint's network volume (../volumes/mount.ts). */
   volumeDir?: string;
   /** The platform's worker socket and the worker's id, API base and kind: a sandboxed worker gets its own network (./worker-channel.ts). */
-  network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean };
+  network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean; tunnelPorts?: number[] };
 }
 
 export class ImageEnvironments {
@@ -153,7 +153,7 @@ export class ImageEnvironments {
         cwd: req.buildDir,
         env: {
           ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env), ...gpuEnv(req.gpu, req.env),
-          ...(channel && req.network ? channelEnv(req.network.apiBase, req.network.lb) : {}),
+          ...(channel && req.network ? channelEnv(channel, req.network.apiBase, req.network.lb) : {}),
           PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp",
         },
         sandboxed: true,
@@ -187,7 +187,7 @@ export class ImageEnvironments {
       this.toldNetwork = true;
       return undefined;
     }
-    return openChannel(req.network.platformSocket!, req.network.workerId);
+    return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts);
   }
 
   /** Flags mode: a folder holding links to the image's package entries only (the site folder's others stay out). */

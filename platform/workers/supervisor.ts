@@ -12,7 +12,6 @@
  * unrunnable endpoints (./unrunnable.ts), ready waiters (./ready-waiters.ts).
  */
 import type { ChildProcess } from "node:child_process";
-import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Store, EndpointRecord } from "../store/index.ts";
 import type { JobQueue } from "../queue/queue.ts";
@@ -29,6 +28,7 @@ import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
 import { volumeFolderOf } from "../volumes/mount.ts";
 import { forgetLbTarget } from "./lb-target.ts";
+import { closeChannel, loopbackPorts } from "./worker-channel.ts";
 import type { EndpointProblem, WorkerError, WorkerInfo, WorkerState } from "./worker-info.ts";
 import { LbHealth } from "./lb-health.ts";
 import { RestartPolicy } from "./restart-policy.ts";
@@ -256,9 +256,9 @@ export class Supervisor {
       });
       const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
       const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir,
-        network: { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb: w.type === "LB" },
+        network: { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb: w.type === "LB", tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()) },
       });
-      w.channelDir = launch.channel?.workerDir;
+      w.channel = launch.channel;
       if (w.type === "LB") w.lbSocket = launch.channel?.lbSocket;
       if (w.stopping || this.closed) throw new Error("stopped before it started");
       w.spawnedAt = Date.now();
@@ -326,7 +326,7 @@ export class Supervisor {
     if (held.length > 0) this.deps.queue.handBack(w.id, held);
     wakeSignals(w);
     forgetLbTarget(w);
-    if (w.channelDir) void rm(w.channelDir, { recursive: true, force: true });
+    if (w.channel) void closeChannel(w.channel);
     w.resolveExit();
   }
 

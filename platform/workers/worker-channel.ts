@@ -6,11 +6,15 @@
  * namespace to it (SVC_PLATFORM_RELAY: what the user's own clients, boto3 on the volume's S3 API or
  * urllib on PLATFORM_API_URL, connect to). A load-balanced worker listens on a Unix socket in its own
  * folder of `<state>/run/` (SVC_LB_SOCKET), which only the platform's proxy reaches: the folder is
- * the platform's and no other sandbox shows it. Egress: ./sandbox-egress.ts. docs/platform.md,
- * "Threat model".
+ * the platform's and no other sandbox shows it. Under `svc run` a build's endpoint URLs may name the
+ * dev server (a loopback port of the host): for those ports only, the platform listens on a socket in
+ * the worker's folder and connects it to the host's port (a tunnel), and the runtime relays that port
+ * inside the namespace too. Only a holder of the platform's own key records a build's URLs.
+ * docs/platform.md, "Threat model".
  */
 import { mkdirSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
+import { connect, createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { hardeningArgs, SECCOMP_FD, sandboxUser, spawnBwrap, type SandboxUser } from "./sandbox.ts";
 
@@ -41,13 +45,48 @@ export interface WorkerChannel {
   workerDir: string;
   /** Where a load-balanced worker listens (host path). */
   lbSocket: string;
+  /** The host's loopback ports tunnelled in (the dev server's), each listened for in the worker's folder. */
+  tunnels: Array<{ port: number; server: Server }>;
 }
 
-/** Makes the worker's folder beside the platform's socket. */
-export async function openChannel(platformSocket: string, workerId: string): Promise<WorkerChannel> {
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const tunnelName = (port: number) => `tunnel-${port}.sock`;
+
+/** The host's loopback ports that a build's endpoint URLs name, other than the platform's own (`svc run`'s dev server). */
+export function loopbackPorts(urls: unknown, apiBase: string): number[] {
+  const own = new URL(apiBase).port;
+  const ports = new Set<number>();
+  for (const raw of Object.values((urls ?? {}) as Record<string, unknown>)) {
+    const url = typeof raw === "string" && URL.canParse(raw) ? new URL(raw) : undefined;
+    if (url?.protocol === "http:" && LOOPBACK_HOSTS.has(url.hostname) && url.port && url.port !== own) ports.add(Number(url.port));
+  }
+  return [...ports];
+}
+
+/** Makes the worker's folder beside the platform's socket, with a tunnel socket per port of `tunnelPorts`. */
+export async function openChannel(platformSocket: string, workerId: string, tunnelPorts: number[] = []): Promise<WorkerChannel> {
   const workerDir = join(platformSocket, "..", "w", workerId);
   await mkdir(workerDir, { recursive: true, mode: 0o700 });
-  return { platformSocket, workerDir, lbSocket: join(workerDir, "lb.sock") };
+  const tunnels = await Promise.all(tunnelPorts.map(async (port) => ({ port, server: await listenTunnel(join(workerDir, tunnelName(port)), port) })));
+  return { platformSocket, workerDir, lbSocket: join(workerDir, "lb.sock"), tunnels };
+}
+
+/** Connections to `path` go on to the host's 127.0.0.1:`port`. */
+async function listenTunnel(path: string, port: number): Promise<Server> {
+  const server = createServer((inside) => {
+    const outside = connect(port, "127.0.0.1");
+    inside.pipe(outside).pipe(inside);
+    inside.on("error", () => outside.destroy());
+    outside.on("error", () => inside.destroy());
+  });
+  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(path, resolve));
+  return server;
+}
+
+/** The worker exited: its tunnels close and its folder goes. */
+export async function closeChannel(channel: WorkerChannel): Promise<void> {
+  for (const t of channel.tunnels) t.server.close();
+  await rm(channel.workerDir, { recursive: true, force: true });
 }
 
 
@@ -58,12 +97,17 @@ export const channelArgs = (channel: WorkerChannel): string[] => [
   "--bind", channel.workerDir, SANDBOX_WORKER_DIR,
 ];
 
-/** The runtime's variables for the channel: the socket, the relay of the platform's port, an LB worker's socket. */
-export function channelEnv(apiBase: string, lb: boolean): NodeJS.ProcessEnv {
+/**
+ * The runtime's variables for the channel: the socket, what to relay inside the namespace
+ * (`host:port=socket`, `;`-separated: the platform's port, then the tunnels) and an LB worker's socket.
+ */
+export function channelEnv(channel: WorkerChannel, apiBase: string, lb: boolean): NodeJS.ProcessEnv {
   const url = new URL(apiBase);
+  const relays = [`${url.hostname.replace(/^\[|\]$/g, "")}:${url.port}=${SANDBOX_PLATFORM_SOCKET}`];
+  for (const t of channel.tunnels) relays.push(`127.0.0.1:${t.port}=${SANDBOX_WORKER_DIR}/${tunnelName(t.port)}`);
   return {
     SVC_PLATFORM_SOCKET: SANDBOX_PLATFORM_SOCKET,
-    SVC_PLATFORM_RELAY: `${url.hostname.replace(/^\[|\]$/g, "")}:${url.port}`,
+    SVC_PLATFORM_RELAY: relays.join(";"),
     ...(lb ? { SVC_LB_SOCKET: SANDBOX_LB_SOCKET } : {}),
   };
 }

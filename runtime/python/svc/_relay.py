@@ -3,8 +3,10 @@
 A sandboxed worker reaches the platform only through the Unix socket bound into it (SVC_PLATFORM_SOCKET);
 the runtime's own requests go there directly (./_http.py). The user's code may use the platform's URL
 with clients of its own (boto3 on the volume's S3 API, urllib on PLATFORM_API_URL): this relay listens
-on that address's port inside the namespace (SVC_PLATFORM_RELAY, `host:port`) and copies each
-connection to the socket, so the same URL works in and out of the sandbox.
+on that address's port inside the namespace and copies each connection to the socket, so the same URL
+works in and out of the sandbox. Under `svc run` the dev server's port comes the same way, through a
+socket of the worker's own that the platform connects to it. SVC_PLATFORM_RELAY lists them:
+`host:port=socket`, separated by `;`.
 """
 import contextlib
 import os
@@ -18,16 +20,15 @@ _CHUNK = 256 * 1024
 
 
 def start(environ: Mapping[str, str] = os.environ) -> None:
-    relay, path = environ.get("SVC_PLATFORM_RELAY"), environ.get("SVC_PLATFORM_SOCKET")
-    if not relay or not path or path.startswith("@"):
-        return
-    host, _, port = relay.rpartition(":")
-    try:
-        listener = socket.create_server((host, int(port)), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
-    except (OSError, ValueError) as err:
-        logger.warning("the platform's URL is not relayed in this sandbox (%s): only svc's own calls reach it", err)
-        return
-    threading.Thread(target=_accept, args=(listener, path), name="svc-platform-relay", daemon=True).start()
+    for relay in filter(None, environ.get("SVC_PLATFORM_RELAY", "").split(";")):
+        address, _, path = relay.partition("=")
+        host, _, port = address.rpartition(":")
+        try:
+            listener = socket.create_server((host, int(port)), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+        except (OSError, ValueError) as err:
+            logger.warning("%s is not relayed in this sandbox (%s): only svc's own calls reach the platform", address, err)
+            continue
+        threading.Thread(target=_accept, args=(listener, path), name="svc-platform-relay", daemon=True).start()
 
 
 def _accept(listener: socket.socket, path: str) -> None:
