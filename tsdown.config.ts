@@ -1,7 +1,7 @@
 /**
  * The published build (`npm run build`, run by `npm pack`): ESM JavaScript and declarations in
  * dist/, one entry per package export plus the CLI. Run-time assets (Python runtime, templates,
- * discover.py, the GraphQL schema) ship beside dist/ and are found via core/package-root.ts.
+ * the Python helper, the GraphQL schema) ship beside dist/ and are found via core/package-root.ts.
  * docs/architecture.md ("The published build").
  */
 import { defineConfig, type UserConfig } from "tsdown";

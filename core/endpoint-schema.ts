@@ -3,7 +3,7 @@
  * list and the messages. The build checks decorator arguments with it (svc:group-endpoints, error at
  * file:line), the manifest's check takes its bounds (core/manifest.ts), the platform checks its
  * endpoint input with them (platform/graphql/inputs.ts), and the Python SDK's runtime check and
- * discovery's positional argument names (plugins/discover-python/discover.py) read
+ * discovery's positional argument names (plugins/_python/helper/schema.py) read
  * runtime/python/svc/_schema.py, generated from it by scripts/generate-endpoint-schema.ts (a test
  * keeps it up to date). docs/contracts.md section 3.
  */

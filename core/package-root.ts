@@ -1,7 +1,7 @@
 /**
  * Where svc's own files are at run time, from sources (a checkout) or from the published build
  * (dist/ bundles several modules into one chunk, so a path relative to a module file would break).
- * Assets the code loads — the Python runtime, templates, discover.py, the GraphQL schema, the bin —
+ * Assets the code loads — the Python runtime, templates, the Python helper, the GraphQL schema, the bin —
  * are found from the package root instead. See docs/architecture.md ("published build").
  */
 import { existsSync, readFileSync } from "node:fs";

@@ -7,9 +7,9 @@
 import { readFile } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import type { BuildContext, Requirement } from "../core/types.ts";
-import { DISCOVER_SCRIPT, sharedParser, type ParsedRequirement, type PythonParser } from "./discover-python/index.ts";
 import { fileIndexOf } from "./_file-index.ts";
 import { readCacheJson, writeFileAtomically } from "./_fs.ts";
+import { helperVersion, sharedParser, type ParsedRequirement, type PythonParser } from "./_python/index.ts";
 
 /** PEP 503 normalisation: `Foo_Bar.baz` → `foo-bar-baz`. */
 export function normalizeName(name: string): string {
@@ -18,7 +18,7 @@ export function normalizeName(name: string): string {
 
 /**
  * Requirement lines read by pip's own `packaging` (vendored in every pip) in the discovery helper
- * svc already runs (plugins/discover-python/discover.py), in order; undefined for a line that names
+ * svc already runs (plugins/_python/helper/requirements.py), in order; undefined for a line that names
  * no project.
  */
 export async function parseRequirements(lines: readonly string[], parser: PythonParser = sharedParser()): Promise<Array<ParsedRequirement | undefined>> {
@@ -38,13 +38,13 @@ export const REQUIREMENTS_CACHE_FILE = "cache/requirements.json";
 
 /**
  * Runs `work` with the lines earlier builds of this app read (`.svc/cache/requirements.json`, kept
- * per interpreter and discover.py version) known, and records the lines it read: a build whose
+ * per interpreter and helper version) known, and records the lines it read: a build whose
  * requirements did not change starts no Python process for them, as discovery's cache does. The
  * helper's hash comes from the run's file index, which discovery has already asked for it.
  */
 export async function withRequirementsCache<T>(ctx: BuildContext, work: () => Promise<T>, parser: PythonParser = sharedParser()): Promise<T> {
   const file = join(ctx.outDir, REQUIREMENTS_CACHE_FILE);
-  const version = `${parser.python}\0${(await (await fileIndexOf(ctx)).digest(DISCOVER_SCRIPT)).sha256}`;
+  const version = `${parser.python}\0${await helperVersion(await fileIndexOf(ctx))}`;
   const cached = readCacheJson<{ version: string; lines: Record<string, ParsedRequirement | null> }>(file);
   if (cached?.version === version && cached.lines) for (const [line, parsed] of Object.entries(cached.lines)) known.set(`${parser.python}\0${line}`, parsed);
   const before = known.size;

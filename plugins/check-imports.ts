@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { errors, type SvcError } from "../core/errors.ts";
 import type { BuildContext, EndpointSpec, PythonImport, SvcPlugin } from "../core/types.ts";
 import { HOOK_ORDER } from "../core/pipeline.ts";
-import { modulePath, sharedParser, stdlibWithCache, type PythonParser } from "./discover-python/index.ts";
+import { modulePath, sharedParser, stdlibWithCache, type PythonParser } from "./_python/index.ts";
 import { IMAGE_PACKAGES, imageKindOf } from "../core/images.ts";
 import { describeReason } from "./exclude-preinstalled.ts";
 

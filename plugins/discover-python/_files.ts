@@ -125,10 +125,3 @@ export async function listSourceFiles(root: string, extraIgnores: readonly strin
 }
 
 export const compareCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
-/** `a/b.py` → `a.b`, `a/__init__.py` → `a`. */
-export function modulePath(file: string): string {
-  const parts = file.replace(/\.py$/, "").split("/");
-  if (parts.length > 1 && parts[parts.length - 1] === "__init__") parts.pop();
-  return parts.join(".");
-}

@@ -1,21 +1,18 @@
 /**
  * svc:discover-python — finds the app's files (ctx.sourceFiles, folders unchanged since the last run
  * not read again: _listing-cache.ts) and the `@Endpoint(...)` functions
- * in its Python files, with Python's own parser in a helper process (never regexes, never importing
+ * in its Python files, with Python's own parser in the helper process (plugins/_python/) (never regexes, never importing
  * user code).
  */
 import { join } from "node:path";
 import { errors, SvcError } from "../../core/errors.ts";
 import type { BuildContext, DiscoveredFunction, SourceLocation, SvcPlugin } from "../../core/types.ts";
-import { parseWithCache } from "./_analysis-cache.ts";
-import { compareCodeUnits, modulePath } from "./_files.ts";
+import { modulePath, parseWithCache, sharedParser, type FileAnalysis, type PythonParser, type RawProblem } from "../_python/index.ts";
+import { compareCodeUnits } from "./_files.ts";
 import { LISTING_CACHE_FILE, listSourceFilesWithCache } from "./_listing-cache.ts";
-import { sharedParser, type FileAnalysis, type PythonParser, type RawProblem } from "./_parser.ts";
 
-export { PythonParser, sharedParser, pythonInterpreter, DISCOVER_SCRIPT, type FileAnalysis, type ParsedRequirement } from "./_parser.ts";
-export { stdlibWithCache } from "./_analysis-cache.ts";
 export { LISTING_CACHE_FILE, listSourceFilesWithCache } from "./_listing-cache.ts";
-export { BUILTIN_IGNORES, IGNORE_FILES, createIgnore, isSourceFile, listSourceFiles, modulePath } from "./_files.ts";
+export { BUILTIN_IGNORES, IGNORE_FILES, createIgnore, isSourceFile, listSourceFiles } from "./_files.ts";
 
 export const PLUGIN_NAME = "svc:discover-python";
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { ENDPOINT_ARGUMENTS, ENDPOINT_LIMITS, EndpointArgumentError, GPU_GROUPS, normaliseEndpointArguments, SCALER_TYPES } from "../../core/endpoint-schema.ts";
 import { manifestEndpointSchema } from "../../core/manifest.ts";
-import { PythonParser } from "../../plugins/discover-python/index.ts";
+import { PythonParser } from "../../plugins/_python/index.ts";
 import type { StaticValue } from "../../core/types.ts";
 import { endpointInputSchema } from "../../platform/graphql/inputs.ts";
 import { PYTHON_SCHEMA_FILE, renderPythonSchema } from "../../scripts/generate-endpoint-schema.ts";
@@ -110,7 +110,7 @@ print(json.dumps(out))`;
     }
   });
 
-  it("discovery (discover.py) names positional arguments from it: every ENDPOINT_ARGUMENTS entry, in order, and no more", async () => {
+  it("discovery (the Python helper) names positional arguments from it: every ENDPOINT_ARGUMENTS entry, in order, and no more", async () => {
     const values = ['"w"', "None", '"cpu3c-2-4"', "None", "(0, 1)", "5", '"QUEUE_DELAY"', "4", "600", "{}", "[]", "True", '"weights"'];
     expect(values).toHaveLength(ENDPOINT_ARGUMENTS.length);
     const file = (args: string[]) => ({ path: "app.py", source: Buffer.from(`from svc import Endpoint\n\n@Endpoint(${args.join(", ")})\ndef f():\n    return 1\n`) });

@@ -83,7 +83,8 @@ describe("the packed tarball", () => {
       "dist/cli.mjs",
       "bin/svc.mjs",
       "runtime/python/svc/__init__.py",
-      "plugins/discover-python/discover.py",
+      "plugins/_python/helper/__main__.py",
+      "plugins/_python/helper/requirements.py",
       "platform/graphql/schema.graphql",
       "templates/init/svc.config.ts",
     ]) {

@@ -12,7 +12,7 @@ import { resolveConfig } from "../../core/config.ts";
 import { Pipeline } from "../../core/pipeline.ts";
 import type { BuildOptions, SvcConfig } from "../../core/types.ts";
 import { checkImports } from "../../plugins/check-imports.ts";
-import { PythonParser } from "../../plugins/discover-python/index.ts";
+import { PythonParser } from "../../plugins/_python/index.ts";
 import { excludePreinstalled } from "../../plugins/exclude-preinstalled.ts";
 import { pipInstall } from "../../plugins/pip-install.ts";
 import { resolveDeps } from "../../plugins/resolve-deps.ts";

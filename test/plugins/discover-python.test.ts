@@ -7,15 +7,8 @@ import { createContext, defaultBuildOptions } from "../../core/build.ts";
 import { resolveConfig } from "../../core/config.ts";
 import { createLogger } from "../../core/logger.ts";
 import { Pipeline } from "../../core/pipeline.ts";
-import {
-  DISCOVER_SCRIPT,
-  PythonParser,
-  discoverPython,
-  listSourceFiles,
-  modulePath,
-  pythonInterpreter,
-  type FileAnalysis,
-} from "../../plugins/discover-python/index.ts";
+import { HELPER_DIR, PythonParser, modulePath, pythonInterpreter, type FileAnalysis } from "../../plugins/_python/index.ts";
+import { discoverPython, listSourceFiles } from "../../plugins/discover-python/index.ts";
 import { FIXTURES, caught } from "./_front-half.ts";
 
 const parser = new PythonParser();
@@ -335,7 +328,7 @@ describe("PythonParser", () => {
 
   it("also works as a one-shot JSON filter on stdin", () => {
     const source = Buffer.from('from svc import Endpoint\n@Endpoint(name="one")\ndef one(): pass\n').toString("base64");
-    const run = spawnSync(pythonInterpreter(), [DISCOVER_SCRIPT], { input: JSON.stringify({ files: [{ path: "one.py", source }] }), encoding: "utf8" });
+    const run = spawnSync(pythonInterpreter(), [HELPER_DIR], { input: JSON.stringify({ files: [{ path: "one.py", source }] }), encoding: "utf8" });
     expect(JSON.parse(run.stdout).results[0].functions[0]).toMatchObject({ name: "one", line: 3, declaration: { line: 2, args: { name: "one" } } });
   });
 

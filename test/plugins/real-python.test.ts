@@ -13,8 +13,8 @@ import { createContext, defaultBuildOptions } from "../../core/build.ts";
 import { resolveConfig } from "../../core/config.ts";
 import { createLogger } from "../../core/logger.ts";
 import { Pipeline } from "../../core/pipeline.ts";
-import { PythonParser, discoverPython } from "../../plugins/discover-python/index.ts";
-import { startablePython } from "../../plugins/_real-python.ts";
+import { PythonParser, startablePython } from "../../plugins/_python/index.ts";
+import { discoverPython } from "../../plugins/discover-python/index.ts";
 
 const REAL_PYTHON = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim();
 const saved = { PATH: process.env.PATH, SVC_PYTHON: process.env.SVC_PYTHON, PYENV_DIR: process.env.PYENV_DIR };

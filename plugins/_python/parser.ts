@@ -1,22 +1,16 @@
 /**
- * PythonParser: a long-lived `discover.py --serve` helper process (the interpreter's own `ast`
- * module), one JSON request per line. The results are cached per file content in a module-level
+ * PythonParser: a long-lived `python3 helper --serve` process (helper/: the interpreter's own `ast`
+ * module and pip's `packaging`), one JSON request per line. The results are cached per file content in a module-level
  * map, so an unchanged file is never parsed twice within one process (the dev server re-parses only
  * what changed). The process is unref'd while idle: it never keeps Node alive on its own.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createInterface } from "node:readline";
-import { packagePath } from "../../core/package-root.ts";
 import { errors } from "../../core/errors.ts";
 import type { FunctionParam, HttpMethod, PythonImport, PythonTypeDef, StaticValue } from "../../core/types.ts";
-import { pythonInterpreter } from "../_python.ts";
-
-export const DISCOVER_SCRIPT = packagePath("plugins", "discover-python", "discover.py");
-/** The Endpoint argument names discover.py reads (generated from core/endpoint-schema.ts). */
-export const ENDPOINT_SCHEMA_PY = packagePath("runtime", "python", "svc", "_schema.py");
-
-export { pythonInterpreter };
+import { HELPER_DIR } from "./helper-files.ts";
+import { pythonInterpreter } from "./interpreter.ts";
 
 export interface RawDeclaration {
   line: number;
@@ -68,7 +62,7 @@ export interface StdlibModules {
   modules: string[];
 }
 
-/** One requirement line as pip's vendored `packaging` reads it (discover.py's parse_requirement). */
+/** One requirement line as pip's vendored `packaging` reads it (helper/requirements.py). */
 export interface ParsedRequirement {
   /** PEP 503 name: `Foo_Bar` → `foo-bar`. */
   name: string;
@@ -114,7 +108,7 @@ export class PythonParser {
     this.command = this.python;
   }
 
-  /** Starts the next helper with `command`, the same interpreter as `python` without its shim (plugins/_real-python.ts). */
+  /** Starts the next helper with `command`, the same interpreter as `python` without its shim (real-python.ts). */
   startWith(command: string): void {
     this.command = command;
   }
@@ -177,7 +171,7 @@ export class PythonParser {
 
   private start(): ChildProcessWithoutNullStreams {
     if (this.child) return this.child;
-    const child = spawn(this.command, ["-u", DISCOVER_SCRIPT, "--serve"], {
+    const child = spawn(this.command, ["-u", HELPER_DIR, "--serve"], {
       stdio: ["pipe", "pipe", "pipe"],
       env: { ...process.env, PYTHONDONTWRITEBYTECODE: "1", PYTHONIOENCODING: "utf-8" },
     });

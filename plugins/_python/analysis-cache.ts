@@ -2,7 +2,7 @@
  * Discovery results kept between runs: `.svc/cache/discover.json` maps a Python file's content hash
  * (from the run's file index, so an unchanged file is not even read) to what the parser found in
  * it: on a rebuild with nothing changed, discovery starts no Python process. The cache belongs to one parser
- * version: its key holds the interpreter and the hashes of discover.py and the _schema.py it reads, so a changed helper or another
+ * version: its key holds the interpreter and the hashes of the helper's files and the _schema.py it reads, so a changed helper or another
  * interpreter starts a fresh cache. The interpreter's stdlib list is kept beside the analyses
  * (stdlibWithCache), for the same reason.
  */
@@ -12,11 +12,12 @@ import type { BuildContext } from "../../core/types.ts";
 import { fileIndexOf } from "../_file-index.ts";
 import { readCacheJson, writeFileAtomically } from "../_fs.ts";
 import { mapLimit } from "../../core/map-limit.ts";
-import { rememberPython, startablePython } from "../_real-python.ts";
-import { contentHash, DISCOVER_SCRIPT, ENDPOINT_SCHEMA_PY, type FileAnalysis, type PythonParser, type StdlibModules } from "./_parser.ts";
+import { ENDPOINT_SCHEMA_PY, helperVersion } from "./helper-files.ts";
+import { contentHash, type FileAnalysis, type PythonParser, type StdlibModules } from "./parser.ts";
+import { rememberPython, startablePython } from "./real-python.ts";
 
 export const ANALYSIS_CACHE_FILE = "cache/discover.json";
-/** Bump when the shape of a cached analysis changes without discover.py changing. */
+/** Bump when the shape of a cached analysis changes without the helper changing. */
 const CACHE_VERSION = 1;
 const READ_CONCURRENCY = 16;
 
@@ -34,8 +35,8 @@ function readCache(file: string, key: string): CacheFile {
 
 async function cacheKey(ctx: BuildContext, parser: PythonParser): Promise<string> {
   const index = await fileIndexOf(ctx);
-  const [script, schema] = await Promise.all([index.digest(DISCOVER_SCRIPT), index.digest(ENDPOINT_SCHEMA_PY)]);
-  return `v${CACHE_VERSION}\0${parser.python}\0${script.sha256}\0${schema.sha256}`;
+  const [helper, schema] = await Promise.all([helperVersion(index), index.digest(ENDPOINT_SCHEMA_PY)]);
+  return `v${CACHE_VERSION}\0${parser.python}\0${helper}\0${schema.sha256}`;
 }
 
 /** Runs `ask` (a request to the helper) with the real interpreter behind a shim, learnt on the first run (docs/manifest.md). */

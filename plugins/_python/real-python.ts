@@ -3,12 +3,12 @@
  * Python to run on every start, 0.1–0.2 s each time. The discovery helper reports the interpreter it
  * really is (`sys.executable`); svc keeps that in `.svc/cache/python.json`, keyed by everything the
  * shim's choice depends on, and later builds start it directly. `SVC_PYTHON` is always started as
- * given (plugins/_python.ts). docs/manifest.md, "Python interpreter".
+ * given (interpreter.ts). docs/manifest.md, "Python interpreter".
  */
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
-import { readCacheJson, writeFileAtomically } from "./_fs.ts";
+import { readCacheJson, writeFileAtomically } from "../_fs.ts";
 
 export const PYTHON_CACHE_FILE = "cache/python.json";
 const DEFAULT_PYTHON = "python3";
