@@ -2,7 +2,9 @@
  * The one error catalogue (in the style of rollup's logs.ts): every error svc raises on purpose is
  * made here, with a stable code, a message that says what to do, and the place it applies to.
  */
+import { firstStackFrame, mappedStack } from "./_stack.ts";
 import type { SourceLocation } from "./endpoint-types.ts";
+import { formatBytes } from "./format-bytes.ts";
 
 export class SvcError extends Error {
   readonly code: ErrorCode;
@@ -390,36 +392,4 @@ function sizeRemedy({ packages, appFiles }: { packages: string[]; appFiles: stri
 /** A size over `limit`, in bytes as well when rounding would show both as the same figure. */
 function overBytes(size: number, limit: number): string {
   return formatBytes(size) === formatBytes(limit) ? `${formatBytes(size)} (${size} bytes, limit ${limit})` : formatBytes(size);
-}
-
-/**
- * The error's stack, formatted with source maps on (V8 formats a stack when it is first read): the
- * config loader keeps svc.config.ts's map, so frames in it name the user's file and line.
- */
-function mappedStack(error: unknown): string | undefined {
-  if (!(error instanceof Error)) return undefined;
-  const mapped = process.sourceMapsEnabled;
-  process.setSourceMapsEnabled(true);
-  try {
-    return error.stack;
-  } finally {
-    process.setSourceMapsEnabled(mapped);
-  }
-}
-
-/** `file:line:column` of a stack's first frame, without node: internals. */
-function firstStackFrame(stack: string): string | undefined {
-  const frame = stack.split("\n").find((line) => /^\s+at /.test(line) && !line.includes("node:"));
-  return frame?.trim().replace(/^at (?:.*? \()?(.*?)\)?$/, "$1").replace(/^file:\/\//, "");
-}
-
-export function formatBytes(bytes: number): string {
-  const units = ["B", "KB", "MB", "GB"];
-  let value = bytes;
-  let unit = 0;
-  while (value >= 1000 && unit < units.length - 1) {
-    value /= 1000;
-    unit++;
-  }
-  return `${unit === 0 ? value : value.toFixed(1)} ${units[unit]}`;
 }

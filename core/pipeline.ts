@@ -5,7 +5,8 @@
  * (docs/plugins.md).
  */
 import { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
-import { errors, formatBytes, fromPlugin } from "./errors.ts";
+import { errors, fromPlugin } from "./errors.ts";
+import { formatBytes } from "./format-bytes.ts";
 import type { Manifest } from "./manifest.ts";
 import type { Artifact, BuildContext, DeployedEndpoint, DiscoveredFunction, EndpointSpec, PipelineHooks, Pipeline as PipelineShape, Requirement, StageName, SvcPlugin } from "./types.ts";
 

@@ -5,7 +5,7 @@
  * starts, the step's own lines (`line`: a file transferred), and no control codes, so logs stay
  * short and readable.
  */
-import { formatBytes } from "./errors.ts";
+import { formatBytes } from "./format-bytes.ts";
 
 export interface Progress {
   /** `bytes` more are done. */

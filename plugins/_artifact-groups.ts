@@ -3,7 +3,7 @@
  * one group per installed package under `site-packages/` (its folder, `.libs` and `.dist-info`
  * together). Shared by svc:size-guard and svc:analyze.
  */
-import { formatBytes } from "../core/errors.ts";
+import { formatBytes } from "../core/format-bytes.ts";
 import type { ArtifactEntry } from "../core/types.ts";
 import { normalizeName } from "./_requirements.ts";
 

@@ -1,7 +1,7 @@
 /** `svc build`: the build pipeline up to the artifact (spec 4.4), with a summary or a JSON result. */
 import { relative } from "node:path";
 import type { CAC } from "cac";
-import { formatBytes } from "../../core/errors.ts";
+import { formatBytes } from "../../core/format-bytes.ts";
 import type { BuildContext } from "../../core/types.ts";
 import { runBuild } from "../../plugins/index.ts";
 import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, wholeWait, type CommonFlags } from "../_shared.ts";

@@ -6,7 +6,8 @@
 import type { CAC } from "cac";
 import { DeleteObjectsCommand } from "@aws-sdk/client-s3";
 import type { PlatformClient, PlatformVolume } from "../../core/client/index.ts";
-import { errors, formatBytes, isSvcError } from "../../core/errors.ts";
+import { errors, isSvcError } from "../../core/errors.ts";
+import { formatBytes } from "../../core/format-bytes.ts";
 import { createLogger, type Logger } from "../../core/logger.ts";
 import { confirm, connect, printTable, type PlatformFlags } from "../_platform.ts";
 import { printJson, projectRoot } from "../_shared.ts";

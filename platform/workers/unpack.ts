@@ -13,7 +13,8 @@ import { dirname, join, posix, sep } from "node:path";
 import { once } from "node:events";
 import { pipeline } from "node:stream";
 import { createGunzip } from "node:zlib";
-import { errors, formatBytes, isSvcError, SvcError } from "../../core/errors.ts";
+import { errors, isSvcError, SvcError } from "../../core/errors.ts";
+import { formatBytes } from "../../core/format-bytes.ts";
 import { DEFAULT_MAX_ARTIFACT_BYTES } from "../../core/config.ts";
 import { sharedAttempt } from "./_shared-attempt.ts";
 

@@ -4,7 +4,7 @@
  * generated files: docs/contracts.md section 1), its compressed and unpacked sizes against the
  * limit, and the ten largest packages.
  */
-import { formatBytes } from "../../core/errors.ts";
+import { formatBytes } from "../../core/format-bytes.ts";
 import type { Artifact } from "../../core/types.ts";
 import { groupKey } from "../_artifact-groups.ts";
 

@@ -5,7 +5,7 @@
  * group's root; a header with the compressed and unpacked totals against the limit and the ten
  * largest packages; a legend. Every rectangle has its size on its label and in its tooltip.
  */
-import { formatBytes } from "../../core/errors.ts";
+import { formatBytes } from "../../core/format-bytes.ts";
 import type { AnalysisSummary, ColourGroup } from "./_summary.ts";
 
 interface Rect {
