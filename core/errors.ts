@@ -69,14 +69,24 @@ export function fromPlugin(error: unknown, plugin: string, hook: string): unknow
 
 export type ErrorCode = keyof typeof errors;
 
+/** The docs sections remedies point to, each written once. */
+const DOCS = {
+  endpointSignature: "docs/contracts.md section 3",
+  limits: 'docs/platform.md, "Limits"',
+  replacingBuiltin: 'docs/plugins.md, "Replacing a built-in"',
+};
+
 const AUTH_REMEDY = "Check that PLATFORM_API_KEY is set correctly, in .env or exported in your shell.";
 /** Remedies of a NOT_FOUND app or environment (the name is a deploy's --app / --env, or the folder name). */
 export const APPS_REMEDY = "`svc app list` shows the apps on this platform; `svc deploy` creates the app.";
 export const ENVIRONMENTS_REMEDY = "`svc env list` shows the app's environments; pass one with --env <name>.";
 
-/** Builders, one per code. Keep them sorted by area. */
+/**
+ * Builders, one per code: by area, in the order a user meets them (config, build, deploy, platform,
+ * dev server, command line), and alphabetical inside an area. A heading names the area's docs page.
+ */
 export const errors = {
-  // config
+  // config and plugins (docs/plugins.md)
   CONFIG_INVALID: (issues: string, file?: string) =>
     new SvcError("CONFIG_INVALID", `Invalid svc config${file ? ` in ${file}` : ""}: ${issues}`, {
       remedy: "Fix the field named above; see defineConfig's types for the allowed shape.",
@@ -85,18 +95,6 @@ export const errors = {
     new SvcError("CONFIG_LOAD_FAILED", `Could not load ${file}: ${String((cause as Error)?.message ?? cause)}`, {
       remedy: "Make sure the config file compiles and exports a config (export default defineConfig({...})).",
       cause,
-    }),
-  PLUGIN_NOT_FOUND: (name: string, root: string) =>
-    new SvcError("PLUGIN_NOT_FOUND", `Plugin package "${name}" was not found from ${root}.`, {
-      remedy: `Install it in the app (npm install -D ${name}) or remove it from plugins in svc.config.ts.`,
-    }),
-  PLUGIN_INVALID: (name: string, why: string) =>
-    new SvcError("PLUGIN_INVALID", `Plugin "${name}" is not a valid svc plugin: ${why}.`, {
-      remedy: "A plugin is an object { name, apply(pipeline) }, or a package whose default export makes one.",
-    }),
-  PLUGIN_HOOK_NOT_PROMISE: (plugin: string, hook: string) =>
-    new SvcError("PLUGIN_HOOK_NOT_PROMISE", `Plugin "${plugin}" tapped hook "${hook}" with tapPromise but its callback did not return a promise.`, {
-      remedy: "Make the callback async (or return a Promise), or use tap() for synchronous work.",
     }),
   PLUGIN_ERROR: (plugin: string, hook: string, cause: unknown) => {
     const thrown = cause as { message?: unknown; code?: unknown; stack?: unknown } | undefined;
@@ -109,9 +107,17 @@ export const errors = {
       plugin: { name: plugin, hook, code },
     });
   },
-  STAGE_UNFILLED: (stage: string, produces: string, disabled: string[], file?: string) =>
-    new SvcError("STAGE_UNFILLED", `No plugin taps the "${stage}" stage, which produces ${produces}${disabled.length ? `: disablePlugins${file ? ` in ${file}` : ""} removes ${disabled.map((n) => `"${n}"`).join(", ")}` : ""}.`, {
-      remedy: `Remove the stage's built-in from disablePlugins, or add a plugin that taps "${stage}" in its place (docs/plugins.md, "Replacing a built-in").`,
+  PLUGIN_HOOK_NOT_PROMISE: (plugin: string, hook: string) =>
+    new SvcError("PLUGIN_HOOK_NOT_PROMISE", `Plugin "${plugin}" tapped hook "${hook}" with tapPromise but its callback did not return a promise.`, {
+      remedy: "Make the callback async (or return a Promise), or use tap() for synchronous work.",
+    }),
+  PLUGIN_INVALID: (name: string, why: string) =>
+    new SvcError("PLUGIN_INVALID", `Plugin "${name}" is not a valid svc plugin: ${why}.`, {
+      remedy: "A plugin is an object { name, apply(pipeline) }, or a package whose default export makes one.",
+    }),
+  PLUGIN_NOT_FOUND: (name: string, root: string) =>
+    new SvcError("PLUGIN_NOT_FOUND", `Plugin package "${name}" was not found from ${root}.`, {
+      remedy: `Install it in the app (npm install -D ${name}) or remove it from plugins in svc.config.ts.`,
     }),
   /** A plugin's verdict, not a crash: it threw an error with its own `code` and `remedy` (docs/plugins.md, "Errors"). */
   PLUGIN_REFUSED: (plugin: string, hook: string, verdict: PluginVerdict) =>
@@ -125,26 +131,12 @@ export const errors = {
     new SvcError("PROJECT_NOT_FOUND", `Project folder ${root} does not exist or is not a folder.`, {
       remedy: "Run svc from the project folder or pass --root <folder>; `svc init` creates a project.",
     }),
+  STAGE_UNFILLED: (stage: string, produces: string, disabled: string[], file?: string) =>
+    new SvcError("STAGE_UNFILLED", `No plugin taps the "${stage}" stage, which produces ${produces}${disabled.length ? `: disablePlugins${file ? ` in ${file}` : ""} removes ${disabled.map((n) => `"${n}"`).join(", ")}` : ""}.`, {
+      remedy: `Remove the stage's built-in from disablePlugins, or add a plugin that taps "${stage}" in its place (${DOCS.replacingBuiltin}).`,
+    }),
 
-  // discovery and grouping
-  NO_ENDPOINTS: () =>
-    new SvcError("NO_ENDPOINTS", "No functions decorated with @Endpoint(...) were found.", {
-      remedy:
-        "Decorate functions with @Endpoint(name=...) from `svc` using correct syntax, and make sure their Python files are not excluded by .gitignore or .svcignore.",
-    }),
-  PYTHON_SYNTAX: (loc: SourceLocation, message: string) =>
-    new SvcError("PYTHON_SYNTAX", `Python syntax error: ${message}`, { loc, remedy: "Fix the syntax error; svc parses every app file." }),
-  PYTHON_NOT_FOUND: (python: string) =>
-    new SvcError("PYTHON_NOT_FOUND", `Python interpreter "${python}" was not found.`, {
-      remedy: "Install Python 3.9+ or point SVC_PYTHON at an interpreter.",
-    }),
-  NON_STATIC_ARGUMENT: (loc: SourceLocation, argument: string, source: string) =>
-    new SvcError("NON_STATIC_ARGUMENT", `Argument "${argument}" of Endpoint(...) is not a static value: ${source}`, {
-      loc,
-      remedy: "Use literals, module-level constants or GpuGroup members in Endpoint(...): svc reads them without running your code.",
-    }),
-  ENDPOINT_ARGUMENT_INVALID: (loc: SourceLocation, message: string) =>
-    new SvcError("ENDPOINT_ARGUMENT_INVALID", `Invalid Endpoint(...) argument: ${message}`, { loc, remedy: "See the Endpoint signature in docs/contracts.md section 3." }),
+  // discovery and grouping (docs/contracts.md section 3)
   DUPLICATE_ENDPOINT: (name: string, first: SourceLocation, second: SourceLocation) =>
     new SvcError("DUPLICATE_ENDPOINT", `Endpoint "${name}" is defined twice: ${first.file}:${first.line} and ${second.file}:${second.line}.`, {
       loc: second,
@@ -160,30 +152,39 @@ export const errors = {
       loc,
       remedy: "Each METHOD + path may appear once per endpoint.",
     }),
-  RESERVED_ROUTE: (endpoint: string, path: string, loc: SourceLocation) =>
-    new SvcError("RESERVED_ROUTE", `Route path ${path} on endpoint "${endpoint}" is reserved by the platform.`, {
-      loc,
-      remedy: "Choose another path: /ping and /execute are used by the worker runtime.",
-    }),
+  ENDPOINT_ARGUMENT_INVALID: (loc: SourceLocation, message: string) =>
+    new SvcError("ENDPOINT_ARGUMENT_INVALID", `Invalid Endpoint(...) argument: ${message}`, { loc, remedy: `See the Endpoint signature in ${DOCS.endpointSignature}.` }),
   MIXED_ENDPOINT_KINDS: (name: string, loc: SourceLocation) =>
     new SvcError("MIXED_ENDPOINT_KINDS", `Endpoint "${name}" mixes a queue-based function with load-balanced routes.`, {
       loc,
       remedy: "Use @Endpoint(...) on one function for a queue endpoint, or api = Endpoint(...) with @api.get/post routes.",
     }),
-
-  /** `fix`: what else would make it importable, true for the case ("add numpy to requirements.txt", "remove numpy from --exclude"). */
-  IMPORT_NOT_IN_IMAGE: (loc: SourceLocation, pkg: string, fix: string, endpoints: string[], why: string) =>
-    new SvcError(
-      "IMPORT_NOT_IN_IMAGE",
-      `Module-level import of "${pkg}", which endpoint${endpoints.length > 1 ? "s" : ""} ${endpoints.map((e) => `"${e}"`).join(", ")} will not find when deployed: ${why}.`,
-      { loc, remedy: `Import packages inside the endpoint function body, not at file top, or ${fix}.` },
-    ),
+  NON_STATIC_ARGUMENT: (loc: SourceLocation, argument: string, source: string) =>
+    new SvcError("NON_STATIC_ARGUMENT", `Argument "${argument}" of Endpoint(...) is not a static value: ${source}`, {
+      loc,
+      remedy: "Use literals, module-level constants or GpuGroup members in Endpoint(...): svc reads them without running your code.",
+    }),
+  NO_ENDPOINTS: () =>
+    new SvcError("NO_ENDPOINTS", "No functions decorated with @Endpoint(...) were found.", {
+      remedy:
+        "Decorate functions with @Endpoint(name=...) from `svc` using correct syntax, and make sure their Python files are not excluded by .gitignore or .svcignore.",
+    }),
+  PYTHON_NOT_FOUND: (python: string) =>
+    new SvcError("PYTHON_NOT_FOUND", `Python interpreter "${python}" was not found.`, {
+      remedy: "Install Python 3.9+ or point SVC_PYTHON at an interpreter.",
+    }),
+  PYTHON_SYNTAX: (loc: SourceLocation, message: string) =>
+    new SvcError("PYTHON_SYNTAX", `Python syntax error: ${message}`, { loc, remedy: "Fix the syntax error; svc parses every app file." }),
+  RESERVED_ROUTE: (endpoint: string, path: string, loc: SourceLocation) =>
+    new SvcError("RESERVED_ROUTE", `Route path ${path} on endpoint "${endpoint}" is reserved by the platform.`, {
+      loc,
+      remedy: "Choose another path: /ping and /execute are used by the worker runtime.",
+    }),
 
   // dependencies and packing
-  PIP_FAILED: (output: string) =>
-    new SvcError("PIP_FAILED", `pip could not install the requirements:\n${output}`, {
-      remedy:
-        "Check the package names and versions. Dependencies are installed for Linux x86_64 as binary wheels only; pick a version that has a manylinux wheel, or exclude the package with --exclude.",
+  ARTIFACT_SOURCE_CHANGED: (file: string, read: number, expected: number) =>
+    new SvcError("ARTIFACT_SOURCE_CHANGED", `${file} changed while it was being packed (${read} bytes read, ${expected} expected).`, {
+      remedy: "Build again once nothing writes to the app folder (or leave that file out with .svcignore).",
     }),
   /** `which` size broke the limit: the .tar.gz file (artifact size) or the tree it unpacks to (deployment size); spec 8. */
   ARTIFACT_TOO_LARGE: (which: "compressed" | "unpacked", sizes: { compressed: number; unpacked: number }, limit: number, biggest: string, big: { packages: string[]; appFiles: string[] }) =>
@@ -196,30 +197,57 @@ export const errors = {
       }\nBiggest entries, unpacked:\n${biggest}`,
       { remedy: sizeRemedy(big) },
     ),
-  ARTIFACT_SOURCE_CHANGED: (file: string, read: number, expected: number) =>
-    new SvcError("ARTIFACT_SOURCE_CHANGED", `${file} changed while it was being packed (${read} bytes read, ${expected} expected).`, {
-      remedy: "Build again once nothing writes to the app folder (or leave that file out with .svcignore).",
+  /** `fix`: what else would make it importable, true for the case ("add numpy to requirements.txt", "remove numpy from --exclude"). */
+  IMPORT_NOT_IN_IMAGE: (loc: SourceLocation, pkg: string, fix: string, endpoints: string[], why: string) =>
+    new SvcError(
+      "IMPORT_NOT_IN_IMAGE",
+      `Module-level import of "${pkg}", which endpoint${endpoints.length > 1 ? "s" : ""} ${endpoints.map((e) => `"${e}"`).join(", ")} will not find when deployed: ${why}.`,
+      { loc, remedy: `Import packages inside the endpoint function body, not at file top, or ${fix}.` },
+    ),
+  PIP_FAILED: (output: string) =>
+    new SvcError("PIP_FAILED", `pip could not install the requirements:\n${output}`, {
+      remedy:
+        "Check the package names and versions. Dependencies are installed for Linux x86_64 as binary wheels only; pick a version that has a manylinux wheel, or exclude the package with --exclude.",
     }),
-  ARTIFACT_UNSAFE: (entry: string, why: string) =>
-    new SvcError("ARTIFACT_UNSAFE", `Refusing to unpack artifact entry "${entry}": ${why}.`, {
-      remedy: "Rebuild the artifact with `svc build`; artifacts may not contain absolute paths, '..' or links leaving the folder.",
-    }),
+
+  // the project's build and manifest (docs/manifest.md)
+  BUILD_MISSING: (root: string) =>
+    new SvcError("BUILD_MISSING", `No build found in ${root}/.svc.`, { remedy: "Run `svc build` first." }),
+  INIT_WOULD_OVERWRITE: (files: string[]) =>
+    new SvcError("INIT_WOULD_OVERWRITE", `svc init would overwrite: ${files.join(", ")}.`, { remedy: "Use --force to overwrite, or init into an empty folder." }),
   MANIFEST_INVALID: (issues: string, file?: string) =>
     new SvcError("MANIFEST_INVALID", `Invalid manifest${file ? ` ${file}` : ""}: ${issues}`, { remedy: "Rebuild with `svc build`." }),
   NOT_DEPLOYED: (file: string) =>
     new SvcError("NOT_DEPLOYED", `${file} is missing or has no endpoint URLs: the app has not been deployed from this folder.`, {
       remedy: "Run `svc deploy` first; it records the endpoints' URLs in the manifest.",
     }),
-  BUILD_MISSING: (root: string) =>
-    new SvcError("BUILD_MISSING", `No build found in ${root}/.svc.`, { remedy: "Run `svc build` first." }),
-  INIT_WOULD_OVERWRITE: (files: string[]) =>
-    new SvcError("INIT_WOULD_OVERWRITE", `svc init would overwrite: ${files.join(", ")}.`, { remedy: "Use --force to overwrite, or init into an empty folder." }),
 
-  // platform client
+  // platform client (docs/deploy.md)
   /** `hint`: where the key came from and what else would work (the embedded platform's own key). */
   AUTH_FAILED: (url: string, hint?: string) =>
     new SvcError("AUTH_FAILED", `The platform at ${url} refused the API key${hint ? ` ${hint}` : ""}.`, { remedy: AUTH_REMEDY, status: 401 }),
   AUTH_MISSING: () => new SvcError("AUTH_MISSING", "PLATFORM_API_KEY is not set.", { remedy: AUTH_REMEDY, status: 401 }),
+  ENVIRONMENT_AMBIGUOUS: (app: string, names: string[]) =>
+    new SvcError("ENVIRONMENT_AMBIGUOUS", `App "${app}" has several environments (${names.join(", ")}) and no --env was given.`, {
+      remedy: "Choose one with --env <name>.",
+    }),
+  ENVIRONMENT_NAME_INVALID: (name: string, max: number) =>
+    new SvcError("ENVIRONMENT_NAME_INVALID", `--env ${JSON.stringify(name)} is not an environment name the platform accepts: letters, digits, '.', '-' and '_', starting with a letter or digit, at most ${max} characters.`, {
+      remedy: `Pick a name such as ${JSON.stringify(name.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[^A-Za-z0-9]+|-+$/g, "").slice(0, max) || "staging")}; \`svc env list\` shows the app's environments.`,
+    }),
+  JOB_WAIT_FAILED: (endpoint: string, jobId: string, cause: unknown) =>
+    new SvcError("JOB_WAIT_FAILED", `Lost contact while waiting on job ${jobId} of endpoint ${endpoint}: ${String((cause as Error)?.message ?? cause)}`, {
+      remedy: `The job may still be running: ask for its status (GET <endpoint url>/status/${jobId}) once the platform answers again.`,
+      status: 502,
+      cause,
+    }),
+  NOT_FOUND: (what: string, name: string, remedy?: string) => new SvcError("NOT_FOUND", `${what} "${name}" was not found.`, { status: 404, remedy }),
+  PLATFORM_ERROR: (operation: string, message: string) =>
+    new SvcError("PLATFORM_ERROR", `The platform answered an error to ${operation}: ${message}`, { status: 502 }),
+  PLATFORM_NOT_CONFIGURED: () =>
+    new SvcError("PLATFORM_NOT_CONFIGURED", "PLATFORM_API_URL is not set and no embedded platform was given to start.", {
+      remedy: "Set PLATFORM_API_URL and PLATFORM_API_KEY (in .env or exported), or run the svc CLI, which starts the embedded platform when PLATFORM_API_URL is empty.",
+    }),
   PLATFORM_UNREACHABLE: (url: string, cause: unknown) =>
     new SvcError("PLATFORM_UNREACHABLE", `Cannot reach the platform at ${url}: ${String((cause as Error)?.message ?? cause)}`, {
       remedy: "Start the embedded platform with `svc platform start`, or check PLATFORM_API_URL.",
@@ -230,94 +258,51 @@ export const errors = {
     new SvcError("PLATFORM_URL_INVALID", `PLATFORM_API_URL "${url}" is not an address svc can call: it needs http:// or https:// and a host.`, {
       remedy: `Set PLATFORM_API_URL to the platform's full address (for example ${/^[\w.-]+(:\d+)?(\/\S*)?$/.test(url) ? `http://${url}` : "http://127.0.0.1:8787"}), in .env or exported; leave it empty to use the embedded platform.`,
     }),
-  PLATFORM_NOT_CONFIGURED: () =>
-    new SvcError("PLATFORM_NOT_CONFIGURED", "PLATFORM_API_URL is not set and no embedded platform was given to start.", {
-      remedy: "Set PLATFORM_API_URL and PLATFORM_API_KEY (in .env or exported), or run the svc CLI, which starts the embedded platform when PLATFORM_API_URL is empty.",
-    }),
-  PLATFORM_ERROR: (operation: string, message: string) =>
-    new SvcError("PLATFORM_ERROR", `The platform answered an error to ${operation}: ${message}`, { status: 502 }),
-  ENVIRONMENT_AMBIGUOUS: (app: string, names: string[]) =>
-    new SvcError("ENVIRONMENT_AMBIGUOUS", `App "${app}" has several environments (${names.join(", ")}) and no --env was given.`, {
-      remedy: "Choose one with --env <name>.",
-    }),
-  ENVIRONMENT_NAME_INVALID: (name: string, max: number) =>
-    new SvcError("ENVIRONMENT_NAME_INVALID", `--env ${JSON.stringify(name)} is not an environment name the platform accepts: letters, digits, '.', '-' and '_', starting with a letter or digit, at most ${max} characters.`, {
-      remedy: `Pick a name such as ${JSON.stringify(name.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[^A-Za-z0-9]+|-+$/g, "").slice(0, max) || "staging")}; \`svc env list\` shows the app's environments.`,
-    }),
-  NOT_FOUND: (what: string, name: string, remedy?: string) => new SvcError("NOT_FOUND", `${what} "${name}" was not found.`, { status: 404, remedy }),
-  JOB_WAIT_FAILED: (endpoint: string, jobId: string, cause: unknown) =>
-    new SvcError("JOB_WAIT_FAILED", `Lost contact while waiting on job ${jobId} of endpoint ${endpoint}: ${String((cause as Error)?.message ?? cause)}`, {
-      remedy: `The job may still be running: ask for its status (GET <endpoint url>/status/${jobId}) once the platform answers again.`,
-      status: 502,
-      cause,
-    }),
-  CONFIRMATION_REQUIRED: (action: string) =>
-    new SvcError("CONFIRMATION_REQUIRED", `Refusing to ${action} without confirmation.`, {
-      remedy: "Pass --yes to confirm (stdin is not a terminal, so svc cannot ask).",
-    }),
-  CONFIRMATION_DECLINED: (action: string, remedy: string) => new SvcError("CONFIRMATION_DECLINED", `You answered no: not going to ${action}.`, { remedy }),
 
-  // platform server (HTTP answers)
+  // platform server: HTTP answers (docs/platform.md, "Limits")
   BAD_REQUEST: (message: string) => new SvcError("BAD_REQUEST", message, { status: 400 }),
-  UNAUTHORIZED: () => new SvcError("UNAUTHORIZED", "Missing or invalid API key.", { remedy: AUTH_REMEDY, status: 401 }),
-  PAYLOAD_TOO_LARGE: (limit: number) => new SvcError("PAYLOAD_TOO_LARGE", `Request body is over the ${formatBytes(limit)} limit.`, { status: 413 }),
-  RATE_LIMITED: (route: string, limit: string) =>
-    new SvcError("RATE_LIMITED", `Too many requests to ${route}: over the limit of ${limit} per endpoint (the hosted platform's).`, {
-      status: 429,
-      remedy: "Slow down and retry. On the embedded platform (local load tests) lift the limits with `svc platform start --no-rate-limits` or SVC_PLATFORM_RATE_LIMITS=off.",
-    }),
-  JSON_TOO_DEEP: (where: string, limit: number) =>
-    new SvcError("JSON_TOO_DEEP", `${where} is nested deeper than ${limit} levels, the platform's JSON nesting limit.`, {
+  BODY_NOT_UTF8: () =>
+    new SvcError("BODY_NOT_UTF8", "The request body is not valid UTF-8; JSON must be (RFC 8259), and the platform changes nothing it was sent.", {
       status: 400,
-      remedy: "Send flatter JSON (docs/platform.md, \"Limits\").",
+      remedy: "Encode the JSON as UTF-8; send bytes that are not text as base64 in a string.",
+    }),
+  JOB_OUTPUT_INVALID: (why: string) =>
+    new SvcError("JOB_OUTPUT_INVALID", `The job's result could not be stored: ${why}.`, {
+      remedy: `Return JSON values only: no NaN or Infinity (use null or a string), nesting within the platform's limit (${DOCS.limits}).`,
     }),
   JSON_MALFORMED: (where: string, detail: string) =>
     new SvcError("JSON_MALFORMED", `${where} is not valid JSON (${detail}).`, {
       status: 400,
       remedy: "Send standard JSON: NaN, Infinity, comments and trailing commas are not JSON.",
     }),
-  JOB_OUTPUT_INVALID: (why: string) =>
-    new SvcError("JOB_OUTPUT_INVALID", `The job's result could not be stored: ${why}.`, {
-      remedy: "Return JSON values only: no NaN or Infinity (use null or a string), nesting within the platform's limit (docs/platform.md, \"Limits\").",
+  JSON_TOO_DEEP: (where: string, limit: number) =>
+    new SvcError("JSON_TOO_DEEP", `${where} is nested deeper than ${limit} levels, the platform's JSON nesting limit.`, {
+      status: 400,
+      remedy: `Send flatter JSON (${DOCS.limits}).`,
     }),
+  PAYLOAD_TOO_LARGE: (limit: number) => new SvcError("PAYLOAD_TOO_LARGE", `Request body is over the ${formatBytes(limit)} limit.`, { status: 413 }),
+  RATE_LIMITED: (route: string, limit: string) =>
+    new SvcError("RATE_LIMITED", `Too many requests to ${route}: over the limit of ${limit} per endpoint (the hosted platform's).`, {
+      status: 429,
+      remedy: "Slow down and retry. On the embedded platform (local load tests) lift the limits with `svc platform start --no-rate-limits` or SVC_PLATFORM_RATE_LIMITS=off.",
+    }),
+  UNAUTHORIZED: () => new SvcError("UNAUTHORIZED", "Missing or invalid API key.", { remedy: AUTH_REMEDY, status: 401 }),
+
+  // platform server: artifacts it unpacks (docs/contracts.md)
   ARTIFACT_LIMIT: (entry: string, why: string) =>
     new SvcError("ARTIFACT_LIMIT", `Refusing to unpack the artifact at entry "${entry}": ${why}.`, {
       remedy: "Rebuild with `svc build`, which refuses artifacts over 1.5 GB unpacked; leave big folders or packages out (.svcignore, --exclude).",
     }),
-  // containment (issue 18): the sandbox, worker keys, secrets
-  SECRET_MISSING: (names: string[], endpoint?: string) =>
-    new SvcError("SECRET_MISSING", `${endpoint ? `Endpoint "${endpoint}"` : "The endpoint's env"} references ${names.length === 1 ? "a secret" : "secrets"} the platform does not have: ${names.join(", ")}.`, {
-      status: 400,
-      remedy: `Create ${names.length === 1 ? "it" : "each"} with \`svc secret create ${names[0]}\` (the value from stdin or --from-env VAR), or remove the {{ PLATFORM_SECRET_${names[0]} }} reference; \`svc secret list\` shows the names there are.`,
+  ARTIFACT_UNSAFE: (entry: string, why: string) =>
+    new SvcError("ARTIFACT_UNSAFE", `Refusing to unpack artifact entry "${entry}": ${why}.`, {
+      remedy: "Rebuild the artifact with `svc build`; artifacts may not contain absolute paths, '..' or links leaving the folder.",
     }),
-  SECRET_EXISTS: (name: string) =>
-    new SvcError("SECRET_EXISTS", `A secret named "${name}" exists already.`, { status: 400, remedy: `Delete it first (\`svc secret delete ${name}\`), or pick another name.` }),
-  SECRET_INVALID: (why: string) =>
-    new SvcError("SECRET_INVALID", `Cannot store the secret: ${why}.`, { status: 400, remedy: "A name is letters, digits, _ and - (at most 64); a value is 1 byte to 64 KiB, from stdin or --from-env VAR." }),
-  SECRET_NOT_FOUND: (name: string) =>
-    new SvcError("SECRET_NOT_FOUND", `No secret named "${name}".`, { status: 404, remedy: "`svc secret list` shows the names there are." }),
-  KEY_SCOPE: (scope: string, request: string) =>
-    new SvcError("KEY_SCOPE", `This is a worker's key, scoped to ${scope}: it reaches only the queue routes (run, runsync, status, stream, cancel, health) of that scope's endpoints and getBuild of its app's builds, not ${request}.`, {
-      status: 403,
-      remedy: "Use the platform's API key (PLATFORM_API_KEY outside workers) for anything else; a worker calls only its own app's endpoints.",
-    }),
-  SANDBOX_REQUIRED: (why: string) =>
-    new SvcError("SANDBOX_REQUIRED", `Refusing to start a worker without the sandbox (isolation is strict; bubblewrap's \`bwrap\` is ${why}).`, {
+
+  // platform server: workers and their containment (docs/platform.md)
+  GPUS_UNAVAILABLE: (endpoint: string, asked: number, machine: number) =>
+    new SvcError("GPUS_UNAVAILABLE", `Endpoint "${endpoint}" asks for ${asked} GPUs per worker; this machine has ${machine}.`, {
+      remedy: `Deploy it with gpu_count=${machine} or fewer (\`svc platform status\` lists the GPUs), or run it on a platform with bigger machines.`,
       status: 503,
-      remedy: "Install the Debian package `bubblewrap` (and allow user namespaces), or start the platform without --isolation strict / SVC_ISOLATION=strict.",
-    }),
-  NO_WORKER_READY: (endpoint: string, why?: string) =>
-    new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
-  // the embedded platform's reliability (issue 19)
-  WORKER_TOKEN_INVALID: (workerId: string) =>
-    new SvcError("WORKER_TOKEN_INVALID", `Missing or invalid worker token for worker "${workerId}": the worker routes take the token the platform gave that worker (SVC_WORKER_TOKEN), not an API key.`, {
-      status: 401,
-      remedy: "A worker whose token is refused is no longer registered (stopped, or its platform restarted): let the platform start a new one. PLATFORM_API_KEY does not open these routes.",
-    }),
-  BODY_NOT_UTF8: () =>
-    new SvcError("BODY_NOT_UTF8", "The request body is not valid UTF-8; JSON must be (RFC 8259), and the platform changes nothing it was sent.", {
-      status: 400,
-      remedy: "Encode the JSON as UTF-8; send bytes that are not text as base64 in a string.",
     }),
   IMAGE_NOT_RUNNABLE: (endpoint: string, image: string) =>
     new SvcError(
@@ -325,13 +310,69 @@ export const errors = {
       `Endpoint "${endpoint}" runs the container image "${image}" and no svc build: the embedded platform cannot run container images; it runs svc builds (an app deployed with \`svc deploy\`) in its CPU and GPU image environments (svc/worker-cpu:py3.11, svc/worker-gpu:py3.11-torch).`,
       { status: 503, remedy: "Deploy the app with `svc deploy` (or `svc run`) and send jobs to its endpoints, or run this image on the hosted platform (set PLATFORM_API_URL)." },
     ),
+  KEY_SCOPE: (scope: string, request: string) =>
+    new SvcError("KEY_SCOPE", `This is a worker's key, scoped to ${scope}: it reaches only the queue routes (run, runsync, status, stream, cancel, health) of that scope's endpoints and getBuild of its app's builds, not ${request}.`, {
+      status: 403,
+      remedy: "Use the platform's API key (PLATFORM_API_KEY outside workers) for anything else; a worker calls only its own app's endpoints.",
+    }),
+  NO_WORKER_READY: (endpoint: string, why?: string) =>
+    new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
+  SANDBOX_REQUIRED: (why: string) =>
+    new SvcError("SANDBOX_REQUIRED", `Refusing to start a worker without the sandbox (isolation is strict; bubblewrap's \`bwrap\` is ${why}).`, {
+      status: 503,
+      remedy: "Install the Debian package `bubblewrap` (and allow user namespaces), or start the platform without --isolation strict / SVC_ISOLATION=strict.",
+    }),
+  WORKER_TOKEN_INVALID: (workerId: string) =>
+    new SvcError("WORKER_TOKEN_INVALID", `Missing or invalid worker token for worker "${workerId}": the worker routes take the token the platform gave that worker (SVC_WORKER_TOKEN), not an API key.`, {
+      status: 401,
+      remedy: "A worker whose token is refused is no longer registered (stopped, or its platform restarted): let the platform start a new one. PLATFORM_API_KEY does not open these routes.",
+    }),
+
+  // secrets (docs/platform.md, "Secrets")
+  SECRET_EXISTS: (name: string) =>
+    new SvcError("SECRET_EXISTS", `A secret named "${name}" exists already.`, { status: 400, remedy: `Delete it first (\`svc secret delete ${name}\`), or pick another name.` }),
+  SECRET_INVALID: (why: string) =>
+    new SvcError("SECRET_INVALID", `Cannot store the secret: ${why}.`, { status: 400, remedy: "A name is letters, digits, _ and - (at most 64); a value is 1 byte to 64 KiB, from stdin or --from-env VAR." }),
+  SECRET_MISSING: (names: string[], endpoint?: string) =>
+    new SvcError("SECRET_MISSING", `${endpoint ? `Endpoint "${endpoint}"` : "The endpoint's env"} references ${names.length === 1 ? "a secret" : "secrets"} the platform does not have: ${names.join(", ")}.`, {
+      status: 400,
+      remedy: `Create ${names.length === 1 ? "it" : "each"} with \`svc secret create ${names[0]}\` (the value from stdin or --from-env VAR), or remove the {{ PLATFORM_SECRET_${names[0]} }} reference; \`svc secret list\` shows the names there are.`,
+    }),
+  SECRET_NOT_FOUND: (name: string) =>
+    new SvcError("SECRET_NOT_FOUND", `No secret named "${name}".`, { status: 404, remedy: "`svc secret list` shows the names there are." }),
+
+  // network volumes (docs/volumes.md)
+  VOLUME_EXISTS: (name: string) =>
+    new SvcError("VOLUME_EXISTS", `Network volume "${name}" already exists.`, { remedy: "Pick another name, or use the one there (`svc volume get " + name + "`).", status: 409 }),
+  VOLUME_IN_USE: (name: string, endpoints: string[]) =>
+    new SvcError("VOLUME_IN_USE", `Network volume "${name}" is attached to endpoint(s) ${endpoints.join(", ")}.`, {
+      remedy: "Undeploy those endpoints (or deploy them without volume=...) first, or pass --force to detach it from them and delete it with its data.",
+      status: 409,
+    }),
+  VOLUME_NOT_FOUND: (name: string, endpoint?: string) =>
+    new SvcError("VOLUME_NOT_FOUND", `Network volume "${name}" does not exist on this platform${endpoint ? ` (endpoint "${endpoint}" declares volume="${name}")` : ""}.`, {
+      remedy: `Create it first: svc volume create ${name} --size <GB> (\`svc volume list\` shows the volumes).`,
+      status: 404,
+    }),
+  VOLUME_PATH_INVALID: (path: string, why: string) =>
+    new SvcError("VOLUME_PATH_INVALID", `"${path}" is not a path in a volume: ${why}.`, { remedy: "Write it as <volume>[:<folder/file>], e.g. wan-weights:models/Wan2.2 (no '..' segments)." }),
+  VOLUME_TRANSFER_FAILED: (what: string, why: string) =>
+    new SvcError("VOLUME_TRANSFER_FAILED", `${what} failed: ${why}`, { remedy: "Run the same command again: uploads resume where they stopped (only the missing parts are sent)." }),
+
+  // dev server routes (docs/dev-server.md)
+  AMBIGUOUS: (message: string) => new SvcError("AMBIGUOUS", message, { status: 400 }),
+  METHOD_NOT_ALLOWED: (message: string) => new SvcError("METHOD_NOT_ALLOWED", message, { status: 405 }),
+  UNKNOWN_MODULE: (alias: string, known: string[]) =>
+    new SvcError("UNKNOWN_MODULE", `No worker module "${alias}". Known: ${known.join(", ") || "none"}.`, { status: 404 }),
 
   // command line
-  UNKNOWN_COMMAND: (name: string, closest?: string) =>
-    new SvcError("UNKNOWN_COMMAND", `Unknown command "${name}".${closest ? ` Did you mean \`svc ${closest}\`?` : ""}`, { remedy: "Run `svc --help` for the list of commands." }),
-
   CLI_USAGE: (message: string, command?: string) =>
     new SvcError("CLI_USAGE", message, { remedy: `Run \`svc ${command ? `${command} ` : ""}--help\` for the accepted options.` }),
+  CONFIRMATION_DECLINED: (action: string, remedy: string) => new SvcError("CONFIRMATION_DECLINED", `You answered no: not going to ${action}.`, { remedy }),
+  CONFIRMATION_REQUIRED: (action: string) =>
+    new SvcError("CONFIRMATION_REQUIRED", `Refusing to ${action} without confirmation.`, {
+      remedy: "Pass --yes to confirm (stdin is not a terminal, so svc cannot ask).",
+    }),
   LOGS_UNAVAILABLE: (platform: string) =>
     new SvcError("LOGS_UNAVAILABLE", `The platform at ${platform} does not serve worker logs (its GraphQL API has no workerLogLines).`, {
       remedy: "Read the logs in that platform's own console, or run the app on svc's embedded platform (unset PLATFORM_API_URL).",
@@ -340,43 +381,12 @@ export const errors = {
     new SvcError("PLATFORM_ALREADY_RUNNING", `A platform already runs for ${dir} at ${url} (pid ${pid}).`, {
       remedy: "Use that one, stop it with `svc platform stop`, or start another with --dir <folder> --port <port>.",
     }),
-
-  // GPUs (docs/platform.md, "GPUs")
-  GPUS_UNAVAILABLE: (endpoint: string, asked: number, machine: number) =>
-    new SvcError("GPUS_UNAVAILABLE", `Endpoint "${endpoint}" asks for ${asked} GPUs per worker; this machine has ${machine}.`, {
-      remedy: `Deploy it with gpu_count=${machine} or fewer (\`svc platform status\` lists the GPUs), or run it on a platform with bigger machines.`,
-      status: 503,
-    }),
-
-  // dev server
   PORT_IN_USE: (port: number, triedNext = true) =>
     new SvcError("PORT_IN_USE", triedNext ? `Port ${port} is in use and no free port was found after it.` : `Port ${port} is in use.`, {
       remedy: triedNext ? "Pass --port with a free port." : "Pass --port with a free port (--port 0 takes any), or stop what listens on it (`svc platform status` names a running platform).",
     }),
-
-  // network volumes (docs/volumes.md)
-  VOLUME_NOT_FOUND: (name: string, endpoint?: string) =>
-    new SvcError("VOLUME_NOT_FOUND", `Network volume "${name}" does not exist on this platform${endpoint ? ` (endpoint "${endpoint}" declares volume="${name}")` : ""}.`, {
-      remedy: `Create it first: svc volume create ${name} --size <GB> (\`svc volume list\` shows the volumes).`,
-      status: 404,
-    }),
-  VOLUME_EXISTS: (name: string) =>
-    new SvcError("VOLUME_EXISTS", `Network volume "${name}" already exists.`, { remedy: "Pick another name, or use the one there (`svc volume get " + name + "`).", status: 409 }),
-  VOLUME_IN_USE: (name: string, endpoints: string[]) =>
-    new SvcError("VOLUME_IN_USE", `Network volume "${name}" is attached to endpoint(s) ${endpoints.join(", ")}.`, {
-      remedy: "Undeploy those endpoints (or deploy them without volume=...) first, or pass --force to detach it from them and delete it with its data.",
-      status: 409,
-    }),
-  VOLUME_PATH_INVALID: (path: string, why: string) =>
-    new SvcError("VOLUME_PATH_INVALID", `"${path}" is not a path in a volume: ${why}.`, { remedy: "Write it as <volume>[:<folder/file>], e.g. wan-weights:models/Wan2.2 (no '..' segments)." }),
-  VOLUME_TRANSFER_FAILED: (what: string, why: string) =>
-    new SvcError("VOLUME_TRANSFER_FAILED", `${what} failed: ${why}`, { remedy: "Run the same command again: uploads resume where they stopped (only the missing parts are sent)." }),
-
-  // dev server routes (docs/dev-server.md): a path that names no function, or several
-  UNKNOWN_MODULE: (alias: string, known: string[]) =>
-    new SvcError("UNKNOWN_MODULE", `No worker module "${alias}". Known: ${known.join(", ") || "none"}.`, { status: 404 }),
-  AMBIGUOUS: (message: string) => new SvcError("AMBIGUOUS", message, { status: 400 }),
-  METHOD_NOT_ALLOWED: (message: string) => new SvcError("METHOD_NOT_ALLOWED", message, { status: 405 }),
+  UNKNOWN_COMMAND: (name: string, closest?: string) =>
+    new SvcError("UNKNOWN_COMMAND", `Unknown command "${name}".${closest ? ` Did you mean \`svc ${closest}\`?` : ""}`, { remedy: "Run `svc --help` for the list of commands." }),
 };
 
 /** What to do about what is big: packages → --exclude (spec 7); the app's own files → .svcignore or a network volume. */
