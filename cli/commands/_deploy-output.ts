@@ -1,5 +1,6 @@
 /** What `svc deploy` prints after a successful run: endpoints grouped by type, ready to call. */
-import type { BuildContext, Manifest } from "../../core/types.ts";
+import { nextRun, parseCron } from "../../core/cron.ts";
+import type { BuildContext, Manifest, Schedule } from "../../core/types.ts";
 
 export interface DeploySummary {
   ok: true;
@@ -22,6 +23,8 @@ export interface DeploySummary {
     routes?: Array<{ method: string; path: string; url: string; function: string }>;
     /** The network volume mounted at /platform-volume (its name). */
     volume?: string;
+    /** `schedule=`: its cron expression, time zone and next run (ISO). */
+    schedule?: Schedule & { nextRunAt: string | null };
   }>;
 }
 
@@ -35,8 +38,8 @@ export function deploySummary(ctx: BuildContext, platformUrl: string): DeploySum
     buildId: ctx.buildId ?? "",
     uploadSkipped: ctx.upload?.skipped ?? false,
     endpoints: ctx.deployed.map((deployed) => {
-      const volume = manifest.endpoints[deployed.name]?.volume;
-      const endpoint = volume ? { ...deployed, volume } : deployed;
+      const { volume, schedule } = manifest.endpoints[deployed.name] ?? {};
+      const endpoint = { ...deployed, ...(volume ? { volume } : {}), ...(schedule ? { schedule: { ...schedule, nextRunAt: nextRunAt(schedule) } } : {}) };
       return endpoint.type === "QB"
         ? { ...endpoint, runsync: `${endpoint.url}/runsync`, run: `${endpoint.url}/run`, exampleInput: exampleInput(manifest, endpoint.name) }
         : {
@@ -45,6 +48,19 @@ export function deploySummary(ctx: BuildContext, platformUrl: string): DeploySum
           };
     }),
   };
+}
+
+/** When the schedule runs next from now (the platform keeps the same clock). */
+export function nextRunAt(schedule: Schedule, now = Date.now()): string | null {
+  const next = nextRun(parseCron(schedule.cron), now, schedule.timezone);
+  return next === undefined ? null : new Date(next).toISOString();
+}
+
+/** `0 3 * * * (Europe/Paris), next 2026-11-29 03:00 (2026-11-29T02:00:00.000Z)`: local wall time first. */
+export function describeSchedule(schedule: Schedule & { nextRunAt: string | null }): string {
+  if (!schedule.nextRunAt) return `${schedule.cron} (${schedule.timezone}), never again`;
+  const local = new Intl.DateTimeFormat("sv-SE", { timeZone: schedule.timezone, dateStyle: "short", timeStyle: "medium" }).format(new Date(schedule.nextRunAt));
+  return `${schedule.cron} (${schedule.timezone}), next ${local} (${schedule.nextRunAt})`;
 }
 
 const PLACEHOLDERS: Record<string, unknown> = { str: "text", int: 1, float: 1.0, bool: true, list: [], dict: {} };
@@ -74,6 +90,11 @@ export function formatDeploySummary(summary: DeploySummary, keyVariable = "$PLAT
         `      -d '${JSON.stringify({ input: endpoint.exampleInput ?? {} }).replace(/'/g, "'\\''")}'`,
       );
     }
+  }
+  const scheduled = queue.filter((endpoint) => endpoint.schedule);
+  if (scheduled.length) {
+    lines.push("", "Schedules (svc schedule list)");
+    for (const endpoint of scheduled) lines.push(`  ${endpoint.name}  ${describeSchedule(endpoint.schedule!)}`);
   }
   if (lb.length) {
     lines.push("", "Load-balanced endpoints");
