@@ -119,13 +119,13 @@ export const ENDPOINT_MESSAGES = {
   flashboot: "flashboot must be True or False, got {got}",
   volume: "volume must be the name of a network volume (1-64 letters, digits, '.', '_' or '-'; svc volume list), got {got}",
   schedule: `schedule must be a cron string ("0 3 * * *") or Cron("0 3 * * *", timezone="Europe/Paris", input={...}), got {got}`,
-  scheduleCron: "schedule {got} is not a cron expression: {why}",
+  scheduleCron: "the cron expression {got} of schedule is invalid: {why}",
   scheduleTimeZone: `schedule timezone {got} is not an IANA time zone name ("${ENDPOINT_DEFAULTS.scheduleTimeZone}", "Europe/Paris")`,
   scheduleInput: "schedule input must be a dict of the function's keyword arguments, got {got}",
   batch: "batch must be Batch(max_size=16, max_wait_ms=50), got {got}",
   batchSize: `batch max_size must be an integer from ${L.batchSize.min} to ${L.batchSize.max}, got {got}`,
   batchWait: `batch max_wait_ms must be a number of milliseconds from ${L.batchWaitMs.min} to ${L.batchWaitMs.max}, got {got}`,
-  queueBasedOnly: "{got} needs a queue-based endpoint (one @Endpoint function), not load-balanced routes",
+  queueBasedOnly: "only a queue-based endpoint (one @Endpoint function) takes {got}, not one with load-balanced routes",
 } as const;
 export type EndpointRule = keyof typeof ENDPOINT_MESSAGES;
 
