@@ -49,6 +49,7 @@ describe("error fixtures", () => {
         "ignored-file",
         "import-excluded-by-user",
         "import-not-installed",
+        "batch-generator",
         "invalid-batch",
         "invalid-gpu",
         "invalid-schedule",
