@@ -1,5 +1,6 @@
 /** What `svc deploy` prints after a successful run: endpoints grouped by type, ready to call. */
 import { nextRun, parseCron } from "../../core/cron.ts";
+import { perJob } from "../../core/function-schema.ts";
 import type { BuildContext, Manifest, Schedule } from "../../core/types.ts";
 
 export interface DeploySummary {
@@ -67,9 +68,10 @@ const PLACEHOLDERS: Record<string, unknown> = { str: "text", int: 1, float: 1.0,
 
 /** A runsync body that the endpoint's one function accepts: each required parameter with a placeholder by annotation. */
 function exampleInput(manifest: Manifest, endpointName: string): Record<string, unknown> | undefined {
-  const functions = manifest.endpoints[endpointName]?.functions ?? [];
+  const endpoint = manifest.endpoints[endpointName];
+  const functions = endpoint?.functions ?? [];
   if (functions.length !== 1) return undefined;
-  const required = (functions[0]!.params ?? []).filter((param) => param.required && !param.kind.startsWith("var_"));
+  const required = (perJob(functions[0]!, Boolean(endpoint?.batch)).params ?? []).filter((param) => param.required && !param.kind.startsWith("var_"));
   return Object.fromEntries(required.map((param) => [param.name, PLACEHOLDERS[(param.annotation ?? "").replace(/\[.*$/, "")] ?? null]));
 }
 

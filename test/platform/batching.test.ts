@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPlatformClient } from "../../core/client/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import { runDeploy } from "../../cli/commands/deploy.ts";
+import { formatDeploySummary } from "../../cli/commands/_deploy-output.ts";
 import { api, startTestPlatform, type TestPlatform } from "./_support.ts";
 
 const FIXTURE = new URL("../../fixtures/batched-app/", import.meta.url).pathname;
@@ -19,18 +20,24 @@ describe("request batching", () => {
   let platform: TestPlatform;
   let root: string;
   let endpointId: string;
+  let listing: string;
 
   beforeAll(async () => {
     platform = await startTestPlatform();
     root = await mkdtemp(join(tmpdir(), "svc-batched-"));
     await cp(FIXTURE, root, { recursive: true });
     const client = createPlatformClient({ url: platform.url, apiKey: platform.apiKey });
-    const { ctx } = await runDeploy({ root, client, logger: createLogger("silent") });
+    const { ctx, summary } = await runDeploy({ root, client, logger: createLogger("silent") });
     endpointId = ctx.deployed.find((e) => e.name === "embed")!.id;
+    listing = formatDeploySummary(summary);
   }, 120_000);
   afterAll(async () => {
     await platform?.dispose();
     await rm(root, { recursive: true, force: true });
+  });
+
+  it("the deploy's example call sends one item (an element of each list parameter), not lists", () => {
+    expect(listing).toContain(`-d '{"input":{"n":1}}'`);
   });
 
   const final = async (jobId: string) => (await api(platform, "GET", `/v2/${endpointId}/status-sync/${jobId}?wait=60000`)).body;
