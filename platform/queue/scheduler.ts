@@ -36,20 +36,38 @@ export function createScheduler(store: Store, queue: JobQueue, log: (line: strin
   const iso = (ms: number) => new Date(ms).toISOString();
   /** Endpoints with a stored state: one whose schedule went (or that went) loses it, so a schedule added back later starts afresh. */
   const stated = new Set(store.schedules.endpointIds());
+  /** Each schedule's state and its next slot, kept here: a sweep with nothing due reads and writes nothing. */
+  const known = new Map<string, { state: ScheduleState; cron: string; timezone: string; due: number | undefined }>();
+
+  const entryOf = (endpoint: EndpointRecord, schedule: Schedule, now: number) => {
+    let entry = known.get(endpoint.id);
+    if (!entry || entry.cron !== schedule.cron || entry.timezone !== schedule.timezone) {
+      const state = entry?.state ?? store.schedules.begin(endpoint.id, now);
+      stated.add(endpoint.id);
+      entry = { state, cron: schedule.cron, timezone: schedule.timezone, due: nextRun(cronOf(schedule), state.lastSlot, schedule.timezone) };
+      known.set(endpoint.id, entry);
+    }
+    return entry;
+  };
 
   /** Queues the due slot of one endpoint's schedule, if any. */
   const fire = (endpoint: EndpointRecord, schedule: Schedule, now: number): void => {
-    const state = store.schedules.begin(endpoint.id, now);
-    stated.add(endpoint.id);
-    const slot = latestDue(cronOf(schedule), state.lastSlot, now, schedule.timezone);
-    if (slot === undefined) return;
-    const previous = state.lastJobId ? queue.view(state.lastJobId, endpoint.id) : undefined;
-    if (previous && ACTIVE.has(previous.status)) {
-      if (store.schedules.takeSkipped(endpoint.id, slot)) log(`schedule of ${endpoint.name}: the ${iso(slot)} run skipped, the previous run ${previous.id} is still ${previous.status}`);
+    const entry = entryOf(endpoint, schedule, now);
+    if (entry.due === undefined || entry.due > now) return;
+    const slot = latestDue(cronOf(schedule), entry.state.lastSlot, now, schedule.timezone)!;
+    const previous = entry.state.lastJobId ? queue.view(entry.state.lastJobId, endpoint.id) : undefined;
+    const skip = previous !== undefined && ACTIVE.has(previous.status);
+    const id = newJobId();
+    if (!(skip ? store.schedules.takeSkipped(endpoint.id, slot) : store.schedules.takeForRun(endpoint.id, slot, id, now))) {
+      known.delete(endpoint.id); // taken already: read the stored state again next time
       return;
     }
-    const id = newJobId();
-    if (!store.schedules.takeForRun(endpoint.id, slot, id, now)) return;
+    entry.state = skip ? { ...entry.state, lastSlot: slot, skipped: entry.state.skipped + 1 } : { ...entry.state, lastSlot: slot, lastJobId: id, lastRunAt: now };
+    entry.due = nextRun(cronOf(schedule), slot, schedule.timezone);
+    if (skip) {
+      log(`schedule of ${endpoint.name}: the ${iso(slot)} run skipped, the previous run ${previous.id} is still ${previous.status}`);
+      return;
+    }
     queue.enqueue({ id, endpointId: endpoint.id, kind: "run", input: JSON.stringify(schedule.input), webhook: null, executionTimeoutMs: endpoint.executionTimeoutMs, ttlMs: DEFAULT_TTL_MS, lowPriority: false });
     void store.jobs.durable();
     log(`schedule of ${endpoint.name}: the ${iso(slot)} run is job ${id}`);
@@ -72,6 +90,7 @@ export function createScheduler(store: Store, queue: JobQueue, log: (line: strin
         if (seen.has(id)) continue;
         store.schedules.remove(id);
         stated.delete(id);
+        known.delete(id);
       }
     },
 
