@@ -206,7 +206,7 @@ function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeou
     try {
       const now = Date.now();
       queue.sweep(now);
-      ctx.scheduler.tick(now); // scheduled endpoints' due slots (docs/platform.md, "Schedules")
+      if (!closing()) ctx.scheduler.tick(now); // scheduled endpoints' due slots; none while stopping: no worker would take them (docs/platform.md, "Schedules")
       supervisor.sweep(now);
       pruneExpired(now);
       store.logs.flush(now); // lines go on their own timer; this applies the retention when due

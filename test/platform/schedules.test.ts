@@ -72,20 +72,25 @@ describe("scheduled endpoints", () => {
     const job = (await api(platform, "GET", `/v2/${ids.ticker}/status/${before[0]!.job}`)).body;
     expect(job).toMatchObject({ status: "COMPLETED", output: { tag: "nightly" } });
 
+    // stopped between runs (a run still queued at the restart would make the platform skip the missed slot: the next test)
+    await until("no ticker run queued or running", async () => {
+      const { jobs } = (await api(platform, "GET", `/v2/${ids.ticker}/health`)).body;
+      return jobs.inQueue + jobs.inProgress === 0 ? true : undefined;
+    }, 10_000);
     await platform.close();
     const stoppedAt = Date.now();
     await sleep(4500); // two or three */2 slots pass with no platform
-    const restartedAt = Date.now();
     await start();
+    const restartedAt = Date.now(); // its sweep ticks within 100 ms
     await until("a ticker run after the restart", () => (runs("ticker").length > before.length ? true : undefined), 10_000);
     await sleep(2500); // and the next regular slot
 
     const all = runs("ticker");
     const slots = all.map((r) => r.slot);
     expect(new Set(slots).size).toBe(slots.length); // never two runs of one slot
-    const missed = all.filter((r) => r.slot > stoppedAt && r.slot <= restartedAt);
-    expect(missed).toHaveLength(1); // no catch-up storm: one run for the downtime...
-    expect(missed[0]!.slot).toBeGreaterThan(restartedAt - 2000); // ...the latest missed slot
+    const missed = all.filter((r) => r.slot > stoppedAt && r.slot <= restartedAt + 500); // two or more slots...
+    expect(missed, JSON.stringify({ stoppedAt, restartedAt, runs: all })).toHaveLength(1); // ...one run: no catch-up storm
+    expect(missed[0]!.slot).toBeGreaterThan(restartedAt - 2000); // the latest slot due
     const rows = platform.context.store.db.prepare("SELECT id FROM jobs WHERE endpoint_id = ?").all(ids.ticker) as Array<{ id: string }>;
     expect(rows.map((r) => r.id).sort()).toEqual(all.map((r) => r.job).sort()); // each job is one logged slot's
 
