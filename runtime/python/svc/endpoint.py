@@ -67,7 +67,9 @@ class Endpoint:
     Load-balanced: `api = Endpoint(name="api")`, then `@api.post("/generate")` on each route.
     The arguments' rules are those of core/endpoint-schema.ts (see `_config.py`); `gpu_count=None`
     means 1 with a GPU, and `scaler_type=None` means QUEUE_DELAY (queue-based) or REQUEST_COUNT
-    (load-balanced).
+    (load-balanced). A queue-based endpoint may also take `schedule="0 3 * * *"` (or `Cron(...)`: the
+    platform runs it on that schedule) and `batch=Batch(max_size, max_wait_ms)` (the function takes
+    each parameter as a list, one value per job, and returns one result per job).
     """
 
     def __init__(self, name: str, gpu: Any = None, cpu: Any = None, gpu_count: Optional[int] = None,
