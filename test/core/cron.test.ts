@@ -1,4 +1,5 @@
 /** core/cron.ts: the cron grammar, the instants it names in a time zone (clock changes included), the one slot due after downtime. */
+import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { CronError, isTimeZone, latestDue, nextRun, parseCron } from "../../core/cron.ts";
 
@@ -65,5 +66,16 @@ describe("cron expressions", () => {
     expect(refusal("0 0 * * FUNDAY")).toContain('day-of-week field: "FUNDAY" is not a number or a name (SUN, MON, TUE, ...)');
     expect(refusal("0 0 30 2 *")).toBe("it never matches a date (day 30 of month 2)");
     expect(refusal("@often")).toContain('unknown shorthand "@often"');
+  });
+
+  it("the Python SDK refuses the same grammar with the same words at decoration time (svc/_cron.py)", () => {
+    const expressions = ["0 3 * * *", "*/2 * * * * *", "@daily", "", "* * * *", "61 * * * *", "0 24 * * *", "*/0 * * * *", "5-1 * * * *", "0 0 * * FUNDAY", "0 0 1 13 *", "1-2-3 * * * *", "@often", "0 9 * * mon-fri"];
+    const script = "import json, sys\nfrom svc._cron import cron_problem\nprint(json.dumps([cron_problem(e) for e in json.load(sys.stdin)]))";
+    const python = JSON.parse(execFileSync("python3", ["-c", script], { cwd: new URL("../../runtime/python/", import.meta.url).pathname, input: JSON.stringify(expressions), encoding: "utf8" }));
+    const typescript = expressions.map((e) => {
+      const message = refusal(e);
+      return message === "accepted" ? null : message;
+    });
+    expect(python).toEqual(typescript);
   });
 });

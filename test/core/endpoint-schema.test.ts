@@ -48,6 +48,12 @@ const CASES: Array<Record<string, StaticValue>> = [
   { schedule: "0 3 * * *" },
   { schedule: "@daily" },
   { schedule: "* * *" },
+  { schedule: "*/2 * * * * *" },
+  { schedule: "61 * * * *" },
+  { schedule: "0 0 * * FUNDAY" },
+  { schedule: "*/0 * * * *" },
+  { schedule: "5-1 * * * *" },
+  { schedule: "@often" },
   { schedule: 5 },
 ];
 

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import _schema as schema
 from ._schema import GpuGroup
+from ._cron import cron_problem
 from .options import Batch, Cron
 
 DEFAULT_CPU = schema.DEFAULT_CPU
@@ -121,15 +122,13 @@ def _known_zone(name: Any) -> bool:
 
 
 def _schedule(name: str, schedule: Any) -> Cron:
-    """The schedule's shape and time zone; the cron grammar itself is checked by `svc build`
-    (core/cron.ts), here only its field count."""
+    """The schedule's grammar (._cron), time zone and input."""
     cron = Cron(schedule) if isinstance(schedule, str) else schedule
     if not isinstance(cron, Cron) or not isinstance(cron.cron, str):
         _fail(name, "schedule", schedule)
-    fields = cron.cron.split()
-    if not (cron.cron.strip().startswith("@") or len(fields) in (5, 6)):
-        _fail(name, "scheduleCron", cron.cron, f"it has {len(fields)} field(s); give 5 (minute hour day-of-month "
-                                               "month day-of-week) or 6 (a seconds field first)")
+    problem = cron_problem(cron.cron)
+    if problem:
+        _fail(name, "scheduleCron", cron.cron, problem)
     if not _known_zone(cron.timezone):
         _fail(name, "scheduleTimeZone", cron.timezone)
     if cron.input is not None and not isinstance(cron.input, dict):
