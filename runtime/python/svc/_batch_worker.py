@@ -5,9 +5,12 @@ each job on its own (docs/platform.md, "Request batching"; the logic is ._batch)
 Jobs come from job-take with `batch_size` (the worker protocol's batch take) and, while the batch
 fills, `wait_ms` (the embedded platform holds the poll no longer than what is left of the wait).
 Results go in one jobs-done request where the platform has one (._done_batch), else one job-done
-each. The job's execution timeout is the platform's to enforce here (its deadline for workers that
-hang); a cancel drops that job's result.
+each. A call runs off the loop's thread so that the batch's execution timeout (the shortest of its
+jobs') can end it: its jobs are reported `ExecutionTimeoutError` (TIMED_OUT) at once and the next
+batch goes on while the abandoned call runs out (a sync function cannot be interrupted; an async
+one is cancelled), as ._jobs does for one job. A cancel drops that job's result.
 """
+import concurrent.futures
 import inspect
 import threading
 import time
@@ -16,7 +19,7 @@ from typing import Any, Callable, Dict, List, Optional
 from . import _heartbeat, _http, _signals
 from ._batch import batch_call_kwargs, item_kwargs, split_results
 from ._done_batch import BatchingClient
-from ._jobs import OutputNotJSONError, _not_json_reason, error_body
+from ._jobs import TIMEOUT_ERROR_TYPE, OutputNotJSONError, _not_json_reason, error_body, in_daemon_thread
 from ._log import logger
 from ._loop import LoopThread
 from ._platform import MIN_EMPTY_POLL_S, WorkerClient
@@ -25,8 +28,10 @@ BACKOFF_S = 1.0
 
 
 class BatchWorker:
-    def __init__(self, client: WorkerClient, fn: Callable, loop: LoopThread, max_size: int, max_wait_ms: float) -> None:
+    def __init__(self, client: WorkerClient, fn: Callable, loop: LoopThread, max_size: int, max_wait_ms: float,
+                 default_timeout_s: Optional[float] = None) -> None:
         self.client, self.fn, self.loop = client, fn, loop
+        self.default_timeout_s = default_timeout_s
         self.max_size, self.max_wait_s = max_size, max_wait_ms / 1000
         self.running: List[str] = []
         self.stopping = threading.Event()
@@ -80,10 +85,21 @@ class BatchWorker:
             jobs += more
         return jobs
 
-    def _call(self, kwargs: Dict[str, List[Any]]) -> Any:
+    def _call(self, kwargs: Dict[str, List[Any]], timeout_s: Optional[float]) -> Any:
+        """The function's return; concurrent.futures.TimeoutError once `timeout_s` has passed."""
         if inspect.iscoroutinefunction(self.fn):
-            return self.loop.submit(self.fn(**kwargs)).result()
-        return self.fn(**kwargs)
+            future = self.loop.submit(self.fn(**kwargs))
+        else:
+            future = in_daemon_thread(lambda: self.fn(**kwargs), "svc-batch-call")
+        try:
+            return future.result(timeout=timeout_s)
+        except concurrent.futures.TimeoutError:
+            future.cancel()  # an async call stops; a sync one runs out, its result dropped
+            raise
+
+    def _timeout_of(self, jobs: List[Dict[str, Any]]) -> Optional[float]:
+        limits = [j["executionTimeoutMs"] / 1000 for j in jobs if j.get("executionTimeoutMs")]
+        return min(limits) if limits else self.default_timeout_s
 
     def _report(self, job_id: str, output: Any, error: Optional[BaseException]) -> None:
         self._reporting_left -= 1
@@ -106,8 +122,18 @@ class BatchWorker:
                 logger.info("job %s: rejected input: %s", job["id"], exc)
                 self._report(str(job["id"]), None, exc)
         if items:
+            timeout_s = self._timeout_of([j for j in jobs if str(j["id"]) in good])
             try:
-                results = split_results(self.fn, self._call(batch_call_kwargs(self.fn, items)), len(items))
+                results = split_results(self.fn, self._call(batch_call_kwargs(self.fn, items), timeout_s), len(items))
+            except concurrent.futures.TimeoutError:
+                logger.warning("batch of %d: execution timeout of %.1f s reached", len(items), timeout_s)
+                timed_out = {"error": {"error_type": TIMEOUT_ERROR_TYPE, "error_traceback": "",
+                                       "error_message": f"the batch exceeded its execution timeout of {timeout_s:g} s"}}
+                for job_id in good:
+                    self._reporting_left -= 1
+                    self.client.done(job_id, timed_out)
+                self.running = []
+                return
             except BaseException as exc:  # noqa: B902 - user code may raise anything: every item fails with it
                 logger.error("batch of %d failed after %.2f s: %s: %s", len(items), time.monotonic() - started, type(exc).__name__, exc)
                 results = [(None, exc)] * len(items)

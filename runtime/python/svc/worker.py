@@ -116,7 +116,8 @@ def _serve_qb(env: WorkerEnv, spec: Dict[str, Any], endpoint: Optional[Endpoint]
             raise RuntimeError(f"endpoint {spec['name']!r} has no queue-based function")
         batch = spec.get("batch")
         if batch:  # Endpoint(..., batch=Batch(...)): one call per batch of jobs (docs/platform.md)
-            worker = BatchWorker(client, endpoint.function, loop, batch["maxSize"], batch["maxWaitMs"])  # type: ignore[assignment]
+            worker = BatchWorker(client, endpoint.function, loop, batch["maxSize"], batch["maxWaitMs"],  # type: ignore[assignment]
+                                 default_timeout_s=timeout_ms / 1000 if timeout_ms else None)
             logger.info("worker %s serving batched endpoint %s (%s, up to %d jobs per call, %g ms wait)", env.worker_id,
                         endpoint.name, endpoint.function.__name__, batch["maxSize"], batch["maxWaitMs"])
         else:

@@ -1,5 +1,6 @@
 """Request batching's logic (svc._batch): per-item input checks against the element types, the
 items as one list per parameter, and one result per item back."""
+import time
 from typing import List
 
 import pytest
@@ -49,3 +50,25 @@ def test_endpoint_takes_schedule_and_batch_on_a_queue_function_only():
         Endpoint(name="bad-zone", schedule=Cron("0 3 * * *", timezone="Mars/Olympus"))
     with pytest.raises(ValueError, match="max_size must be an integer from 1 to 64"):
         Endpoint(name="bad-batch", batch=Batch(max_size=65))
+
+
+def test_a_batched_worker_calls_once_per_batch_of_up_to_max_size(platform, start_worker):
+    ids = [platform.submit("batched", {"n": n}) for n in range(5)]  # queued before the worker starts
+    start_worker("batched")
+    jobs = [platform.wait_job(job_id) for job_id in ids]
+    assert [job["status"] for job in jobs] == ["COMPLETED"] * 5
+    assert [job["output"]["n"] for job in jobs] == [0, 1, 2, 3, 4]  # each job its own item's result
+    assert [job["output"]["batch"] for job in jobs] == [4, 4, 4, 4, 1]
+
+
+def test_a_batch_past_its_execution_timeout_times_out_its_jobs_and_the_worker_goes_on(platform, start_worker):
+    worker = start_worker("batched")
+    slow = [platform.submit("batched", {"n": n, "sleep": 5}, timeout_ms=300) for n in range(2)]
+    for job in (platform.wait_job(job_id) for job_id in slow):
+        assert job["status"] == "FAILED" and job["error"]["error_type"] == "ExecutionTimeoutError"
+        assert "the batch exceeded its execution timeout of 0.3 s" in job["error"]["error_message"]
+    started = time.monotonic()
+    after = platform.wait_job(platform.submit("batched", {"n": 9}))
+    assert after["status"] == "COMPLETED" and after["output"] == {"n": 9, "batch": 1}
+    assert time.monotonic() - started < 3  # not behind the abandoned 5 s call
+    assert "execution timeout of 0.3 s reached" in worker.output()
