@@ -156,10 +156,12 @@ def main():
     ap.add_argument("--modes", action="store_true",
                     help="the sampling modes (standard, cached, distilled): forwards per job, tiny CPU step "
                          "time, and with CUDA the 720p A14B distilled job end to end (bench/video/modes.py)")
+    ap.add_argument("--load", action="store_true",
+                    help="with --modes on CUDA: only the distilled mode's load-time costs (adapter merge, pinning)")
     args = ap.parse_args()
     if args.modes:
         import modes
-        return modes.main(tiny_only=args.tiny)
+        return modes.main(tiny_only=args.tiny, load_only=args.load)
     cases = [CASES[m.strip().lower()] for m in args.model.split(",")]
     if args.tiny or not torch.cuda.is_available():
         if not torch.cuda.is_available():

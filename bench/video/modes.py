@@ -203,6 +203,11 @@ def run_full_job(cfg, device, dtype, h, w, frames, rank=64, budget_s=280.0):
         model(x, t, ctx)
         sync(device)
         guided = time.perf_counter() - t0
+    del x, ctx
+    if offload:   # back home, as generate leaves its experts
+        comps.host_copies[id(model)].to_host()
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
     computed, both, one, none = cache_plan(cfg)
     rest = tm["text_encode"] + tm["image_encode"] + tm["decode"]
     base_job = rest + STEPS * guided
@@ -220,11 +225,51 @@ def run_full_job(cfg, device, dtype, h, w, frames, rank=64, budget_s=280.0):
         print(f"  distilled job again (warm process): {time.perf_counter() - t0:.1f} s end to end = text_encode "
               f"{tm['text_encode']:.1f} + image_encode {tm['image_encode']:.1f} + denoise {tm['denoise']:.1f} "
               f"+ decode {tm['decode']:.1f}", flush=True)
+    print(f"  (bench wall time so far {time.perf_counter() - t_start:.0f} s)", flush=True)
     try:
         import diffusers  # noqa: F401
         print("  diffusers is installed but its Wan pipeline needs weights in its own layout: no ratio measured")
     except ImportError:
         print("  diffusers is not installed here (the GPU machine has no network to install it): no ratio to its step")
+
+
+def _host_pinned():
+    """The CUDA caching host allocator's current bytes (torch >= 2.5 reports them)."""
+    stats = getattr(torch.cuda, "host_memory_stats", lambda: {})()
+    return {k: f"{v / 2**30:.1f} GiB" for k, v in stats.items() if "bytes" in k and k.endswith(".current")}
+
+
+def run_gpu_load(rank=64):
+    """The distilled mode's load-time costs on CUDA: a rank-64 adapter merged into an offloaded
+    (pinned host) A14B expert, and the pinned host memory of an expert pinned tensor by tensor as
+    the loader does (wan/residency.pin) next to one pinned buffer."""
+    from wan.residency import pin
+    from wan.weights import materialize
+    dev, cfg = torch.device("cuda"), WAN22_I2V_A14B
+    print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
+    size = _param_bytes(WanTransformer, cfg.transformer)
+    t0 = time.perf_counter()
+    with empty_init("meta"):
+        expert = WanTransformer(cfg.transformer).to(torch.bfloat16)
+    expert = _pinned_random(expert, dev)
+    print(f"  one expert ({size / 2**30:.1f} GiB bf16) random in one pinned buffer: {time.perf_counter() - t0:.1f} s; "
+          f"host allocator {_host_pinned()}", flush=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "high_noise_model.safetensors")
+        n = write_adapter(path, expert, rank=rank, alpha=rank, device="cuda", scale=1e-3)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        merge_adapter(expert, path, dev)
+        torch.cuda.synchronize()
+        print(f"  rank-{rank} adapter ({n} weights, {os.path.getsize(path) / 2**20:.0f} MiB) merged into it: "
+              f"{time.perf_counter() - t0:.1f} s", flush=True)
+    with empty_init("meta"):
+        other = WanTransformer(cfg.transformer)
+    other = materialize(other, "cpu", torch.bfloat16)
+    t0 = time.perf_counter()
+    pin(other)
+    print(f"  another expert pinned tensor by tensor (wan/residency.pin): {time.perf_counter() - t0:.1f} s; "
+          f"host allocator {_host_pinned()}", flush=True)
 
 
 def run_gpu():
@@ -235,7 +280,10 @@ def run_gpu():
     run_full_job(WAN22_I2V_A14B, dev, torch.bfloat16, 720, 1280, 81)
 
 
-def main(tiny_only=False):
+def main(tiny_only=False, load_only=False):
+    if load_only and torch.cuda.is_available():
+        run_gpu_load()
+        return 0
     if torch.cuda.is_available() and not tiny_only:
         run_gpu()
         return 0

@@ -27,8 +27,9 @@ class AdapterError(RuntimeError):
     pass
 
 
-def _delta(tensors: Dict[str, torch.Tensor], base: str, shape: torch.Size, path: str) -> torch.Tensor:
-    down, up = tensors[base + PAIR[0]].float(), tensors[base + PAIR[1]].float()
+def _delta(tensors: Dict[str, torch.Tensor], base: str, shape: torch.Size, path: str,
+           device: torch.device) -> torch.Tensor:
+    down, up = tensors[base + PAIR[0]].to(device, torch.float32), tensors[base + PAIR[1]].to(device, torch.float32)
     if down.dim() != 2 or up.dim() != 2 or up.shape[1] != down.shape[0] or (up.shape[0], down.shape[1]) != tuple(shape):
         raise AdapterError(f"{path}: {base} has lora_up {tuple(up.shape)} and lora_down {tuple(down.shape)}, "
                            f"which do not make the model's {tuple(shape)}")
@@ -79,12 +80,12 @@ def merge_adapter(model: nn.Module, path: str, device: Optional[torch.device] = 
         p = params[name]
         work = device or p.device
         if source in tensors:   # a full-tensor diff
-            d = tensors[source].float()
+            d = tensors[source].to(work, torch.float32)
             if d.shape != p.shape:
                 raise AdapterError(f"{path}: {source} has shape {tuple(d.shape)}, the model's {name} {tuple(p.shape)}")
-        else:
-            d = _delta(tensors, source, p.shape, path)
-        merged = (p.detach().to(work, torch.float32) + d.to(work)).to(p.dtype)
+        else:   # the small factors travel, the product is made where the weight is merged
+            d = _delta(tensors, source, p.shape, path, work)
+        merged = (p.detach().to(work).float() + d).to(p.dtype)
         p.data.copy_(merged)
     return len(updates)
 
