@@ -57,7 +57,7 @@ export function createScheduler(store: Store, queue: JobQueue, log: (line: strin
     const slot = latestDue(cronOf(schedule), entry.state.lastSlot, now, schedule.timezone)!;
     const previous = entry.state.lastJobId ? queue.view(entry.state.lastJobId, endpoint.id) : undefined;
     const skip = previous !== undefined && ACTIVE.has(previous.status);
-    const id = newJobId();
+    const id = skip ? "" : newJobId();
     if (!(skip ? store.schedules.takeSkipped(endpoint.id, slot) : store.schedules.takeForRun(endpoint.id, slot, id, now))) {
       known.delete(endpoint.id); // taken already: read the stored state again next time
       return;
