@@ -5,11 +5,13 @@
 import type { JobsRepo } from "../store/jobs.ts";
 import type { JobStatus } from "../store/index.ts";
 import type { ActiveJob } from "./job-records.ts";
+import { KeyedWaiters } from "../_keyed-waiters.ts";
 
 export type StreamRead = { status: JobStatus; chunks: string[] } | undefined;
 
 export class JobStreams {
-  private readonly waiters = new Map<string, Set<() => void>>();
+  /** Readers waiting for a chunk: true when woken, false when their wait ran out. */
+  private readonly waiters = new KeyedWaiters<boolean>();
 
   /** `active`: the queue's jobs waiting or running (finished ones are read from the database). */
   constructor(
@@ -26,17 +28,7 @@ export class JobStreams {
   async read(jobId: string, endpointId: string, waitMs: number): Promise<StreamRead> {
     const first = this.readNow(jobId, endpointId);
     if (!first || first.chunks.length > 0 || waitMs <= 0 || !this.active.has(jobId)) return first;
-    await new Promise<void>((resolve) => {
-      let set = this.waiters.get(jobId);
-      if (!set) this.waiters.set(jobId, (set = new Set()));
-      const wake = () => {
-        clearTimeout(timer);
-        set!.delete(wake);
-        resolve();
-      };
-      const timer = setTimeout(wake, waitMs);
-      set.add(wake);
-    });
+    await this.waiters.wait(jobId, waitMs, false);
     return this.readNow(jobId, endpointId);
   }
 
@@ -57,14 +49,11 @@ export class JobStreams {
 
   /** A chunk came or the job ended: waiting readers read now. */
   wake(jobId: string): void {
-    const set = this.waiters.get(jobId);
-    if (!set) return;
-    this.waiters.delete(jobId);
-    for (const wake of set) wake();
+    this.waiters.notify(jobId, true);
   }
 
   /** Ends every wait (shutdown). */
   close(): void {
-    for (const set of this.waiters.values()) for (const wake of [...set]) wake();
+    this.waiters.close(() => true);
   }
 }

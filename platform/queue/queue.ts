@@ -8,11 +8,11 @@ import type { JobStatus } from "../store/index.ts";
 import { Deque } from "./_deque.ts";
 import { viewOfRow, type JobView } from "./views.ts";
 import { activeJobOfRow, newActiveJob, viewOfActive, type ActiveJob, type EnqueueInput } from "./job-records.ts";
-import { FinalWaiters, type OnClientGone } from "./final-waiters.ts";
+import { KeyedWaiters, type OnClientGone } from "../_keyed-waiters.ts";
 import { JobStreams, type StreamRead } from "./job-streams.ts";
 
 export type { ActiveJob, EnqueueInput } from "./job-records.ts";
-export type { OnClientGone } from "./final-waiters.ts";
+export type { OnClientGone } from "../_keyed-waiters.ts";
 export type { StreamRead } from "./job-streams.ts";
 
 export interface QueueHooks {
@@ -55,14 +55,14 @@ export const PRUNE_CHUNK = 250;
  * assign, finalize, hand back, expire) over four maps that every transition keeps consistent in
  * one synchronous step, with no allocation per job beyond the job itself (docs/platform.md, "Hot
  * path"). What does not change those maps lives apart: job records (./job-records.ts), final-status
- * waiters (./final-waiters.ts), streamed output (./job-streams.ts).
+ * waiters (../_keyed-waiters.ts), streamed output (./job-streams.ts).
  */
 export class JobQueue {
   private readonly active = new Map<string, ActiveJob>();
   private readonly running = new Map<string, ActiveJob>();
   private readonly endpoints = new Map<string, EndpointQueue>();
-  /** Callers waiting for a job's final status (./final-waiters.ts). */
-  private readonly waiters = new FinalWaiters();
+  /** Callers waiting for a job's final status: its view, or null when their wait runs out. */
+  private readonly waiters = new KeyedWaiters<JobView | null>();
   /** Streamed output (./job-streams.ts). */
   private readonly streams: JobStreams;
   private readonly byWorker = new Map<string, Set<string>>();
@@ -221,7 +221,7 @@ export class JobQueue {
     const job = this.active.get(jobId);
     if (!job) return this.view(jobId, endpointId);
     if (job.endpointId !== endpointId) return undefined;
-    const final = await this.waiters.wait(jobId, waitMs, onGone);
+    const final = await this.waiters.wait(jobId, waitMs, null, onGone);
     return final ?? this.view(jobId, endpointId);
   }
 
