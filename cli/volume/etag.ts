@@ -5,6 +5,7 @@
  */
 import { createHash } from "node:crypto";
 import { open } from "node:fs/promises";
+import { multipartEtag } from "../../core/multipart-etag.ts";
 
 const MiB = 1024 * 1024;
 /** S3 allows 10,000 parts; 8 MiB parts up to 80 GB files, larger parts above. */
@@ -36,8 +37,6 @@ export async function readPart(handle: import("node:fs/promises").FileHandle, si
 }
 
 export const md5 = (data: Buffer) => createHash("md5").update(data).digest();
-
-export const multipartEtag = (partMd5s: Buffer[]) => `${createHash("md5").update(Buffer.concat(partMd5s)).digest("hex")}-${partMd5s.length}`;
 
 /** The ETag the file has once uploaded by svc. */
 export async function localEtag(path: string, size: number): Promise<string> {

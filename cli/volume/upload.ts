@@ -13,7 +13,8 @@ import {
   ListMultipartUploadsCommand, ListPartsCommand, PutObjectCommand, UploadPartCommand, type CompletedPart,
 } from "@aws-sdk/client-s3";
 import { errors } from "../../core/errors.ts";
-import { isMultipart, localEtag, md5, multipartEtag, partCount, readPart } from "./etag.ts";
+import { multipartEtag } from "../../core/multipart-etag.ts";
+import { isMultipart, localEtag, md5, partCount, readPart } from "./etag.ts";
 import { listAll, type OpenVolume } from "./s3.ts";
 import type { Progress } from "../../core/progress.ts";
 

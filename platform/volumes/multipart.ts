@@ -8,8 +8,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { createHash } from "node:crypto";
 import { pipeline } from "node:stream/promises";
+import { multipartEtag } from "../../core/multipart-etag.ts";
 import { newId } from "../_ids.ts";
 import type { UploadRecord } from "../store/index.ts";
 import type { Verified } from "./sigv4.ts";
@@ -142,7 +142,7 @@ export async function completeUpload(b: Bucket, key: string, params: URLSearchPa
       await pipeline(createReadStream(join(dir, String(p.n))), createWriteStream(tmp, { flags: "a" }));
       md5s.push(Buffer.from(have.get(p.n)!.etag, "hex"));
     }
-    const etag = `${createHash("md5").update(Buffer.concat(md5s)).digest("hex")}-${listed.length}`;
+    const etag = multipartEtag(md5s);
     const checksum = algorithm ? await compositeChecksum(algorithm, partChecksums) : undefined;
     const info = await stat(tmp); // the joined file is the platform's; a rename keeps its mtime
     const place = (await placeOf(b.root, key, true))!;
