@@ -45,15 +45,14 @@ export interface TestPlatform {
  */
 export async function startTestPlatform({ log }: { log?: (line: string) => void } = {}): Promise<TestPlatform> {
   const dataDir = temporaryDir("svc-testing-platform-");
-  const { startPlatform } = await import("../platform/index.ts"); // loaded only by the tests that deploy
-  const platform = await startPlatform({ dataDir, port: 0, host: "127.0.0.1", log: log ?? (() => {}) });
+  const { startTemporaryPlatform } = await import("../platform/index.ts"); // loaded only by the tests that deploy
+  const platform = await startTemporaryPlatform({ dataDir, host: "127.0.0.1", log: log ?? (() => {}) });
   return {
     url: platform.url,
     apiKey: platform.apiKey,
     client: createPlatformClient({ url: platform.url, apiKey: platform.apiKey }),
     async close() {
-      await platform.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      await platform.dispose();
       temporary.delete(dataDir);
     },
   };

@@ -1,22 +1,19 @@
 /**
- * Helpers of the platform tests: a platform in this process (temp data dir, port 0, short
- * timeouts), the fixture artifact packed with `tar`, GraphQL and REST calls, deploys.
+ * Helpers of the platform tests: a platform in this process (platform/temporary.ts, as
+ * svc/testing's, with short timeouts), the fixture artifact packed with `tar`, GraphQL and REST calls, deploys.
  */
-import { cp, mkdtemp, rm, readFile, stat } from "node:fs/promises";
+import { cp, mkdtemp, readFile, stat } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { create as tarCreate } from "tar";
-import { startPlatform, type RunningPlatform } from "../../platform/server.ts";
+import { startTemporaryPlatform, type TemporaryPlatform } from "../../platform/temporary.ts";
 import type { PlatformOptions } from "../../platform/options.ts";
 
 export const FIXTURE = new URL("../../fixtures/platform-app/", import.meta.url).pathname;
 export const RUNTIME_SDK = new URL("../../runtime/python/svc/", import.meta.url).pathname;
 
-export interface TestPlatform extends RunningPlatform {
-  logs: string[];
-  dispose(): Promise<void>;
-}
+export type TestPlatform = TemporaryPlatform;
 
 export async function tempDir(prefix = "svc-platform-test-"): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
@@ -35,18 +32,8 @@ export const FAST: Partial<PlatformOptions> = {
   lbReadyWaitMs: 15_000,
 };
 
-export async function startTestPlatform(options: Partial<PlatformOptions> = {}): Promise<TestPlatform> {
-  const dataDir = options.dataDir ?? (await tempDir());
-  const logs: string[] = [];
-  const platform = await startPlatform({ ...FAST, port: 0, log: (line) => logs.push(line), ...options, dataDir });
-  return Object.assign(platform, {
-    logs,
-    async dispose() {
-      await platform.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  });
-}
+/** A platform of the test's own (platform/temporary.ts) with the FAST settings; `options` override them. */
+export const startTestPlatform = (options: Partial<PlatformOptions> = {}): Promise<TestPlatform> => startTemporaryPlatform({ ...FAST, ...options });
 
 export interface BuiltArtifact {
   path: string;
