@@ -160,7 +160,7 @@ export async function launchWorker(env: NodeJS.ProcessEnv = process.env): Promis
       say(`could not start the worker: ${error.message}`);
       resolve(127);
     });
-    proc.on("exit", (c, signal) => resolve(c ?? 128 + (signal ? 15 : 0)));
+    proc.on("close", (c, signal) => resolve(c ?? 128 + (signal ? 15 : 0))); // after its output's last line
   });
   await shipper.flush();
   return code;

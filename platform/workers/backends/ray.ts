@@ -167,11 +167,17 @@ export class RayWorkers implements RemoteWorkers {
     return `no Ray node of ${nodes.length} alive has ${short.join(", ") || describe(need)}: add such a node, or deploy the endpoint with less`;
   }
 
+  /**
+   * Asks Ray to stop the job. Ray cannot stop a job it has not placed (the stop waits for the job's
+   * supervisor to start), so an unplaced worker exits here at once: its token ends with it, and the
+   * launcher, should Ray place the job later, is refused its launch and exits.
+   */
   private stop(t: Tracked): Promise<void> {
     t.stopping ??= this.api.stop(t.run.runId).catch((error) => {
       t.stopping = undefined; // a later signal tries again
       t.hooks.log(`stopping Ray job ${t.run.runId} failed: ${(error as Error).message}`);
     });
+    if (!t.run.node) this.finish(t, "stopped before Ray placed it; its Ray job ends when placed");
     return t.stopping;
   }
 
