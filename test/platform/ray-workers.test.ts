@@ -100,7 +100,11 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
     expect(gpuLine).toContain(`${workerOf(gpuId)!.id} (gpu-work)`);
   });
 
-  it("scaling to zero stops the workers' Ray jobs", async () => {
+  it("stopping a worker stops its Ray job; scaling to zero ends every one", async () => {
+    const killed = workerOf(gpuId)!;
+    await p.context.supervisor.kill(killed); // no `stop` signal to exit by itself: only Ray's stop ends the job
+    await waitFor("the killed worker's Ray job to be STOPPED", async () => (await rayJob(killed.id)).status === "STOPPED", 30_000);
+    await waitFor("a new GPU worker", () => workerOf(gpuId)?.ready, 60_000);
     const workers = [...p.context.supervisor.forEndpoint(cpuId), ...p.context.supervisor.forEndpoint(gpuId)];
     expect(workers.length).toBeGreaterThan(0);
     await saveEndpoint(p, buildId, { id: gpuId, ...gpuSpec, idleTimeout: 1 } as never);

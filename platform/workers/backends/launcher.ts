@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import { createWriteStream, existsSync } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { constants, tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -160,7 +160,7 @@ export async function launchWorker(env: NodeJS.ProcessEnv = process.env): Promis
       say(`could not start the worker: ${error.message}`);
       resolve(127);
     });
-    proc.on("close", (c, signal) => resolve(c ?? 128 + (signal ? 15 : 0))); // after its output's last line
+    proc.on("close", (c, signal) => resolve(c ?? 128 + (signal ? constants.signals[signal] : 0))); // after its output's last line
   });
   await shipper.flush();
   return code;
