@@ -104,7 +104,6 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
     const killed = workerOf(gpuId)!;
     await p.context.supervisor.kill(killed); // no `stop` signal to exit by itself: only Ray's stop ends the job
     await waitFor("the killed worker's Ray job to be STOPPED", async () => (await rayJob(killed.id)).status === "STOPPED", 30_000);
-    await waitFor("a new GPU worker", () => workerOf(gpuId)?.ready, 60_000);
     const workers = [...p.context.supervisor.forEndpoint(cpuId), ...p.context.supervisor.forEndpoint(gpuId)];
     expect(workers.length).toBeGreaterThan(0);
     await saveEndpoint(p, buildId, { id: gpuId, ...gpuSpec, idleTimeout: 1 } as never);
