@@ -68,6 +68,11 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
     expect((await rayJob(cw.id)).driver_node_id).toBe(cw.remote!.node);
     // what the launcher saw Ray set is what the worker's function saw
     expect(logsOf(gpuId).some((l) => l.startsWith(`[${gw.id}] [launcher] worker ${gw.id} starts`) && l.endsWith(`CUDA_VISIBLE_DEVICES=${gpuOut.output.value}`))).toBe(true);
+    // Whoever reads the job's variables in Ray (its token is there) gets no second launch: no secrets, no key.
+    const token = ((await (await fetch(`${cluster.dashboard}/api/jobs/svc-${gw.id}`)).json()) as any).runtime_env.env_vars.SVC_WORKER_TOKEN as string;
+    const again = await fetch(`${p.url}/v2/_worker/${gw.id}/launch`, { headers: { authorization: `Bearer ${token}` } });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ code: "WORKER_LAUNCH_TAKEN" });
     // the worker's own output (the runtime's line for a failed job) reaches its logs
     await waitFor("the worker's line in its logs", () => logsOf(cpuId).some((l) => l.startsWith(`[${cw.id}] `) && l.includes("boom on a Ray node")), 5000);
   });
