@@ -36,6 +36,8 @@ async function measure(label: string, workers: PlatformOptions["workers"]): Prom
       if (body.status !== "COMPLETED") throw new Error(`cold runsync: ${JSON.stringify(body)}`);
       firsts.push(performance.now() - t0);
       spawnReady.push(p.context.supervisor.forEndpoint(e.id)[0]?.coldStartMs ?? NaN);
+      // its worker goes (a 2-CPU flavour: each of the two nodes holds one worker at a time)
+      await Promise.all(p.context.supervisor.forEndpoint(e.id).map((w) => p.context.supervisor.stop(w, "measured")));
     }
     const id = endpoints.work!.id;
     await waitFinal(p, id, (await api(p, "POST", `/v2/${id}/run`, { input: { op: "echo", value: 0 } })).body.id, 120_000); // warm
