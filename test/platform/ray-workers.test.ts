@@ -9,6 +9,7 @@
  * Nothing is faked: no GPU exists here, so Ray's GPUs are declared ones and no device is bound.
  */
 import { execFile } from "node:child_process";
+import { readdir, readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeState } from "../../platform/state-dir.ts";
 import { api, buildFixtureArtifact, deploy, saveEndpoint, startTestPlatform, tempDir, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
@@ -47,6 +48,17 @@ const logsOf = (endpointId: string) => {
   p.context.store.logs.flush();
   return p.context.store.logs.tail(endpointId, 500);
 };
+/** The worker token in the environment of the worker's launcher process on its node (this machine). */
+async function launcherToken(workerId: string): Promise<string> {
+  for (const pid of await readdir("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    const cmd = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+    if (!cmd.includes("worker\0launch")) continue;
+    const env = (await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "")).split("\0");
+    if (env.includes(`SVC_WORKER_ID=${workerId}`)) return env.find((v) => v.startsWith("SVC_WORKER_TOKEN="))!.slice("SVC_WORKER_TOKEN=".length);
+  }
+  throw new Error(`no launcher process of worker ${workerId}`);
+}
 const workerOf = (endpointId: string) => p.context.supervisor.forEndpoint(endpointId).find((w) => !w.stopping);
 
 describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
@@ -68,8 +80,9 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
     expect((await rayJob(cw.id)).driver_node_id).toBe(cw.remote!.node);
     // what the launcher saw Ray set is what the worker's function saw
     expect(logsOf(gpuId).some((l) => l.startsWith(`[${gw.id}] [launcher] worker ${gw.id} starts`) && l.endsWith(`CUDA_VISIBLE_DEVICES=${gpuOut.output.value}`))).toBe(true);
-    // Whoever reads the job's variables in Ray (its token is there) gets no second launch: no secrets, no key.
-    const token = ((await (await fetch(`${cluster.dashboard}/api/jobs/svc-${gw.id}`)).json()) as any).runtime_env.env_vars.SVC_WORKER_TOKEN as string;
+    // Whoever reads the job's variables (the launcher's environment on its node: the token is there,
+    // Ray's Jobs API shows it redacted) gets no second launch: no secrets, no key.
+    const token = await launcherToken(gw.id);
     const again = await fetch(`${p.url}/v2/_worker/${gw.id}/launch`, { headers: { authorization: `Bearer ${token}` } });
     expect(again.status).toBe(409);
     expect(await again.json()).toMatchObject({ code: "WORKER_LAUNCH_TAKEN" });

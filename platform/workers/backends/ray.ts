@@ -129,8 +129,10 @@ export class RayWorkers implements RemoteWorkers {
     t.unreachable = false;
     if (!job) return this.finish(t, "its Ray job is gone from the cluster");
     if (job.status === "PENDING" && !t.run.unplaced && Date.now() - t.submittedAt > PLACE_GRACE_MS) {
+      const why = await this.missing(t.need);
+      if (t.done || t.run.node) return;
+      t.hooks.log(`worker ${t.w.id} cannot be placed yet: ${why}`); // the line first: /health says throttled once it is there
       t.run.unplaced = true;
-      t.hooks.log(`worker ${t.w.id} cannot be placed yet: ${await this.missing(t.need)}`);
     }
     if (job.status === "RUNNING" && !t.run.node && job.driverNodeId) {
       t.run.unplaced = false;
