@@ -51,13 +51,15 @@ const kill = (pids: number[], signal: NodeJS.Signals) => {
 };
 
 /** `ray start`, tried twice: on a loaded machine a raylet can miss the 30 s Ray waits for it (a fixed limit in ray/_private/node.py). */
-const rayStart = (args: string[], env: NodeJS.ProcessEnv): Promise<number> =>
-  rayStartOnce(args, env).catch((error: Error) => (/timed out during startup/.test(error.message) ? rayStartOnce(args, env) : Promise.reject(error)));
+const rayStart = (args: string[], env: NodeJS.ProcessEnv, started: (pgid: number) => void): Promise<number> =>
+  rayStartOnce(args, env, started).catch((error: Error) => (/timed out during startup/.test(error.message) ? rayStartOnce(args, env, started) : Promise.reject(error)));
 
-function rayStartOnce(args: string[], env: NodeJS.ProcessEnv): Promise<number> {
+/** `started` gets the new process group at once: a cluster stopped while a node still starts stops that node too. */
+function rayStartOnce(args: string[], env: NodeJS.ProcessEnv, started: (pgid: number) => void): Promise<number> {
   return new Promise((resolve, reject) => {
     // detached: its own process group, which the node's daemons keep after it exits
     const proc = spawn("ray", ["start", ...args, "--disable-usage-stats"], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+    if (proc.pid) started(proc.pid);
     let out = "";
     proc.stdout.on("data", (d) => (out += d));
     proc.stderr.on("data", (d) => (out += d));
@@ -89,8 +91,8 @@ export class RayCluster {
       const pgid = await rayStart(
         ["--head", "--node-ip-address", "127.0.0.1", "--port", String(gcs), "--dashboard-host", "127.0.0.1", "--dashboard-port", String(dash), "--include-dashboard", "true", "--ray-client-server-port", String(client), ...cluster.nodeArgs("head", [nm!, om!, agent!, agentGrpc!, metrics!, rtenv!]), "--num-cpus", "0"],
         { RAY_health_check_period_ms: "1000", RAY_health_check_failure_threshold: "3", RAY_health_check_initial_delay_ms: "1000" },
+        (g) => cluster.pgids.push(g),
       );
-      cluster.pgids.push(pgid);
       cluster.nodes.push({ name: "head", pgid, id: await cluster.nodeId(pgid) });
     } catch (error) {
       await cluster.stop();
@@ -99,7 +101,8 @@ export class RayCluster {
     return cluster;
   }
 
-  private workerPortBase = 20_000 + Math.floor(Math.random() * 400) * 100;
+  /** Below Linux's ephemeral range (32768 and up), where freePort's picks for the other ports come from. */
+  private workerPortBase = 11_000 + Math.floor(Math.random() * 200) * 100;
   /** Each node's own range of worker ports (nodes may start together). */
   private nodeArgs(name: string, [nm, om, agent, agentGrpc, metrics, rtenv]: number[]): string[] {
     const base = (this.workerPortBase += 100);
@@ -118,8 +121,8 @@ export class RayCluster {
     const pgid = await rayStart(
       ["--address", this.gcsAddress, "--node-ip-address", "127.0.0.1", ...this.nodeArgs(name, await ports(6)), "--num-cpus", String(cpus), "--num-gpus", String(gpus)],
       {},
+      (g) => this.pgids.push(g),
     );
-    this.pgids.push(pgid);
     const node = { name, pgid, id: await this.nodeId(pgid) };
     this.nodes.push(node);
     return node;
