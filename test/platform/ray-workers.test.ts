@@ -9,10 +9,12 @@
  * Nothing is faked: no GPU exists here, so Ray's GPUs are declared ones and no device is bound.
  */
 import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeState } from "../../platform/state-dir.ts";
-import { api, buildFixtureArtifact, deploy, saveEndpoint, startTestPlatform, tempDir, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
+import { api, buildFixtureArtifact, deploy, gqlOk, saveEndpoint, startTestPlatform, tempDir, uploadArtifact, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
+import { buildAppArtifact, saveImageEndpoint } from "./_app-artifact.ts";
 import { RayCluster, type RayNodeHandle } from "./_ray-cluster.ts";
 
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
@@ -30,8 +32,11 @@ const gpuSpec = { name: "gpu-work", workersMax: 1, idleTimeout: 600, gpuIds: "AM
 
 beforeAll(async () => {
   cluster = await RayCluster.start();
-  [cpuNode, gpuNode] = await Promise.all([cluster.addNode("cpu", 2), cluster.addNode("gpu", 2, 2)]);
-  p = await startTestPlatform({ workers: { backend: "ray", address: cluster.dashboard, nodeDir: await tempDir("svc-ray-node-"), pollMs: 250 } });
+  [cpuNode, gpuNode] = await Promise.all([cluster.addNode("cpu", 4), cluster.addNode("gpu", 4, 2)]); // logical CPUs: room for a 2-CPU worker beside the others
+  // The nodes see the platform's volumes folder at the same path: the operator's shared mount, here one machine.
+  const dataDir = await tempDir();
+  const workers = { backend: "ray" as const, address: cluster.dashboard, nodeDir: await tempDir("svc-ray-node-"), volumesRoot: join(dataDir, "volumes"), pollMs: 250 };
+  p = await startTestPlatform({ dataDir, workers });
   const deployed = await deploy(p, await buildFixtureArtifact(), [cpuSpec, gpuSpec]);
   buildId = deployed.buildId;
   cpuId = deployed.endpoints.work!.id;
@@ -116,6 +121,22 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
     const gpuLine = stdout.split("\n").find((l) => l.includes(`node ${gpuNode.id.slice(0, 12)}`))!;
     expect(gpuLine).toContain("2 GPU");
     expect(gpuLine).toContain(`${workerOf(gpuId)!.id} (gpu-work)`);
+  });
+
+  it("gives a worker on a node its endpoint's volume through the shared path (--ray-volumes), read and write", async () => {
+    const keeper = `import os\n\nfrom svc import Endpoint\n\n\n@Endpoint(name="keeper")\ndef keep(text: str) -> dict:\n    with open("/platform-volume/inbox/hello.txt", encoding="utf-8") as f:\n        seen = f.read()\n    os.makedirs("/platform-volume/outbox", exist_ok=True)\n    with open("/platform-volume/outbox/reply.txt", "w", encoding="utf-8") as f:\n        f.write(text)\n    return {"seen": seen, "volume": os.environ["PLATFORM_VOLUME_PATH"]}\n`;
+    const { createNetworkVolume: vol } = await gqlOk<{ createNetworkVolume: { id: string } }>(p, "mutation ($i: CreateNetworkVolumeInput!) { createNetworkVolume(input: $i) { id } }", { i: { name: "shared-data", size: 1 } });
+    const folder = join(p.dataDir, "volumes", vol.id);
+    await mkdir(join(folder, "inbox"), { recursive: true });
+    await writeFile(join(folder, "inbox", "hello.txt"), "from the platform");
+    const { buildId: b } = await uploadArtifact(p, await buildAppArtifact({ "app/__init__.py": "", "app/store.py": keeper }, [{ name: "keeper", module: "app.store", functions: ["keep"] }]), "volume-app");
+    const e = await saveImageEndpoint(p, b, { name: "keeper", networkVolumeId: vol.id } as never);
+    const r = await api(p, "POST", `/v2/${e.id}/runsync`, { input: { text: "from the node" } });
+    const out = r.body.status === "COMPLETED" ? r.body : await waitFinal(p, e.id, r.body.id, 120_000);
+    expect(out).toMatchObject({ status: "COMPLETED", output: { seen: "from the platform", volume: "/platform-volume" } });
+    expect(await readFile(join(folder, "outbox", "reply.txt"), "utf8")).toBe("from the node");
+    expect(workerOf(e.id)!.remote!.node).toBeDefined();
+    await Promise.all(p.context.supervisor.forEndpoint(e.id).map((w) => p.context.supervisor.stop(w, "done"))); // frees its node's CPUs
   });
 
   it("stopping a worker stops its Ray job; scaling to zero ends every one", async () => {
