@@ -15,7 +15,7 @@ export interface RemoteHooks {
   /** A `[platform]` line in the worker's logs. */
   log(line: string): void;
   /** The worker is gone (its job ended, was stopped, or its node died); `how` says which. */
-  exited(how: string, early: boolean): void;
+  exited(how: string): void;
 }
 
 /** A remote worker's handle on its WorkerInfo (`w.remote`): how to stop it and where it runs. */

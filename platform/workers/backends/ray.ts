@@ -147,7 +147,7 @@ export class RayWorkers implements RemoteWorkers {
     t.done = true;
     clearTimeout(t.timer);
     this.runs.delete(t.run.runId);
-    t.hooks.exited(how, !t.w.ready);
+    t.hooks.exited(how);
   }
 
   /** What no node has for `need`: none is that big (infeasible), or those that are are busy. */
