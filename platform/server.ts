@@ -13,6 +13,7 @@ import { ensureApiKey, DB_FILE, API_KEY_FILE } from "./state-dir.ts";
 import { createStore } from "./store/index.ts";
 import { JobQueue, PRUNE_CHUNK } from "./queue/queue.ts";
 import { createWebhookSender } from "./queue/webhooks.ts";
+import { createScheduler } from "./queue/scheduler.ts";
 import { statusBody } from "./queue/views.ts";
 import { Supervisor } from "./workers/supervisor.ts";
 import { Autoscaler } from "./workers/autoscaler.ts";
@@ -85,7 +86,8 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const recovered = queue.recover();
   if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
 
-  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, baseUrl: () => address.baseUrl };
+  const scheduler = createScheduler(store, queue, options.log);
+  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, scheduler, baseUrl: () => address.baseUrl };
   const servers = await serve(ctx, address);
   let closing: Promise<void> | undefined;
   const sweep = startSweep(ctx, () => closing !== undefined);
@@ -214,7 +216,7 @@ async function listenChannel(server: Server, dataDir: string, log: (line: string
   }
 }
 
-/** Background work every sweep interval: timeouts and expiry, liveness, retention, log batches, files. */
+/** Background work every sweep interval: timeouts and expiry, schedules, liveness, retention, log batches, files. */
 function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeout {
   const { queue, supervisor, store, options } = ctx;
   /** Expired jobs go PRUNE_CHUNK at a time, requests answered in between (one delete of thousands stalled them). */
@@ -235,6 +237,7 @@ function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeou
     try {
       const now = Date.now();
       queue.sweep(now);
+      if (!closing()) ctx.scheduler.tick(now); // scheduled endpoints' due slots; none while stopping: no worker would take them (docs/platform.md, "Schedules")
       supervisor.sweep(now);
       pruneExpired(now);
       store.logs.flush(now); // lines go on their own timer; this applies the retention when due
