@@ -328,6 +328,18 @@ export const errors = {
       remedy: "A worker whose token is refused is no longer registered (stopped, or its platform restarted): let the platform start a new one. PLATFORM_API_KEY does not open these routes.",
     }),
 
+  // platform server: workers on a Ray cluster (docs/platform.md, "Workers on a Ray cluster")
+  RAY_UNREACHABLE: (address: string, why: string) =>
+    new SvcError("RAY_UNREACHABLE", `The Ray cluster's Jobs API at ${address} does not answer as Ray's dashboard: ${why}.`, {
+      status: 503,
+      remedy: "Give --ray-address (SVC_RAY_ADDRESS) the head node's dashboard URL, http://<head>:8265, and start the head with `ray start --head` and the dashboard (`pip install 'ray[default]'`).",
+    }),
+  WORKER_LAUNCH_TAKEN: (workerId: string) =>
+    new SvcError("WORKER_LAUNCH_TAKEN", `Worker "${workerId}"'s launch description was already handed out: a worker is launched once.`, {
+      status: 409,
+      remedy: "A launcher that runs again (a retried Ray job, a copied command) gets nothing: let the platform start a new worker (it does when this one exits).",
+    }),
+
   // secrets (docs/platform.md, "Secrets")
   SECRET_EXISTS: (name: string) =>
     new SvcError("SECRET_EXISTS", `A secret named "${name}" exists already.`, { status: 400, remedy: `Delete it first (\`svc secret delete ${name}\`), or pick another name.` }),
