@@ -11,48 +11,46 @@
  *     AUTH_MISSING); no URL → the embedded platform from `startEmbedded` (the CLI hands in platform/'s
  *     ensureLocalPlatform), with the user's PLATFORM_API_KEY when set, else the platform's own key.
  *   createPlatformClient({ url, apiKey }): PlatformClient
- *   client.uploadArtifact(appId, { path, sha256, size }, manifest, onBytes?): Promise<{ buildId, skipped, build }>
- *     content-addressed: `skipped` is true when the platform already had the sha256 (no PUT sent).
- *   client.saveEndpoint(input: EndpointInput): Promise<PlatformEndpoint>   (input.id → update)
- *   client.deleteEndpoint(id): Promise<boolean>
- *   client.listEndpoints(): Promise<PlatformEndpoint[]>
- *   client.run(endpoint, input, { webhook?, policy? }): Promise<Job>        endpoint = id or queue URL
- *   client.runsync(endpoint, input, { waitMs?, timeoutMs?, onPending?, policy?, signal? }): Promise<Job>
- *     follows a non-final answer with status-sync/status polls until final; no overall limit by
- *     default; when timeoutMs runs out it resolves with the non-final job (its id kept). A FAILED
- *     job resolves (status "FAILED", `error`), it does not throw.
- *   client.status(endpoint, jobId) / client.cancel(endpoint, jobId): Promise<Job>
- *   client.lbRequest(endpointUrl, method, path, body?): Promise<{ status, headers, body }>
- *     any status but 401 resolves (the caller forwards it); body is parsed JSON or text.
  *
- * Apps and environments: listApps, getApp(name) (null when absent), createApp, deleteApp(id),
- * getEnvironment(appId, name), createEnvironment, listEnvironments(appName), deleteEnvironment(id);
- * builds: getBuild(id), deployBuildToEnvironment(envId, buildId), setBuildEndpointUrls(buildId, urls);
- * workerLogs(endpointId, limit?); secrets: listSecrets() (names only), createSecret(name, value),
- * deleteSecret(name). The deploy environment rules are in ./environments.ts.
+ * PlatformClient's methods are declared below, one interface per family (secrets, apps,
+ * environments, endpoints, builds; volumes in ./volumes.ts, the queue routes in ./queue.ts: runsync
+ * follows a non-final answer with polls and resolves a FAILED job rather than throwing). The deploy
+ * environment rules are in ./environments.ts.
  */
 import { APPS_REMEDY, errors } from "../errors.ts";
 import { createGraphQLRunner, documents, type GraphQLRunner } from "./_graphql.ts";
 import { httpRequest } from "./_http.ts";
-import { createQueueApi } from "./queue.ts";
+import { createQueueApi, type QueueApi } from "./queue.ts";
 import { trimUrl } from "./resolve.ts";
 import type { EndpointInput, LbResponse, PlatformApp, PlatformBuild, PlatformEndpoint, PlatformEnvironment, PlatformSecret, UploadResult } from "./types.ts";
 import { uploadArtifact, type ArtifactRef } from "./upload.ts";
-import { createVolumesApi } from "./volumes.ts";
+import { createVolumesApi, type VolumesApi } from "./volumes.ts";
 
 export * from "./types.ts";
 export { resolvePlatform, type ResolvedPlatform, type ResolveOptions, type StartEmbedded, type EmbeddedPlatform } from "./resolve.ts";
 export { planEnvironment, resolveDeployTarget, findEnvironment, checkEnvironmentName, DEFAULT_ENVIRONMENT, PLATFORM_NAME, type EnvironmentPlan, type ResolvedTarget } from "./environments.ts";
 export { queueUrl } from "./queue.ts";
 export type { ArtifactRef } from "./upload.ts";
-export type { PlatformVolume, S3Access } from "./volumes.ts";
+export type { PlatformVolume, S3Access, VolumesApi } from "./volumes.ts";
+export type { QueueApi } from "./queue.ts";
+export type { GraphQLRunner } from "./_graphql.ts";
 
 export interface PlatformClientOptions {
   url: string;
   apiKey: string;
 }
 
-export function createPlatformClient(options: PlatformClientOptions) {
+/** One platform's API (hosted or embedded): the signatures above, one interface per family. */
+export interface PlatformClient extends SecretsApi, AppsApi, EnvironmentsApi, EndpointsApi, BuildsApi, VolumesApi, QueueApi {
+  url: string;
+  apiKey: string;
+  /** Raw GraphQL, for operations this client has no method for. */
+  graphql: GraphQLRunner;
+  /** One request to a load-balanced endpoint's route (`{endpointUrl}{path}`): any status but 401 resolves; body is parsed JSON or text. */
+  lbRequest(endpointUrl: string, method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<LbResponse>;
+}
+
+export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
   const url = trimUrl(options.url);
   const { apiKey } = options;
   const gql = createGraphQLRunner(url, apiKey);
@@ -62,7 +60,6 @@ export function createPlatformClient(options: PlatformClientOptions) {
   return {
     url,
     apiKey,
-    /** Raw GraphQL, for operations this client has no method for. */
     graphql: gql,
     ...secretsApi(gql),
     ...apps,
@@ -81,7 +78,14 @@ export function createPlatformClient(options: PlatformClientOptions) {
 }
 
 /** Secrets: a value goes in once and never comes back (docs/platform.md, "Secrets"). */
-function secretsApi(gql: GraphQLRunner) {
+export interface SecretsApi {
+  /** Names only. */
+  listSecrets(): Promise<PlatformSecret[]>;
+  createSecret(name: string, value: string): Promise<PlatformSecret>;
+  deleteSecret(name: string): Promise<boolean>;
+}
+
+function secretsApi(gql: GraphQLRunner): SecretsApi {
   return {
     async listSecrets(): Promise<PlatformSecret[]> {
       return (await gql<{ myself: { secrets: PlatformSecret[] } }>("secrets", documents.secrets)).myself.secrets;
@@ -95,7 +99,15 @@ function secretsApi(gql: GraphQLRunner) {
   };
 }
 
-function appsApi(gql: GraphQLRunner) {
+export interface AppsApi {
+  listApps(): Promise<PlatformApp[]>;
+  /** null when there is no app of that name. */
+  getApp(name: string): Promise<PlatformApp | null>;
+  createApp(name: string): Promise<PlatformApp>;
+  deleteApp(id: string): Promise<boolean>;
+}
+
+function appsApi(gql: GraphQLRunner): AppsApi {
   return {
     async listApps(): Promise<PlatformApp[]> {
       return (await gql<{ apps: PlatformApp[] }>("apps", documents.apps)).apps;
@@ -112,7 +124,16 @@ function appsApi(gql: GraphQLRunner) {
   };
 }
 
-function environmentsApi(gql: GraphQLRunner, getApp: (name: string) => Promise<PlatformApp | null>) {
+/** An app's environments (the deploy's rules: ./environments.ts). */
+export interface EnvironmentsApi {
+  getEnvironment(appId: string, name: string): Promise<PlatformEnvironment | null>;
+  createEnvironment(appId: string, name: string): Promise<PlatformEnvironment>;
+  /** Environments of the app named `appName`; NOT_FOUND when there is no such app. */
+  listEnvironments(appName: string): Promise<PlatformEnvironment[]>;
+  deleteEnvironment(id: string): Promise<boolean>;
+}
+
+function environmentsApi(gql: GraphQLRunner, getApp: (name: string) => Promise<PlatformApp | null>): EnvironmentsApi {
   return {
     async getEnvironment(appId: string, name: string): Promise<PlatformEnvironment | null> {
       return (await gql<{ environment: PlatformEnvironment | null }>("environment", documents.environment, { appId, name })).environment;
@@ -120,7 +141,6 @@ function environmentsApi(gql: GraphQLRunner, getApp: (name: string) => Promise<P
     async createEnvironment(appId: string, name: string): Promise<PlatformEnvironment> {
       return (await gql<{ createEnvironment: PlatformEnvironment }>("createEnvironment", documents.createEnvironment, { appId, name })).createEnvironment;
     },
-    /** Environments of the app named `appName`; NOT_FOUND when there is no such app. */
     async listEnvironments(appName: string): Promise<PlatformEnvironment[]> {
       const app = await getApp(appName);
       if (!app) throw errors.NOT_FOUND("App", appName, APPS_REMEDY);
@@ -132,7 +152,15 @@ function environmentsApi(gql: GraphQLRunner, getApp: (name: string) => Promise<P
   };
 }
 
-function endpointsApi(gql: GraphQLRunner) {
+export interface EndpointsApi {
+  listEndpoints(): Promise<PlatformEndpoint[]>;
+  getEndpoint(id: string): Promise<PlatformEndpoint | null>;
+  /** Creates the endpoint, or updates the one `input.id` names. */
+  saveEndpoint(input: EndpointInput): Promise<PlatformEndpoint>;
+  deleteEndpoint(id: string): Promise<boolean>;
+}
+
+function endpointsApi(gql: GraphQLRunner): EndpointsApi {
   return {
     async listEndpoints(): Promise<PlatformEndpoint[]> {
       return (await gql<{ myself: { endpoints: PlatformEndpoint[] } }>("myself", documents.myselfEndpoints)).myself.endpoints;
@@ -150,7 +178,16 @@ function endpointsApi(gql: GraphQLRunner) {
 }
 
 /** Builds: the content-addressed upload, switching an environment to a build, its URLs and worker logs. */
-function buildsApi(url: string, apiKey: string, gql: GraphQLRunner) {
+export interface BuildsApi {
+  /** Content-addressed: `skipped` is true when the platform already had the sha256 (no PUT sent). */
+  uploadArtifact(appId: string, artifact: ArtifactRef, manifest: unknown, onBytes?: (bytes: number) => void): Promise<UploadResult>;
+  getBuild(id: string): Promise<PlatformBuild | null>;
+  deployBuildToEnvironment(environmentId: string, buildId: string): Promise<PlatformEnvironment>;
+  setBuildEndpointUrls(buildId: string, urls: Record<string, string>): Promise<PlatformBuild>;
+  workerLogs(endpointId: string, limit?: number): Promise<string[]>;
+}
+
+function buildsApi(url: string, apiKey: string, gql: GraphQLRunner): BuildsApi {
   return {
     uploadArtifact(appId: string, artifact: ArtifactRef, manifest: unknown, onBytes?: (bytes: number) => void): Promise<UploadResult> {
       return uploadArtifact(url, apiKey, gql, appId, artifact, manifest, onBytes);
@@ -171,8 +208,7 @@ function buildsApi(url: string, apiKey: string, gql: GraphQLRunner) {
   };
 }
 
-/** One request to a load-balanced endpoint's route: `{endpointUrl}{path}`. */
-function lbRequester(url: string, apiKey: string) {
+function lbRequester(url: string, apiKey: string): PlatformClient["lbRequest"] {
   return async function lbRequest(endpointUrl: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<LbResponse> {
     const target = `${trimUrl(endpointUrl)}${path.startsWith("/") ? path : `/${path}`}`;
     const hasBody = body !== undefined && !["GET", "HEAD"].includes(method.toUpperCase());
@@ -189,5 +225,3 @@ function lbRequester(url: string, apiKey: string) {
     return { status: response.status, headers: response.headers, body: response.json !== undefined ? response.json : response.text };
   };
 }
-
-export type PlatformClient = ReturnType<typeof createPlatformClient>;

@@ -20,33 +20,41 @@ export function queueUrl(baseUrl: string, endpoint: string): string {
   return `${baseUrl}/v2/${encodeURIComponent(endpoint)}`;
 }
 
-export function createQueueApi(baseUrl: string, apiKey: string) {
+/** An endpoint's queue routes; `endpoint` is its id or its queue URL. */
+export interface QueueApi {
+  /** POST /run → `{id, status: "IN_QUEUE"}`. */
+  run(endpoint: string, input: unknown, options?: RunOptions): Promise<Job>;
+  /** GET /status/<id>. */
+  status(endpoint: string, jobId: string, options?: { signal?: AbortSignal }): Promise<Job>;
+  /** POST /cancel/<id>. */
+  cancel(endpoint: string, jobId: string): Promise<Job>;
+  /**
+   * POST /runsync?wait=…, then — while the answer is not final — GET /status-sync/<id>?wait=…
+   * (falling back to /status/<id> once a second where the platform has no status-sync).
+   * Resolves with the final job (COMPLETED, FAILED, CANCELLED, TIMED_OUT), or with the last
+   * non-final job when `timeoutMs` runs out. Transient failures while waiting are retried; when
+   * they persist the error names the job id.
+   */
+  runsync(endpoint: string, input: unknown, options?: RunSyncOptions): Promise<Job>;
+}
+
+export function createQueueApi(baseUrl: string, apiKey: string): QueueApi {
   const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json", accept: "application/json" };
   const send = jobSender(baseUrl, headers);
 
   return {
-    /** POST /run → `{id, status: "IN_QUEUE"}`. */
     run(endpoint: string, input: unknown, options: RunOptions = {}): Promise<Job> {
       return send("run", endpoint, `${queueUrl(baseUrl, endpoint)}/run`, "POST", payload(input, options), options.signal);
     },
 
-    /** GET /status/<id>. */
     status(endpoint: string, jobId: string, options: { signal?: AbortSignal } = {}): Promise<Job> {
       return send("status", jobId, `${queueUrl(baseUrl, endpoint)}/status/${encodeURIComponent(jobId)}`, "GET", undefined, options.signal);
     },
 
-    /** POST /cancel/<id>. */
     cancel(endpoint: string, jobId: string): Promise<Job> {
       return send("cancel", jobId, `${queueUrl(baseUrl, endpoint)}/cancel/${encodeURIComponent(jobId)}`, "POST");
     },
 
-    /**
-     * POST /runsync?wait=…, then — while the answer is not final — GET /status-sync/<id>?wait=…
-     * (falling back to /status/<id> once a second where the platform has no status-sync).
-     * Resolves with the final job (COMPLETED, FAILED, CANCELLED, TIMED_OUT), or with the last
-     * non-final job when `timeoutMs` runs out. Transient failures while waiting are retried; when
-     * they persist the error names the job id.
-     */
     runsync(endpoint: string, input: unknown, options: RunSyncOptions = {}): Promise<Job> {
       return runsyncUntilFinal(baseUrl, headers, send, endpoint, input, options);
     },
@@ -138,5 +146,3 @@ function nextFailureCount(error: unknown, failures: number, endpoint: string, id
   if (!transient || ++failures > MAX_POLL_FAILURES) throw errors.JOB_WAIT_FAILED(endpoint, id, error);
   return failures;
 }
-
-export type QueueApi = ReturnType<typeof createQueueApi>;

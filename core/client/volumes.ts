@@ -12,12 +12,25 @@ const documents = {
   s3: `query s3Credentials { s3Credentials { endpointUrl accessKeyId secretAccessKey } }`,
 };
 
-export function createVolumesApi(gql: GraphQLRunner) {
+export interface VolumesApi {
+  listVolumes(): Promise<PlatformVolume[]>;
+  /** The volume with this name, or with this id; null when there is none. */
+  findVolume(nameOrId: string): Promise<PlatformVolume | null>;
+  createVolume(input: { name: string; size: number; dataCenterId?: string }): Promise<PlatformVolume>;
+  deleteVolume(id: string, force?: boolean): Promise<boolean>;
+  /**
+   * The S3 API's endpoint and keys: PLATFORM_S3_ENDPOINT_URL / PLATFORM_S3_ACCESS_KEY_ID /
+   * PLATFORM_S3_SECRET_ACCESS_KEY when set (the hosted platform's S3 keys come from its console),
+   * else the platform's own (the embedded platform's `s3Credentials`).
+   */
+  s3Access(env?: NodeJS.ProcessEnv): Promise<S3Access>;
+}
+
+export function createVolumesApi(gql: GraphQLRunner): VolumesApi {
   return {
     async listVolumes(): Promise<PlatformVolume[]> {
       return (await gql<{ myself: { networkVolumes: PlatformVolume[] } }>("networkVolumes", documents.list)).myself.networkVolumes;
     },
-    /** The volume with this name, or with this id; null when there is none. */
     async findVolume(nameOrId: string): Promise<PlatformVolume | null> {
       const all = await this.listVolumes();
       return all.find((v) => v.name === nameOrId) ?? all.find((v) => v.id === nameOrId) ?? null;
@@ -28,11 +41,6 @@ export function createVolumesApi(gql: GraphQLRunner) {
     async deleteVolume(id: string, force = false): Promise<boolean> {
       return (await gql<{ deleteNetworkVolume: boolean }>("deleteNetworkVolume", documents.remove, { input: { id, force } })).deleteNetworkVolume;
     },
-    /**
-     * The S3 API's endpoint and keys: PLATFORM_S3_ENDPOINT_URL / PLATFORM_S3_ACCESS_KEY_ID /
-     * PLATFORM_S3_SECRET_ACCESS_KEY when set (the hosted platform's S3 keys come from its console),
-     * else the platform's own (the embedded platform's `s3Credentials`).
-     */
     async s3Access(env: NodeJS.ProcessEnv = process.env): Promise<S3Access> {
       const { PLATFORM_S3_ENDPOINT_URL: endpointUrl, PLATFORM_S3_ACCESS_KEY_ID: accessKeyId, PLATFORM_S3_SECRET_ACCESS_KEY: secretAccessKey } = env;
       if (endpointUrl && accessKeyId && secretAccessKey) return { endpointUrl, accessKeyId, secretAccessKey };
