@@ -145,6 +145,7 @@ export interface BuildOptions {
 
 /** Everything a plugin may read or write during one run. */
 export interface BuildContext {
+  // What the run was given.
   root: string;
   /** `.svc/` under root. */
   outDir: string;
@@ -153,30 +154,43 @@ export interface BuildContext {
   config: ResolvedConfig;
   options: BuildOptions;
   logger: Logger;
-  /** Filled as the stages run. */
+
+  // What each stage fills for the stages after it, on purpose core fields rather than ctx.meta
+  // entries: whichever plugin taps the stage fills them (a replacement for a built-in fills the same
+  // ones), and the later stages and the commands read them (docs/architecture.md, "Stages and the plugins
+  // that tap them").
+  /** discover: the decorated functions. */
   functions: DiscoveredFunction[];
+  /** discover: the app's source files (POSIX, relative to root) that go into the artifact. */
+  sourceFiles: string[];
+  /** discover: the module-level imports of each app Python file, by file; unset when discovery reports none. */
+  pythonImports?: Record<string, PythonImport[]>;
+  /** group */
   endpoints: EndpointSpec[];
+  /** manifest */
   manifest?: Manifest;
+  /** resolveDependencies: what is installed, and what was left out and why. */
   requirements: Requirement[];
   excluded: ExcludedRequirement[];
-  /** `site-packages/` of the installed dependencies (svc:pip-install's cache dir); unset when none. */
+  /** installDependencies: `site-packages/` of the installed dependencies; unset when none. */
   depsDir?: string;
-  /** App source files (POSIX, relative to root) that go into the artifact. */
-  sourceFiles: string[];
-  /** Module-level imports of each app Python file, by file (svc:discover-python). */
-  pythonImports?: Record<string, PythonImport[]>;
+  /** pack */
   artifact?: Artifact;
-  /** The platform's id of the uploaded build (svc:upload). */
+  /** upload: the platform's id of the uploaded build. */
   buildId?: string;
-  /** The platform this run deploys to (set by the command's `prepare`, else by svc:upload). */
+  /** upload: the same id, and `skipped` when the platform already had the artifact (same sha256). */
+  upload?: { buildId: string; skipped: boolean };
+  /** provision */
+  deployed: DeployedEndpoint[];
+
+  // Where the run deploys: core fields on purpose, as the command may set them before any stage.
+  /** The platform (set by the command's `prepare`, else by the first plugin that calls it: plugins/_platform.ts). */
   client?: PlatformClient;
-  /** App and environment the deploy targets (svc:upload resolves them). */
+  /** The app and environment the deploy targets (resolved by the upload stage). */
   app?: { id: string; name: string };
   environment?: { id: string; name: string };
-  /** svc:upload's answer: `skipped` when the platform already had the artifact (same sha256). */
-  upload?: { buildId: string; skipped: boolean };
-  deployed: DeployedEndpoint[];
-  /** What plugins hand each other during one run, keyed by the writing plugin's name (see PluginMeta). */
+
+  /** Anything else one plugin hands others during one run, keyed by the writing plugin's name (see PluginMeta). */
   meta: PluginMetaMap;
 }
 
