@@ -4,9 +4,10 @@
  * the store's LOG_RETENTION_MS (docs/dev-server.md, "Worker logs").
  */
 import { errors } from "../../core/errors.ts";
-import type { createStore } from "../store/index.ts";
+import type { Store } from "../store/index.ts";
 
-type Store = Pick<ReturnType<typeof createStore>, "endpoints" | "logs">;
+/** What these resolvers read of the store. */
+type LogStore = Pick<Store, "endpoints" | "logs">;
 
 const DEFAULT_LIMIT = 200;
 const MAX_LIMIT = 10_000;
@@ -31,7 +32,7 @@ function parseSince(since: unknown): number | undefined {
   return ms;
 }
 
-export function workerLogLines(store: Store, args: Record<string, unknown>) {
+export function workerLogLines(store: LogStore, args: Record<string, unknown>) {
   const id = String(args.endpointId);
   if (!store.endpoints.get(id) && !store.logs.retired(id)) throw errors.NOT_FOUND("Endpoint", id);
   const options = { after: parseCursor(args.after), since: parseSince(args.since), limit: parseLimit(args.limit) };
@@ -39,7 +40,7 @@ export function workerLogLines(store: Store, args: Record<string, unknown>) {
   return store.logs.lines(id, options).map((l) => ({ cursor: String(l.id), at: new Date(l.ts).toISOString(), workerId: l.workerId, line: l.line }));
 }
 
-export function deletedEndpoints(store: Store, name: unknown) {
+export function deletedEndpoints(store: LogStore, name: unknown) {
   return store.logs
     .retiredEndpoints(name === undefined || name === null ? undefined : String(name))
     .map((e) => ({ id: e.id, name: e.name, environmentId: e.environmentId, deletedAt: new Date(e.deletedAt).toISOString() }));

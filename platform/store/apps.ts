@@ -11,7 +11,21 @@ type RawEnv = { id: string; app_id: string; name: string; active_build_id: strin
 const app = (r: RawApp): AppRow => ({ id: r.id, name: r.name, createdAt: r.created_at });
 const env = (r: RawEnv): EnvironmentRow => ({ id: r.id, appId: r.app_id, name: r.name, activeBuildId: r.active_build_id, createdAt: r.created_at });
 
-export function createAppsRepo(db: Db) {
+export interface AppsRepo {
+  list(): AppRow[];
+  get(id: string): AppRow | undefined;
+  byName(name: string): AppRow | undefined;
+  create(name: string): AppRow;
+  remove(id: string): boolean;
+  environments(appId: string): EnvironmentRow[];
+  environment(id: string): EnvironmentRow | undefined;
+  environmentByName(appId: string, name: string): EnvironmentRow | undefined;
+  createEnvironment(appId: string, name: string): EnvironmentRow;
+  removeEnvironment(id: string): boolean;
+  setActiveBuild(envId: string, buildId: string): void;
+}
+
+export function createAppsRepo(db: Db): AppsRepo {
   const q = {
     list: db.prepare<[], RawApp>("SELECT * FROM apps ORDER BY created_at, name"),
     byId: db.prepare<[string], RawApp>("SELECT * FROM apps WHERE id = ?"),
@@ -59,4 +73,3 @@ export function createAppsRepo(db: Db) {
     setActiveBuild: (envId: string, buildId: string): void => void q.envSetBuild.run(buildId, envId),
   };
 }
-export type AppsRepo = ReturnType<typeof createAppsRepo>;

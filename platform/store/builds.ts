@@ -14,7 +14,20 @@ const upload = (r: RawUpload): UploadRow => ({
 });
 const build = (r: RawBuild): BuildRow => ({ id: r.id, appId: r.app_id, sha256: r.sha256, size: r.size, manifest: JSON.parse(r.manifest), createdAt: r.created_at });
 
-export function createBuildsRepo(db: Db) {
+export interface BuildsRepo {
+  artifact(sha256: string): ArtifactRow | undefined;
+  addArtifact(a: ArtifactRow): void;
+  createUpload(u: Omit<UploadRow, "objectKey">): UploadRow;
+  upload(objectKey: string): UploadRow | undefined;
+  markUploaded(objectKey: string, sha256: string): void;
+  pruneUploads(now: number): number;
+  create(b: Omit<BuildRow, "id" | "createdAt">): BuildRow;
+  get(id: string): BuildRow | undefined;
+  forApp(appId: string): BuildRow[];
+  setManifest(id: string, manifest: Record<string, unknown>): void;
+}
+
+export function createBuildsRepo(db: Db): BuildsRepo {
   const q = {
     artifact: db.prepare<[string], ArtifactRow>("SELECT sha256, size, path FROM artifacts WHERE sha256 = ?"),
     artifactInsert: db.prepare("INSERT INTO artifacts (sha256, size, path, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING"),
@@ -54,4 +67,3 @@ export function createBuildsRepo(db: Db) {
     setManifest: (id: string, manifest: Record<string, unknown>): void => void q.setManifest.run(JSON.stringify(manifest), id),
   };
 }
-export type BuildsRepo = ReturnType<typeof createBuildsRepo>;

@@ -22,7 +22,23 @@ export interface EndpointRecord extends EndpointSettings {
   createdAt: number;
 }
 
-export function createEndpointsRepo(db: Db) {
+export interface EndpointsRepo {
+  list(): EndpointRecord[];
+  get(id: string): EndpointRecord | undefined;
+  save(record: EndpointRecord): EndpointRecord;
+  remove(id: string): boolean;
+  /** Settings for `buildId` in the environment: nothing runs them until the switch to that build. */
+  stage(environmentId: string, buildId: string, record: EndpointRecord): void;
+  staged(environmentId: string, buildId: string): EndpointRecord[];
+  /**
+   * The environment's one committed step: `buildId` becomes its active build, the settings staged
+   * for it replace the live ones, `retire` (endpoints the build does not have) are deleted, and
+   * whatever else was staged in the environment is dropped.
+   */
+  switchBuild(environmentId: string, buildId: string, apply: EndpointRecord[], retire: string[]): void;
+}
+
+export function createEndpointsRepo(db: Db): EndpointsRepo {
   const q = {
     all: db.prepare<[], { spec: string }>("SELECT spec FROM endpoints ORDER BY created_at"),
     upsert: db.prepare("INSERT INTO endpoints (id, name, spec, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name, spec = excluded.spec"),
@@ -61,16 +77,10 @@ export function createEndpointsRepo(db: Db) {
       cache.delete(id);
       return q.remove.run(id).changes > 0;
     },
-    /** Settings for `buildId` in the environment: nothing runs them until the switch to that build. */
     stage(environmentId: string, buildId: string, record: EndpointRecord): void {
       void q.stage.run(environmentId, record.id, buildId, JSON.stringify(record));
     },
     staged: (environmentId: string, buildId: string): EndpointRecord[] => q.staged.all(environmentId, buildId).map((row) => JSON.parse(row.spec) as EndpointRecord),
-    /**
-     * The environment's one committed step: `buildId` becomes its active build, the settings staged
-     * for it replace the live ones, `retire` (endpoints the build does not have) are deleted, and
-     * whatever else was staged in the environment is dropped.
-     */
     switchBuild(environmentId: string, buildId: string, apply: EndpointRecord[], retire: string[]): void {
       switchTx(environmentId, buildId, apply, retire);
       for (const record of apply) cache.set(record.id, record);
@@ -78,4 +88,3 @@ export function createEndpointsRepo(db: Db) {
     },
   };
 }
-export type EndpointsRepo = ReturnType<typeof createEndpointsRepo>;

@@ -5,7 +5,14 @@ export interface FileRecord { id: string; name: string; contentType: string; siz
 type Raw = { id: string; name: string; content_type: string; size: number; path: string; endpoint_id: string | null; created_at: number; expires_at: number };
 const file = (r: Raw): FileRecord => ({ id: r.id, name: r.name, contentType: r.content_type, size: r.size, path: r.path, endpointId: r.endpoint_id, createdAt: r.created_at, expiresAt: r.expires_at });
 
-export function createFilesRepo(db: Db) {
+export interface FilesRepo {
+  add(f: FileRecord): void;
+  get(id: string): FileRecord | undefined;
+  expired(now: number): FileRecord[];
+  remove(id: string): void;
+}
+
+export function createFilesRepo(db: Db): FilesRepo {
   const q = {
     insert: db.prepare("INSERT INTO files (id, name, content_type, size, path, endpoint_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
     byId: db.prepare<[string], Raw>("SELECT * FROM files WHERE id = ?"),
@@ -22,4 +29,3 @@ export function createFilesRepo(db: Db) {
     remove: (id: string): void => void q.remove.run(id),
   };
 }
-export type FilesRepo = ReturnType<typeof createFilesRepo>;

@@ -1,17 +1,17 @@
 /** The platform's store: one SQLite database, one repository per table family. */
 import { openDb, type Db } from "./db.ts";
-import { createMetaRepo } from "./meta.ts";
-import { createAppsRepo } from "./apps.ts";
-import { createBuildsRepo } from "./builds.ts";
-import { createEndpointsRepo } from "./endpoints.ts";
-import { createTemplatesRepo } from "./templates.ts";
-import { createJobsRepo } from "./jobs.ts";
-import { createWorkersRepo } from "./workers.ts";
-import { createFilesRepo } from "./files.ts";
-import { createLogsRepo } from "./logs.ts";
-import { createVolumesRepo } from "./volumes.ts";
-import { createSecretsRepo } from "./secrets.ts";
-import { createSchedulesRepo } from "./schedules.ts";
+import { createMetaRepo, type MetaRepo } from "./meta.ts";
+import { createAppsRepo, type AppsRepo } from "./apps.ts";
+import { createBuildsRepo, type BuildsRepo } from "./builds.ts";
+import { createEndpointsRepo, type EndpointsRepo } from "./endpoints.ts";
+import { createTemplatesRepo, type TemplatesRepo } from "./templates.ts";
+import { createJobsRepo, type JobsRepo } from "./jobs.ts";
+import { createWorkersRepo, type WorkersRepo } from "./workers.ts";
+import { createFilesRepo, type FilesRepo } from "./files.ts";
+import { createLogsRepo, type LogsRepo } from "./logs.ts";
+import { createVolumesRepo, type VolumesRepo } from "./volumes.ts";
+import { createSecretsRepo, type SecretsRepo } from "./secrets.ts";
+import { createSchedulesRepo, type SchedulesRepo } from "./schedules.ts";
 import { startCheckpointer } from "./checkpointer.ts";
 
 export type { EndpointRecord, EnvVar } from "./endpoints.ts";
@@ -23,7 +23,25 @@ export type { FileRecord } from "./files.ts";
 export type { VolumeRecord, ObjectRecord, UploadRecord } from "./volumes.ts";
 export type { ScheduleState } from "./schedules.ts";
 
-export function createStore(file: string, options: { logLinesPerEndpoint?: number; onError?: (error: unknown) => void } = {}) {
+export interface Store {
+  db: Db;
+  meta: MetaRepo;
+  apps: AppsRepo;
+  builds: BuildsRepo;
+  endpoints: EndpointsRepo;
+  templates: TemplatesRepo;
+  jobs: JobsRepo;
+  workers: WorkersRepo;
+  files: FilesRepo;
+  logs: LogsRepo;
+  volumes: VolumesRepo;
+  secrets: SecretsRepo;
+  schedules: SchedulesRepo;
+  /** Commits the held writes (jobs, log lines), stops the checkpointer and closes the database. */
+  close(): void;
+}
+
+export function createStore(file: string, options: { logLinesPerEndpoint?: number; onError?: (error: unknown) => void } = {}): Store {
   const db: Db = openDb(file);
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const checkpointer = file === ":memory:" ? undefined : startCheckpointer(db, file, onError);
@@ -52,4 +70,3 @@ export function createStore(file: string, options: { logLinesPerEndpoint?: numbe
     },
   };
 }
-export type Store = ReturnType<typeof createStore>;

@@ -54,7 +54,31 @@ export interface FinalUpdate {
   pruneAt: number;
 }
 
-export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) => console.error(e)) {
+export interface JobsRepo {
+  /** Resolves when every write so far, and the held job `id` if given, is committed. */
+  durable(id?: string): Promise<void>;
+  /** Commits everything now, held jobs included. */
+  flush(): void;
+  /** `hold`: a runsync job, written with its final write when nothing needs it sooner. */
+  insert(j: NewJob, hold?: boolean): void;
+  start(id: string, startedAt: number, workerId: string): void;
+  finish(id: string, u: FinalUpdate): void;
+  requeue(id: string, handbacks: number): void;
+  retry(id: string, createdAt: number): void;
+  get(id: string): JobRow | undefined;
+  active(): JobRow[];
+  /** Deletes the job (a held one was never written: nothing to delete). */
+  remove(id: string): void;
+  /** Deletes up to `limit` jobs whose retention ran out, oldest first; returns how many. */
+  prune(now: number, limit: number): number;
+  addChunk(id: string, seq: number, chunk: string): void;
+  chunksFrom(id: string, seq: number): Array<{ seq: number; chunk: string }>;
+  setStreamCursor(id: string, cursor: number): void;
+  counts(endpointId: string): { status: JobStatus; n: number; retried: number }[];
+  removeEndpoint(endpointId: string): void;
+}
+
+export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) => console.error(e)): JobsRepo {
   const batch = new WriteBatch(db, onError);
   const { q, pruneTx, removeEndpointTx, removeTx, requeueTx, retryTx, chunkTx } = jobStatements(db);
 
@@ -66,17 +90,14 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
   };
 
   return {
-    /** Resolves when every write so far, and the held job `id` if given, is committed. */
     durable: (id?: string): Promise<void> => {
       if (id !== undefined) release(id);
       return batch.durable();
     },
-    /** Commits everything now, held jobs included. */
     flush: (): void => {
       releaseWhere(() => true);
       batch.flush();
     },
-    /** `hold`: a runsync job, written with its final write when nothing needs it sooner. */
     insert: (j: NewJob, hold = false): void => {
       if (hold) held.set(j.id, { job: j });
       else writeInsert(j);
@@ -112,11 +133,9 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
       releaseWhere(() => true);
       return read(() => q.active.all());
     },
-    /** Deletes the job (a held one was never written: nothing to delete). */
     remove: (id: string): void => {
       if (!held.delete(id)) batch.add(() => removeTx(id));
     },
-    /** Deletes up to `limit` jobs whose retention ran out, oldest first; returns how many. */
     prune(now: number, limit: number): number {
       return read(() => pruneTx(now, limit));
     },
@@ -142,7 +161,6 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
     },
   };
 }
-export type JobsRepo = ReturnType<typeof createJobsRepo>;
 
 /** The jobs table's prepared statements, and the transactions of more than one of them. */
 function jobStatements(db: Db) {

@@ -27,7 +27,20 @@ interface Row {
 
 const stateOf = (row: Row): ScheduleState => ({ endpointId: row.endpoint_id, lastSlot: row.last_slot, lastJobId: row.last_job_id, lastRunAt: row.last_run_at, skipped: row.skipped });
 
-export function createSchedulesRepo(db: Db) {
+export interface SchedulesRepo {
+  get(endpointId: string): ScheduleState | undefined;
+  /** The state of a schedule, begun at `now` the first time (slots before its deploy never run). */
+  begin(endpointId: string, now: number): ScheduleState;
+  /** Takes `slot` for `jobId`; false when it (or a later slot) was taken already. */
+  takeForRun(endpointId: string, slot: number, jobId: string, now: number): boolean;
+  /** Takes `slot` without running it; false when it was taken already. */
+  takeSkipped(endpointId: string, slot: number): boolean;
+  remove(endpointId: string): void;
+  /** The endpoints that have a state. */
+  endpointIds(): string[];
+}
+
+export function createSchedulesRepo(db: Db): SchedulesRepo {
   const q = {
     get: db.prepare<[string], Row>("SELECT * FROM schedules WHERE endpoint_id = ?"),
     start: db.prepare("INSERT INTO schedules (endpoint_id, last_slot, skipped) VALUES (?, ?, 0) ON CONFLICT (endpoint_id) DO NOTHING"),
@@ -41,18 +54,13 @@ export function createSchedulesRepo(db: Db) {
       const row = q.get.get(endpointId);
       return row && stateOf(row);
     },
-    /** The state of a schedule, begun at `now` the first time (slots before its deploy never run). */
     begin(endpointId: string, now: number): ScheduleState {
       q.start.run(endpointId, now);
       return stateOf(q.get.get(endpointId)!);
     },
-    /** Takes `slot` for `jobId`; false when it (or a later slot) was taken already. */
     takeForRun: (endpointId: string, slot: number, jobId: string, now: number): boolean => q.run.run(slot, jobId, now, endpointId, slot).changes === 1,
-    /** Takes `slot` without running it; false when it was taken already. */
     takeSkipped: (endpointId: string, slot: number): boolean => q.skip.run(slot, endpointId, slot).changes === 1,
     remove: (endpointId: string): void => void q.remove.run(endpointId),
-    /** The endpoints that have a state. */
     endpointIds: (): string[] => q.ids.all().map((row) => row.endpoint_id),
   };
 }
-export type SchedulesRepo = ReturnType<typeof createSchedulesRepo>;

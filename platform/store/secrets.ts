@@ -7,7 +7,15 @@ export interface SealedSecret { iv: Buffer; tag: Buffer; ciphertext: Buffer }
 
 type RawSecret = { id: string; name: string; created_at: number };
 
-export function createSecretsRepo(db: Db) {
+export interface SecretsRepo {
+  list(): SecretRow[];
+  sealed(name: string): SealedSecret | undefined;
+  /** Throws SQLITE_CONSTRAINT_UNIQUE when the name is taken. */
+  insert(name: string, sealed: SealedSecret): SecretRow;
+  remove(name: string): boolean;
+}
+
+export function createSecretsRepo(db: Db): SecretsRepo {
   const q = {
     list: db.prepare<[], RawSecret>("SELECT id, name, created_at FROM secrets ORDER BY name"),
     sealed: db.prepare<[string], { iv: Buffer; tag: Buffer; ciphertext: Buffer }>("SELECT iv, tag, ciphertext FROM secrets WHERE name = ?"),
@@ -17,7 +25,6 @@ export function createSecretsRepo(db: Db) {
   return {
     list: (): SecretRow[] => q.list.all().map((r) => ({ id: r.id, name: r.name, createdAt: r.created_at })),
     sealed: (name: string): SealedSecret | undefined => q.sealed.get(name),
-    /** Throws SQLITE_CONSTRAINT_UNIQUE when the name is taken. */
     insert(name: string, sealed: SealedSecret): SecretRow {
       const row = { id: newId("sec"), name, createdAt: Date.now() };
       q.insert.run(row.id, name, sealed.iv, sealed.tag, sealed.ciphertext, row.createdAt);

@@ -14,7 +14,12 @@ export interface TemplateRecord {
   createdAt: number;
 }
 
-export function createTemplatesRepo(db: Db) {
+export interface TemplatesRepo {
+  get(id: string): TemplateRecord | undefined;
+  create(t: Omit<TemplateRecord, "id" | "createdAt">): TemplateRecord;
+}
+
+export function createTemplatesRepo(db: Db): TemplatesRepo {
   const q = {
     byId: db.prepare<[string], { spec: string }>("SELECT spec FROM templates WHERE id = ?"),
     insert: db.prepare("INSERT INTO templates (id, name, spec, created_at) VALUES (?, ?, ?, ?)"),
@@ -31,4 +36,3 @@ export function createTemplatesRepo(db: Db) {
     },
   };
 }
-export type TemplatesRepo = ReturnType<typeof createTemplatesRepo>;

@@ -18,7 +18,24 @@ const volume = (r: RawVolume): VolumeRecord => ({ id: r.id, name: r.name, sizeGb
 const object = (r: RawObject): ObjectRecord => ({ key: r.key, size: r.size, mtimeMs: r.mtime_ms, etag: r.etag, checksum: r.checksum, contentType: r.content_type });
 const upload = (r: RawUpload): UploadRecord => ({ id: r.id, volumeId: r.volume_id, key: r.key, checksumAlgorithm: r.checksum_algorithm, contentType: r.content_type, createdAt: r.created_at });
 
-export function createVolumesRepo(db: Db) {
+export interface VolumesRepo {
+  list(): VolumeRecord[];
+  get(id: string): VolumeRecord | undefined;
+  byName(name: string): VolumeRecord | undefined;
+  create(v: VolumeRecord): VolumeRecord;
+  update(id: string, name: string, sizeGb: number): void;
+  remove(id: string): boolean;
+  object(volumeId: string, key: string): ObjectRecord | undefined;
+  putObject(volumeId: string, o: ObjectRecord): void;
+  removeObject(volumeId: string, key: string): void;
+  createUpload(u: UploadRecord): UploadRecord;
+  upload(id: string): UploadRecord | undefined;
+  uploads(volumeId: string): UploadRecord[];
+  startedBefore(time: number): UploadRecord[];
+  removeUpload(id: string): void;
+}
+
+export function createVolumesRepo(db: Db): VolumesRepo {
   const q = {
     all: db.prepare<[], RawVolume>("SELECT * FROM volumes ORDER BY created_at"),
     byId: db.prepare<[string], RawVolume>("SELECT * FROM volumes WHERE id = ?"),
@@ -73,4 +90,3 @@ export function createVolumesRepo(db: Db) {
     removeUpload: (id: string): void => void q.removeUpload.run(id),
   };
 }
-export type VolumesRepo = ReturnType<typeof createVolumesRepo>;
