@@ -334,6 +334,10 @@ export const errors = {
     new SvcError("LOGS_UNAVAILABLE", `The platform at ${platform} does not serve worker logs (its GraphQL API has no workerLogLines).`, {
       remedy: "Read the logs in that platform's own console, or run the app on svc's embedded platform (unset PLATFORM_API_URL).",
     }),
+  SHELL_UNAVAILABLE: (platform: string, answer: string) =>
+    new SvcError("SHELL_UNAVAILABLE", `The platform at ${platform} does not offer shells in an endpoint's environment (it answered ${answer}).`, {
+      remedy: "svc shell runs on svc's embedded platform: unset PLATFORM_API_URL (or point it at a platform started with `svc platform start`) and deploy there; on a hosted platform use its own console.",
+    }),
   PLATFORM_ALREADY_RUNNING: (dir: string, url: string, pid: number) =>
     new SvcError("PLATFORM_ALREADY_RUNNING", `A platform already runs for ${dir} at ${url} (pid ${pid}).`, {
       remedy: "Use that one, stop it with `svc platform stop`, or start another with --dir <folder> --port <port>.",

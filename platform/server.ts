@@ -19,6 +19,7 @@ import { Autoscaler } from "./workers/autoscaler.ts";
 import { createApi } from "./api/app.ts";
 import { sweepFiles } from "./api/files.ts";
 import { createS3Api } from "./volumes/s3-handler.ts";
+import { createShellRoute, type ShellRoute } from "./api/shell-route.ts";
 import { sweepUploads } from "./volumes/multipart.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
@@ -103,6 +104,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
         clearInterval(sweep);
         const closed = new Promise<void>((resolve) => servers.server.close(() => resolve()));
         if (address.workerSocket) servers.socketServer!.close();
+        servers.shells.close();
         queue.close();
         servers.server.closeAllConnections();
         servers.socketServer?.closeAllConnections();
@@ -133,7 +135,7 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
  * The HTTP API on the options' host and port (and, on Linux, an abstract Unix socket for local
  * workers); fills `address` once listening. On a listen error the supervisor and store close.
  */
-async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string }): Promise<{ server: Server; socketServer?: Server }> {
+async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string }): Promise<{ server: Server; socketServer?: Server; shells: ShellRoute }> {
   const { options, queue, supervisor, autoscaler, store } = ctx;
   const { app, limiter, hot } = createApi(ctx, {
     async endpointRemoved(endpointId) {
@@ -158,6 +160,8 @@ async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSoc
     return s;
   };
   const server = newServer();
+  const shells = createShellRoute(ctx); // `svc shell` upgrades its request (./api/shell-route.ts); workers' socket takes none
+  server.on("upgrade", shells.upgrade);
   let port: number;
   try {
     port = await listen(server, options.port, options.host);
@@ -180,7 +184,7 @@ async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSoc
       options.log(`workers use TCP: no Unix socket (${(error as Error).message})`);
     }
   }
-  return { server, socketServer };
+  return { server, socketServer, shells };
 }
 
 /** Background work every sweep interval: timeouts and expiry, liveness, retention, log batches, files. */

@@ -39,13 +39,22 @@ export interface WorkerLaunch {
   sandboxed: boolean;
   /** Without the sandbox, a platform run as root runs the worker as this user. */
   user?: SandboxUser;
+  /** The image's interpreter (a shell puts its folder first on PATH). */
+  interpreter: string;
 }
 
-/** Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts). */
-export function spawnLaunch(launch: WorkerLaunch): ChildProcess {
-  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true });
-  return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ["ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
+/** `svc shell` (./shell.ts): a command instead of the handler, and what the shell changes in the launch (its env). */
+export interface ShellLaunch {
+  command: string[];
+  adjust(launch: WorkerLaunch): WorkerLaunch;
 }
+
+/** Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts); a shell's stdin is a pipe. */
+export function spawnLaunch(launch: WorkerLaunch, { stdin = false } = {}): ChildProcess {
+  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, stdin });
+  return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
+}
+
 
 /** "strict": no worker starts without the sandbox (`svc platform start --isolation strict`, SVC_ISOLATION=strict). */
 export type Isolation = "auto" | "strict";
@@ -63,6 +72,8 @@ export interface LaunchRequest {
   gpu?: GpuGrant;
   /** The host folder of the endpoint's network volume (../volumes/mount.ts). */
   volumeDir?: string;
+  /** Run this instead of the handler (`svc shell`). */
+  command?: string[];
 }
 
 export class ImageEnvironments {
@@ -138,23 +149,25 @@ export class ImageEnvironments {
           etc: this.etc,
           user,
           volumeDir: req.volumeDir,
-          command: [view.executable, "-s", req.handler],
+          command: req.command ?? [view.executable, "-s", req.handler],
           gpu: req.gpu,
         }),
         cwd: req.buildDir,
         env: { ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env), ...gpuEnv(req.gpu, req.env), PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp" },
         sandboxed: true,
+        interpreter: view.executable,
       };
     }
     const links = view.packages.length ? [await this.linkPackages(view)] : [];
     const root = process.getuid?.() === 0;
     if (root) await exposeBuildsTo(this.stateDir);
     return {
-      command: view.executable,
-      args: ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
+      command: req.command?.[0] ?? view.executable,
+      args: req.command?.slice(1) ?? ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
       cwd: req.buildDir,
       env: { ...(req.volumeDir ? volumeEnv(req.env, req.volumeDir) : req.env), ...gpuEnv(req.gpu, req.env), PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":"), ...(root ? { HOME: "/tmp" } : {}) },
       sandboxed: false,
+      interpreter: view.executable,
       user: root ? { uid: UNPRIVILEGED.uid, gid: UNPRIVILEGED.gid } : undefined,
     };
   }
