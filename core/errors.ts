@@ -204,9 +204,9 @@ export const errors = {
     }),
   MANIFEST_INVALID: (issues: string, file?: string) =>
     new SvcError("MANIFEST_INVALID", `Invalid manifest${file ? ` ${file}` : ""}: ${issues}`, { remedy: "Rebuild with `svc build`." }),
-  NOT_DEPLOYED: (file: string) =>
-    new SvcError("NOT_DEPLOYED", `${file} is missing or has no endpoint URLs: the app has not been deployed from this folder.`, {
-      remedy: "Run `svc deploy` first; it records the endpoints' URLs in the manifest.",
+  NOT_DEPLOYED: (dir: string) =>
+    new SvcError("NOT_DEPLOYED", `${dir} holds no deploy: the app has not been deployed from this folder.`, {
+      remedy: "Run `svc deploy` first; it records each environment's endpoint URLs in .svc/deployments/<env>.json (kept across builds), or pass --env <name> to ask the platform.",
     }),
   BUILD_MISSING: (root: string) =>
     new SvcError("BUILD_MISSING", `No build found in ${root}/.svc.`, { remedy: "Run `svc build` first." }),
