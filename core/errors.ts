@@ -204,6 +204,20 @@ export const errors = {
     }),
   MANIFEST_INVALID: (issues: string, file?: string) =>
     new SvcError("MANIFEST_INVALID", `Invalid manifest${file ? ` ${file}` : ""}: ${issues}`, { remedy: "Rebuild with `svc build`." }),
+  EXCLUDE_UNMATCHED: (name: string, from: string, closest: string | undefined, requirements: string[]) =>
+    new SvcError("EXCLUDE_UNMATCHED", `${from} names "${name}", which is no requirement of this build${closest ? `; did you mean "${closest}"?` : "."}`, {
+      remedy: closest
+        ? `Exclude ${closest} instead (--exclude ${closest}).`
+        : `Exclude one of the requirements (${requirements.slice(0, 10).join(", ") || "there are none"}), or drop "${name}" from ${from}.`,
+    }),
+  IMAGE_PIN_IGNORED: (spec: string, source: string, name: string, version: string | null, python: string) =>
+    new SvcError("IMAGE_PIN_IGNORED", `${source} pins ${spec}, but ${name} is pre-installed in the GPU image and left out of the artifact: workers import the image's ${name} ${version ?? "(not installed there)"} (${python}), not ${spec}.`, {
+      remedy: `Loosen the pin to what the image has (${version ? `${name}==${version}, or drop the version` : `drop ${name} from the requirements`}), or run the GPU image on an interpreter with the version you need (SVC_PYTHON_GPU=<python> for svc's embedded platform).`,
+    }),
+  STRICT_CHECKS_FAILED: (problems: ReadonlyArray<Error & { code: string }>) =>
+    new SvcError("STRICT_CHECKS_FAILED", `${problems.length} build checks failed under --strict:\n${problems.map((p, i) => `  ${i + 1}. [${p.code}] ${p.message.replace(/\n/g, "\n     ")}`).join("\n")}`, {
+      remedy: "Fix each (its remedy is under it), or build without --strict (config strict: false) to get them as warnings.",
+    }),
   NOT_DEPLOYED: (dir: string) =>
     new SvcError("NOT_DEPLOYED", `${dir} holds no deploy: the app has not been deployed from this folder.`, {
       remedy: "Run `svc deploy` first; it records each environment's endpoint URLs in .svc/deployments/<env>.json (kept across builds), or pass --env <name> to ask the platform.",

@@ -108,10 +108,13 @@ export class Pipeline implements PipelineShape {
   /** Runs the stages up to `ctx.options.until`, filling ctx as it goes. */
   async run(ctx: BuildContext): Promise<BuildContext> {
     try {
-      for (const stage of stagesOf(ctx.options.until)) {
+      const stages = stagesOf(ctx.options.until);
+      const checksEnd = stages.includes(CHECKS_END) ? CHECKS_END : stages.at(-1);
+      for (const stage of stages) {
         const started = performance.now();
         await this.runStage(stage, ctx);
         ctx.logger.stage({ stage, ms: performance.now() - started, summary: summarize(stage, ctx) });
+        if (stage === checksEnd) failOnStrictProblems(ctx);
       }
     } catch (error) {
       ctx.meta.set("error", error);
@@ -157,6 +160,15 @@ export class Pipeline implements PipelineShape {
         return h.configure.promise(ctx.deployed, ctx);
     }
   }
+}
+
+/** The last stage of the build's checks (imports are checked against what was installed): under --strict, the run's problems fail it here, all together. */
+const CHECKS_END: StageName = "installDependencies";
+
+function failOnStrictProblems(ctx: BuildContext): void {
+  if (!(ctx.options.strict || ctx.config.strict) || ctx.problems.length === 0) return;
+  if (ctx.problems.length === 1) throw ctx.problems[0];
+  throw errors.STRICT_CHECKS_FAILED(ctx.problems);
 }
 
 function summarize(stage: StageName, ctx: BuildContext): string | undefined {

@@ -9,7 +9,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { packagePath } from "../core/package-root.ts";
+import { SVC_PATHS } from "../core/package-root.ts";
 import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/types.ts";
 import { PLUGIN_NAME as PIP_PLUGIN } from "./pip-install.ts";
 import { fileIndexOf, PROGRESS_MIN_BYTES, type FileIndex } from "./_file-index.ts";
@@ -24,8 +24,8 @@ export const PACK_STATE_FILE = "pack-state.json";
 /** Bump when the layout or the tar encoding changes: old artifacts are then never reused. */
 const FORMAT_VERSION = 3; // 2: gzip level 6; 3: files that do not compress stored (plugins/_tar.ts)
 
-/** The Python SDK shipped in this package. */
-export const SDK_DIR = packagePath("runtime", "python", "svc");
+/** The Python SDK shipped in this package (plugins get it as ctx.svc.runtimeDir). */
+export const SDK_DIR = SVC_PATHS.runtimeDir;
 
 export interface TarPackMeta {
   /** True when the previous artifact was reused (inputs unchanged). */
@@ -107,7 +107,7 @@ async function listGroups(ctx: BuildContext): Promise<Groups> {
     groupOf.set(path, group);
     others.push({ path, source });
   };
-  for (const { rel, abs } of await walkFiles(SDK_DIR, skipPycache)) add(`svc/${rel}`, abs, "svc SDK");
+  for (const { rel, abs } of await walkFiles(ctx.svc.runtimeDir, skipPycache)) add(`svc/${rel}`, abs, "svc SDK");
   for (const { rel, abs } of await walkFiles(ctx.buildDir)) add(rel, abs, "build");
   const keyed: string[] = [];
   if (ctx.depsDir) {
