@@ -92,6 +92,10 @@ export const errors = {
     new SvcError("PLUGIN_INVALID", `Plugin "${name}" is not a valid svc plugin: ${why}.`, {
       remedy: "A plugin is an object { name, apply(pipeline) }, or a package whose default export makes one.",
     }),
+  PLUGIN_OPTIONS_INVALID: (name: string, issues: string, known: string[]) =>
+    new SvcError("PLUGIN_OPTIONS_INVALID", `Plugin "${name}" was given options it does not take: ${issues}.`, {
+      remedy: `Fix the options in svc.config.ts (${known.length ? `"${name}" takes ${known.join(", ")}` : `see "${name}"'s README`}).`,
+    }),
   PLUGIN_HOOK_NOT_PROMISE: (plugin: string, hook: string) =>
     new SvcError("PLUGIN_HOOK_NOT_PROMISE", `Plugin "${plugin}" tapped hook "${hook}" with tapPromise but its callback did not return a promise.`, {
       remedy: "Make the callback async (or return a Promise), or use tap() for synchronous work.",

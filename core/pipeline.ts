@@ -5,7 +5,9 @@
  * (docs/plugins.md).
  */
 import { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
+import type { z } from "zod";
 import { errors, formatBytes, fromPlugin } from "./errors.ts";
+import { parsePluginOptions } from "./plugin-options.ts";
 import type { Manifest } from "./manifest.ts";
 import type { Artifact, BuildContext, DeployedEndpoint, DiscoveredFunction, EndpointSpec, PipelineHooks, Pipeline as PipelineShape, Requirement, StageName, SvcPlugin } from "./types.ts";
 
@@ -244,7 +246,15 @@ function attributeTaps(hookName: string, hook: { intercept(i: object): void }, a
   });
 }
 
-/** Identity helper that types a plugin, or a factory taking options (as defineConfig types the config). */
-export function definePlugin<T extends SvcPlugin | ((...args: never[]) => SvcPlugin)>(plugin: T): T {
-  return plugin;
+/**
+ * Types a plugin, or a factory taking options (as defineConfig types the config). With
+ * `{ options: schema }` (a zod schema: `z` from "@svc-dev/svc"), the factory's options are checked
+ * against it on each call, unknown keys named with the closest known one (./plugin-options.ts).
+ */
+export function definePlugin<T extends SvcPlugin | ((...args: never[]) => SvcPlugin)>(plugin: T): T;
+export function definePlugin<O>(factory: (options: O) => SvcPlugin, declared: { name: string; options: z.ZodType<O> }): (options?: z.input<z.ZodType<O>>) => SvcPlugin;
+export function definePlugin(plugin: SvcPlugin | ((options: unknown) => SvcPlugin), declared?: { name: string; options: z.ZodType }): unknown {
+  if (!declared || typeof plugin !== "function") return plugin;
+  const checked = (options?: unknown) => plugin(parsePluginOptions(declared.name, declared.options, options));
+  return Object.assign(checked, { optionsSchema: declared.options });
 }
