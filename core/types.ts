@@ -145,7 +145,7 @@ export interface BuildContext {
   root: string;
   /** `.svc/` under root. */
   outDir: string;
-  /** `.svc/.build/`: the tree that becomes the artifact. */
+  /** `.svc/.build/`: the generated files (handlers, manifest, requirements.txt) the pack adds to the app's own, the runtime and the dependencies. */
   buildDir: string;
   config: ResolvedConfig;
   options: BuildOptions;
