@@ -3,6 +3,14 @@
  * made here, with a stable code, a message that says what to do, and the place it applies to.
  */
 import type { SourceLocation } from "./endpoint-types.ts";
+import { packagePath } from "./package-root.ts";
+
+/**
+ * Where a remedy sends the reader: the doc as svc ships it (package.json `files` holds docs/), by its
+ * path on this machine — the checkout's or the installed package's — so a user of the package can
+ * open it; `section` names the heading.
+ */
+export const docRef = (file: string, section?: string): string => `${packagePath("docs", file)}${section ? `, "${section}"` : ""}`;
 
 export class SvcError extends Error {
   readonly code: ErrorCode;
@@ -113,7 +121,7 @@ export const errors = {
   },
   STAGE_UNFILLED: (stage: string, produces: string, disabled: string[], file?: string) =>
     new SvcError("STAGE_UNFILLED", `No plugin taps the "${stage}" stage, which produces ${produces}${disabled.length ? `: disablePlugins${file ? ` in ${file}` : ""} removes ${disabled.map((n) => `"${n}"`).join(", ")}` : ""}.`, {
-      remedy: `Remove the stage's built-in from disablePlugins, or add a plugin that taps "${stage}" in its place (docs/plugins.md, "Replacing a built-in").`,
+      remedy: `Remove the stage's built-in from disablePlugins, or add a plugin that taps "${stage}" in its place (${docRef("plugins.md", "Replacing a built-in")}).`,
     }),
   /** A plugin's verdict, not a crash: it threw an error with its own `code` and `remedy` (docs/plugins.md, "Errors"). */
   PLUGIN_REFUSED: (plugin: string, hook: string, verdict: PluginVerdict) =>
@@ -146,7 +154,7 @@ export const errors = {
       remedy: "Use literals, module-level constants or GpuGroup members in Endpoint(...): svc reads them without running your code.",
     }),
   ENDPOINT_ARGUMENT_INVALID: (loc: SourceLocation, message: string) =>
-    new SvcError("ENDPOINT_ARGUMENT_INVALID", `Invalid Endpoint(...) argument: ${message}`, { loc, remedy: "See the Endpoint signature in docs/contracts.md section 3." }),
+    new SvcError("ENDPOINT_ARGUMENT_INVALID", `Invalid Endpoint(...) argument: ${message}`, { loc, remedy: `See the Endpoint signature in ${docRef("contracts.md", "3. Decorator arguments")}.` }),
   DUPLICATE_ENDPOINT: (name: string, first: SourceLocation, second: SourceLocation) =>
     new SvcError("DUPLICATE_ENDPOINT", `Endpoint "${name}" is defined twice: ${first.file}:${first.line} and ${second.file}:${second.line}.`, {
       loc: second,
@@ -285,7 +293,7 @@ export const errors = {
   JSON_TOO_DEEP: (where: string, limit: number) =>
     new SvcError("JSON_TOO_DEEP", `${where} is nested deeper than ${limit} levels, the platform's JSON nesting limit.`, {
       status: 400,
-      remedy: "Send flatter JSON (docs/platform.md, \"Limits\").",
+      remedy: `Send flatter JSON (${docRef("platform.md", "Limits")}).`,
     }),
   JSON_MALFORMED: (where: string, detail: string) =>
     new SvcError("JSON_MALFORMED", `${where} is not valid JSON (${detail}).`, {
@@ -294,7 +302,7 @@ export const errors = {
     }),
   JOB_OUTPUT_INVALID: (why: string) =>
     new SvcError("JOB_OUTPUT_INVALID", `The job's result could not be stored: ${why}.`, {
-      remedy: "Return JSON values only: no NaN or Infinity (use null or a string), nesting within the platform's limit (docs/platform.md, \"Limits\").",
+      remedy: `Return JSON values only: no NaN or Infinity (use null or a string), nesting within the platform's limit (${docRef("platform.md", "Limits")}).`,
     }),
   ARTIFACT_LIMIT: (entry: string, why: string) =>
     new SvcError("ARTIFACT_LIMIT", `Refusing to unpack the artifact at entry "${entry}": ${why}.`, {

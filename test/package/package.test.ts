@@ -86,6 +86,8 @@ describe("the packed tarball", () => {
       "plugins/discover-python/discover.py",
       "platform/graphql/schema.graphql",
       "templates/init/svc.config.ts",
+      "docs/contracts.md", // remedies point at the docs shipped here (core/errors.ts docRef)
+      "docs/platform.md",
     ]) {
       expect(files).toContain(needed);
     }
