@@ -45,6 +45,7 @@ export { resolvePlatform, type ResolvedPlatform, type ResolveOptions, type Start
 export { planEnvironment, resolveDeployTarget, findEnvironment, checkEnvironmentName, DEFAULT_ENVIRONMENT, PLATFORM_NAME, type EnvironmentPlan, type ResolvedTarget } from "./environments.ts";
 export { queueUrl } from "./queue.ts";
 export { runShell, exitCodeOf, type ShellOptions } from "./shell.ts";
+export { jobErrorView, type JobErrorView } from "./job-error.ts";
 export type { ArtifactRef } from "./upload.ts";
 export type { PlatformVolume, S3Access } from "./volumes.ts";
 
