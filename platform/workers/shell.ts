@@ -14,6 +14,7 @@ import { newId, newSecret } from "../_ids.ts";
 import type { Supervisor } from "./supervisor.ts";
 import type { WorkerLaunch } from "./image-env.ts";
 import { newWorker, signalWorker } from "./worker-process.ts";
+import { closeChannel } from "./worker-channel.ts";
 
 export interface ShellRequest {
   /** A command line (`svc shell -c`), else an interactive shell. */
@@ -59,18 +60,23 @@ export async function startShell(supervisor: Supervisor, store: Store, endpoint:
     signalWorker(w, "SIGKILL"); // bwrap's child dies with it (--die-with-parent), and with it the sandbox's pid namespace
   };
   const command = shellCommand(request);
+  /** What the launch held: its GPUs, its network channel (./worker-channel.ts). */
+  const release = () => {
+    supervisor.gpus.release(w.id);
+    if (w.channel) void closeChannel(w.channel);
+  };
   let proc: ChildProcess;
   try {
     ({ proc } = await supervisor.spawnProcess(endpoint, w, token, { command, adjust: (launch) => ({ ...launch, env: shellEnv(launch, endpoint.name, request) }) }));
   } catch (error) {
-    supervisor.gpus.release(w.id);
+    release();
     throw error;
   }
   note(`shell ${w.id} opened (${request.command === undefined ? "interactive" : `-c ${JSON.stringify(request.command)}`}${request.tty ? ", terminal" : ""})`);
   proc.on("error", () => undefined); // the exit (or close) says what happened
   proc.once("exit", (code, signal) => {
     w.exited = true;
-    supervisor.gpus.release(w.id);
+    release();
     note(`shell ${w.id} exited (${signal ? `signal ${signal}` : `code ${code}`})`);
   });
   return { id: w.id, proc, kill };

@@ -27,6 +27,8 @@ import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
 import { volumeFolderOf } from "../volumes/mount.ts";
+import { forgetLbTarget } from "./lb-target.ts";
+import { closeChannel, loopbackPorts } from "./worker-channel.ts";
 import type { EndpointProblem, WorkerError, WorkerInfo, WorkerState } from "./worker-info.ts";
 import { LbHealth } from "./lb-health.ts";
 import { RestartPolicy } from "./restart-policy.ts";
@@ -51,6 +53,8 @@ export interface SupervisorDeps {
   apiBase: () => string;
   /** `@name` of the abstract Unix socket the API also listens on for local workers (Linux), if any. */
   workerSocket?: () => string | undefined;
+  /** The path of the Unix socket bound into sandboxed workers (./worker-channel.ts), if any. */
+  channelSocket?: () => string | undefined;
 }
 
 /**
@@ -255,9 +259,13 @@ export class Supervisor {
       this.platformLog(endpoint.id, w.id, line);
     });
     const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
-    const request = { image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir };
+    const lb = w.type === "LB" && !shell; // a shell listens for nothing
+    const network = { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb, tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()) };
+    const request = { image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, network };
     const workerLaunch = await this.images.launch(shell ? { ...request, command: shell.command } : request);
     const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
+    w.channel = launch.channel;
+    if (lb) w.lbSocket = launch.channel?.lbSocket;
     if (gone()) throw new Error("stopped before it started");
     w.spawnedAt = Date.now();
     const proc = spawnLaunch(launch, { stdin: shell !== undefined });
@@ -330,6 +338,8 @@ export class Supervisor {
     const held = this.closed || this.draining ? [] : [...this.deps.queue.jobsOf(w.id)];
     if (held.length > 0) this.deps.queue.handBack(w.id, held);
     wakeSignals(w);
+    forgetLbTarget(w);
+    if (w.channel) void closeChannel(w.channel);
     w.resolveExit();
   }
 

@@ -1,5 +1,6 @@
 /** A worker as the supervisor tracks it, and what it reports: shared by the supervisor's parts and the routes. */
 import type { ChildProcess } from "node:child_process";
+import type { WorkerChannel } from "./worker-channel.ts";
 
 export type WorkerState = "initializing" | "throttled" | "idle" | "running" | "unhealthy";
 
@@ -35,6 +36,10 @@ export interface WorkerInfo {
   openPolls: number;
   idleSince: number;
   lbPort?: number;
+  /** A sandboxed LB worker listens on this Unix socket instead of lbPort (./worker-channel.ts). */
+  lbSocket?: string;
+  /** Its network channel (./worker-channel.ts), closed when it exits. */
+  channel?: WorkerChannel;
   lbFailures: number;
   probing: boolean;
   inFlight: number;
