@@ -61,7 +61,7 @@ describe("svc shell", { timeout: 180_000 }, () => {
   });
 
   it("-c reads the artifact, the volume and the resolved secret, and exits with the command's code", async () => {
-    const command = 'cat notes.txt; cat "$PLATFORM_VOLUME_PATH/inbox/hello.txt"; echo "token=$API_TOKEN mode=$MODE"; python3 -c "import svc; print(svc.__name__)"; pwd; exit 7';
+    const command = 'cat notes.txt; cat "$PLATFORM_VOLUME_PATH/inbox/hello.txt"; echo "token=$API_TOKEN mode=$MODE"; python3 -c "import svc; print(svc.__name__)"; pwd; echo "socket=${SVC_PLATFORM_SOCKET:-none}"; python3 -c "import socket; s = socket.socket(); s.settimeout(2); print(\'tcp=%d\' % s.connect_ex((\'127.0.0.1\', PORT)))"; exit 7'.replace("PORT", new URL(platform.url).port);
     const r = await svc(["shell", "probe", "-c", command]);
     expect(r.stderr).not.toContain("error");
     expect(r.code).toBe(7);
@@ -71,7 +71,13 @@ describe("svc shell", { timeout: 180_000 }, () => {
     expect(r.stdout).toMatch(/^svc$/m); // the runtime in the build imports as the worker's does
     const sandboxed = r.stdout.includes("/app\n");
     if (sandboxed) expect(r.stdout).toContain("kept on the volume"); // at /platform-volume (PLATFORM_VOLUME_PATH)
-    console.log(`the shell ran ${sandboxed ? "in the bwrap sandbox (/app)" : "in flags mode (the build's folder)"}`);
+    // the worker's network too: where workers get a namespace of their own, the shell has their channel to the platform
+    const socket = /^socket=(.*)$/m.exec(r.stdout)?.[1];
+    const tcp = Number(/^tcp=(\d+)$/m.exec(r.stdout)?.[1]);
+    expect(Number.isInteger(tcp), r.stdout).toBe(true);
+    if (socket === "/run/svc/platform.sock") expect(tcp, "the platform's TCP port from inside the shell's own network").not.toBe(0);
+    else expect(tcp).toBe(0); // the host's network, as the workers have it here
+    console.log(`the shell ran ${sandboxed ? "in the bwrap sandbox (/app)" : "in flags mode (the build's folder)"}, platform socket ${socket}`);
     // the secret's value went into the sandbox only: the platform's logs name the shell, not the value
     const lines = (await client.workerLogs(endpointId, 50)).join("\n");
     expect(lines).toMatch(/shell sh_\w+ opened \(-c /);
