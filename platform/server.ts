@@ -26,6 +26,7 @@ import { sweepUploads } from "./volumes/multipart.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
 import { createSecrets } from "./secrets.ts";
+import { connectRay } from "./workers/backends/ray.ts";
 import type { PlatformContext } from "./context.ts";
 
 export interface RunningPlatform {
@@ -75,7 +76,11 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const address = { baseUrl: "", workerSocket: undefined as string | undefined, channelSocket: undefined as string | undefined };
   const workerKeys = createWorkerKeys(key.apiKey, store);
   const secrets = createSecrets(options.dataDir, store);
-  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => address.baseUrl, workerSocket: () => address.workerSocket, channelSocket: () => address.channelSocket });
+  const remote = options.workers.backend === "ray" ? await connectRay(options.workers, () => address.baseUrl, options).catch((error) => {
+    store.close();
+    throw error;
+  }) : undefined;
+  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => address.baseUrl, workerSocket: () => address.workerSocket, channelSocket: () => address.channelSocket, remote });
   supervisor.killOrphans();
   const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
   wireQueue(queue, supervisor, autoscaler, webhooks);

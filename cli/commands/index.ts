@@ -20,6 +20,7 @@ export const commands: Record<string, () => Promise<Register>> = {
   logs: () => import("./logs.ts").then((m) => m.registerLogs),
   volume: () => import("./volume.ts").then((m) => m.registerVolume),
   schedule: () => import("./schedule.ts").then((m) => m.registerSchedule),
+  worker: () => import("./worker.ts").then((m) => m.registerWorker),
   shell: () => import("./shell.ts").then((m) => m.registerShell),
 };
 
@@ -41,6 +42,7 @@ export const usage: Record<string, readonly [string, string]> = {
   logs: ["logs <endpoint>", "Show an endpoint's worker output (print(), tracebacks); also of one deleted in the last 24 hours"],
   volume: ["volume <action> [...args]", "Network volumes (model weights): create | list | get | delete | ls | upload | download | rm | credentials"],
   schedule: ["schedule <action>", "Scheduled endpoints (schedule=): list, with their last and next runs"],
+  worker: ["worker <action>", "Run one worker of a platform on this node (what a Ray job runs): launch"],
   shell: ["shell <endpoint>", "Open a shell (or run one command) in what an endpoint's worker sees: its image, /app, volume, env and sandbox"],
 };
 
