@@ -3,7 +3,7 @@ import type { CAC } from "cac";
 import { join } from "node:path";
 import { errors } from "../../core/errors.ts";
 import { parsePort, printJson } from "../_shared.ts";
-import { workersFromEnv } from "../../platform/options.ts";
+import { workersFromEnv } from "../../platform/local.ts";
 
 interface PlatformCommandFlags {
   port?: number | string;
