@@ -5,6 +5,14 @@
 import { firstStackFrame, mappedStack } from "./_stack.ts";
 import type { SourceLocation } from "./endpoint-types.ts";
 import { formatBytes } from "./format-bytes.ts";
+import { packagePath } from "./package-root.ts";
+
+/**
+ * Where a remedy sends the reader: the doc as svc ships it (package.json `files` holds docs/), by its
+ * path on this machine — the checkout's or the installed package's — so a user of the package can
+ * open it; `section` names the heading.
+ */
+export const docRef = (file: string, section?: string): string => `${packagePath("docs", file)}${section ? `, "${section}"` : ""}`;
 
 export class SvcError extends Error {
   readonly code: ErrorCode;
@@ -71,9 +79,9 @@ export type ErrorCode = keyof typeof errors;
 
 /** The docs sections remedies point to, each written once. */
 const DOCS = {
-  endpointSignature: "docs/contracts.md section 3",
-  limits: 'docs/platform.md, "Limits"',
-  replacingBuiltin: 'docs/plugins.md, "Replacing a built-in"',
+  endpointSignature: docRef("contracts.md", "3. Decorator arguments"),
+  limits: docRef("platform.md", "Limits"),
+  replacingBuiltin: docRef("plugins.md", "Replacing a built-in"),
 };
 
 const AUTH_REMEDY = "Check that PLATFORM_API_KEY is set correctly, in .env or exported in your shell.";
@@ -118,6 +126,10 @@ export const errors = {
   PLUGIN_NOT_FOUND: (name: string, root: string) =>
     new SvcError("PLUGIN_NOT_FOUND", `Plugin package "${name}" was not found from ${root}.`, {
       remedy: `Install it in the app (npm install -D ${name}) or remove it from plugins in svc.config.ts.`,
+    }),
+  PLUGIN_OPTIONS_INVALID: (name: string, issues: string, known: string[]) =>
+    new SvcError("PLUGIN_OPTIONS_INVALID", `Plugin "${name}" was given options it does not take: ${issues}.`, {
+      remedy: `Fix the options in svc.config.ts (${known.length ? `"${name}" takes ${known.join(", ")}` : `see "${name}"'s README`}).`,
     }),
   /** A plugin's verdict, not a crash: it threw an error with its own `code` and `remedy` (docs/plugins.md, "Errors"). */
   PLUGIN_REFUSED: (plugin: string, hook: string, verdict: PluginVerdict) =>
@@ -181,7 +193,7 @@ export const errors = {
       remedy: "Choose another path: /ping and /execute are used by the worker runtime.",
     }),
 
-  // dependencies and packing
+  // dependencies, packing and the build's checks
   ARTIFACT_SOURCE_CHANGED: (file: string, read: number, expected: number) =>
     new SvcError("ARTIFACT_SOURCE_CHANGED", `${file} changed while it was being packed (${read} bytes read, ${expected} expected).`, {
       remedy: "Build again once nothing writes to the app folder (or leave that file out with .svcignore).",
@@ -197,6 +209,16 @@ export const errors = {
       }\nBiggest entries, unpacked:\n${biggest}`,
       { remedy: sizeRemedy(big) },
     ),
+  EXCLUDE_UNMATCHED: (name: string, from: string, closest: string | undefined, requirements: string[]) =>
+    new SvcError("EXCLUDE_UNMATCHED", `${from} names "${name}", which is no requirement of this build${closest ? `; did you mean "${closest}"?` : "."}`, {
+      remedy: closest
+        ? `Exclude ${closest} instead (--exclude ${closest}).`
+        : `Exclude one of the requirements (${requirements.slice(0, 10).join(", ") || "there are none"}), or drop "${name}" from ${from}.`,
+    }),
+  IMAGE_PIN_IGNORED: (spec: string, source: string, name: string, version: string | null, python: string) =>
+    new SvcError("IMAGE_PIN_IGNORED", `${source} pins ${spec}, but ${name} is pre-installed in the GPU image and left out of the artifact: workers import the image's ${name} ${version ?? "(not installed there)"} (${python}), not ${spec}.`, {
+      remedy: `Loosen the pin to what the image has (${version ? `${name}==${version}, or drop the version` : `drop ${name} from the requirements`}), or run the GPU image on an interpreter with the version you need (SVC_PYTHON_GPU=<python> for svc's embedded platform).`,
+    }),
   /** `fix`: what else would make it importable, true for the case ("add numpy to requirements.txt", "remove numpy from --exclude"). */
   IMPORT_NOT_IN_IMAGE: (loc: SourceLocation, pkg: string, fix: string, endpoints: string[], why: string) =>
     new SvcError(
@@ -209,6 +231,10 @@ export const errors = {
       remedy:
         "Check the package names and versions. Dependencies are installed for Linux x86_64 as binary wheels only; pick a version that has a manylinux wheel, or exclude the package with --exclude.",
     }),
+  STRICT_CHECKS_FAILED: (problems: ReadonlyArray<Error & { code: string }>) =>
+    new SvcError("STRICT_CHECKS_FAILED", `${problems.length} build checks failed under --strict:\n${problems.map((p, i) => `  ${i + 1}. [${p.code}] ${p.message.replace(/\n/g, "\n     ")}`).join("\n")}`, {
+      remedy: "Fix each (its remedy is under it), or build without --strict (config strict: false) to get them as warnings.",
+    }),
 
   // the project's build and manifest (docs/manifest.md)
   BUILD_MISSING: (root: string) =>
@@ -217,9 +243,9 @@ export const errors = {
     new SvcError("INIT_WOULD_OVERWRITE", `svc init would overwrite: ${files.join(", ")}.`, { remedy: "Use --force to overwrite, or init into an empty folder." }),
   MANIFEST_INVALID: (issues: string, file?: string) =>
     new SvcError("MANIFEST_INVALID", `Invalid manifest${file ? ` ${file}` : ""}: ${issues}`, { remedy: "Rebuild with `svc build`." }),
-  NOT_DEPLOYED: (file: string) =>
-    new SvcError("NOT_DEPLOYED", `${file} is missing or has no endpoint URLs: the app has not been deployed from this folder.`, {
-      remedy: "Run `svc deploy` first; it records the endpoints' URLs in the manifest.",
+  NOT_DEPLOYED: (dir: string) =>
+    new SvcError("NOT_DEPLOYED", `${dir} holds no deploy: the app has not been deployed from this folder.`, {
+      remedy: "Run `svc deploy` first; it records each environment's endpoint URLs in .svc/deployments/<env>.json (kept across builds), or pass --env <name> to ask the platform.",
     }),
 
   // platform client (docs/deploy.md)
@@ -396,6 +422,10 @@ export const errors = {
   PORT_IN_USE: (port: number, triedNext = true) =>
     new SvcError("PORT_IN_USE", triedNext ? `Port ${port} is in use and no free port was found after it.` : `Port ${port} is in use.`, {
       remedy: triedNext ? "Pass --port with a free port." : "Pass --port with a free port (--port 0 takes any), or stop what listens on it (`svc platform status` names a running platform).",
+    }),
+  SHELL_UNAVAILABLE: (platform: string, answer: string) =>
+    new SvcError("SHELL_UNAVAILABLE", `The platform at ${platform} does not offer shells in an endpoint's environment (it answered ${answer}).`, {
+      remedy: "svc shell runs on svc's embedded platform: unset PLATFORM_API_URL (or point it at a platform started with `svc platform start`) and deploy there; on a hosted platform use its own console.",
     }),
   UNKNOWN_COMMAND: (name: string, closest?: string) =>
     new SvcError("UNKNOWN_COMMAND", `Unknown command "${name}".${closest ? ` Did you mean \`svc ${closest}\`?` : ""}`, { remedy: "Run `svc --help` for the list of commands." }),

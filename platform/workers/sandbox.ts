@@ -35,12 +35,12 @@ export function hardeningArgs(user: SandboxUser | undefined, seccompFd: number |
 }
 
 /** Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info fd). */
-export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean }) {
+export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean }) {
   const filter = seccompProgram();
   const proc = spawn("bwrap", args, {
     cwd: options.cwd,
     env: options.env,
-    stdio: ["ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
+    stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
   });
   const sink = proc.stdio[4] as NodeJS.WritableStream | null;
   if (filter && sink) {

@@ -4,10 +4,10 @@
  * built on its answers (discovery's, requirements'), so a changed helper starts fresh caches.
  */
 import { readdirSync } from "node:fs";
-import { packagePath } from "../../core/package-root.ts";
+import { packagePath, SVC_PATHS } from "../../core/package-root.ts";
 import type { FileIndex } from "../_file-index.ts";
 
-export const HELPER_DIR = packagePath("plugins", "_python", "helper");
+export const HELPER_DIR = SVC_PATHS.discoverScript;
 /** The Endpoint argument names the helper reads (generated from core/endpoint-schema.ts). */
 export const ENDPOINT_SCHEMA_PY = packagePath("runtime", "python", "svc", "_schema.py");
 
