@@ -1,5 +1,6 @@
 /** Options of one embedded platform, with the hosted platform's numbers as defaults. */
 import type { GpuMachine } from "./workers/gpu-assign.ts";
+import { capsFromEnv, type WorkerLimitCaps } from "./workers/flavours.ts";
 
 export interface RateLimit {
   /** Requests per window. */
@@ -63,6 +64,13 @@ export interface PlatformOptions {
   log?: (line: string) => void;
   /** "strict": refuse to start workers without the bwrap sandbox (default: SVC_ISOLATION, else "auto"). docs/platform.md, "Threat model". */
   isolation?: "auto" | "strict";
+  /**
+   * Caps over every worker's flavour limits: memory in MB (at most the flavour's) and processes
+   * (default 1024); default SVC_WORKER_MEMORY_MB, SVC_WORKER_PIDS. docs/platform.md, "Resources".
+   */
+  workerLimits?: WorkerLimitCaps;
+  /** false: no cgroups for workers (default: SVC_WORKER_CGROUPS=off turns them off); strict isolation then refuses workers. */
+  cgroups?: boolean;
 }
 
 export const HOSTED_RATE_LIMITS: RateLimits = {
@@ -114,5 +122,7 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     logLinesPerEndpoint: options.logLinesPerEndpoint ?? 5000,
     log: options.log ?? ((line) => process.stderr.write(`[platform] ${line}\n`)),
     isolation: options.isolation ?? isolationFromEnv(),
+    workerLimits: options.workerLimits ?? capsFromEnv(),
+    cgroups: options.cgroups ?? !/^(off|false|0|no)$/i.test(process.env.SVC_WORKER_CGROUPS?.trim() ?? ""),
   };
 }

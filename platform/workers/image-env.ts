@@ -41,9 +41,12 @@ export interface WorkerLaunch {
   user?: SandboxUser;
 }
 
-/** Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts). */
-export function spawnLaunch(launch: WorkerLaunch): ChildProcess {
-  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true });
+/**
+ * Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts). `prefix` (the sandbox
+ * only) runs first and execs bwrap: it puts the process in the worker's cgroup (./worker-resources.ts).
+ */
+export function spawnLaunch(launch: WorkerLaunch, prefix?: string[]): ChildProcess {
+  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, prefix });
   return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ["ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
 }
 
@@ -63,6 +66,8 @@ export interface LaunchRequest {
   gpu?: GpuGrant;
   /** The host folder of the endpoint's network volume (../volumes/mount.ts). */
   volumeDir?: string;
+  /** The size of the sandbox's /tmp (./flavours.ts). */
+  tmpBytes?: number;
 }
 
 export class ImageEnvironments {
@@ -140,6 +145,7 @@ export class ImageEnvironments {
           volumeDir: req.volumeDir,
           command: [view.executable, "-s", req.handler],
           gpu: req.gpu,
+          tmpBytes: req.tmpBytes,
         }),
         cwd: req.buildDir,
         env: { ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env), ...gpuEnv(req.gpu, req.env), PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp" },

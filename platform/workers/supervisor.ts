@@ -12,6 +12,8 @@
  * unrunnable endpoints (./unrunnable.ts), ready waiters (./ready-waiters.ts).
  */
 import type { ChildProcess } from "node:child_process";
+import type { SvcError } from "../../core/errors.ts";
+import type { WorkerCgroup } from "./cgroups.ts";
 import { join } from "node:path";
 import type { Store, EndpointRecord } from "../store/index.ts";
 import type { JobQueue } from "../queue/queue.ts";
@@ -34,10 +36,17 @@ import { wakeSignals, waitSignals } from "./worker-signals.ts";
 import { newWorker, readChildPid, signalWorker, stopProcess, workerEnv } from "./worker-process.ts";
 import { ReadyWaiters } from "./ready-waiters.ts";
 import { unrunnable } from "./unrunnable.ts";
+import { joinPrefix, WorkerResources, type LimitsView } from "./worker-resources.ts";
 
 export type { WorkerState, WorkerInfo, WorkerError, EndpointProblem } from "./worker-info.ts";
 
 export { RESTART_BACKOFF_MS } from "./restart-policy.ts";
+
+/** What a worker left behind in its cgroup (a daemon outside the sandbox's pid namespace) ends with it; then the cgroup goes. */
+async function endTree(cgroup: WorkerCgroup): Promise<void> {
+  await cgroup.killAll();
+  cgroup.remove();
+}
 const LAST_LINES_KEPT = 8;
 
 export interface SupervisorDeps {
@@ -69,6 +78,10 @@ export class Supervisor {
   private readonly restarts = new RestartPolicy();
   /** LB workers' readiness and liveness by GET /ping (./lb-health.ts). */
   private readonly lb: LbHealth;
+  /** Each worker's memory, CPU, process and /tmp limits, and its cgroup (./worker-resources.ts). */
+  readonly resources: WorkerResources;
+  /** Whether workers run in the sandbox (known once one started): its /tmp is sized. */
+  private sandboxed?: boolean;
   private closed = false;
   /** The platform is stopping gracefully: no worker starts, running ones finish their jobs (drain). */
   private draining = false;
@@ -77,6 +90,7 @@ export class Supervisor {
     this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
     this.images = new ImageEnvironments(deps.options.dataDir, (line) => this.log(line), deps.options.isolation);
     this.gpus = new WorkerGpus(deps.options.gpuMachine);
+    this.resources = new WorkerResources(deps.options, (line) => this.log(line));
     const lbHooks = { workers: () => this.workers.values(), ready: (w: WorkerInfo) => this.markReady(w), unhealthy: (w: WorkerInfo, why: string) => this.markUnhealthy(w, why) };
     this.lb = new LbHealth(lbHooks, deps.options.pingIntervalS);
   }
@@ -142,6 +156,12 @@ export class Supervisor {
   canStart(endpoint: EndpointRecord, now = Date.now()): boolean {
     if (this.closed || this.draining || !this.buildIdOf(endpoint)) return false;
     return !this.restarts.backingOff(endpoint.id, now, () => this.configKey(endpoint)); // a redeploy starts at once
+  }
+
+  /** The limits a worker of the endpoint gets (a live worker's, else as the next would get them), and which hold. */
+  limitsOf(endpoint: EndpointRecord): LimitsView {
+    const live = this.forEndpoint(endpoint.id).find((w) => w.limits && !w.outdated);
+    return live?.limits ?? this.resources.view(this.resources.limitsOf(endpoint, endpoint.gpuIds ? this.gpus.machineCount() : 0), this.sandboxed);
   }
 
   /** Why the endpoint's current workers cannot serve (its /health `error`), if they cannot. */
@@ -251,13 +271,20 @@ export class Supervisor {
         this.platformLog(endpoint.id, w.id, line);
       });
       const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
-      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir });
+      const limits = this.resources.limitsOf(endpoint, gpu ? this.gpus.machineCount() : 0);
+      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, tmpBytes: limits.tmpBytes });
       if (w.stopping || this.closed) throw new Error("stopped before it started");
+      w.limits = this.resources.view(limits, (this.sandboxed = launch.sandboxed));
+      const cgroup = (w.cgroup = this.resources.open(w.id, limits));
       w.spawnedAt = Date.now();
-      const proc = spawnLaunch(launch);
+      // In the sandbox a shell joins the cgroup and execs bwrap; without it, the interpreter joins before it can fork.
+      const proc = spawnLaunch(launch, cgroup && launch.sandboxed ? joinPrefix(cgroup) : undefined);
       w.proc = proc;
       if (launch.sandboxed) readChildPid(proc, w);
-      else w.pid = proc.pid;
+      else {
+        w.pid = proc.pid;
+        if (cgroup && proc.pid) cgroup.join(proc.pid);
+      }
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
       this.capture(proc, endpoint.id, w);
       if (w.type === "LB") this.lb.watchStarts();
@@ -272,6 +299,10 @@ export class Supervisor {
       proc.on("exit", (code, signal) => {
         const how = signal ? `signal ${signal}` : `code ${code}`;
         this.platformLog(endpoint.id, w.id, `worker ${w.id} exited (${how})`);
+        if (w.limits && (w.cgroup?.oomKills() ?? 0) > 0) {
+          w.outOfMemory = true;
+          this.platformLog(endpoint.id, w.id, `worker ${w.id} was killed for memory: ${this.resources.outOfMemory(w.limits).message.split("\n")[0]}`);
+        }
         if (!w.stopping && !w.ready) this.startFailed(w, `exited (${how}) before it was ready`);
         this.onExit(w);
       });
@@ -315,9 +346,30 @@ export class Supervisor {
     this.deps.queue.releaseTakers(w.id);
     // At shutdown, running jobs stay IN_PROGRESS in the database: the next start requeues them.
     const held = this.closed || this.draining ? [] : [...this.deps.queue.jobsOf(w.id)];
-    if (held.length > 0) this.deps.queue.handBack(w.id, held);
+    if (w.outOfMemory && w.limits) this.failHeld(w, held, this.resources.outOfMemory(w.limits)); // the same job would only end the next worker too
+    else if (held.length > 0) this.deps.queue.handBack(w.id, held);
+    if (w.cgroup) void endTree(w.cgroup);
     wakeSignals(w);
     w.resolveExit();
+  }
+
+  private failHeld(w: WorkerInfo, jobIds: string[], error: SvcError): void {
+    const text = JSON.stringify({ error_type: error.code, error_message: error.message.split("\n")[0], remedy: error.remedy });
+    for (const jobId of jobIds) this.deps.queue.fail(w.id, jobId, text, error.code);
+  }
+
+  /**
+   * A job of this worker ran past its execution timeout: the function runs on (nothing interrupts
+   * a thread), so the worker and every process it started end now; its other jobs go back to the
+   * queue and a fresh worker takes them (docs/platform.md, "Resources").
+   */
+  timedOut(workerId: string, jobId: string): void {
+    const w = this.workers.get(workerId);
+    if (!w || w.exited) return;
+    this.platformLog(w.endpointId, w.id, `worker ${w.id} ran job ${jobId} past its execution timeout: ending the worker and its processes`);
+    const held = [...this.deps.queue.jobsOf(w.id)];
+    if (held.length > 0) this.deps.queue.handBack(w.id, held);
+    void this.kill(w);
   }
 
   /** Graceful stop: `stop` signal (QB) or SIGTERM (LB), then SIGTERM/SIGKILL after the grace periods. */
@@ -336,10 +388,11 @@ export class Supervisor {
     return w.exit;
   }
 
-  /** Kills at once (unhealthy, deleted endpoint at shutdown). */
+  /** Kills at once, with every process of its cgroup (unhealthy, timed out, deleted endpoint at shutdown). */
   kill(w: WorkerInfo): Promise<void> {
     w.stopping = true;
     this.gpus.cancel(w.id);
+    if (w.cgroup) void w.cgroup.killAll();
     if (w.proc && w.proc.exitCode === null && !w.exited) signalWorker(w, "SIGKILL");
     else if (!w.proc) this.onExit(w);
     return w.exit;
@@ -395,5 +448,7 @@ export class Supervisor {
     await Promise.race([Promise.all(all.map((w) => w.exit)), deadline]);
     for (const w of all) if (!w.exited) await this.kill(w).catch(() => undefined);
     for (const w of all) this.onExit(w);
+    await Promise.all(all.map((w) => w.cgroup && endTree(w.cgroup)));
+    this.resources.close();
   }
 }
