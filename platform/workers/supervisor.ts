@@ -274,9 +274,9 @@ export class Supervisor {
       const limits = this.resources.limitsOf(endpoint, gpu ? this.gpus.machineCount() : 0);
       const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, tmpBytes: limits.tmpBytes });
       if (w.stopping || this.closed) throw new Error("stopped before it started");
+      w.spawnedAt = Date.now(); // the cold start counts making the cgroup
       w.limits = this.resources.view(limits, (this.sandboxed = launch.sandboxed));
       const cgroup = (w.cgroup = this.resources.open(w.id, limits));
-      w.spawnedAt = Date.now();
       // In the sandbox a shell joins the cgroup and execs bwrap; without it, the interpreter joins before it can fork.
       const proc = spawnLaunch(launch, cgroup && launch.sandboxed ? joinPrefix(cgroup) : undefined);
       w.proc = proc;
