@@ -310,6 +310,11 @@ export const errors = {
       status: 500,
       remedy: "Use less memory at once (smaller batches, stream files instead of reading them whole, keep less in /tmp), or give the endpoint a larger flavour (cpu=\"cpu3g-2-8\", a larger cpu3c-*, or a GPU type); docs/platform.md, \"Resources\", lists each flavour's memory.",
     }),
+  GRAPHQL_TOO_COSTLY: (what: string, value: string, limit: string) =>
+    new SvcError("GRAPHQL_TOO_COSTLY", `The GraphQL request is over the platform's ${what} limit (${value}; the limit is ${limit}); nothing of it ran.`, {
+      status: 400,
+      remedy: "Ask for less in one request: split it into several (fewer fields, aliases or levels each), or page through lists (docs/platform.md, \"Limits\").",
+    }),
   WORKER_LIMITS_UNAVAILABLE: (why: string) =>
     new SvcError("WORKER_LIMITS_UNAVAILABLE", `Refusing to start a worker without its resource limits (isolation is strict): ${why}.`, {
       status: 503,
