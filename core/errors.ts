@@ -315,6 +315,11 @@ export const errors = {
       status: 400,
       remedy: "Ask for less in one request: split it into several (fewer fields, aliases or levels each), or page through lists (docs/platform.md, \"Limits\").",
     }),
+  CONNECTION_LIMIT: (limit: number, who: "worker" | "client") =>
+    new SvcError("CONNECTION_LIMIT", `Too many connections from this ${who}: the platform keeps at most ${limit} open per ${who === "worker" ? "worker" : "key"}, and closed this one.`, {
+      status: 429,
+      remedy: "Reuse connections (one HTTP client with keep-alive, a pool of a few dozen) instead of opening one per request, and close the ones you no longer use.",
+    }),
   WORKER_LIMITS_UNAVAILABLE: (why: string) =>
     new SvcError("WORKER_LIMITS_UNAVAILABLE", `Refusing to start a worker without its resource limits (isolation is strict): ${why}.`, {
       status: 503,

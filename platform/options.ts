@@ -1,6 +1,7 @@
 /** Options of one embedded platform, with the hosted platform's numbers as defaults. */
 import type { GpuMachine } from "./workers/gpu-assign.ts";
 import { capsFromEnv, type WorkerLimitCaps } from "./workers/flavours.ts";
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./api/connection-caps.ts";
 
 export interface RateLimit {
   /** Requests per window. */
@@ -69,6 +70,8 @@ export interface PlatformOptions {
    * (default 1024); default SVC_WORKER_MEMORY_MB, SVC_WORKER_PIDS. docs/platform.md, "Resources".
    */
   workerLimits?: WorkerLimitCaps;
+  /** Connection caps of the API's servers (docs/platform.md, "Limits"): total, per client (key), per worker, first-request wait. */
+  connectionLimits?: Partial<ConnectionLimits>;
   /** false: no cgroups for workers (default: SVC_WORKER_CGROUPS=off turns them off); strict isolation then refuses workers. */
   cgroups?: boolean;
 }
@@ -88,7 +91,8 @@ export const rateLimitsOff = (env: NodeJS.ProcessEnv = process.env): boolean => 
 /** `SVC_ISOLATION=strict` (what `svc platform start --isolation strict` sets): no worker without the sandbox. */
 const isolationFromEnv = (env: NodeJS.ProcessEnv = process.env): "auto" | "strict" => (env.SVC_ISOLATION?.trim().toLowerCase() === "strict" ? "strict" : "auto");
 
-export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits" | "gpuMachine">> & {
+export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits" | "gpuMachine" | "connectionLimits">> & {
+  connectionLimits: ConnectionLimits;
   apiKey?: string;
   pythonForImage?: PlatformOptions["pythonForImage"];
   gpuMachine?: GpuMachine;
@@ -123,6 +127,7 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     log: options.log ?? ((line) => process.stderr.write(`[platform] ${line}\n`)),
     isolation: options.isolation ?? isolationFromEnv(),
     workerLimits: options.workerLimits ?? capsFromEnv(),
+    connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits },
     cgroups: options.cgroups ?? !/^(off|false|0|no)$/i.test(process.env.SVC_WORKER_CGROUPS?.trim() ?? ""),
   };
 }

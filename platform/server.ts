@@ -4,6 +4,7 @@
  * files, load-balancer proxy) on loopback.
  */
 import { createServer, type Server } from "node:http";
+import { ConnectionCaps, raiseDescriptorLimit } from "./api/connection-caps.ts";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { toNodeHandler } from "h3";
@@ -82,7 +83,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, baseUrl: () => address.baseUrl };
   const servers = await serve(ctx, address);
   let closing: Promise<void> | undefined;
-  const sweep = startSweep(ctx, () => closing !== undefined);
+  const sweep = startSweep(ctx, () => closing !== undefined, servers.caps);
   autoscaler.start();
   autoscaler.tick();
 
@@ -134,7 +135,7 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
  * The HTTP API on the options' host and port (and, on Linux, an abstract Unix socket for local
  * workers); fills `address` once listening. On a listen error the supervisor and store close.
  */
-async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string }): Promise<{ server: Server; socketServer?: Server }> {
+async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string }): Promise<{ server: Server; socketServer?: Server; caps: ConnectionCaps }> {
   const { options, queue, supervisor, autoscaler, store } = ctx;
   const { app, limiter, hot } = createApi(ctx, {
     async endpointRemoved(endpointId) {
@@ -150,12 +151,16 @@ async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSoc
 
   const handler = toNodeHandler(app);
   const s3 = createS3Api(ctx); // the volumes' S3 API under /s3 signs with its own keys (docs/volumes.md)
+  // One client cannot take the connections everyone else needs (./api/connection-caps.ts).
+  const caps = new ConnectionCaps(raiseDescriptorLimit(options.connectionLimits, options.log));
   const newServer = () => {
     const s = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+      if (!caps.admit(req, res)) return;
       if (s3.owns(req.url)) s3.handle(req, res);
       else if (!hot(req, res)) void handler(req, res);
     });
     s.headersTimeout = 66_000;
+    caps.attach(s);
     return s;
   };
   const server = newServer();
@@ -181,11 +186,11 @@ async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSoc
       options.log(`workers use TCP: no Unix socket (${(error as Error).message})`);
     }
   }
-  return { server, socketServer };
+  return { server, socketServer, caps };
 }
 
 /** Background work every sweep interval: timeouts and expiry, liveness, retention, log batches, files. */
-function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeout {
+function startSweep(ctx: PlatformContext, closing: () => boolean, caps: ConnectionCaps): NodeJS.Timeout {
   const { queue, supervisor, store, options } = ctx;
   /** Expired jobs go PRUNE_CHUNK at a time, requests answered in between (one delete of thousands stalled them). */
   const pruneExpired = (now: number): void => {
@@ -206,6 +211,7 @@ function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeou
       const now = Date.now();
       queue.sweep(now);
       supervisor.sweep(now);
+      caps.sweep(now);
       pruneExpired(now);
       store.logs.flush(now); // lines go on their own timer; this applies the retention when due
       if (ticks++ % 5 === 0) store.builds.pruneUploads(now);

@@ -20,6 +20,8 @@ const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
 const MEMORY_MB = 256;
 const PIDS = 64;
 const asRoot = process.getuid?.() === 0;
+/** Small connection caps, so that the flood stays light in CI. */
+const CONNECTIONS = { total: 300, perClient: 50, perWorker: 50, firstRequestMs: 2000 };
 
 /** One line per row for the report (`SVC_RESOURCE_FIGURES=1` prints them). */
 const figure = (row: string, bound: string, errorMs: number, other: BystanderReport) => {
@@ -68,7 +70,7 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
   };
 
   beforeAll(async () => {
-    p = await startTestPlatform({ rateLimits: false, workerLimits: { memoryMb: MEMORY_MB, pids: PIDS } });
+    p = await startTestPlatform({ rateLimits: false, workerLimits: { memoryMb: MEMORY_MB, pids: PIDS }, connectionLimits: CONNECTIONS });
     client = createPlatformClient(p);
     victim = (await deployFixture("containment/victim")).find((e) => e.name === "vault")!.id;
     hog = (await deployFixture("resources/abuse")).find((e) => e.name === "hog")!.id;
@@ -153,6 +155,23 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
     expect(after.body.status).toBe("COMPLETED");
     expect(after.body.workerId).not.toBe(before.body.workerId);
     figure("timeout", `execution_timeout 5 s, tree gone ${Math.round(goneMs)} ms after the status`, ms, other);
+  }, 60_000);
+
+  it("keeps answering everyone else while a worker holds a thousand idle connections to the platform", async () => {
+    const { result, ms, other } = await during(() => runHog({ op: "connections", count: 1000, seconds: CONNECTIONS.firstRequestMs / 1000 + 0.5 }));
+    expect(result.body.status).toBe("COMPLETED");
+    expect(result.body.output.opened).toBe(1000); // the kernel accepts them all...
+    expect(result.body.output.alive).toBeLessThanOrEqual(CONNECTIONS.total); // ...the platform keeps at most its total, and closes silent ones
+    figure("idle connections", `${CONNECTIONS.total} open, silent ones closed after ${CONNECTIONS.firstRequestMs} ms (${result.body.output.alive} of 1000 alive at the end)`, ms, other);
+  }, 60_000);
+
+  it("answers a client's connections past its cap with 429 CONNECTION_LIMIT", async () => {
+    const { result, ms, other } = await during(() => runHog({ op: "connections", count: 200, seconds: 0, send: true }));
+    expect(result.body.status).toBe("COMPLETED");
+    const statuses = result.body.output.statuses as Record<string, number>;
+    expect(statuses["200"]).toBeLessThanOrEqual(CONNECTIONS.perClient);
+    expect(statuses["429"]).toBeGreaterThanOrEqual(200 - CONNECTIONS.perClient);
+    figure("connections per client", `${CONNECTIONS.perClient} per key (${JSON.stringify(statuses)})`, ms, other);
   }, 60_000);
 
   it("leaves no cgroup behind when the platform stops", async () => {
