@@ -2,6 +2,7 @@
 import type { GpuMachine } from "./workers/gpu-assign.ts";
 import { capsFromEnv, type WorkerLimitCaps } from "./workers/flavours.ts";
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./api/connection-caps.ts";
+import { DEFAULT_LOG_RATE, type LogRate } from "./workers/log-rate.ts";
 
 export interface RateLimit {
   /** Requests per window. */
@@ -61,6 +62,10 @@ export interface PlatformOptions {
   maxRunsyncBytes?: number;
   /** Worker log lines kept per endpoint. */
   logLinesPerEndpoint?: number;
+  /** Characters of worker log lines kept per endpoint (whichever of the two caps comes first). */
+  logCharsPerEndpoint?: number;
+  /** A worker's log rate: characters per second and burst; lines over it are dropped and marked (docs/platform.md, "Worker logs"). */
+  logRate?: LogRate;
   /** Where the platform's own messages go (default: stderr). */
   log?: (line: string) => void;
   /** "strict": refuse to start workers without the bwrap sandbox (default: SVC_ISOLATION, else "auto"). docs/platform.md, "Threat model". */
@@ -124,6 +129,8 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     maxRunBytes: options.maxRunBytes ?? 10_000_000,
     maxRunsyncBytes: options.maxRunsyncBytes ?? 20_000_000,
     logLinesPerEndpoint: options.logLinesPerEndpoint ?? 5000,
+    logCharsPerEndpoint: options.logCharsPerEndpoint ?? 16 * 1024 * 1024,
+    logRate: options.logRate ?? DEFAULT_LOG_RATE,
     log: options.log ?? ((line) => process.stderr.write(`[platform] ${line}\n`)),
     isolation: options.isolation ?? isolationFromEnv(),
     workerLimits: options.workerLimits ?? capsFromEnv(),

@@ -64,7 +64,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const key = options.apiKey
     ? { apiKey: options.apiKey, created: false, file: undefined }
     : ensureApiKey(options.dataDir);
-  const store = createStore(join(options.dataDir, DB_FILE), { logLinesPerEndpoint: options.logLinesPerEndpoint });
+  const store = createStore(join(options.dataDir, DB_FILE), { logLinesPerEndpoint: options.logLinesPerEndpoint, logCharsPerEndpoint: options.logCharsPerEndpoint });
   const apiKeyHash = sha256Hex(key.apiKey);
   store.meta.set("api_key_hash", apiKeyHash);
 

@@ -95,5 +95,9 @@ export function workerLimits(endpoint: Pick<EndpointRecord, "gpuIds" | "gpuCount
   return { flavour, memoryBytes, vcpus, pids, tmpBytes: Math.floor(memoryBytes * TMP_SHARE_OF_MEMORY) };
 }
 
-/** `4 GB`, `512 MB`: how limits are written in messages. */
-export const formatBytes = (bytes: number): string => (bytes >= GB && bytes % GB === 0 ? `${bytes / GB} GB` : `${Math.round(bytes / MB)} MB`);
+/** `4 GB`, `512 MB`, `2 KB`: how limits are written in messages. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= GB && bytes % GB === 0) return `${bytes / GB} GB`;
+  if (bytes >= MB) return `${Math.round(bytes / MB)} MB`;
+  return bytes >= 1024 ? `${Math.round(bytes / 1024)} KB` : `${bytes} bytes`;
+}

@@ -25,6 +25,7 @@ import { defaultPythonForImage } from "./interpreter.ts";
 import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
 import { ImageEnvironments, spawnLaunch } from "./image-env.ts";
 import { captureLines } from "./worker-logs.ts";
+import { LogBudget } from "./log-rate.ts";
 import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
@@ -323,13 +324,36 @@ export class Supervisor {
     }
   }
 
-  /** The worker's output lines go to its logs (cut when too long: ./worker-logs.ts); the last few are kept. */
+  /**
+   * The worker's output lines go to its logs (cut when too long: ./worker-logs.ts), within its log
+   * rate (./log-rate.ts: what is over it is dropped and marked); the last few are kept.
+   */
   private capture(proc: ChildProcess, endpointId: string, w: WorkerInfo): void {
     const logs = this.deps.store.logs;
+    const budget = new LogBudget(this.deps.options.logRate);
+    const mark = () => {
+      const dropped = budget.marker();
+      if (dropped) this.platformLog(endpointId, w.id, dropped);
+    };
+    let check: NodeJS.Timeout | undefined; // a worker that went quiet after a flood still gets its marker
+    const later = () => {
+      check = undefined;
+      if (budget.recovered()) mark();
+      else if (!w.exited) check = setTimeout(later, 1000).unref();
+    };
     captureLines([proc.stdout, proc.stderr], (line) => {
-      logs.append(endpointId, w.id, line);
       w.lastLines.push(line);
       if (w.lastLines.length > LAST_LINES_KEPT) w.lastLines.shift();
+      if (!budget.take(line.length)) {
+        check ??= setTimeout(later, 1000).unref();
+        return;
+      }
+      mark();
+      logs.append(endpointId, w.id, line);
+    });
+    proc.once("exit", () => {
+      clearTimeout(check);
+      mark();
     });
   }
 

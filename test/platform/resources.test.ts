@@ -13,13 +13,16 @@ import { createPlatformClient, type PlatformClient } from "../../core/client/ind
 import { createLogger } from "../../core/logger.ts";
 import { runDeploy } from "../../cli/commands/deploy.ts";
 import { bwrapUsable } from "../../platform/workers/sandbox.ts";
-import { api, startTestPlatform, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
+import { api, gqlOk, startTestPlatform, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
 import { bystander, type BystanderReport } from "./_bystander.ts";
 
 const FIXTURES = new URL("../../fixtures/", import.meta.url).pathname;
 const MEMORY_MB = 256;
 const PIDS = 64;
 const asRoot = process.getuid?.() === 0;
+/** A small log rate and retained size: the flood below is 64 MB. */
+const LOG_RATE = { perSecond: 256 * 1024, burst: 1024 * 1024 };
+const LOG_CHARS = 4 * 1024 * 1024;
 /** Small connection caps, so that the flood stays light in CI. */
 const CONNECTIONS = { total: 300, perClient: 50, perWorker: 50, firstRequestMs: 2000 };
 
@@ -70,7 +73,7 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
   };
 
   beforeAll(async () => {
-    p = await startTestPlatform({ rateLimits: false, workerLimits: { memoryMb: MEMORY_MB, pids: PIDS }, connectionLimits: CONNECTIONS });
+    p = await startTestPlatform({ rateLimits: false, workerLimits: { memoryMb: MEMORY_MB, pids: PIDS }, connectionLimits: CONNECTIONS, logRate: LOG_RATE, logCharsPerEndpoint: LOG_CHARS });
     client = createPlatformClient(p);
     victim = (await deployFixture("containment/victim")).find((e) => e.name === "vault")!.id;
     hog = (await deployFixture("resources/abuse")).find((e) => e.name === "hog")!.id;
@@ -172,6 +175,21 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
     expect(statuses["200"]).toBeLessThanOrEqual(CONNECTIONS.perClient);
     expect(statuses["429"]).toBeGreaterThanOrEqual(200 - CONNECTIONS.perClient);
     figure("connections per client", `${CONNECTIONS.perClient} per key (${JSON.stringify(statuses)})`, ms, other);
+  }, 60_000);
+
+  it("keeps a worker's logs within its rate and the endpoint's retained size, and marks what it dropped", async () => {
+    const cpu = process.cpuUsage(); // the platform runs in this process (with the test and its other client)
+    const { result, ms, other } = await during(() => runHog({ op: "logs", total_mb: 64 }));
+    const cpuS = (process.cpuUsage(cpu).user + process.cpuUsage(cpu).system) / 1e6;
+    expect(result.body.status).toBe("COMPLETED");
+    const logs = async () => (await gqlOk<{ workerLogs: string[] }>(p, "query($e: String!) { workerLogs(endpointId: $e, limit: 10000) }", { e: hog })).workerLogs;
+    const marker = await waitFor("the dropped lines' marker", async () => (await logs()).find((line) => /line\(s\) of this worker's output dropped \(\d+ MB\): over its log rate of 256 KB\/s/.test(line)), 10_000, 200);
+    expect(marker).toContain("[platform]");
+    const kept = await logs();
+    const chars = kept.reduce((sum, line) => sum + line.length, 0);
+    expect(chars).toBeLessThanOrEqual(LOG_CHARS * 1.25 + 2 * 1024 * 1024); // the retained size, its slack, a batch
+    expect(kept.filter((line) => line.endsWith("x".repeat(99))).length).toBeLessThan((64 * 1024 * 1024) / 100 / 4); // most of the flood was dropped, never stored
+    figure("logs", `${LOG_RATE.perSecond / 1024} KB/s per worker, ${LOG_CHARS / 1024 ** 2} MB per endpoint (${kept.length} lines kept of ${result.body.output.lines}); this process's CPU ${(cpuS / 64 * 1000).toFixed(1)} ms per MB written`, ms, other);
   }, 60_000);
 
   it("leaves no cgroup behind when the platform stops", async () => {
