@@ -9,9 +9,9 @@
  * Its parts live apart: the process (record, variables, signals, stop timers: ./worker-process.ts),
  * output capture (./worker-logs.ts), LB probing (./lb-health.ts), restart backoff and problems
  * (./restart-policy.ts), signals to a worker (./worker-signals.ts), GPUs (./gpu-assign.ts),
- * unrunnable endpoints (./unrunnable.ts), ready waiters (./ready-waiters.ts).
+ * unrunnable endpoints (./unrunnable.ts), ready waiters (./ready-waiters.ts), resource limits and
+ * cgroups (./worker-resources.ts).
  */
-import type { ChildProcess } from "node:child_process";
 import type { SvcError } from "../../core/errors.ts";
 import type { WorkerCgroup } from "./cgroups.ts";
 import { join } from "node:path";
@@ -24,8 +24,7 @@ import { BuildUnpacker } from "./unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
 import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
 import { ImageEnvironments, spawnLaunch } from "./image-env.ts";
-import { captureLines } from "./worker-logs.ts";
-import { LogBudget } from "./log-rate.ts";
+import { captureWorkerOutput } from "./worker-logs.ts";
 import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
@@ -48,7 +47,6 @@ async function endTree(cgroup: WorkerCgroup): Promise<void> {
   await cgroup.killAll();
   cgroup.remove();
 }
-const LAST_LINES_KEPT = 8;
 
 export interface SupervisorDeps {
   store: Store;
@@ -64,9 +62,10 @@ export interface SupervisorDeps {
 }
 
 /**
- * ~340 lines, over the ~250 a class gets, for a reason: what is left is the worker's life cycle
- * (start, ready, busy, stop, exit, unhealthy), transitions that read and write the same worker
- * records and the same maps; split further, one transition would live apart from the state it changes.
+ * ~380 lines, over the ~250 a class gets, for a reason: what is left is the worker's life cycle
+ * (start, ready, busy, stop, exit, unhealthy, timed out, out of memory), transitions that read and
+ * write the same worker records and the same maps; split further, one transition would live apart
+ * from the state it changes.
  */
 export class Supervisor {
   readonly workers = new Map<string, WorkerInfo>();
@@ -287,7 +286,8 @@ export class Supervisor {
         if (cgroup && proc.pid) cgroup.join(proc.pid);
       }
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
-      this.capture(proc, endpoint.id, w);
+      // its output to its logs, within its log rate, the last few lines kept (./worker-logs.ts)
+      captureWorkerOutput(proc, w, this.deps.options.logRate, { line: (text) => store.logs.append(endpoint.id, w.id, text), note: (text) => this.platformLog(endpoint.id, w.id, text) });
       if (w.type === "LB") this.lb.watchStarts();
       proc.on("error", (error) => {
         this.platformLog(endpoint.id, w.id, `worker ${w.id} could not start ${launch.command}: ${error.message}`);
@@ -322,39 +322,6 @@ export class Supervisor {
       const failed = this.deps.queue.failQueued(w.endpointId, JSON.stringify(error), error.error_type);
       if (failed > 0) this.platformLog(w.endpointId, w.id, `${failed} queued job(s) failed: the endpoint's workers exit before they are ready`);
     }
-  }
-
-  /**
-   * The worker's output lines go to its logs (cut when too long: ./worker-logs.ts), within its log
-   * rate (./log-rate.ts: what is over it is dropped and marked); the last few are kept.
-   */
-  private capture(proc: ChildProcess, endpointId: string, w: WorkerInfo): void {
-    const logs = this.deps.store.logs;
-    const budget = new LogBudget(this.deps.options.logRate);
-    const mark = () => {
-      const dropped = budget.marker();
-      if (dropped) this.platformLog(endpointId, w.id, dropped);
-    };
-    let check: NodeJS.Timeout | undefined; // a worker that went quiet after a flood still gets its marker
-    const later = () => {
-      check = undefined;
-      if (budget.recovered()) mark();
-      else if (!w.exited) check = setTimeout(later, 1000).unref();
-    };
-    captureLines([proc.stdout, proc.stderr], (line) => {
-      w.lastLines.push(line);
-      if (w.lastLines.length > LAST_LINES_KEPT) w.lastLines.shift();
-      if (!budget.take(line.length)) {
-        check ??= setTimeout(later, 1000).unref();
-        return;
-      }
-      mark();
-      logs.append(endpointId, w.id, line);
-    });
-    proc.once("exit", () => {
-      clearTimeout(check);
-      mark();
-    });
   }
 
   private platformLog(endpointId: string, workerId: string, line: string): void {

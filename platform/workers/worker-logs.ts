@@ -4,8 +4,14 @@
  * than MAX_LOG_LINE is cut there with CUT_MARKER, the rest of it up to the next newline dropped
  * unread into memory (docs/platform.md, "Worker logs": a function printing 100 MB on one line).
  */
+import type { ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
 import { CUT_MARKER, MAX_LOG_LINE } from "../store/logs.ts";
+import { LogBudget, type LogRate } from "./log-rate.ts";
+import type { WorkerInfo } from "./worker-info.ts";
+
+/** A worker's last lines kept in memory: why it exited, when it exits before it is ready. */
+const LAST_LINES_KEPT = 8;
 
 /** Splits text chunks into lines (without `\n` or a trailing `\r`), cutting long ones. */
 export class LineSplitter {
@@ -67,4 +73,37 @@ export function captureLines(streams: Array<Readable | null | undefined>, onLine
     stream.on("data", (chunk: string) => splitter.push(chunk));
     stream.on("end", () => splitter.end());
   }
+}
+
+/**
+ * A worker's output into its logs (`sink.line`) within its log rate (./log-rate.ts): what is over
+ * it is dropped, and `sink.note` gets the marker saying how much (after the flood, from a timer if
+ * the worker goes quiet, or at its exit). Its last lines are kept on the worker whatever the rate.
+ */
+export function captureWorkerOutput(proc: ChildProcess, w: WorkerInfo, rate: LogRate, sink: { line(text: string): void; note(text: string): void }): void {
+  const budget = new LogBudget(rate);
+  const mark = () => {
+    const dropped = budget.marker();
+    if (dropped) sink.note(dropped);
+  };
+  let check: NodeJS.Timeout | undefined;
+  const later = () => {
+    check = undefined;
+    if (budget.recovered()) mark();
+    else if (!w.exited) check = setTimeout(later, 1000).unref();
+  };
+  captureLines([proc.stdout, proc.stderr], (line) => {
+    w.lastLines.push(line);
+    if (w.lastLines.length > LAST_LINES_KEPT) w.lastLines.shift();
+    if (!budget.take(line.length)) {
+      check ??= setTimeout(later, 1000).unref();
+      return;
+    }
+    mark();
+    sink.line(line);
+  });
+  proc.once("exit", () => {
+    clearTimeout(check);
+    mark();
+  });
 }
