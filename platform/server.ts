@@ -4,8 +4,8 @@
  * files, load-balancer proxy) on loopback.
  */
 import { createServer, type Server } from "node:http";
+import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { ConnectionCaps, raiseDescriptorLimit } from "./api/connection-caps.ts";
-import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { toNodeHandler } from "h3";
 import { errors } from "../core/errors.ts";
@@ -17,6 +17,7 @@ import { createWebhookSender } from "./queue/webhooks.ts";
 import { statusBody } from "./queue/views.ts";
 import { Supervisor } from "./workers/supervisor.ts";
 import { Autoscaler } from "./workers/autoscaler.ts";
+import { platformSocketPath, runDir } from "./workers/worker-channel.ts";
 import { createApi } from "./api/app.ts";
 import { sweepFiles } from "./api/files.ts";
 import { createS3Api } from "./volumes/s3-handler.ts";
@@ -70,10 +71,10 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
 
   const queue = new JobQueue(store.jobs, { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs });
   const webhooks = createWebhookSender({ retries: options.webhookRetries, delayMs: options.webhookRetryDelayMs, log: options.log });
-  const address = { baseUrl: "", workerSocket: undefined as string | undefined };
+  const address = { baseUrl: "", workerSocket: undefined as string | undefined, channelSocket: undefined as string | undefined };
   const workerKeys = createWorkerKeys(key.apiKey, store);
   const secrets = createSecrets(options.dataDir, store);
-  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => address.baseUrl, workerSocket: () => address.workerSocket });
+  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => address.baseUrl, workerSocket: () => address.workerSocket, channelSocket: () => address.channelSocket });
   supervisor.killOrphans();
   const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
   wireQueue(queue, supervisor, autoscaler, webhooks);
@@ -104,9 +105,11 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
         clearInterval(sweep);
         const closed = new Promise<void>((resolve) => servers.server.close(() => resolve()));
         if (address.workerSocket) servers.socketServer!.close();
+        if (address.channelSocket) servers.channelServer!.close();
         queue.close();
         servers.server.closeAllConnections();
         servers.socketServer?.closeAllConnections();
+        servers.channelServer?.closeAllConnections();
         await supervisor.close();
         webhooks.close();
         await closed;
@@ -135,7 +138,7 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
  * The HTTP API on the options' host and port (and, on Linux, an abstract Unix socket for local
  * workers); fills `address` once listening. On a listen error the supervisor and store close.
  */
-async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string }): Promise<{ server: Server; socketServer?: Server; caps: ConnectionCaps }> {
+async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string; channelSocket?: string }): Promise<{ server: Server; socketServer?: Server; channelServer?: Server; caps: ConnectionCaps }> {
   const { options, queue, supervisor, autoscaler, store } = ctx;
   const { app, limiter, hot } = createApi(ctx, {
     async endpointRemoved(endpointId) {
@@ -186,7 +189,30 @@ async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSoc
       options.log(`workers use TCP: no Unix socket (${(error as Error).message})`);
     }
   }
-  return { server, socketServer, caps };
+  // Sandboxed workers have a network namespace of their own: they reach the API through this socket
+  // bound into the sandbox (workers/worker-channel.ts; an abstract socket belongs to a namespace).
+  const channelServer = socketServer && (await listenChannel(newServer(), options.dataDir, options.log));
+  if (channelServer) address.channelSocket = channelServer.path;
+  return { server, socketServer, channelServer: channelServer?.server, caps };
+}
+
+/** The worker channel's socket at `<state>/run/platform.sock` (workers/worker-channel.ts); undefined where it cannot be. */
+async function listenChannel(server: Server, dataDir: string, log: (line: string) => void): Promise<{ server: Server; path: string } | undefined> {
+  const path = platformSocketPath(dataDir);
+  if (!path) {
+    log(`sandboxed workers keep the host's network: the state folder's path is too long for a Unix socket (${dataDir})`);
+    return undefined;
+  }
+  try {
+    runDir(dataDir);
+    rmSync(path, { force: true }); // a platform that stopped without closing leaves its socket
+    await new Promise<void>((resolve, reject) => server.once("error", reject).listen({ path }, () => resolve()));
+    chmodSync(path, 0o666); // the sandbox's user connects (the folder above keeps everyone else out)
+    return { server, path };
+  } catch (error) {
+    log(`sandboxed workers keep the host's network: no worker socket at ${path} (${(error as Error).message})`);
+    return undefined;
+  }
 }
 
 /** Background work every sweep interval: timeouts and expiry, liveness, retention, log batches, files. */

@@ -23,6 +23,7 @@ export const s3Errors = {
   noSuchBucket: (bucket: string) => new S3Error("NoSuchBucket", `The specified bucket does not exist: no volume "${bucket}" (the bucket is the volume's id; \`svc volume list\`).`, 404, bucket),
   noSuchKey: (key: string) => new S3Error("NoSuchKey", "The specified key does not exist.", 404, key),
   noSuchUpload: (id: string) => new S3Error("NoSuchUpload", "The specified multipart upload does not exist: it was completed or aborted.", 404, id),
+  invalidObjectState: (why: string) => new S3Error("InvalidObjectState", why, 403),
   invalidArgument: (why: string) => new S3Error("InvalidArgument", why, 400),
   invalidRequest: (why: string) => new S3Error("InvalidRequest", why, 400),
   invalidKey: (why: string) => new S3Error("InvalidArgument", `Invalid object key: ${why}.`, 400),

@@ -20,6 +20,7 @@ import { writeSandboxEtc } from "./sandbox-etc.ts";
 import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
 import { sharedAttempt } from "./_shared-attempt.ts";
 import { gpuEnv, type GpuGrant } from "./gpu-assign.ts";
+import { channelArgs, channelEnv, netnsUsable, openChannel, type WorkerChannel } from "./worker-channel.ts";
 
 /**
  * Without a sandbox: `-S` keeps the host's site folders off sys.path, then the runtime's usual
@@ -39,6 +40,8 @@ export interface WorkerLaunch {
   sandboxed: boolean;
   /** Without the sandbox, a platform run as root runs the worker as this user. */
   user?: SandboxUser;
+  /** Its own network namespace and channel to the platform (./worker-channel.ts), where it has them. */
+  channel?: WorkerChannel;
 }
 
 /**
@@ -68,12 +71,16 @@ export interface LaunchRequest {
   volumeDir?: string;
   /** The size of the sandbox's /tmp (./flavours.ts). */
   tmpBytes?: number;
+  /** The platform's worker socket and the worker's id, API base and kind: a sandboxed worker gets its own network (./worker-channel.ts). */
+  network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean; tunnelPorts?: number[] };
 }
 
 export class ImageEnvironments {
   private readonly views = new Map<string, Promise<InterpreterView>>();
   private sandbox?: Promise<boolean>;
   private etc?: { dir: string; binds: string[] };
+  private netns?: Promise<boolean>;
+  private toldNetwork = false;
 
   /**
    * @param stateDir the platform's state folder: flags mode keeps its package links there.
@@ -133,6 +140,7 @@ export class ImageEnvironments {
       this.etc ??= writeSandboxEtc(this.stateDir, user?.uid ?? process.getuid?.() ?? 0, user?.gid ?? process.getgid?.() ?? 0);
       // The image's packages stay where the interpreter's own `site` finds them.
       const path = [SANDBOX_APP_DIR, `${SANDBOX_APP_DIR}/site-packages`];
+      const channel = await this.channelFor(req);
       return {
         command: "bwrap",
         args: bwrapArgs({
@@ -146,10 +154,16 @@ export class ImageEnvironments {
           command: [view.executable, "-s", req.handler],
           gpu: req.gpu,
           tmpBytes: req.tmpBytes,
+          network: channel && channelArgs(channel),
         }),
         cwd: req.buildDir,
-        env: { ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env), ...gpuEnv(req.gpu, req.env), PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp" },
+        env: {
+          ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env), ...gpuEnv(req.gpu, req.env),
+          ...(channel && req.network ? channelEnv(channel, req.network.apiBase, req.network.lb) : {}),
+          PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp",
+        },
         sandboxed: true,
+        channel,
       };
     }
     const links = view.packages.length ? [await this.linkPackages(view)] : [];
@@ -163,6 +177,23 @@ export class ImageEnvironments {
       sandboxed: false,
       user: root ? { uid: UNPRIVILEGED.uid, gid: UNPRIVILEGED.gid } : undefined,
     };
+  }
+
+  /**
+   * The sandboxed worker's channel (its own network namespace), or none where that cannot be had:
+   * said once; `--isolation strict` refuses the worker instead (SANDBOX_REQUIRED).
+   */
+  private async channelFor(req: LaunchRequest): Promise<WorkerChannel | undefined> {
+    if (!req.network) return undefined;
+    this.netns ??= req.network.platformSocket ? netnsUsable() : Promise.resolve(false);
+    const why = req.network.platformSocket ? "not able to make a network namespace here" : "given no worker socket (the state folder's path is too long for one)";
+    if (!(await this.netns)) {
+      if (this.isolation === "strict") throw errors.SANDBOX_REQUIRED(`${why}: a worker's network cannot be isolated`);
+      if (!this.toldNetwork) this.log(`warning: workers share the host's network (bwrap is ${why}): a worker can reach the host's loopback services. \`--isolation strict\` refuses to run workers without their own network.`);
+      this.toldNetwork = true;
+      return undefined;
+    }
+    return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts);
   }
 
   /** Flags mode: a folder holding links to the image's package entries only (the site folder's others stay out). */

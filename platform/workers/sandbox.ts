@@ -3,8 +3,8 @@
  * libraries, the interpreter's stdlib with its site folders emptied but for the image's packages
  * (at their own paths: their relative links keep working) and the unpacked build (all read-only),
  * the image's own minimal /etc (./sandbox-etc.ts), a private /tmp, its own /proc (pid namespace: no
- * view of the platform's process or of other workers), and the host's network (the platform is on
- * loopback). No capabilities (a platform run as root maps the worker to an unprivileged user in a
+ * view of the platform's process or of other workers), and its own network namespace with one channel
+ * to the platform (./worker-channel.ts). No capabilities (a platform run as root maps the worker to an unprivileged user in a
  * user namespace), no_new_privs, and a seccomp filter (./seccomp.ts) that refuses what would undo
  * the walls (mount, handle-based opens, ptrace, new namespaces, ...). No view of the platform's
  * state folder or of other builds. docs/platform.md, "Image environments" and "Threat model".
@@ -93,6 +93,8 @@ export interface SandboxSpec {
   gpu?: { devices: string[]; libraryDirs: string[] };
   /** The size of its /tmp tmpfs (./flavours.ts); the kernel's default, half the host's RAM, when not given. */
   tmpBytes?: number;
+  /** Its own network namespace and the platform's channel (./worker-channel.ts channelArgs). */
+  network?: string[];
 }
 
 const isUnder = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
@@ -126,6 +128,7 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   args.push("--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev");
   if (spec.gpu) args.push(...gpuArgs(spec.gpu, shown));
   if (spec.volumeDir) args.push("--bind", spec.volumeDir, "/platform-volume");
+  if (spec.network) args.push(...spec.network);
   args.push("--remount-ro", "/"); // the sandbox's own root (a tmpfs bwrap made): nothing new appears in it
   args.push("--chdir", SANDBOX_APP_DIR, "--", ...spec.command);
   return args;

@@ -29,6 +29,8 @@ import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
 import { volumeFolderOf } from "../volumes/mount.ts";
+import { forgetLbTarget } from "./lb-target.ts";
+import { closeChannel, loopbackPorts } from "./worker-channel.ts";
 import type { EndpointProblem, WorkerError, WorkerInfo, WorkerState } from "./worker-info.ts";
 import { LbHealth } from "./lb-health.ts";
 import { RestartPolicy } from "./restart-policy.ts";
@@ -59,6 +61,8 @@ export interface SupervisorDeps {
   apiBase: () => string;
   /** `@name` of the abstract Unix socket the API also listens on for local workers (Linux), if any. */
   workerSocket?: () => string | undefined;
+  /** The path of the Unix socket bound into sandboxed workers (./worker-channel.ts), if any. */
+  channelSocket?: () => string | undefined;
 }
 
 /**
@@ -272,7 +276,11 @@ export class Supervisor {
       });
       const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
       const limits = this.resources.limitsOf(endpoint, gpu ? this.gpus.machineCount() : 0);
-      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, tmpBytes: limits.tmpBytes });
+      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, tmpBytes: limits.tmpBytes,
+        network: { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb: w.type === "LB", tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()) },
+      });
+      w.channel = launch.channel;
+      if (w.type === "LB") w.lbSocket = launch.channel?.lbSocket;
       if (w.stopping || this.closed) throw new Error("stopped before it started");
       w.spawnedAt = Date.now(); // the cold start counts making the cgroup
       w.limits = this.resources.view(limits, (this.sandboxed = launch.sandboxed));
@@ -341,6 +349,8 @@ export class Supervisor {
     else if (held.length > 0) this.deps.queue.handBack(w.id, held);
     if (w.cgroup) void endTree(w.cgroup);
     wakeSignals(w);
+    forgetLbTarget(w);
+    if (w.channel) void closeChannel(w.channel);
     w.resolveExit();
   }
 

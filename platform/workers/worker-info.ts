@@ -2,6 +2,7 @@
 import type { ChildProcess } from "node:child_process";
 import type { WorkerCgroup } from "./cgroups.ts";
 import type { LimitsView } from "./worker-resources.ts";
+import type { WorkerChannel } from "./worker-channel.ts";
 
 export type WorkerState = "initializing" | "throttled" | "idle" | "running" | "unhealthy";
 
@@ -37,6 +38,10 @@ export interface WorkerInfo {
   openPolls: number;
   idleSince: number;
   lbPort?: number;
+  /** A sandboxed LB worker listens on this Unix socket instead of lbPort (./worker-channel.ts). */
+  lbSocket?: string;
+  /** Its network channel (./worker-channel.ts), closed when it exits. */
+  channel?: WorkerChannel;
   lbFailures: number;
   probing: boolean;
   inFlight: number;

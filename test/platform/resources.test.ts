@@ -6,6 +6,7 @@
  * app's runsync and /health kept answering meanwhile. Needs root (cgroups) and bwrap, as CI has.
  */
 import { cp, mkdtemp, readdir, readFile, rm } from "node:fs/promises";
+import { createConnection, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -24,7 +25,7 @@ const asRoot = process.getuid?.() === 0;
 const LOG_RATE = { perSecond: 256 * 1024, burst: 1024 * 1024 };
 const LOG_CHARS = 4 * 1024 * 1024;
 /** Small connection caps, so that the flood stays light in CI. */
-const CONNECTIONS = { total: 300, perClient: 50, perWorker: 50, firstRequestMs: 2000 };
+const CONNECTIONS = { total: 300, perClient: 10, perWorker: 50, firstRequestMs: 2000 };
 
 /** One line per row for the report (`SVC_RESOURCE_FIGURES=1` prints them). */
 const figure = (row: string, bound: string, errorMs: number, other: BystanderReport) => {
@@ -160,20 +161,41 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
     figure("timeout", `execution_timeout 5 s, tree gone ${Math.round(goneMs)} ms after the status`, ms, other);
   }, 60_000);
 
-  it("keeps answering everyone else while a worker holds a thousand idle connections to the platform", async () => {
-    const { result, ms, other } = await during(() => runHog({ op: "connections", count: 1000, seconds: CONNECTIONS.firstRequestMs / 1000 + 0.5 }));
+  it("bounds a worker's connections to the platform by its own processes, and keeps answering everyone else", async () => {
+    // A sandboxed worker reaches the platform only through its runtime's relay, two threads a connection in its own cgroup.
+    const { result, ms, other } = await during(() => runHog({ op: "connections", count: 1000, seconds: 1 }));
     expect(result.body.status).toBe("COMPLETED");
-    expect(result.body.output.opened).toBe(1000); // the kernel accepts them all...
-    expect(result.body.output.alive).toBeLessThanOrEqual(CONNECTIONS.total); // ...the platform keeps at most its total, and closes silent ones
-    figure("idle connections", `${CONNECTIONS.total} open, silent ones closed after ${CONNECTIONS.firstRequestMs} ms (${result.body.output.alive} of 1000 alive at the end)`, ms, other);
+    expect(result.body.output.alive).toBeLessThanOrEqual(PIDS / 2);
+    figure("a worker's connections", `${PIDS} processes: ${result.body.output.alive} of 1000 alive`, ms, other);
+  }, 60_000);
+
+  it("closes connections that send no request, and keeps at most its total open", async () => {
+    const { port } = new URL(p.url);
+    const { result: closed, ms, other } = await during(async () => {
+      const sockets = await Promise.all(Array.from({ length: 1000 }, () => new Promise<Socket>((resolve) => {
+        const socket = createConnection({ host: "127.0.0.1", port: Number(port) }, () => resolve(socket));
+        socket.on("error", () => resolve(socket));
+      })));
+      const open = () => sockets.filter((s) => !s.destroyed && !s.readableEnded).length;
+      const ends = sockets.map((s) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once("close", () => resolve()))));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const atOnce = open();
+      await Promise.race([Promise.all(ends), new Promise((resolve) => setTimeout(resolve, CONNECTIONS.firstRequestMs + 3000))]);
+      const left = open();
+      for (const s of sockets) s.destroy();
+      return { atOnce, left };
+    });
+    expect(closed.atOnce).toBeLessThanOrEqual(CONNECTIONS.total + 511); // the rest wait in the kernel's listen backlog (511), not in the platform
+    expect(closed.left).toBe(0);
+    figure("idle connections", `${CONNECTIONS.total} open at most (${closed.atOnce} of 1000 after 0.3 s), silent ones closed after ${CONNECTIONS.firstRequestMs} ms`, ms, other);
   }, 60_000);
 
   it("answers a client's connections past its cap with 429 CONNECTION_LIMIT", async () => {
-    const { result, ms, other } = await during(() => runHog({ op: "connections", count: 200, seconds: 0, send: true }));
+    const { result, ms, other } = await during(() => runHog({ op: "connections", count: 30, seconds: 0, send: true }));
     expect(result.body.status).toBe("COMPLETED");
     const statuses = result.body.output.statuses as Record<string, number>;
     expect(statuses["200"]).toBeLessThanOrEqual(CONNECTIONS.perClient);
-    expect(statuses["429"]).toBeGreaterThanOrEqual(200 - CONNECTIONS.perClient);
+    expect(statuses["429"]).toBeGreaterThanOrEqual(1);
     figure("connections per client", `${CONNECTIONS.perClient} per key (${JSON.stringify(statuses)})`, ms, other);
   }, 60_000);
 

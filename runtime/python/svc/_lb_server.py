@@ -1,4 +1,4 @@
-"""The load-balanced worker's HTTP server on 127.0.0.1:$SVC_LB_PORT (contracts section 4).
+"""The load-balanced worker's HTTP server on 127.0.0.1:$SVC_LB_PORT, or its Unix socket (./_lb_unix.py; contracts section 4).
 
 Serves `GET /ping`, every declared route and `POST /execute`. Errors become JSON answers:
 400 bad JSON or input (InputValidationError), 404 unknown path or function, 405 wrong method,
@@ -10,12 +10,13 @@ every request but `GET /ping` with 503 and the import error (docs/platform.md). 
 import inspect
 import json
 import os
+import socket
 import traceback
 import urllib.parse
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from ._call import kwargs_for, query_kwargs
-from ._lb_transport import HttpTransport
+from ._lb_transport import HttpTransport, tcp_listener
 from ._log import logger
 from ._loop import LoopThread
 from .endpoint import Endpoint, Route
@@ -145,18 +146,18 @@ def _log_request(address: str, path: str, line: str, status: int) -> None:
 class LBServer(HttpTransport):
     """The app behind the selector transport (./_lb_transport.py): bounded threads, a real backlog, timeouts."""
 
-    def __init__(self, app: "LBApp | UnavailableApp", port: int, host: str = "127.0.0.1", **limits: Any) -> None:
-        super().__init__(lambda method, path, body: _answer(app, method, path, body), _log_request, host, port, **limits)
+    def __init__(self, app: "LBApp | UnavailableApp", listener: socket.socket, **limits: Any) -> None:
+        super().__init__(lambda method, path, body: _answer(app, method, path, body), _log_request, listener, **limits)
         self.app = app
 
 
 def make_server(app: "LBApp | UnavailableApp", port: Optional[int]) -> LBServer:
     if port is None:
         raise RuntimeError("SVC_LB_PORT is not set: a load-balanced worker needs the port to listen on")
-    return LBServer(app, port, **_limits_from_env())
+    return LBServer(app, tcp_listener("127.0.0.1", port), **limits_from_env())
 
 
-def _limits_from_env() -> Dict[str, Any]:
+def limits_from_env() -> Dict[str, Any]:
     """SVC_LB_THREADS, SVC_LB_QUEUED, SVC_LB_IDLE_TIMEOUT_S, SVC_LB_REQUEST_TIMEOUT_S (docs/platform.md)."""
     out: Dict[str, Any] = {}
     for name, key, kind in (("SVC_LB_THREADS", "threads", int), ("SVC_LB_QUEUED", "queued", int),

@@ -16,7 +16,9 @@ connections made 1,546 threads) behind a listen backlog of 5, with no timeout. H
 What a request means is the caller's `handle(method, path, body) -> (status, bytes)`
 (./_lb_server.py); this module only moves bytes.
 """
+import contextlib
 import json
+import os
 import selectors
 import socket
 import threading
@@ -93,13 +95,27 @@ def _error_body(message: str) -> bytes:
     return json.dumps({"error": message}).encode("utf-8")
 
 
+def tcp_listener(host: str, port: int) -> socket.socket:
+    return socket.create_server((host, port), backlog=LISTEN_BACKLOG)
+
+
+def unix_listener(path: str) -> socket.socket:
+    """A Unix socket at `path` (a previous worker's is replaced: the folder is this worker's alone)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(path)
+    listener.listen(LISTEN_BACKLOG)
+    return listener
+
+
 class HttpTransport:
-    def __init__(self, handle: Handle, log_request: LogRequest, host: str, port: int, *, threads: int = 32,
+    def __init__(self, handle: Handle, log_request: LogRequest, listener: socket.socket, *, threads: int = 32,
                  queued: int = 256, idle_timeout_s: float = 60.0, request_timeout_s: float = 30.0) -> None:
         self.handle, self.log_request = handle, log_request
         self.threads, self.queued = threads, queued
         self.idle_timeout_s, self.request_timeout_s = idle_timeout_s, request_timeout_s
-        self.listener = socket.create_server((host, port), backlog=LISTEN_BACKLOG)
+        self.listener = listener
         self.listener.setblocking(False)
         self.server_address = self.listener.getsockname()
         self.selector = selectors.DefaultSelector()
@@ -141,8 +157,9 @@ class HttpTransport:
             except OSError:  # out of descriptors: the connection waits in the backlog
                 return
             sock.setblocking(False)
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn = _Conn(sock, address[0] if isinstance(address, tuple) else str(address))
+            if isinstance(address, tuple):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            conn = _Conn(sock, address[0] if isinstance(address, tuple) else "platform")  # a Unix peer has no address
             self._hold(conn)
 
     def _hold(self, conn: _Conn) -> None:

@@ -13,11 +13,12 @@ import threading
 import traceback
 from typing import Any, Dict, List, Optional
 
-from . import _heartbeat, _http, _log, _manifest, _signals
+from . import _heartbeat, _http, _log, _manifest, _relay, _signals
 from ._done_batch import BatchingClient
 from ._env import WorkerEnv
 from ._jobs import Job, JobRunner
 from ._lb_server import LBApp, UnavailableApp, make_server
+from ._lb_unix import make_unix_server
 from ._log import logger
 from ._loop import LoopThread
 from ._platform import WorkerClient
@@ -124,7 +125,8 @@ def _serve_qb(env: WorkerEnv, spec: Dict[str, Any], endpoint: Optional[Endpoint]
 
 def _serve_lb(env: WorkerEnv, endpoint: Optional[Endpoint], loop: LoopThread, failure: Optional[ImportFailure]) -> int:
     app = UnavailableApp(failure.error()) if failure is not None else LBApp(endpoint, loop)  # type: ignore[arg-type]
-    server = make_server(app, env.lb_port)
+    lb_socket = os.environ.get("SVC_LB_SOCKET")  # in the sandbox: its own network, the platform's socket folder
+    server = make_unix_server(app, lb_socket) if lb_socket else make_server(app, env.lb_port)
 
     def stop() -> None:  # shutdown() blocks until serve_forever returns: call it off that thread
         threading.Thread(target=server.shutdown, name="svc-lb-stop", daemon=True).start()
@@ -136,8 +138,8 @@ def _serve_lb(env: WorkerEnv, endpoint: Optional[Endpoint], loop: LoopThread, fa
         if env.signals_url:
             _signals.start(client, on_cancel=lambda _id: None, on_stop=stop)
     if endpoint is not None:
-        logger.info("worker %s serving load-balanced endpoint %s on 127.0.0.1:%s (%d routes)",
-                    env.worker_id, endpoint.name, env.lb_port, len(endpoint.routes))
+        logger.info("worker %s serving load-balanced endpoint %s on %s (%d routes)",
+                    env.worker_id, endpoint.name, lb_socket or f"127.0.0.1:{env.lb_port}", len(endpoint.routes))
     try:
         server.serve_forever()
     finally:
@@ -157,6 +159,7 @@ def _put_app_first_on_path(root: str) -> None:
 def serve(endpoint_name: str) -> None:
     """Run this process as a worker of `endpoint_name` until the platform stops it; exits the process."""
     _log.setup()
+    _relay.start()  # before the app's import, which may already call the platform's URL
     cwd = os.getcwd()
     _put_app_first_on_path(cwd)
     manifest = _manifest.load(cwd)

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from svc._lb_transport import MAX_HEADER_BYTES, HttpTransport
+from svc._lb_transport import MAX_HEADER_BYTES, HttpTransport, tcp_listener
 
 
 @pytest.fixture
@@ -17,7 +17,7 @@ def serve():
 
     def start(handle=None, **limits):
         handle = handle or (lambda method, path, body: (200, json.dumps({"path": path, "body": body.decode()}).encode()))
-        server = HttpTransport(handle, lambda *_: None, "127.0.0.1", 0, **limits)
+        server = HttpTransport(handle, lambda *_: None, tcp_listener("127.0.0.1", 0), **limits)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
         thread.start()
         started.append(server)
