@@ -61,12 +61,12 @@ const positive = (text: string | undefined): number | undefined => {
 /** The caps from the environment (what a detached platform inherits). */
 export const capsFromEnv = (env: NodeJS.ProcessEnv = process.env): WorkerLimitCaps => ({ memoryMb: positive(env.SVC_WORKER_MEMORY_MB), pids: positive(env.SVC_WORKER_PIDS) });
 
-/** `cpu3c-2-4` or any `<name>-<vCPUs>-<GB>`; the default flavour for a name of no size. */
-function cpuFlavour(name: string): { vcpus: number; memoryGb: number } {
+/** The size a CPU flavour's name says (`cpu3c-2-4`, or any `<name>-<vCPUs>-<GB>`); undefined for a name of no size. */
+export function cpuFlavourSize(name: string): { vcpus: number; memoryGb: number } | undefined {
   const known = CPU_FLAVOURS[name];
   if (known) return known;
   const [, vcpus, memoryGb] = /-(\d+)-(\d+)$/.exec(name) ?? [];
-  return vcpus && memoryGb && Number(vcpus) > 0 && Number(memoryGb) > 0 ? { vcpus: Number(vcpus), memoryGb: Number(memoryGb) } : CPU_FLAVOURS["cpu3c-2-4"]!;
+  return vcpus && memoryGb && Number(vcpus) > 0 && Number(memoryGb) > 0 ? { vcpus: Number(vcpus), memoryGb: Number(memoryGb) } : undefined;
 }
 
 /**
@@ -86,7 +86,7 @@ export function workerLimits(endpoint: Pick<EndpointRecord, "gpuIds" | "gpuCount
     vcpus = Math.max(1, Math.floor(host.cpus * share));
   } else {
     flavour = endpoint.instanceIds?.[0] ?? "cpu3c-2-4";
-    const size = cpuFlavour(flavour);
+    const size = cpuFlavourSize(flavour) ?? CPU_FLAVOURS["cpu3c-2-4"]!;
     memoryBytes = size.memoryGb * GB;
     vcpus = size.vcpus;
   }

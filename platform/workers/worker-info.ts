@@ -2,6 +2,7 @@
 import type { ChildProcess } from "node:child_process";
 import type { WorkerCgroup } from "./cgroups.ts";
 import type { LimitsView } from "./worker-resources.ts";
+import type { RemoteRun } from "./backends/backend.ts";
 import type { WorkerChannel } from "./worker-channel.ts";
 
 export type WorkerState = "initializing" | "throttled" | "idle" | "running" | "unhealthy";
@@ -16,6 +17,8 @@ export interface WorkerInfo {
   /** Build, image and env this worker runs; a different key on its endpoint makes it outdated. */
   configKey: string;
   proc?: ChildProcess;
+  /** A worker a remote backend placed (./backends/backend.ts): no process here. */
+  remote?: RemoteRun;
   /** The Python process (inside bwrap: its child, which is what gets signals). */
   pid?: number;
   /** The worker reported that its endpoint's module does not import (it still fails jobs). */
