@@ -10,6 +10,7 @@ import { captureWorkerOutput } from "../../platform/workers/worker-logs.ts";
 import { openDb } from "../../platform/store/db.ts";
 import { createLogsRepo, DEFAULT_LOG_CHARS } from "../../platform/store/logs.ts";
 import { DEFAULT_LOG_RATE } from "../../platform/workers/log-rate.ts";
+
 const MB = 64;
 const block = ("x".repeat(99) + "\n").repeat(1000);
 async function run(label: string, rate: { perSecond: number; burst: number }) {
@@ -19,12 +20,22 @@ async function run(label: string, rate: { perSecond: number; burst: number }) {
   const proc = Object.assign(new EventEmitter(), { stdout, stderr: null }) as unknown as Parameters<typeof captureWorkerOutput>[0]; // a worker process: its stdout and exit
   const w = { lastLines: [], exited: false } as unknown as Parameters<typeof captureWorkerOutput>[1];
   let kept = 0;
-  captureWorkerOutput(proc, w, rate, { line: (t) => { kept++; logs.append("ep", "wk", t); }, note: (t) => logs.append("ep", "wk", t) });
+  const sink = {
+    line: (text: string) => {
+      kept++;
+      logs.append("ep", "wk", text);
+    },
+    note: (text: string) => logs.append("ep", "wk", text),
+  };
+  captureWorkerOutput(proc, w, rate, sink);
   const cpu = process.cpuUsage();
   const writes = (MB * 1024 * 1024) / block.length;
-  for (let i = 0; i < writes; i++) { stdout.write(block); if (i % 50 === 0) await new Promise((r) => setImmediate(r)); }
+  for (let i = 0; i < writes; i++) {
+    stdout.write(block);
+    if (i % 50 === 0) await new Promise((resolve) => setImmediate(resolve)); // let the capture read, as a pipe would
+  }
   stdout.end();
-  await new Promise((r) => setImmediate(r));
+  await new Promise((resolve) => setImmediate(resolve));
   logs.flush();
   const used = process.cpuUsage(cpu);
   (proc as unknown as EventEmitter).emit("exit");
