@@ -22,7 +22,7 @@ export class LogBudget {
   private droppedLines = 0;
   private droppedChars = 0;
   /** Past the rate: lines are dropped until the bucket is half full again, so that the kept ones come in runs, one marker between runs. */
-  private dropping = false;
+  private droppingNow = false;
 
   constructor(
     private readonly rate: LogRate,
@@ -35,26 +35,38 @@ export class LogBudget {
   private refill(now: number): void {
     this.tokens = Math.min(this.rate.burst, this.tokens + ((now - this.at) / 1000) * this.rate.perSecond);
     this.at = now;
-    if (this.dropping && this.tokens >= this.rate.burst / 2) this.dropping = false;
+    if (this.droppingNow && this.tokens >= this.rate.burst / 2) this.droppingNow = false;
   }
 
   /** May a line of `chars` characters be kept? A dropped one is counted. */
   take(chars: number, now = Date.now()): boolean {
     this.refill(now);
-    if (!this.dropping && this.tokens >= chars) {
+    if (!this.droppingNow && this.tokens >= chars) {
       this.tokens -= chars;
       return true;
     }
-    this.dropping = true;
+    this.droppingNow = true;
     this.droppedLines++;
     this.droppedChars += chars;
     return false;
   }
 
+  /** Is it dropping now (so whole chunks may go unsplit)? */
+  dropping(now = Date.now()): boolean {
+    this.refill(now);
+    return this.droppingNow;
+  }
+
+  /** Counts lines dropped without being looked at one by one. */
+  count(lines: number, chars: number): void {
+    this.droppedLines += lines;
+    this.droppedChars += chars;
+  }
+
   /** Lines were dropped and the rate allows lines again: the marker is due (a worker gone quiet gets it from a timer). */
   recovered(now = Date.now()): boolean {
     this.refill(now);
-    return this.droppedLines > 0 && !this.dropping;
+    return this.droppedLines > 0 && !this.droppingNow;
   }
 
   /** The marker for what was dropped since the last one, if anything was. */

@@ -52,6 +52,28 @@ export class LineSplitter {
     }
   }
 
+  /**
+   * Drops a chunk whole (its worker is over its log rate): the lines it ends are counted, not cut
+   * out one by one; the text after its last newline starts the next line as usual.
+   */
+  skip(chunk: string): { lines: number; chars: number } {
+    let lines = 0;
+    let last = -1;
+    for (let at = chunk.indexOf("\n"); at >= 0; at = chunk.indexOf("\n", at + 1)) {
+      lines++;
+      last = at;
+    }
+    if (last < 0) {
+      this.dropping = true; // the current line goes too, up to its end
+      this.pending = "";
+      return { lines: 0, chars: chunk.length };
+    }
+    this.pending = "";
+    this.dropping = false;
+    this.push(chunk.slice(last + 1));
+    return { lines, chars: last + 1 };
+  }
+
   /** The stream ended: a last line without a newline is still a line. */
   end(): void {
     if (this.pending) this.line(this.pending);
@@ -64,13 +86,24 @@ export class LineSplitter {
   }
 }
 
-/** Calls `onLine` for each line a worker writes to its stdout or stderr (each stream split apart). */
-export function captureLines(streams: Array<Readable | null | undefined>, onLine: (line: string) => void): void {
+/**
+ * Calls `onLine` for each line a worker writes to its stdout or stderr (each stream split apart).
+ * While `drop` says so, whole chunks are dropped unsplit and `drop` is told what they held.
+ */
+export function captureLines(
+  streams: Array<Readable | null | undefined>,
+  onLine: (line: string) => void,
+  drop?: { now(): boolean; dropped(lines: number, chars: number): void },
+): void {
   for (const stream of streams) {
     if (!stream) continue;
     const splitter = new LineSplitter(onLine);
     stream.setEncoding("utf8");
-    stream.on("data", (chunk: string) => splitter.push(chunk));
+    stream.on("data", (chunk: string) => {
+      if (!drop?.now()) return splitter.push(chunk);
+      const skipped = splitter.skip(chunk);
+      drop.dropped(skipped.lines, skipped.chars);
+    });
     stream.on("end", () => splitter.end());
   }
 }
@@ -92,7 +125,7 @@ export function captureWorkerOutput(proc: ChildProcess, w: WorkerInfo, rate: Log
     if (budget.recovered()) mark();
     else if (!w.exited) check = setTimeout(later, 1000).unref();
   };
-  captureLines([proc.stdout, proc.stderr], (line) => {
+  const onLine = (line: string) => {
     w.lastLines.push(line);
     if (w.lastLines.length > LAST_LINES_KEPT) w.lastLines.shift();
     if (!budget.take(line.length)) {
@@ -101,7 +134,9 @@ export function captureWorkerOutput(proc: ChildProcess, w: WorkerInfo, rate: Log
     }
     mark();
     sink.line(line);
-  });
+  };
+  // Past the rate, whole chunks are dropped unsplit: a flood costs the reading of the pipe, little more.
+  captureLines([proc.stdout, proc.stderr], onLine, { now: () => budget.dropping(), dropped: (lines, chars) => budget.count(lines, chars) });
   proc.once("exit", () => {
     clearTimeout(check);
     mark();
