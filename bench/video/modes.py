@@ -32,7 +32,7 @@ from wan.loader import Components, load_components, vae_class  # noqa: E402
 from wan.lora import merge_adapter  # noqa: E402
 from wan.modes import Mode  # noqa: E402
 from wan.pipeline import generate  # noqa: E402
-from wan.residency import HostCopies, plan_residency  # noqa: E402
+from wan.residency import HostCopies, pin, plan_residency  # noqa: E402
 from wan.stepcache import MagCacheParams  # noqa: E402
 from wan.t5 import T5Encoder  # noqa: E402
 from wan.tokenizer import ByteTokenizer  # noqa: E402
@@ -91,27 +91,24 @@ def run_cpu_tiny():
 
 
 def _pinned_random(module, device, std=0.02, seed=0):
-    """A meta-built module's parameters as views of one pinned host buffer (the offloaded home;
-    one buffer because the caching host allocator rounds each allocation up to a power of two),
-    filled with random values generated on `device` (CPU-side generation of 14B values is too slow)."""
+    """A meta-built module packed as the loader packs an offloaded part (wan/residency.pin: one
+    page-locked buffer that every tensor views), filled with random values generated on `device`
+    (CPU-side generation of 14B values is too slow)."""
     torch.manual_seed(seed)
-    slots = [(m, n, p) for m in module.modules() for n, p in m._parameters.items() if p is not None]
-    dtype = slots[0][2].dtype
-    assert all(p.dtype == dtype for _, _, p in slots)
-    flat = torch.empty(sum(p.numel() for _, _, p in slots), dtype=dtype, pin_memory=device.type == "cuda")
-    offset = 0
-    for m, name, p in slots:
-        host = flat[offset:offset + p.numel()].view(p.shape)
-        offset += p.numel()
-        tmp = torch.empty(p.shape, dtype=dtype, device=device)
-        if "norm" in name or name == "gamma":
-            tmp.fill_(1.0)
-        elif name == "bias":
-            tmp.zero_()
-        else:
-            tmp.normal_(0.0, std)
-        host.copy_(tmp)
-        m._parameters[name] = torch.nn.Parameter(host, requires_grad=False)
+    pin(module)
+    with torch.no_grad():
+        for m in module.modules():
+            for name, p in m._parameters.items():
+                if p is None:
+                    continue
+                tmp = torch.empty(p.shape, dtype=p.dtype, device=device)
+                if "norm" in name or name == "gamma":
+                    tmp.fill_(1.0)
+                elif name == "bias":
+                    tmp.zero_()
+                else:
+                    tmp.normal_(0.0, std)
+                p.copy_(tmp)
     return module
 
 
@@ -241,10 +238,8 @@ def _host_pinned():
 
 def run_gpu_load(rank=64):
     """The distilled mode's load-time costs on CUDA: a rank-64 adapter merged into an offloaded
-    (pinned host) A14B expert, and the pinned host memory of an expert pinned tensor by tensor as
-    the loader does (wan/residency.pin) next to one pinned buffer."""
-    from wan.residency import pin
-    from wan.weights import materialize
+    (pinned host) A14B expert, and the pinned host memory it takes (bench/video/pin.py compares
+    it with pinning tensor by tensor)."""
     dev, cfg = torch.device("cuda"), WAN22_I2V_A14B
     print(f"device: {torch.cuda.get_device_name(0)}, torch {torch.__version__}", flush=True)
     size = _param_bytes(WanTransformer, cfg.transformer)
@@ -252,8 +247,8 @@ def run_gpu_load(rank=64):
     with empty_init("meta"):
         expert = WanTransformer(cfg.transformer).to(torch.bfloat16)
     expert = _pinned_random(expert, dev)
-    print(f"  one expert ({size / 2**30:.1f} GiB bf16) random in one pinned buffer: {time.perf_counter() - t0:.1f} s; "
-          f"host allocator {_host_pinned()}", flush=True)
+    print(f"  one expert ({size / 2**30:.1f} GiB bf16) random in one page-locked buffer (wan/residency.pin): "
+          f"{time.perf_counter() - t0:.1f} s; torch's pinned allocator {_host_pinned()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "high_noise_model.safetensors")
         n = write_adapter(path, expert, rank=rank, alpha=rank, device="cuda", scale=1e-3)
@@ -263,13 +258,6 @@ def run_gpu_load(rank=64):
         torch.cuda.synchronize()
         print(f"  rank-{rank} adapter ({n} weights, {os.path.getsize(path) / 2**20:.0f} MiB) merged into it: "
               f"{time.perf_counter() - t0:.1f} s", flush=True)
-    with empty_init("meta"):
-        other = WanTransformer(cfg.transformer)
-    other = materialize(other, "cpu", torch.bfloat16)
-    t0 = time.perf_counter()
-    pin(other)
-    print(f"  another expert pinned tensor by tensor (wan/residency.pin): {time.perf_counter() - t0:.1f} s; "
-          f"host allocator {_host_pinned()}", flush=True)
 
 
 def run_gpu():

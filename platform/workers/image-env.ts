@@ -40,17 +40,26 @@ export interface WorkerLaunch {
   sandboxed: boolean;
   /** Without the sandbox, a platform run as root runs the worker as this user. */
   user?: SandboxUser;
+  /** The image's interpreter (a shell puts its folder first on PATH). */
+  interpreter: string;
   /** Its own network namespace and channel to the platform (./worker-channel.ts), where it has them. */
   channel?: WorkerChannel;
 }
 
+/** `svc shell` (./shell.ts): a command instead of the handler, and what the shell changes in the launch (its env). */
+export interface ShellLaunch {
+  command: string[];
+  adjust(launch: WorkerLaunch): WorkerLaunch;
+}
+
 /**
- * Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts). `prefix` (the sandbox
- * only) runs first and execs bwrap: it puts the process in the worker's cgroup (./worker-resources.ts).
+ * Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts); a shell's stdin is a pipe.
+ * `prefix` (the sandbox only) runs first and execs bwrap: it puts the process in the worker's
+ * cgroup (./worker-resources.ts).
  */
-export function spawnLaunch(launch: WorkerLaunch, prefix?: string[]): ChildProcess {
-  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, prefix });
-  return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ["ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
+export function spawnLaunch(launch: WorkerLaunch, { stdin = false, prefix }: { stdin?: boolean; prefix?: string[] } = {}): ChildProcess {
+  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, stdin, prefix });
+  return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
 }
 
 /** "strict": no worker starts without the sandbox (`svc platform start --isolation strict`, SVC_ISOLATION=strict). */
@@ -71,6 +80,8 @@ export interface LaunchRequest {
   volumeDir?: string;
   /** The size of the sandbox's /tmp (./flavours.ts). */
   tmpBytes?: number;
+  /** Run this instead of the handler (`svc shell`). */
+  command?: string[];
   /** The platform's worker socket and the worker's id, API base and kind: a sandboxed worker gets its own network (./worker-channel.ts). */
   network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean; tunnelPorts?: number[] };
 }
@@ -151,7 +162,7 @@ export class ImageEnvironments {
           etc: this.etc,
           user,
           volumeDir: req.volumeDir,
-          command: [view.executable, "-s", req.handler],
+          command: req.command ?? [view.executable, "-s", req.handler],
           gpu: req.gpu,
           tmpBytes: req.tmpBytes,
           network: channel && channelArgs(channel),
@@ -163,6 +174,7 @@ export class ImageEnvironments {
           PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp",
         },
         sandboxed: true,
+        interpreter: view.executable,
         channel,
       };
     }
@@ -170,11 +182,12 @@ export class ImageEnvironments {
     const root = process.getuid?.() === 0;
     if (root) await exposeBuildsTo(this.stateDir);
     return {
-      command: view.executable,
-      args: ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
+      command: req.command?.[0] ?? view.executable,
+      args: req.command?.slice(1) ?? ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
       cwd: req.buildDir,
       env: { ...(req.volumeDir ? volumeEnv(req.env, req.volumeDir) : req.env), ...gpuEnv(req.gpu, req.env), PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":"), ...(root ? { HOME: "/tmp" } : {}) },
       sandboxed: false,
+      interpreter: view.executable,
       user: root ? { uid: UNPRIVILEGED.uid, gid: UNPRIVILEGED.gid } : undefined,
     };
   }

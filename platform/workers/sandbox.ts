@@ -38,13 +38,13 @@ export function hardeningArgs(user: SandboxUser | undefined, seccompFd: number |
  * Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info
  * fd). `prefix` runs first and execs bwrap (./worker-resources.ts: joining the worker's cgroup).
  */
-export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; prefix?: string[] }) {
+export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean; prefix?: string[] }) {
   const filter = seccompProgram();
   const [command, ...before] = [...(options.prefix ?? []), "bwrap"];
   const proc = spawn(command!, [...before, ...args], {
     cwd: options.cwd,
     env: options.env,
-    stdio: ["ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
+    stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
   });
   const sink = proc.stdio[4] as NodeJS.WritableStream | null;
   if (filter && sink) {

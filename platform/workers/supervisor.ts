@@ -12,8 +12,8 @@
  * unrunnable endpoints (./unrunnable.ts), ready waiters (./ready-waiters.ts), resource limits and
  * cgroups (./worker-resources.ts).
  */
+import type { ChildProcess } from "node:child_process";
 import type { SvcError } from "../../core/errors.ts";
-import type { WorkerCgroup } from "./cgroups.ts";
 import { join } from "node:path";
 import type { Store, EndpointRecord } from "../store/index.ts";
 import type { JobQueue } from "../queue/queue.ts";
@@ -23,7 +23,7 @@ import { newSecret, sha256Hex, digestMatches } from "../_ids.ts";
 import { BuildUnpacker } from "./unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
 import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
-import { ImageEnvironments, spawnLaunch } from "./image-env.ts";
+import { ImageEnvironments, spawnLaunch, type ShellLaunch, type WorkerLaunch } from "./image-env.ts";
 import { captureWorkerOutput } from "./worker-logs.ts";
 import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
@@ -45,12 +45,6 @@ import { remoteLaunch } from "./backends/remote-launch.ts";
 export type { WorkerState, WorkerInfo, WorkerError, EndpointProblem } from "./worker-info.ts";
 
 export { RESTART_BACKOFF_MS } from "./restart-policy.ts";
-
-/** What a worker left behind in its cgroup (a daemon outside the sandbox's pid namespace) ends with it; then the cgroup goes. */
-async function endTree(cgroup: WorkerCgroup): Promise<void> {
-  await cgroup.killAll();
-  cgroup.remove();
-}
 
 export interface SupervisorDeps {
   store: Store;
@@ -270,38 +264,51 @@ export class Supervisor {
     return w;
   }
 
+  /**
+   * A process in the endpoint's worker environment — its build unpacked, its image environment,
+   * GPUs, volume, and env with secrets resolved — spawned: a worker's (spawnWorker), and `svc
+   * shell`'s (./shell.ts) with `shell` turning the launch into the shell's command. One path, so a
+   * shell gets what a worker gets (sandbox, limits, network).
+   */
+  async spawnProcess(endpoint: EndpointRecord, w: WorkerInfo, token: string, shell?: ShellLaunch): Promise<{ proc: ChildProcess; launch: WorkerLaunch; target: WorkerTarget }> {
+    const { store, options } = this.deps;
+    const target = resolveWorkerTarget(store, endpoint, this.buildIdOf(endpoint));
+    const dir = await this.unpacker.ensure(target.build.id, target.artifactPath);
+    const python = options.pythonForImage ? options.pythonForImage(target.image, endpoint.name) : await defaultPythonForImage(target.image, () => this.gpus.present());
+    const gone = () => w.stopping || w.exited || this.closed;
+    const gpu = await this.gpus.assign({ id: w.id, gone }, endpoint, target.env, (line) => {
+      this.log(line);
+      this.platformLog(endpoint.id, w.id, line);
+    });
+    const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
+    const lb = w.type === "LB" && !shell; // a shell listens for nothing
+    const network = { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb, tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()) };
+    const limits = this.resources.limitsOf(endpoint, gpu ? this.gpus.machineCount() : 0);
+    const request = { image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, network, tmpBytes: limits.tmpBytes };
+    const workerLaunch = await this.images.launch(shell ? { ...request, command: shell.command } : request);
+    const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
+    w.channel = launch.channel;
+    if (lb) w.lbSocket = launch.channel?.lbSocket;
+    if (gone()) throw new Error("stopped before it started");
+    w.spawnedAt = Date.now(); // the cold start counts making the cgroup
+    w.limits = this.resources.view(limits, (this.sandboxed = launch.sandboxed));
+    const cgroup = (w.cgroup = this.resources.open(w.id, limits));
+    // In the sandbox a shell (sh) joins the cgroup and execs bwrap; without it, the interpreter joins before it can fork.
+    const proc = spawnLaunch(launch, { stdin: shell !== undefined, prefix: cgroup && launch.sandboxed ? joinPrefix(cgroup) : undefined });
+    w.proc = proc;
+    if (launch.sandboxed) readChildPid(proc, w);
+    else {
+      w.pid = proc.pid;
+      if (cgroup && proc.pid) cgroup.join(proc.pid);
+    }
+    return { proc, launch, target };
+  }
+
   private async spawnWorker(endpoint: EndpointRecord, w: WorkerInfo, token: string): Promise<void> {
     if (this.deps.remote?.places(endpoint)) return this.spawnRemote(this.deps.remote, endpoint, w, token);
-    const { store, options } = this.deps;
-    let target: WorkerTarget;
+    const { store } = this.deps;
     try {
-      target = resolveWorkerTarget(store, endpoint, this.buildIdOf(endpoint));
-      const dir = await this.unpacker.ensure(target.build.id, target.artifactPath);
-      const python = options.pythonForImage ? options.pythonForImage(target.image, endpoint.name) : await defaultPythonForImage(target.image, () => this.gpus.present());
-      const gone = () => w.stopping || w.exited || this.closed;
-      const gpu = await this.gpus.assign({ id: w.id, gone }, endpoint, target.env, (line) => {
-        this.log(line);
-        this.platformLog(endpoint.id, w.id, line);
-      });
-      const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
-      const limits = this.resources.limitsOf(endpoint, gpu ? this.gpus.machineCount() : 0);
-      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, tmpBytes: limits.tmpBytes,
-        network: { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb: w.type === "LB", tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()) },
-      });
-      w.channel = launch.channel;
-      if (w.type === "LB") w.lbSocket = launch.channel?.lbSocket;
-      if (w.stopping || this.closed) throw new Error("stopped before it started");
-      w.spawnedAt = Date.now(); // the cold start counts making the cgroup
-      w.limits = this.resources.view(limits, (this.sandboxed = launch.sandboxed));
-      const cgroup = (w.cgroup = this.resources.open(w.id, limits));
-      // In the sandbox a shell joins the cgroup and execs bwrap; without it, the interpreter joins before it can fork.
-      const proc = spawnLaunch(launch, cgroup && launch.sandboxed ? joinPrefix(cgroup) : undefined);
-      w.proc = proc;
-      if (launch.sandboxed) readChildPid(proc, w);
-      else {
-        w.pid = proc.pid;
-        if (cgroup && proc.pid) cgroup.join(proc.pid);
-      }
+      const { proc, launch, target } = await this.spawnProcess(endpoint, w, token);
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
       // its output to its logs, within its log rate, the last few lines kept (./worker-logs.ts)
       captureWorkerOutput(proc, w, this.deps.options.logRate, { line: (text) => store.logs.append(endpoint.id, w.id, text), note: (text) => this.platformLog(endpoint.id, w.id, text) });
@@ -376,7 +383,7 @@ export class Supervisor {
     const held = this.closed || this.draining ? [] : [...this.deps.queue.jobsOf(w.id)];
     if (w.outOfMemory && w.limits) this.failHeld(w, held, this.resources.outOfMemory(w.limits)); // the same job would only end the next worker too
     else if (held.length > 0) this.deps.queue.handBack(w.id, held);
-    if (w.cgroup) void endTree(w.cgroup);
+    if (w.cgroup) void this.resources.end(w.cgroup);
     wakeSignals(w);
     forgetLbTarget(w);
     if (w.channel) void closeChannel(w.channel);
@@ -481,7 +488,7 @@ export class Supervisor {
     await Promise.race([Promise.all(all.map((w) => w.exit)), deadline]);
     for (const w of all) if (!w.exited) await this.kill(w).catch(() => undefined);
     for (const w of all) this.onExit(w);
-    await Promise.all(all.map((w) => w.cgroup && endTree(w.cgroup)));
+    await Promise.all(all.map((w) => w.cgroup && this.resources.end(w.cgroup)));
     this.resources.close();
     await this.deps.remote?.close();
   }

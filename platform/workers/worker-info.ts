@@ -2,7 +2,7 @@
 import type { ChildProcess } from "node:child_process";
 import type { WorkerCgroup } from "./cgroups.ts";
 import type { LimitsView } from "./worker-resources.ts";
-import type { RemoteRun } from "./backends/backend.ts";
+import type { RemoteRun } from "./backends/remote-run.ts";
 import type { WorkerChannel } from "./worker-channel.ts";
 
 export type WorkerState = "initializing" | "throttled" | "idle" | "running" | "unhealthy";

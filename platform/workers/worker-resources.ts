@@ -76,6 +76,12 @@ export class WorkerResources {
     }
   }
 
+  /** What a worker (or shell) left behind in its cgroup (a daemon outside the sandbox's pid namespace) ends with it; then the cgroup goes. */
+  async end(cgroup: WorkerCgroup): Promise<void> {
+    await cgroup.killAll();
+    cgroup.remove();
+  }
+
   /** The error a job gets when its worker was killed for memory. */
   outOfMemory(limits: WorkerLimits) {
     return errors.WORKER_OUT_OF_MEMORY(formatBytes(limits.memoryBytes), limits.flavour);

@@ -97,9 +97,10 @@ def _build(cls, cfg_part, device, dtype, path=None, seed=None, prefix=""):
         return m.to(device=device, dtype=dtype).eval()
     with empty_init("meta"):
         m = cls(cfg_part)
-    m = materialize(m, device, dtype)
     if torch.device(device).type == "cpu":
-        pin(m)  # an offloaded part's home: read straight into pinned memory
+        m = pin(m.to(dtype))  # one page-locked buffer, the home of an offloaded part: read straight into it
+    else:
+        m = materialize(m, device, dtype)
     load_into(m, path, prefix)
     return m.eval()
 
