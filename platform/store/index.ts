@@ -8,7 +8,7 @@ import { createTemplatesRepo, type TemplatesRepo } from "./templates.ts";
 import { createJobsRepo, type JobsRepo } from "./jobs.ts";
 import { createWorkersRepo, type WorkersRepo } from "./workers.ts";
 import { createFilesRepo, type FilesRepo } from "./files.ts";
-import { createLogsRepo, type LogsRepo } from "./logs.ts";
+import { createLogsRepo, DEFAULT_LOG_CHARS, type LogsRepo } from "./logs.ts";
 import { createVolumesRepo, type VolumesRepo } from "./volumes.ts";
 import { createSecretsRepo, type SecretsRepo } from "./secrets.ts";
 import { createSchedulesRepo, type SchedulesRepo } from "./schedules.ts";
@@ -41,7 +41,7 @@ export interface Store {
   close(): void;
 }
 
-export function createStore(file: string, options: { logLinesPerEndpoint?: number; onError?: (error: unknown) => void } = {}): Store {
+export function createStore(file: string, options: { logLinesPerEndpoint?: number; logCharsPerEndpoint?: number; onError?: (error: unknown) => void } = {}): Store {
   const db: Db = openDb(file);
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const checkpointer = file === ":memory:" ? undefined : startCheckpointer(db, file, onError);
@@ -55,7 +55,7 @@ export function createStore(file: string, options: { logLinesPerEndpoint?: numbe
     jobs: createJobsRepo(db, onError),
     workers: createWorkersRepo(db),
     files: createFilesRepo(db),
-    logs: createLogsRepo(db, options.logLinesPerEndpoint ?? 5000),
+    logs: createLogsRepo(db, { lines: options.logLinesPerEndpoint ?? 5000, chars: options.logCharsPerEndpoint ?? DEFAULT_LOG_CHARS }),
     volumes: createVolumesRepo(db),
     secrets: createSecretsRepo(db),
     schedules: createSchedulesRepo(db),

@@ -34,10 +34,14 @@ export function hardeningArgs(user: SandboxUser | undefined, seccompFd: number |
   return args;
 }
 
-/** Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info fd). */
-export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean }) {
+/**
+ * Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info
+ * fd). `prefix` runs first and execs bwrap (./worker-resources.ts: joining the worker's cgroup).
+ */
+export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean; prefix?: string[] }) {
   const filter = seccompProgram();
-  const proc = spawn("bwrap", args, {
+  const [command, ...before] = [...(options.prefix ?? []), "bwrap"];
+  const proc = spawn(command!, [...before, ...args], {
     cwd: options.cwd,
     env: options.env,
     stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
@@ -87,6 +91,8 @@ export interface SandboxSpec {
   command: string[];
   /** The worker's GPUs (./gpu-assign.ts): device nodes to `--dev-bind`, driver library folders to show read-only. */
   gpu?: { devices: string[]; libraryDirs: string[] };
+  /** The size of its /tmp tmpfs (./flavours.ts); the kernel's default, half the host's RAM, when not given. */
+  tmpBytes?: number;
   /** Its own network namespace and the platform's channel (./worker-channel.ts channelArgs). */
   network?: string[];
 }
@@ -118,6 +124,7 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   for (const entry of spec.packages) args.push("--ro-bind", entry, entry);
   for (const dir of hidden) args.push("--remount-ro", dir); // after the binds: their mount points are made in the tmpfs
   args.push("--ro-bind", spec.buildDir, SANDBOX_APP_DIR);
+  if (spec.tmpBytes) args.push("--size", String(spec.tmpBytes));
   args.push("--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev");
   if (spec.gpu) args.push(...gpuArgs(spec.gpu, shown));
   if (spec.volumeDir) args.push("--bind", spec.volumeDir, "/platform-volume");
