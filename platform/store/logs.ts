@@ -52,7 +52,24 @@ export interface RetiredEndpoint {
 type Row = { id: number; ts: number; worker_id: string; line: string };
 type RetiredRow = { endpoint_id: string; name: string; environment_id: string | null; deleted_at: number };
 
-export function createLogsRepo(db: Db, caps: LogCaps, retentionMs = LOG_RETENTION_MS) {
+export interface LogsRepo {
+  append(endpointId: string, workerId: string, line: string): void;
+  /** Writes the pending lines; applies the retention when it is due (the platform's sweep calls it too). */
+  flush(now?: number): void;
+  /** Drops the lines of endpoints deleted more than the retention ago. */
+  prune(now?: number): void;
+  /** The newest `limit` lines, oldest first, as `[worker id] line`. */
+  tail(endpointId: string, limit: number): string[];
+  /** Lines after the cursor `after` (oldest first, at most `limit`), or the newest `limit` since `since` (ms). */
+  lines(endpointId: string, options: { after?: number; since?: number; limit: number }): LogLine[];
+  /** The endpoint was deleted: its lines stay readable for the retention, findable by its name. */
+  retire(endpoint: { id: string; name: string; environmentId?: string | null }, now?: number): void;
+  retired(endpointId: string): RetiredEndpoint | undefined;
+  /** Deleted endpoints whose lines are still kept, newest first; by name when given. */
+  retiredEndpoints(name?: string): RetiredEndpoint[];
+}
+
+export function createLogsRepo(db: Db, caps: LogCaps, retentionMs = LOG_RETENTION_MS): LogsRepo {
   const q = logStatements(db);
   const { flushTx, pruneTx, touched } = lineWriter(db, q, caps);
   let pending: Array<[string, string, number, string]> = [];
@@ -74,7 +91,6 @@ export function createLogsRepo(db: Db, caps: LogCaps, retentionMs = LOG_RETENTIO
         flushTimer.unref();
       }
     },
-    /** Writes the pending lines; applies the retention when it is due (the platform's sweep calls it too). */
     flush(now = Date.now()): void {
       if (flushTimer) {
         clearTimeout(flushTimer);
@@ -87,21 +103,17 @@ export function createLogsRepo(db: Db, caps: LogCaps, retentionMs = LOG_RETENTIO
       }
       if (now - prunedAt >= PRUNE_INTERVAL_MS) repo.prune(now);
     },
-    /** Drops the lines of endpoints deleted more than the retention ago. */
     prune(now = Date.now()): void {
       prunedAt = now;
       pruneTx(now - retentionMs);
     },
-    /** The newest `limit` lines, oldest first, as `[worker id] line`. */
     tail(endpointId: string, limit: number): string[] {
       return q.newest.all(endpointId, 0, limit).map((r) => `[${r.worker_id}] ${r.line}`);
     },
-    /** Lines after the cursor `after` (oldest first, at most `limit`), or the newest `limit` since `since` (ms). */
     lines(endpointId: string, options: { after?: number; since?: number; limit: number }): LogLine[] {
       const rows = options.after !== undefined ? q.after.all(endpointId, options.after, options.limit) : q.newest.all(endpointId, options.since ?? 0, options.limit);
       return rows.map(toLine);
     },
-    /** The endpoint was deleted: its lines stay readable for the retention, findable by its name. */
     retire(endpoint: { id: string; name: string; environmentId?: string | null }, now = Date.now()): void {
       repo.flush(now);
       q.retire.run(endpoint.id, endpoint.name, endpoint.environmentId ?? null, now);
@@ -110,13 +122,11 @@ export function createLogsRepo(db: Db, caps: LogCaps, retentionMs = LOG_RETENTIO
       const row = q.retired.get(endpointId);
       return row ? toRetired(row) : undefined;
     },
-    /** Deleted endpoints whose lines are still kept, newest first; by name when given. */
     retiredEndpoints: (name?: string): RetiredEndpoint[] => (name === undefined ? q.retiredAll.all() : q.retiredByName.all(name)).map(toRetired),
   };
   repo.prune();
   return repo;
 }
-export type LogsRepo = ReturnType<typeof createLogsRepo>;
 
 /** The worker logs' prepared statements (the retired endpoints' table is made here). */
 function logStatements(db: Db) {
