@@ -1,8 +1,8 @@
 /**
  * svc:discover-python — finds the app's files (ctx.sourceFiles, folders unchanged since the last run
  * not read again: _listing-cache.ts) and the `@Endpoint(...)` functions
- * in its Python files, with Python's own parser in the helper process (plugins/_python/) (never regexes, never importing
- * user code).
+ * in its Python files, with Python's own parser in the Python helper's process (plugins/_python/;
+ * never regexes, never importing user code).
  */
 import { join } from "node:path";
 import { errors, SvcError } from "../../core/errors.ts";
