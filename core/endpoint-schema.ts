@@ -50,6 +50,7 @@ export const ENDPOINT_ARGUMENTS = [
   "dependencies",
   "flashboot",
   "volume",
+  "retries",
 ] as const;
 export type EndpointArgument = (typeof ENDPOINT_ARGUMENTS)[number];
 
@@ -70,6 +71,10 @@ export const ENDPOINT_LIMITS = {
   envVars: { max: 500, nameLength: 256, valueLength: 65_536 },
   /** A network volume's name (docs/volumes.md); the platform's createNetworkVolume checks the same. */
   volumeNamePattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+  /** retries= (docs/platform.md, "Retries"): a job's runs after its first, and the waits between them. */
+  maxRetries: { min: 0, max: 10 },
+  retryBackoff: { min: 1, max: 10 },
+  retryInitialDelayS: { min: 0, max: 3600 },
 } as const;
 
 /** What an argument left out (or given as None) means. */
@@ -82,6 +87,8 @@ export const ENDPOINT_DEFAULTS = {
   scalerValue: 4,
   executionTimeoutS: 600,
   flashboot: true,
+  retryBackoff: 2,
+  retryInitialDelayS: 1,
 } as const;
 
 const L = ENDPOINT_LIMITS;
@@ -110,6 +117,7 @@ export const ENDPOINT_MESSAGES = {
   dependencies: `dependencies must be a list of requirement strings ("pillow>=10"), got {got}`,
   flashboot: "flashboot must be True or False, got {got}",
   volume: "volume must be the name of a network volume (1-64 letters, digits, '.', '_' or '-'; svc volume list), got {got}",
+  retries: `retries must be an integer from ${L.maxRetries.min} to ${L.maxRetries.max} or Retries(max_retries=${L.maxRetries.min}..${L.maxRetries.max}, backoff=${L.retryBackoff.min}..${L.retryBackoff.max}, initial_delay=${L.retryInitialDelayS.min}..${L.retryInitialDelayS.max} seconds), got {got}`,
 } as const;
 export type EndpointRule = keyof typeof ENDPOINT_MESSAGES;
 
@@ -122,6 +130,29 @@ export interface EndpointSettingsFromArguments {
   dependencies: string[];
   /** The network volume's name, mounted at /platform-volume in the endpoint's workers (resolved to its id at deploy). */
   volume?: string;
+  /** retries= with at least one retry. */
+  retries?: RetryPolicy;
+}
+
+/**
+ * A job whose function raised runs again up to maxRetries times; the k-th retry waits
+ * initialDelayMs × backoff^(k-1) first. INPUT_INVALID is never retried (docs/platform.md, "Retries").
+ */
+export interface RetryPolicy {
+  maxRetries: number;
+  backoff: number;
+  initialDelayMs: number;
+}
+
+/** `retries=` as given (an int, or Retries(...) as discovery and the SDK read it: a dict of its fields) → the policy; undefined for none. */
+export function retryPolicyOf(value: StaticValue | undefined): RetryPolicy | undefined {
+  if (value === undefined) return undefined;
+  const given = isInt(value) ? { max_retries: value } : value;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) return fail("retries", value);
+  for (const key of Object.keys(given)) if (!["max_retries", "backoff", "initial_delay"].includes(key)) fail("retries", value);
+  const { max_retries: max, backoff = ENDPOINT_DEFAULTS.retryBackoff, initial_delay: delay = ENDPOINT_DEFAULTS.retryInitialDelayS } = given as Record<string, StaticValue>;
+  if (!isInt(max) || !within(max, L.maxRetries) || !isNumber(backoff) || !within(backoff, L.retryBackoff) || !isNumber(delay) || !within(delay, L.retryInitialDelayS)) fail("retries", value);
+  return (max as number) === 0 ? undefined : { maxRetries: max as number, backoff: backoff as number, initialDelayMs: Math.round((delay as number) * 1000) };
 }
 
 export class EndpointArgumentError extends Error {
@@ -215,9 +246,12 @@ export function normaliseEndpointArguments(args: Record<string, StaticValue>, ty
   const volume = arg("volume");
   if (volume !== undefined && (typeof volume !== "string" || !new RegExp(L.volumeNamePattern).test(volume))) fail("volume", volume);
 
+  const retries = retryPolicyOf(arg("retries"));
+
   return {
     hardware,
     ...(volume === undefined ? {} : { volume: volume as string }),
+    ...(retries && { retries }),
     scaling: { workersMin, workersMax, idleTimeout: idleTimeout as number, scalerType: scalerType as Scaling["scalerType"], scalerValue: scalerValue as number },
     executionTimeoutMs: Math.round((timeout as number) * 1000),
     env: env as Record<string, string>,

@@ -82,6 +82,8 @@ export const manifestEndpointSchema = z.strictObject({
   dependencies: z.array(z.string()),
   /** The network volume's name (`volume=`); the deploy resolves it to the volume's id (docs/volumes.md). */
   volume: z.string().optional(),
+  /** `retries=` (core/endpoint-schema.ts RetryPolicy); the platform reads it from the build's manifest when a job fails. */
+  retries: z.strictObject({ maxRetries: z.number().int().min(1), backoff: z.number().min(1), initialDelayMs: z.number().int().min(0) }).optional(),
 });
 
 export const manifestSchema = z.looseObject({

@@ -4,7 +4,7 @@
  */
 import type { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import type { PlatformClient } from "./client/index.ts";
-import type { Hardware, HttpMethod, Scaling } from "./endpoint-schema.ts";
+import type { Hardware, HttpMethod, RetryPolicy, Scaling } from "./endpoint-schema.ts";
 import type { EndpointType, SourceLocation, StaticValue } from "./endpoint-types.ts";
 import type { Logger } from "./logger.ts";
 import type { Manifest, ManifestEndpoint } from "./manifest.ts";
@@ -84,6 +84,8 @@ export interface EndpointSpec {
   dependencies: string[];
   /** The network volume's name (`volume=`), mounted at /platform-volume in its workers (docs/volumes.md). */
   volume?: string;
+  /** `retries=`: how often a job whose function raised runs again (docs/platform.md, "Retries"). */
+  retries?: RetryPolicy;
   /** Path of the generated handler inside the artifact, set by svc:python-handlers. */
   handler?: string;
 }

@@ -122,6 +122,7 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
     onQueued: (job) => autoscaler.onQueued(job.endpointId, job.lowPriority),
     onReleased: (workerId) => supervisor.released(workerId),
     onCancelRunning: (workerId, jobId) => supervisor.sendCancel(workerId, jobId),
+    retryPolicy: (endpointId) => supervisor.retryPolicy(endpointId),
     onFinal: (view, webhook) => {
       if (view.status === "COMPLETED") supervisor.jobCompleted(view);
       if (webhook) webhooks.send(webhook, statusBody(view));

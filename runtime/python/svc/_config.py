@@ -33,6 +33,19 @@ class EndpointConfig:
     dependencies: List[str] = field(default_factory=list)
     flashboot: bool = True
     volume: Optional[str] = None  # a network volume's name, mounted at /platform-volume
+    retries: Optional["Retries"] = None  # None: a job whose function raised fails at once
+
+
+@dataclass(frozen=True)
+class Retries:
+    """`Endpoint(..., retries=Retries(max_retries=3, backoff=2.0, initial_delay=1.0))`: a job whose
+    function raised runs again up to `max_retries` times, the k-th retry `initial_delay` ×
+    `backoff`^(k-1) seconds later, before it FAILs; INPUT_INVALID is never retried. `retries=3` is
+    `Retries(max_retries=3)`. The platform runs the retries (docs/platform.md, "Retries")."""
+
+    max_retries: int
+    backoff: float = schema.DEFAULT_RETRY_BACKOFF
+    initial_delay: float = schema.DEFAULT_RETRY_INITIAL_DELAY_S
 
 
 def _fail(name: Any, rule: str, got: Any = None) -> None:
@@ -107,7 +120,7 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
                  scaler_type: Any = None, scaler_value: Any = schema.DEFAULT_SCALER_VALUE,
                  execution_timeout: Any = schema.DEFAULT_EXECUTION_TIMEOUT_S, env: Any = None,
                  dependencies: Any = None, flashboot: Any = schema.DEFAULT_FLASHBOOT,
-                 volume: Any = None) -> EndpointConfig:
+                 volume: Any = None, retries: Any = None) -> EndpointConfig:
     if name is None:
         _fail(name, "nameMissing")
     if not isinstance(name, str) or not _NAME_RE.match(name):
@@ -138,9 +151,21 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
         _fail(name, "flashboot", flashboot)
     if volume is not None and (not isinstance(volume, str) or not re.fullmatch(schema.VOLUME_NAME_PATTERN, volume)):
         _fail(name, "volume", volume)
+    retries = _retries(name, retries)
     return EndpointConfig(name=name, gpu_ids=gpu_ids, cpu_ids=cpu_ids, gpu_count=gpu_count,
                           workers_min=workers_min, workers_max=workers_max, idle_timeout=idle_timeout,
                           scaler_type=scaler_type, scaler_value=scaler_value,
                           execution_timeout=execution_timeout, env=_env(name, {} if env is None else env),
                           dependencies=[d.strip() for d in dependencies], flashboot=flashboot,
-                          volume=volume)
+                          volume=volume, retries=retries)
+
+
+def _retries(name: Any, retries: Any) -> Optional[Retries]:
+    given = Retries(max_retries=retries) if _is_int(retries) else retries
+    if given is None:
+        return None
+    if not isinstance(given, Retries) or not _is_int(given.max_retries) or not _within(given.max_retries, schema.MAX_RETRIES) \
+            or not _is_number(given.backoff) or not _within(given.backoff, schema.RETRY_BACKOFF) \
+            or not _is_number(given.initial_delay) or not _within(given.initial_delay, schema.RETRY_INITIAL_DELAY_S):
+        _fail(name, "retries", retries)
+    return given if given.max_retries > 0 else None

@@ -3,7 +3,7 @@ scripts/generate-endpoint-schema.ts: do not edit, change the schema and run the 
 """
 from enum import Enum
 
-ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume")
+ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume", "retries")
 GPU_GROUPS = ("AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO")
 SCALER_TYPES = ("QUEUE_DELAY", "REQUEST_COUNT")
 HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
@@ -21,6 +21,9 @@ EXECUTION_TIMEOUT_S = {"min": 5, "max": 604800}
 ENV_NAME_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
 ENV_VARS = {"max": 500, "nameLength": 256, "valueLength": 65536}
 VOLUME_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+MAX_RETRIES = {"min": 0, "max": 10}
+RETRY_BACKOFF = {"min": 1, "max": 10}
+RETRY_INITIAL_DELAY_S = {"min": 0, "max": 3600}
 
 DEFAULT_CPU = "cpu3c-2-4"
 DEFAULT_GPU_COUNT = 1
@@ -30,10 +33,12 @@ DEFAULT_SCALER_TYPE = {"QB": "QUEUE_DELAY", "LB": "REQUEST_COUNT"}
 DEFAULT_SCALER_VALUE = 4
 DEFAULT_EXECUTION_TIMEOUT_S = 600
 DEFAULT_FLASHBOOT = True
+DEFAULT_RETRY_BACKOFF = 2
+DEFAULT_RETRY_INITIAL_DELAY_S = 1
 
 # One message per rule; {got} is the value given.
 MESSAGES = {
-    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume",
+    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume, retries",
     "nameMissing": "name is required (Endpoint(name=\"my-endpoint\", ...))",
     "name": "name must be a string of letters, digits, '-' and '_' starting with a letter or digit, got {got}",
     "gpuAndCpu": "give either gpu= or cpu=, not both",
@@ -56,6 +61,7 @@ MESSAGES = {
     "dependencies": "dependencies must be a list of requirement strings (\"pillow>=10\"), got {got}",
     "flashboot": "flashboot must be True or False, got {got}",
     "volume": "volume must be the name of a network volume (1-64 letters, digits, '.', '_' or '-'; svc volume list), got {got}",
+    "retries": "retries must be an integer from 0 to 10 or Retries(max_retries=0..10, backoff=1..10, initial_delay=0..3600 seconds), got {got}",
 }
 
 

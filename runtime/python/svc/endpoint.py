@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
 from . import remote
-from ._config import EndpointConfig, build_config
+from ._config import EndpointConfig, Retries, build_config
 from . import _schema as schema
 from ._schema import HTTP_METHODS, RESERVED_PATHS
 
@@ -75,11 +75,12 @@ class Endpoint:
                  scaler_value: int = schema.DEFAULT_SCALER_VALUE,
                  execution_timeout: float = schema.DEFAULT_EXECUTION_TIMEOUT_S,
                  env: Optional[Dict[str, str]] = None, dependencies: Optional[List[str]] = None,
-                 flashboot: bool = schema.DEFAULT_FLASHBOOT, volume: Optional[str] = None) -> None:
+                 flashboot: bool = schema.DEFAULT_FLASHBOOT, volume: Optional[str] = None,
+                 retries: Union[int, Retries, None] = None) -> None:
         self.config: EndpointConfig = build_config(
             name, gpu=gpu, cpu=cpu, gpu_count=gpu_count, workers=workers, idle_timeout=idle_timeout,
             scaler_type=scaler_type, scaler_value=scaler_value, execution_timeout=execution_timeout,
-            env=env, dependencies=dependencies, flashboot=flashboot, volume=volume)
+            env=env, dependencies=dependencies, flashboot=flashboot, volume=volume, retries=retries)
         self.name = name
         self.function: Optional[Callable] = None  # set for queue-based endpoints
         self.routes: Dict[Tuple[str, str], Route] = {}  # set for load-balanced endpoints
