@@ -5,7 +5,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from . import remote
+from . import fanout, remote
 from ._config import EndpointConfig, Retries, build_config
 from . import _schema as schema
 from ._schema import HTTP_METHODS, RESERVED_PATHS
@@ -56,6 +56,7 @@ def _wrap(fn: Callable, endpoint_name: str) -> Callable:
             return fn(*args, **kwargs)
     functools.update_wrapper(wrapper, fn)  # __name__, __doc__, __wrapped__, ...
     wrapper.endpoint_name = endpoint_name  # type: ignore[attr-defined]
+    fanout.attach(wrapper, fn, endpoint_name)  # .remote, .spawn, .map, .local
     return wrapper
 
 
