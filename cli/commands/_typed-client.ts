@@ -2,7 +2,9 @@
  * The TypeScript source `svc client` writes: one typed function per endpoint function (runsync,
  * waiting through /status, plus `submit.<fn>` over /run) and per load-balanced route (the LB URL),
  * typed from the manifest's parameters and return annotations through the same JSON Schemas the
- * dev server's /docs shows (core/function-schema.ts). The file needs nothing but `fetch`.
+ * dev server's /docs shows (core/function-schema.ts). Each queue-based function also has
+ * `.map(inputs, { concurrency })` (an async iterable in input order, bounded) and `.spawn(input)`
+ * (a job handle). The file needs nothing but `fetch`.
  * docs/deploy.md, "A typed client".
  */
 import { paramsSchema, schemaForAnnotation, type JsonSchema } from "../../core/function-schema.ts";
@@ -119,6 +121,37 @@ function moduleHeader(manifest: Manifest & { urls: Record<string, string> }): st
     '    this.name = "EndpointCallError";',
     "  }",
     "}",
+    "/** One input of a `.map` that failed: its position in the inputs and the input itself. */",
+    "export class MapItemError extends EndpointCallError {",
+    "  constructor(readonly index: number, readonly input: unknown, cause: unknown) {",
+    "    const reason = cause instanceof Error ? cause.message : String(cause);",
+    "    const shown = JSON.stringify(input) ?? String(input);",
+    '    super(`item ${index} (${shown.length > 200 ? `${shown.slice(0, 197)}...` : shown}): ${reason}`, cause instanceof EndpointCallError ? cause.status : "FAILED", cause instanceof EndpointCallError ? cause.detail : cause);',
+    '    this.name = "MapItemError";',
+    "  }",
+    "}",
+    "",
+    "export interface MapOptions {",
+    "  /** Calls in flight at most (default 32): each holds one connection, whatever the number of inputs. */",
+    "  concurrency?: number;",
+    "  /** Yield a failed item's MapItemError in its place instead of throwing it (default false). */",
+    "  returnExceptions?: boolean;",
+    "  /** A progress line on stderr (default: when stderr is a terminal and CI is unset). */",
+    "  progress?: boolean;",
+    "}",
+    "/** `fn.map(inputs, options)`: the outputs in input order, as they complete. */",
+    "export interface Mapper<Input, Output> {",
+    "  (inputs: Iterable<Input> | AsyncIterable<Input>, options?: MapOptions & { returnExceptions?: false }): AsyncGenerator<Output, void, undefined>;",
+    "  (inputs: Iterable<Input> | AsyncIterable<Input>, options: MapOptions & { returnExceptions: true }): AsyncGenerator<Output | MapItemError, void, undefined>;",
+    "}",
+    "/** A job submitted with `fn.spawn(input)`. */",
+    "export interface JobHandle<Output> {",
+    "  id: string;",
+    "  status(): Promise<Job<Output>>;",
+    "  /** Waits for the job (at most `waitMs`, default the client's timeoutMs) and answers its output, or throws EndpointCallError. */",
+    "  get(waitMs?: number): Promise<Output>;",
+    "  cancel(): Promise<Job<Output>>;",
+    "}",
     "",
   ];
 }
@@ -131,6 +164,99 @@ function operationTypes(ops: Operation[]): string[] {
     `export type ${pascal(op.fn)}Output = ${op.outputType};`,
   ]);
 }
+
+/**
+ * `.map`'s engine inside createClient: at most `concurrency` calls in flight, the inputs read as the
+ * calls need them, at most 4 × concurrency results held ahead of the caller (back-pressure: a slow
+ * reader slows the calls, memory stays flat), yielded in input order. docs/deploy.md, "Fan-out".
+ */
+const MAP_RUNTIME: readonly string[] = String.raw`
+  const progressLine = (name: string, total: number | undefined, wanted: boolean | undefined) => {
+    const proc = (globalThis as { process?: { stderr?: { isTTY?: boolean; write(text: string): unknown }; env?: Record<string, string | undefined> } }).process;
+    const on = wanted ?? (Boolean(proc?.stderr?.isTTY) && !proc?.env?.CI);
+    const started = Date.now();
+    let drawn = 0;
+    return {
+      draw(done: number, failed: number, force = false) {
+        if (!on || (!force && Date.now() - drawn < 100)) return;
+        drawn = Date.now();
+        const rate = Math.round(done / Math.max((drawn - started) / 1000, 0.001));
+        proc?.stderr?.write(${"`"}\r\x1b[K${"$"}{name}.map: ${"$"}{done}${"$"}{total === undefined ? "" : ${"`"}/${"$"}{total}${"`"}} done, ${"$"}{failed} failed, ${"$"}{rate}/s${"`"});
+      },
+      clear: () => void (on && proc?.stderr?.write("\r\x1b[K")),
+    };
+  };
+  async function* mapInOrder<Input, Output>(name: string, one: (input: Input) => Promise<Output>, inputs: Iterable<Input> | AsyncIterable<Input>, options: MapOptions = {}): AsyncGenerator<Output | MapItemError, void, undefined> {
+    const concurrency = options.concurrency ?? 32;
+    if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(${"`"}concurrency must be a positive integer, got ${"$"}{concurrency}${"`"});
+    const source: Iterator<Input> | AsyncIterator<Input> = Symbol.asyncIterator in inputs ? inputs[Symbol.asyncIterator]() : inputs[Symbol.iterator]();
+    const progress = progressLine(name, Array.isArray(inputs) ? inputs.length : undefined, options.progress);
+    const results = new Map<number, { ok: boolean; value: unknown }>();
+    let taken = 0, next = 0, end = Infinity, done = 0, failed = 0, stopped = false;
+    let wake: (() => void) | undefined;
+    const waiting: Array<() => void> = [];
+    const wakeReader = () => {
+      const resume = wake;
+      wake = undefined;
+      resume?.();
+    };
+    const settle = (index: number, ok: boolean, value: unknown) => {
+      results.set(index, { ok, value });
+      done++;
+      if (!ok) failed++;
+      progress.draw(done, failed);
+      wakeReader();
+    };
+    const slot = async () => {
+      while (!stopped && taken < end) {
+        if (taken - next >= concurrency * 4) {
+          await new Promise<void>((resolve) => waiting.push(resolve));
+          continue;
+        }
+        const index = taken++;
+        let item: IteratorResult<Input>;
+        try {
+          item = await source.next();
+        } catch (error) {
+          end = Math.min(end, index + 1);
+          settle(index, false, error);
+          return;
+        }
+        if (item.done) {
+          end = Math.min(end, index);
+          wakeReader();
+          return;
+        }
+        try {
+          settle(index, true, await one(item.value));
+        } catch (error) {
+          settle(index, false, new MapItemError(index, item.value, error));
+        }
+      }
+    };
+    const slots = Array.from({ length: concurrency }, slot);
+    try {
+      for (;;) {
+        while (!results.has(next) && next < end) await new Promise<void>((resolve) => (wake = resolve));
+        const result = results.get(next);
+        if (!result) break;
+        results.delete(next);
+        next++;
+        for (const resume of waiting.splice(0)) resume();
+        if (result.ok || (options.returnExceptions && result.value instanceof MapItemError)) yield result.value as Output | MapItemError;
+        else throw result.value;
+      }
+    } finally {
+      stopped = true;
+      for (const resume of waiting.splice(0)) resume();
+      progress.draw(done, failed, true);
+      progress.clear();
+      void Promise.allSettled(slots);
+    }
+  }
+  const mapper = <Input, Output>(name: string, one: (input: Input) => Promise<Output>): Mapper<Input, Output> =>
+    ((inputs: Iterable<Input> | AsyncIterable<Input>, options?: MapOptions) => mapInOrder(name, one, inputs, options)) as Mapper<Input, Output>;
+`.slice(1, -1).split("\n");
 
 /** createClient's body up to its returned object: fetch, /status polling, /run, LB routes (the same for every app). */
 const CLIENT_RUNTIME: readonly string[] = [
@@ -158,11 +284,11 @@ const CLIENT_RUNTIME: readonly string[] = [
   "    return { status: response.status, json };",
   "  }",
   "  /** Waits for a job through /status until it is final; answers its output or throws. */",
-  "  async function finish<Output>(endpoint: EndpointName, first: Job<Output>): Promise<Output> {",
-  "    const deadline = Date.now() + timeoutMs;",
+  "  async function finish<Output>(endpoint: EndpointName, first: Job<Output>, waitMs = timeoutMs): Promise<Output> {",
+  "    const deadline = Date.now() + waitMs;",
   "    let job = first;",
   "    while (!FINAL.includes(job.status)) {",
-  "      if (Date.now() > deadline) throw new EndpointCallError(`job ${job.id} of ${endpoint} did not finish in ${timeoutMs} ms`, job.status, job);",
+  "      if (Date.now() > deadline) throw new EndpointCallError(`job ${job.id} of ${endpoint} did not finish in ${waitMs} ms`, job.status, job);",
   "      await new Promise((resolve) => setTimeout(resolve, 250));",
   "      job = (await call(\"GET\", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>;",
   "    }",
@@ -175,6 +301,13 @@ const CLIENT_RUNTIME: readonly string[] = [
   "    const job = (await call(\"POST\", `${urlOf(endpoint)}/run`, { input: input ?? {} })).json as Job<Output>;",
   "    return { id: job.id, status: async () => (await call(\"GET\", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>, wait: () => finish(endpoint, job) };",
   "  };",
+  "  const spawn = async <Output>(endpoint: EndpointName, input: unknown): Promise<JobHandle<Output>> => {",
+  "    const job = (await call(\"POST\", `${urlOf(endpoint)}/run`, { input: input ?? {} })).json as Job<Output>;",
+  "    const status = async () => (await call(\"GET\", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>;",
+  "    const cancel = async () => (await call(\"POST\", `${urlOf(endpoint)}/cancel/${job.id}`)).json as Job<Output>;",
+  "    return { id: job.id, status, cancel, get: async (waitMs = timeoutMs) => finish(endpoint, await status(), waitMs) };",
+  "  };",
+  ...MAP_RUNTIME,
   "  const route = async <Output>(endpoint: EndpointName, method: string, path: string, input: Record<string, unknown> | undefined): Promise<Output> => {",
   '    if (method !== "GET" && method !== "DELETE") return (await call(method, `${urlOf(endpoint)}${path}`, input ?? {})).json as Output;',
   "    const query = new URLSearchParams();",
@@ -194,7 +327,12 @@ function clientMembers(ops: Operation[]): string[] {
       `    /** ${op.route ? `${op.route.method} ${op.route.path} of load-balanced` : "Runs queue-based"} endpoint "${op.endpoint}": ${op.signature.replace(/\*\//g, "*\\/")}. */`,
       op.route
         ? `    ${op.fn}: (${param}): Promise<${type}Output> => route<${type}Output>(${JSON.stringify(op.endpoint)}, ${JSON.stringify(op.route.method)}, ${JSON.stringify(op.route.path)}, input as Record<string, unknown> | undefined),`
-        : `    ${op.fn}: (${param}): Promise<${type}Output> => runsync<${type}Output>(${JSON.stringify(op.endpoint)}, input),`,
+        : [
+            `    ${op.fn}: Object.assign((${param}): Promise<${type}Output> => runsync<${type}Output>(${JSON.stringify(op.endpoint)}, input), {`,
+            `      map: mapper<${type}Input, ${type}Output>(${JSON.stringify(op.fn)}, (input) => runsync<${type}Output>(${JSON.stringify(op.endpoint)}, input)),`,
+            `      spawn: (${param}): Promise<JobHandle<${type}Output>> => spawn<${type}Output>(${JSON.stringify(op.endpoint)}, input),`,
+            "    }),",
+          ].join("\n"),
     ];
   });
 }
