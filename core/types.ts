@@ -2,16 +2,17 @@
  * The public types of svc: the one hand-written file a plugin author reads.
  * Runtime schemas (zod) live beside the code that validates; the shapes here are what plugins see.
  */
+import type { SvcPaths } from "./package-root.ts";
 import type { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import type { PlatformClient } from "./client/index.ts";
-import type { Hardware, HttpMethod, RetryPolicy, Scaling } from "./endpoint-schema.ts";
+import type { BatchSettings, Hardware, HttpMethod, RetryPolicy, Scaling, Schedule } from "./endpoint-schema.ts";
 import type { EndpointType, SourceLocation, StaticValue } from "./endpoint-types.ts";
 import type { Logger } from "./logger.ts";
 import type { Manifest, ManifestEndpoint } from "./manifest.ts";
 
-export type { Manifest, ManifestEndpoint, Logger, PlatformClient };
+export type { Manifest, ManifestEndpoint, Logger, PlatformClient, SvcPaths };
 export type * from "./endpoint-types.ts";
-export type { Hardware, HttpMethod, Scaling, ScalerType } from "./endpoint-schema.ts";
+export type { BatchSettings, Hardware, HttpMethod, Scaling, ScalerType, Schedule } from "./endpoint-schema.ts";
 
 /** `@Endpoint(...)` or `x = Endpoint(...)`: the keyword arguments as written, evaluated statically. */
 export interface EndpointDeclaration extends SourceLocation {
@@ -84,6 +85,10 @@ export interface EndpointSpec {
   dependencies: string[];
   /** The network volume's name (`volume=`), mounted at /platform-volume in its workers (docs/volumes.md). */
   volume?: string;
+  /** `schedule=`: when the platform runs the function, and with what input (docs/platform.md, "Schedules"). */
+  schedule?: Schedule;
+  /** `batch=`: the function takes a list of inputs (docs/platform.md, "Request batching"). */
+  batch?: BatchSettings;
   /** `retries=`: how often a job whose function raised runs again (docs/platform.md, "Retries"). */
   retries?: RetryPolicy;
   /** Path of the generated handler inside the artifact, set by svc:python-handlers. */
@@ -146,7 +151,7 @@ export interface BuildContext {
   root: string;
   /** `.svc/` under root. */
   outDir: string;
-  /** `.svc/.build/`: the tree that becomes the artifact. */
+  /** `.svc/.build/`: the generated files (handlers, manifest, requirements.txt) the pack adds to the app's own, the runtime and the dependencies. */
   buildDir: string;
   config: ResolvedConfig;
   options: BuildOptions;
@@ -176,6 +181,17 @@ export interface BuildContext {
   deployed: DeployedEndpoint[];
   /** What plugins hand each other during one run, keyed by the writing plugin's name (see PluginMeta). */
   meta: PluginMetaMap;
+  /**
+   * What a build check found (a catalogue error or a plugin's `pluginError` verdict): a warning now,
+   * or with `--strict` (config `strict`) an error. Under --strict every problem of the run fails it
+   * together, once the checks are done (after installDependencies, or the run's last stage if
+   * earlier): one problem as itself, several as STRICT_CHECKS_FAILED listing each.
+   */
+  problem(error: Error & { code: string }): void;
+  /** The problems reported so far (ctx.problem), in order. */
+  readonly problems: ReadonlyArray<Error & { code: string }>;
+  /** svc's own files a plugin that replaces a built-in stage needs (docs/plugins.md, "Replacing a stage"). */
+  readonly svc: SvcPaths;
 }
 
 /**

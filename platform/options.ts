@@ -1,5 +1,13 @@
 /** Options of one embedded platform, with the hosted platform's numbers as defaults. */
 import type { GpuMachine } from "./workers/gpu-assign.ts";
+import { capsFromEnv, type WorkerLimitCaps } from "./workers/flavours.ts";
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./api/connection-caps.ts";
+import { DEFAULT_LOG_RATE, type LogRate } from "./workers/log-rate.ts";
+import type { RayBackendOptions } from "./workers/backends/ray.ts";
+import { errors } from "../core/errors.ts";
+
+/** Where workers run: processes on this machine (default), or Ray jobs on a cluster (docs/platform.md, "Workers on a Ray cluster"). */
+export type WorkersOption = { backend: "local" } | ({ backend: "ray" } & RayBackendOptions);
 
 export interface RateLimit {
   /** Requests per window. */
@@ -59,10 +67,25 @@ export interface PlatformOptions {
   maxRunsyncBytes?: number;
   /** Worker log lines kept per endpoint. */
   logLinesPerEndpoint?: number;
+  /** Characters of worker log lines kept per endpoint (whichever of the two caps comes first). */
+  logCharsPerEndpoint?: number;
+  /** A worker's log rate: characters per second and burst; lines over it are dropped and marked (docs/platform.md, "Worker logs"). */
+  logRate?: LogRate;
   /** Where the platform's own messages go (default: stderr). */
   log?: (line: string) => void;
   /** "strict": refuse to start workers without the bwrap sandbox (default: SVC_ISOLATION, else "auto"). docs/platform.md, "Threat model". */
   isolation?: "auto" | "strict";
+  /**
+   * Caps over every worker's flavour limits: memory in MB (at most the flavour's) and processes
+   * (default 1024); default SVC_WORKER_MEMORY_MB, SVC_WORKER_PIDS. docs/platform.md, "Resources".
+   */
+  workerLimits?: WorkerLimitCaps;
+  /** Connection caps of the API's servers (docs/platform.md, "Limits"): total, per client (key), per worker, first-request wait. */
+  connectionLimits?: Partial<ConnectionLimits>;
+  /** false: no cgroups for workers (default: SVC_WORKER_CGROUPS=off turns them off); strict isolation then refuses workers. */
+  cgroups?: boolean;
+  /** Where workers run (default: SVC_WORKERS and SVC_RAY_*, else local processes). */
+  workers?: WorkersOption;
 }
 
 export const HOSTED_RATE_LIMITS: RateLimits = {
@@ -77,10 +100,26 @@ export const HOSTED_RATE_LIMITS: RateLimits = {
 /** `SVC_PLATFORM_RATE_LIMITS=off` (what `svc platform start --no-rate-limits` sets) turns the limits off. */
 export const rateLimitsOff = (env: NodeJS.ProcessEnv = process.env): boolean => /^(off|false|0|no)$/i.test(env.SVC_PLATFORM_RATE_LIMITS?.trim() ?? "");
 
+/**
+ * The env form of `--workers ray --ray-address <url>` (what `svc platform start` sets, so that a
+ * detached platform inherits it): SVC_WORKERS=ray, SVC_RAY_ADDRESS, and optionally
+ * SVC_RAY_PLATFORM_URL, SVC_RAY_VOLUMES, SVC_RAY_LAUNCHER, SVC_NODE_DIR.
+ */
+export function workersFromEnv(env: NodeJS.ProcessEnv = process.env): WorkersOption {
+  const backend = env.SVC_WORKERS?.trim().toLowerCase() || "local";
+  if (backend === "local") return { backend: "local" };
+  if (backend !== "ray") throw errors.CLI_USAGE(`SVC_WORKERS (--workers) takes local or ray, not "${env.SVC_WORKERS}".`, "platform");
+  const address = env.SVC_RAY_ADDRESS?.trim();
+  if (!address) throw errors.CLI_USAGE("--workers ray needs the Ray head's dashboard URL: --ray-address http://<head>:8265 (or SVC_RAY_ADDRESS).", "platform");
+  const opt = (name: string) => env[name]?.trim() || undefined;
+  return { backend: "ray", address, platformUrl: opt("SVC_RAY_PLATFORM_URL"), volumesRoot: opt("SVC_RAY_VOLUMES"), launcher: opt("SVC_RAY_LAUNCHER"), nodeDir: opt("SVC_NODE_DIR") };
+}
+
 /** `SVC_ISOLATION=strict` (what `svc platform start --isolation strict` sets): no worker without the sandbox. */
 const isolationFromEnv = (env: NodeJS.ProcessEnv = process.env): "auto" | "strict" => (env.SVC_ISOLATION?.trim().toLowerCase() === "strict" ? "strict" : "auto");
 
-export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits" | "gpuMachine">> & {
+export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits" | "gpuMachine" | "connectionLimits">> & {
+  connectionLimits: ConnectionLimits;
   apiKey?: string;
   pythonForImage?: PlatformOptions["pythonForImage"];
   gpuMachine?: GpuMachine;
@@ -112,7 +151,13 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     maxRunBytes: options.maxRunBytes ?? 10_000_000,
     maxRunsyncBytes: options.maxRunsyncBytes ?? 20_000_000,
     logLinesPerEndpoint: options.logLinesPerEndpoint ?? 5000,
+    logCharsPerEndpoint: options.logCharsPerEndpoint ?? 16 * 1024 * 1024,
+    logRate: options.logRate ?? DEFAULT_LOG_RATE,
     log: options.log ?? ((line) => process.stderr.write(`[platform] ${line}\n`)),
     isolation: options.isolation ?? isolationFromEnv(),
+    workerLimits: options.workerLimits ?? capsFromEnv(),
+    connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits },
+    cgroups: options.cgroups ?? !/^(off|false|0|no)$/i.test(process.env.SVC_WORKER_CGROUPS?.trim() ?? ""),
+    workers: options.workers ?? workersFromEnv(),
   };
 }

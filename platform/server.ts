@@ -4,7 +4,8 @@
  * files, load-balancer proxy) on loopback.
  */
 import { createServer, type Server } from "node:http";
-import { mkdirSync } from "node:fs";
+import { chmodSync, mkdirSync, rmSync } from "node:fs";
+import { ConnectionCaps, raiseDescriptorLimit } from "./api/connection-caps.ts";
 import { join } from "node:path";
 import { toNodeHandler } from "h3";
 import { errors } from "../core/errors.ts";
@@ -13,16 +14,20 @@ import { ensureApiKey, DB_FILE, API_KEY_FILE } from "./state-dir.ts";
 import { createStore } from "./store/index.ts";
 import { JobQueue, PRUNE_CHUNK } from "./queue/queue.ts";
 import { createWebhookSender } from "./queue/webhooks.ts";
+import { createScheduler } from "./queue/scheduler.ts";
 import { statusBody } from "./queue/views.ts";
 import { Supervisor } from "./workers/supervisor.ts";
 import { Autoscaler } from "./workers/autoscaler.ts";
+import { platformSocketPath, runDir } from "./workers/worker-channel.ts";
 import { createApi } from "./api/app.ts";
 import { sweepFiles } from "./api/files.ts";
 import { createS3Api } from "./volumes/s3-handler.ts";
+import { createShellRoute, type ShellRoute } from "./api/shell-route.ts";
 import { sweepUploads } from "./volumes/multipart.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
 import { createSecrets } from "./secrets.ts";
+import { connectRay } from "./workers/backends/ray.ts";
 import type { PlatformContext } from "./context.ts";
 
 export interface RunningPlatform {
@@ -63,26 +68,31 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const key = options.apiKey
     ? { apiKey: options.apiKey, created: false, file: undefined }
     : ensureApiKey(options.dataDir);
-  const store = createStore(join(options.dataDir, DB_FILE), { logLinesPerEndpoint: options.logLinesPerEndpoint });
+  const store = createStore(join(options.dataDir, DB_FILE), { logLinesPerEndpoint: options.logLinesPerEndpoint, logCharsPerEndpoint: options.logCharsPerEndpoint });
   const apiKeyHash = sha256Hex(key.apiKey);
   store.meta.set("api_key_hash", apiKeyHash);
 
   const queue = new JobQueue(store.jobs, { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs });
   const webhooks = createWebhookSender({ retries: options.webhookRetries, delayMs: options.webhookRetryDelayMs, log: options.log });
-  const address = { baseUrl: "", workerSocket: undefined as string | undefined };
+  const address = { baseUrl: "", workerSocket: undefined as string | undefined, channelSocket: undefined as string | undefined };
   const workerKeys = createWorkerKeys(key.apiKey, store);
   const secrets = createSecrets(options.dataDir, store);
-  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => address.baseUrl, workerSocket: () => address.workerSocket });
+  const remote = options.workers.backend === "ray" ? await connectRay(options.workers, () => address.baseUrl, options).catch((error) => {
+    store.close();
+    throw error;
+  }) : undefined;
+  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => address.baseUrl, workerSocket: () => address.workerSocket, channelSocket: () => address.channelSocket, remote });
   supervisor.killOrphans();
   const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
   wireQueue(queue, supervisor, autoscaler, webhooks);
   const recovered = queue.recover();
   if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
 
-  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, baseUrl: () => address.baseUrl };
+  const scheduler = createScheduler(store, queue, options.log);
+  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, scheduler, baseUrl: () => address.baseUrl };
   const servers = await serve(ctx, address);
   let closing: Promise<void> | undefined;
-  const sweep = startSweep(ctx, () => closing !== undefined);
+  const sweep = startSweep(ctx, () => closing !== undefined, servers.caps);
   autoscaler.start();
   autoscaler.tick();
 
@@ -103,9 +113,12 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
         clearInterval(sweep);
         const closed = new Promise<void>((resolve) => servers.server.close(() => resolve()));
         if (address.workerSocket) servers.socketServer!.close();
+        if (address.channelSocket) servers.channelServer!.close();
+        servers.shells.close();
         queue.close();
         servers.server.closeAllConnections();
         servers.socketServer?.closeAllConnections();
+        servers.channelServer?.closeAllConnections();
         await supervisor.close();
         webhooks.close();
         await closed;
@@ -122,6 +135,7 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
     onQueued: (job) => autoscaler.onQueued(job.endpointId, job.lowPriority),
     onReleased: (workerId) => supervisor.released(workerId),
     onCancelRunning: (workerId, jobId) => supervisor.sendCancel(workerId, jobId),
+    onTimedOut: (workerId, jobId) => supervisor.timedOut(workerId, jobId),
     retryPolicy: (endpointId) => supervisor.retryPolicy(endpointId),
     onFinal: (view, webhook) => {
       if (view.status === "COMPLETED") supervisor.jobCompleted(view);
@@ -134,7 +148,7 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
  * The HTTP API on the options' host and port (and, on Linux, an abstract Unix socket for local
  * workers); fills `address` once listening. On a listen error the supervisor and store close.
  */
-async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string }): Promise<{ server: Server; socketServer?: Server }> {
+async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string; channelSocket?: string }): Promise<{ server: Server; socketServer?: Server; channelServer?: Server; shells: ShellRoute; caps: ConnectionCaps }> {
   const { options, queue, supervisor, autoscaler, store } = ctx;
   const { app, limiter, hot } = createApi(ctx, {
     async endpointRemoved(endpointId) {
@@ -150,15 +164,21 @@ async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSoc
 
   const handler = toNodeHandler(app);
   const s3 = createS3Api(ctx); // the volumes' S3 API under /s3 signs with its own keys (docs/volumes.md)
+  // One client cannot take the connections everyone else needs (./api/connection-caps.ts).
+  const caps = new ConnectionCaps(raiseDescriptorLimit(options.connectionLimits, options.log));
   const newServer = () => {
     const s = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+      if (!caps.admit(req, res)) return;
       if (s3.owns(req.url)) s3.handle(req, res);
       else if (!hot(req, res)) void handler(req, res);
     });
     s.headersTimeout = 66_000;
+    caps.attach(s);
     return s;
   };
   const server = newServer();
+  const shells = createShellRoute(ctx); // `svc shell` upgrades its request (./api/shell-route.ts); workers' socket takes none
+  server.on("upgrade", shells.upgrade);
   let port: number;
   try {
     port = await listen(server, options.port, options.host);
@@ -181,11 +201,34 @@ async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSoc
       options.log(`workers use TCP: no Unix socket (${(error as Error).message})`);
     }
   }
-  return { server, socketServer };
+  // Sandboxed workers have a network namespace of their own: they reach the API through this socket
+  // bound into the sandbox (workers/worker-channel.ts; an abstract socket belongs to a namespace).
+  const channelServer = socketServer && (await listenChannel(newServer(), options.dataDir, options.log));
+  if (channelServer) address.channelSocket = channelServer.path;
+  return { server, socketServer, channelServer: channelServer?.server, shells, caps };
 }
 
-/** Background work every sweep interval: timeouts and expiry, liveness, retention, log batches, files. */
-function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeout {
+/** The worker channel's socket at `<state>/run/platform.sock` (workers/worker-channel.ts); undefined where it cannot be. */
+async function listenChannel(server: Server, dataDir: string, log: (line: string) => void): Promise<{ server: Server; path: string } | undefined> {
+  const path = platformSocketPath(dataDir);
+  if (!path) {
+    log(`sandboxed workers keep the host's network: the state folder's path is too long for a Unix socket (${dataDir})`);
+    return undefined;
+  }
+  try {
+    runDir(dataDir);
+    rmSync(path, { force: true }); // a platform that stopped without closing leaves its socket
+    await new Promise<void>((resolve, reject) => server.once("error", reject).listen({ path }, () => resolve()));
+    chmodSync(path, 0o666); // the sandbox's user connects (the folder above keeps everyone else out)
+    return { server, path };
+  } catch (error) {
+    log(`sandboxed workers keep the host's network: no worker socket at ${path} (${(error as Error).message})`);
+    return undefined;
+  }
+}
+
+/** Background work every sweep interval: timeouts and expiry, schedules, liveness, retention, log batches, connections, files. */
+function startSweep(ctx: PlatformContext, closing: () => boolean, caps: ConnectionCaps): NodeJS.Timeout {
   const { queue, supervisor, store, options } = ctx;
   /** Expired jobs go PRUNE_CHUNK at a time, requests answered in between (one delete of thousands stalled them). */
   const pruneExpired = (now: number): void => {
@@ -205,7 +248,9 @@ function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeou
     try {
       const now = Date.now();
       queue.sweep(now);
+      if (!closing()) ctx.scheduler.tick(now); // scheduled endpoints' due slots; none while stopping: no worker would take them (docs/platform.md, "Schedules")
       supervisor.sweep(now);
+      caps.sweep(now);
       pruneExpired(now);
       store.logs.flush(now); // lines go on their own timer; this applies the retention when due
       if (ticks++ % 5 === 0) store.builds.pruneUploads(now);

@@ -7,7 +7,7 @@
  * (a job handle). The file needs nothing but `fetch`.
  * docs/deploy.md, "A typed client".
  */
-import { paramsSchema, schemaForAnnotation, type JsonSchema } from "../../core/function-schema.ts";
+import { paramsSchema, perJob, schemaForAnnotation, type JsonSchema } from "../../core/function-schema.ts";
 import type { Manifest } from "../../core/types.ts";
 
 /** A JSON Schema (the subset core/function-schema.ts makes) as a TypeScript type. */
@@ -67,7 +67,8 @@ interface Operation {
 function operations(manifest: Manifest): Operation[] {
   const list: Operation[] = [];
   for (const endpoint of Object.values(manifest.endpoints)) {
-    for (const fn of endpoint.functions) {
+    for (const declared of endpoint.functions) {
+      const fn = perJob(declared, Boolean(endpoint.batch)); // a batched function: one element per job
       const input = paramsSchema(fn.params, fn.types);
       const params = (fn.params ?? []).map((p) => `${p.name}${p.annotation ? `: ${p.annotation}` : ""}${p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : p.defaultSource ? ` = ${p.defaultSource}` : ""}`);
       list.push({
@@ -116,9 +117,15 @@ function moduleHeader(manifest: Manifest & { urls: Record<string, string> }): st
     "",
     "/** A job that did not complete (FAILED, CANCELLED, TIMED_OUT), or a route that answered an error. */",
     "export class EndpointCallError extends Error {",
-    "  constructor(message: string, readonly status: string | number, readonly detail: unknown) {",
+    "  /** The worker's exception type (`ValueError`), when the function raised. */",
+    "  readonly errorType?: string;",
+    "  /** The worker's traceback, apart from the message. */",
+    "  readonly traceback?: string;",
+    "  constructor(message: string, readonly status: string | number, readonly detail: unknown, error?: { type?: string; traceback?: string }) {",
     "    super(message);",
     '    this.name = "EndpointCallError";',
+    "    this.errorType = error?.type;",
+    "    this.traceback = error?.traceback;",
     "  }",
     "}",
     "/** One input of a `.map` that failed: its position in the inputs and the input itself. */",
@@ -295,8 +302,29 @@ const NODE_TRANSPORT: readonly string[] = String.raw`
 const CLIENT_RUNTIME: readonly string[] = [
   "",
   'const FINAL: JobStatus[] = ["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"];',
+  "/** A job's error as `error_type: error_message`, the traceback apart (the platform stores the worker's fields as JSON text). */",
+  "function errorOf(error: unknown): { summary: string; type?: string; traceback?: string } | undefined {",
+  '  if (error === undefined || error === null || error === "") return undefined;',
+  "  let fields: unknown = error;",
+  '  if (typeof error === "string") {',
+  "    try {",
+  "      fields = JSON.parse(error);",
+  "    } catch {",
+  "      return { summary: error };",
+  "    }",
+  "  }",
+  "  const f = fields as { error_type?: unknown; error_message?: unknown; error_traceback?: unknown } | null;",
+  '  if (!f || typeof f !== "object" || (typeof f.error_type !== "string" && typeof f.error_message !== "string")) return { summary: typeof error === "string" ? error : JSON.stringify(error) };',
+  '  const type = typeof f.error_type === "string" && f.error_type ? f.error_type : undefined;',
+  '  const message = typeof f.error_message === "string" ? f.error_message : "";',
+  '  const traceback = typeof f.error_traceback === "string" && f.error_traceback.trim() ? f.error_traceback : undefined;',
+  "  return { summary: type ? `${type}: ${message}` : message, type, traceback };",
+  "}",
   "/** The platform's or the function's error, appended to an EndpointCallError's message. */",
-  'const reasonOf = (error: unknown): string => (error === undefined || error === null ? "" : `: ${typeof error === "string" ? error : JSON.stringify(error)}`);',
+  'const reasonOf = (error: unknown): string => {',
+  "  const view = errorOf(error);",
+  '  return view ? `: ${view.summary}` : "";',
+  "};",
   "",
   "export function createClient(options: ClientOptions) {",
   "  const doFetch = options.fetch ?? fetch;",
@@ -325,7 +353,7 @@ const CLIENT_RUNTIME: readonly string[] = [
   "      await new Promise((resolve) => setTimeout(resolve, 250));",
   "      job = (await call(\"GET\", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>;",
   "    }",
-  '    if (job.status !== "COMPLETED") throw new EndpointCallError(`job ${job.id} of ${endpoint} ended ${job.status}${reasonOf(job.error)}`, job.status, job.error ?? job);',
+  '    if (job.status !== "COMPLETED") throw new EndpointCallError(`job ${job.id} of ${endpoint} ended ${job.status}${reasonOf(job.error)}`, job.status, job.error ?? job, errorOf(job.error));',
   "    return job.output as Output;",
   "  }",
   "  const runsync = async <Output>(endpoint: EndpointName, input: unknown): Promise<Output> =>",

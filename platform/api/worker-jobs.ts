@@ -56,13 +56,13 @@ export function createWorkerJobs(ctx: PlatformContext) {
     return bodies;
   };
 
-  /** Long-polls for one job (as job-take does), then up to `n` in all when more are queued. */
-  const waitForJobs = async (ex: Exchange, w: WorkerInfo, n: number): Promise<string[]> => {
+  /** Long-polls for one job (as job-take does; at most `waitMs` when given), then up to `n` in all when more are queued. */
+  const waitForJobs = async (ex: Exchange, w: WorkerInfo, n: number, waitMs?: number): Promise<string[]> => {
     if (!supervisor.takesWork(w)) return [];
     w.openPolls++;
     let job;
     try {
-      job = await queue.take(w.id, w.endpointId, options.longPollMs, ex.onGone);
+      job = await queue.take(w.id, w.endpointId, Math.min(options.longPollMs, waitMs ?? Infinity), ex.onGone);
     } finally {
       w.openPolls--;
     }
@@ -79,7 +79,9 @@ export function createWorkerJobs(ctx: PlatformContext) {
     if (b.error !== undefined && b.error !== null) {
       const { error, errorType } = errorText(b.error);
       // The runtime enforces executionTimeout and reports it so: the job is TIMED_OUT, not FAILED.
-      ok = queue.fail(w.id, jobId, error, errorType, errorType === "ExecutionTimeoutError" ? "TIMED_OUT" : "FAILED");
+      const timedOut = errorType === "ExecutionTimeoutError";
+      ok = queue.fail(w.id, jobId, error, errorType, timedOut ? "TIMED_OUT" : "FAILED");
+      if (ok && timedOut) supervisor.timedOut(w.id, jobId); // the function runs on: its worker and processes end (docs/platform.md, "Resources")
     } else {
       ok = queue.complete(w.id, jobId, parsed!.member("output") ?? "null"); // the worker's own text: exact, not re-encoded
     }

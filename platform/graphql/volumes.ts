@@ -6,6 +6,7 @@ import type { VolumeRecord } from "../store/index.ts";
 import { newId } from "../_ids.ts";
 import { uploadDir, volumeDir } from "../volumes/paths.ts";
 import { s3Credentials } from "../volumes/credentials.ts";
+import { deleteVolumeFolder } from "../volumes/volume-fs.ts";
 import { S3_PREFIX } from "../volumes/s3-handler.ts";
 import { createVolumeSchema, deleteVolumeSchema, parseInput, updateVolumeSchema } from "./inputs.ts";
 
@@ -46,7 +47,7 @@ export function volumeResolvers(ctx: PlatformContext, endpointChanged: (endpoint
       }
       for (const u of store.volumes.uploads(volume.id)) await rm(uploadDir(ctx.options.dataDir, u.id), { recursive: true, force: true });
       store.volumes.remove(volume.id);
-      await rm(volumeDir(ctx.options.dataDir, volume.id), { recursive: true, force: true });
+      await deleteVolumeFolder(volumeDir(ctx.options.dataDir, volume.id));
       return true;
     },
     s3Credentials: () => ({ ...s3Credentials(store), endpointUrl: `${ctx.baseUrl()}${S3_PREFIX}` }),

@@ -21,8 +21,10 @@ export interface QueueHooks {
   onQueued?(job: ActiveJob): void;
   /** A job left a worker (finished, cancelled, timed out or handed back). */
   onReleased?(workerId: string, jobId: string): void;
-  /** A running job was cancelled or timed out: tell its worker. */
+  /** A running job was cancelled or its ttl ran out: tell its worker. */
   onCancelRunning?(workerId: string, jobId: string): void;
+  /** A running job ran past its execution timeout and the platform's grace: its worker is ended. */
+  onTimedOut?(workerId: string, jobId: string): void;
   /** A job reached a final status (or expired); `webhook` is the job's webhook URL. */
   onFinal?(view: JobView, webhook: string | null): void;
   /** The endpoint's declared retries (`retries=` in its build's manifest), if any. */
@@ -339,7 +341,7 @@ export class JobQueue {
       if (job.startedAt !== null && now - job.startedAt > job.executionTimeoutMs + TIMEOUT_GRACE_MS) {
         const workerId = job.workerId;
         this.finalize(job, "TIMED_OUT", null, `execution timeout: the job ran longer than ${job.executionTimeoutMs} ms`, "ExecutionTimeout");
-        if (workerId) this.hooks.onCancelRunning?.(workerId, job.id);
+        if (workerId) this.hooks.onTimedOut?.(workerId, job.id);
         ended++;
       }
     }

@@ -13,7 +13,8 @@ import { pipeline } from "node:stream/promises";
 import { newId } from "../_ids.ts";
 import type { UploadRecord } from "../store/index.ts";
 import type { Verified } from "./sigv4.ts";
-import { keySegments, resolveKey, uploadDir } from "./paths.ts";
+import { keySegments, placeOf, uploadDir } from "./paths.ts";
+import { entryIn, inFolder } from "./volume-fs.ts";
 import { receiveBody } from "./receive-body.ts";
 import { freeBytes, stagingFile, tooLarge, type Bucket } from "./bucket.ts";
 import { checksumElement, compositeChecksum, formatChecksum, isChecksumAlgorithm, parseChecksum, type ChecksumAlgorithm } from "./checksums.ts";
@@ -143,9 +144,14 @@ export async function completeUpload(b: Bucket, key: string, params: URLSearchPa
     }
     const etag = `${createHash("md5").update(Buffer.concat(md5s)).digest("hex")}-${listed.length}`;
     const checksum = algorithm ? await compositeChecksum(algorithm, partChecksums) : undefined;
-    const { path } = await resolveKey(b.root, key, true);
-    await rename(tmp, path);
-    const info = await stat(path);
+    const info = await stat(tmp); // the joined file is the platform's; a rename keeps its mtime
+    const place = (await placeOf(b.root, key, true))!;
+    try {
+      if ((await entryIn(place.dir, place.name))?.isDirectory()) throw s3Errors.invalidKey(`"${key}" is a folder on the volume`);
+      await rename(tmp, inFolder(place.dir, place.name));
+    } finally {
+      await place.close();
+    }
     b.ctx.store.volumes.putObject(b.volume.id, { key, size: info.size, mtimeMs: Math.trunc(info.mtimeMs), etag, checksum: checksum && algorithm ? formatChecksum(algorithm, checksum) : null, contentType: upload.contentType });
     b.ctx.store.volumes.removeUpload(upload.id);
     await rm(dir, { recursive: true, force: true });

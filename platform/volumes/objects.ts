@@ -1,11 +1,10 @@
 /** PutObject, GetObject (with Range), HeadObject, DeleteObject(s) and ListObjects(V2) over a volume's folder. */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { createReadStream } from "node:fs";
-import { lstat, mkdir, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { mkdir, rename, rm, stat } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
 import type { Verified } from "./sigv4.ts";
-import { existingFile, keySegments, resolveKey, walk } from "./paths.ts";
+import { keySegments, placeOf, walk } from "./paths.ts";
+import { entryIn, inFolder, openObject, pruneEmpty, removeIn } from "./volume-fs.ts";
 import { receiveBody } from "./receive-body.ts";
 import { freeBytes, objectFacts, stagingFile, tooLarge, type Bucket } from "./bucket.ts";
 import { formatChecksum, parseChecksum } from "./checksums.ts";
@@ -17,20 +16,21 @@ const EMPTY_MD5 = "d41d8cd98f00b204e9800998ecf8427e";
 const MAX_DELETE_BODY = 2_000_000;
 
 export async function putObject(b: Bucket, key: string, req: IncomingMessage, res: ServerResponse, verified: Verified) {
-  const { path, folder } = await resolveKey(b.root, key, true);
-  const existing = await lstat(path).catch(() => undefined);
-  if (existing?.isDirectory() && !folder) throw s3Errors.invalidKey(`"${key}" is a folder on the volume`);
-  const free = await freeBytes(b, existing?.isFile() ? existing.size : 0);
+  const place = (await placeOf(b.root, key, true))!;
+  const folder = key.endsWith("/");
   const tmp = stagingFile(b, "put");
   try {
+    const existing = await entryIn(place.dir, place.name);
+    if (existing?.isDirectory() && !folder) throw s3Errors.invalidKey(`"${key}" is a folder on the volume`);
+    const free = await freeBytes(b, existing?.isFile() ? existing.size : 0);
     const got = await receiveBody(req, verified, tmp, { limit: folder ? 0 : free, tooLarge: tooLarge(b, free) });
     if (folder) {
-      await mkdir(path, { recursive: true });
+      await mkdir(inFolder(place.dir, place.name)).catch((e: NodeJS.ErrnoException) => (e.code === "EEXIST" ? undefined : Promise.reject(e)));
       sendEmpty(res, 200, { etag: quoted(EMPTY_MD5) });
       return;
     }
-    await rename(tmp, path);
-    const info = await stat(path);
+    const info = await stat(tmp); // the staged file is the platform's; a rename keeps its mtime
+    await rename(tmp, inFolder(place.dir, place.name));
     b.ctx.store.volumes.putObject(b.volume.id, {
       key, size: got.size, mtimeMs: Math.trunc(info.mtimeMs), etag: got.md5Hex,
       checksum: got.checksum ? formatChecksum(got.checksum.algorithm, got.checksum.value) : null,
@@ -38,6 +38,7 @@ export async function putObject(b: Bucket, key: string, req: IncomingMessage, re
     });
     sendEmpty(res, 200, { etag: quoted(got.md5Hex), ...(got.checksum ? { [`x-amz-checksum-${got.checksum.algorithm}`]: got.checksum.value } : {}) });
   } finally {
+    await place.close();
     await rm(tmp, { force: true });
   }
 }
@@ -58,43 +59,63 @@ function parseRange(header: string | undefined, size: number): [number, number] 
   return [start, end];
 }
 
+/** The object's open file and facts, or NoSuchKey; a FIFO, socket or device is InvalidObjectState (./volume-fs.ts). */
+async function openKey(b: Bucket, key: string) {
+  const place = key.endsWith("/") ? undefined : await placeOf(b.root, key, false);
+  if (!place) throw s3Errors.noSuchKey(key);
+  try {
+    const opened = await openObject(place.dir, place.name, key);
+    if (!opened) throw s3Errors.noSuchKey(key);
+    return opened;
+  } finally {
+    await place.close();
+  }
+}
+
 export async function getObject(b: Bucket, key: string, req: IncomingMessage, res: ServerResponse, isHead: boolean) {
-  const file = await existingFile(b.root, key);
-  if (!file) throw s3Errors.noSuchKey(key);
-  const facts = objectFacts(b, key, file.size, file.mtimeMs);
-  const range = parseRange(req.headers.range, file.size);
-  const checksum = parseChecksum(facts.checksum);
-  const headers: Headers = {
-    etag: quoted(facts.etag),
-    "last-modified": httpDate(file.mtimeMs),
-    "content-type": facts.contentType ?? "application/octet-stream",
-    "accept-ranges": "bytes",
-    "content-length": range ? range[1] - range[0] + 1 : file.size,
-  };
-  // Whole-object checksums only (a client checks them against what it read); multipart ones are per part.
-  if (checksum && !range && String(req.headers["x-amz-checksum-mode"] ?? "").toUpperCase() === "ENABLED" && !checksum.value.includes("-")) {
-    headers[`x-amz-checksum-${checksum.algorithm}`] = checksum.value;
+  const { file, info } = await openKey(b, key);
+  const size = info.size;
+  const mtimeMs = Math.trunc(info.mtimeMs);
+  let streaming = false;
+  try {
+    const facts = objectFacts(b, key, size, mtimeMs);
+    const range = parseRange(req.headers.range, size);
+    const checksum = parseChecksum(facts.checksum);
+    const headers: Headers = {
+      etag: quoted(facts.etag),
+      "last-modified": httpDate(mtimeMs),
+      "content-type": facts.contentType ?? "application/octet-stream",
+      "accept-ranges": "bytes",
+      "content-length": range ? range[1] - range[0] + 1 : size,
+    };
+    // Whole-object checksums only (a client checks them against what it read); multipart ones are per part.
+    if (checksum && !range && String(req.headers["x-amz-checksum-mode"] ?? "").toUpperCase() === "ENABLED" && !checksum.value.includes("-")) {
+      headers[`x-amz-checksum-${checksum.algorithm}`] = checksum.value;
+    }
+    if (range) headers["content-range"] = `bytes ${range[0]}-${range[1]}/${size}`;
+    res.statusCode = range ? 206 : 200;
+    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+    if (isHead || size === 0) {
+      res.end();
+      return;
+    }
+    streaming = true; // the stream closes the file
+    await pipeline(file.createReadStream(range ? { start: range[0], end: range[1] } : {}), res).catch(() => res.destroy());
+  } finally {
+    if (!streaming) await file.close();
   }
-  if (range) headers["content-range"] = `bytes ${range[0]}-${range[1]}/${file.size}`;
-  res.statusCode = range ? 206 : 200;
-  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-  if (isHead || file.size === 0) {
-    res.end();
-    return;
-  }
-  await pipeline(createReadStream(file.path, range ? { start: range[0], end: range[1] } : {}), res).catch(() => res.destroy());
 }
 
 /** Deletes the key's file (or empty folder marker) and the folders it leaves empty; a missing key is no error (S3). */
 async function removeKey(b: Bucket, key: string) {
-  const { path, folder } = await resolveKey(b.root, key, false);
-  const info = await lstat(path).catch(() => undefined);
-  if (info && (info.isFile() || info.isSymbolicLink())) await unlink(path);
-  else if (info?.isDirectory() && folder) await rmdir(path).catch(() => undefined);
+  const place = await placeOf(b.root, key, false);
   b.ctx.store.volumes.removeObject(b.volume.id, key);
-  for (let dir = dirname(path); dir.length > b.root.length && dir.startsWith(b.root); dir = dirname(dir)) {
-    if ((await readdir(dir).catch(() => ["?"])).length > 0) break;
-    await rmdir(dir).catch(() => undefined);
+  if (!place) return;
+  try {
+    await removeIn(place.dir, place.name, key.endsWith("/"));
+    await pruneEmpty(place);
+  } finally {
+    await place.close();
   }
 }
 
@@ -141,17 +162,13 @@ export async function listObjects(b: Bucket, params: URLSearchParams, res: Serve
   }
   // Walk only below the prefix's folder: a folder the prefix names is all the answer can hold.
   const folder = prefix.includes("/") ? prefix.slice(0, prefix.lastIndexOf("/")) : "";
-  let start = "";
-  if (folder) {
-    try {
-      keySegments(folder);
-      const info = await lstat(join(b.root, folder)).catch(() => undefined);
-      start = info?.isDirectory() ? folder : "\0none";
-    } catch {
-      start = "\0none";
-    }
+  let valid = true;
+  try {
+    if (folder) keySegments(folder);
+  } catch {
+    valid = false;
   }
-  const entries = start === "\0none" ? [] : (await walk(b.root, start)).filter((e) => e.key.startsWith(prefix));
+  const entries = valid ? (await walk(b.root, folder)).filter((e) => e.key.startsWith(prefix)) : [];
   entries.sort((x, y) => (x.key < y.key ? -1 : x.key > y.key ? 1 : 0));
 
   const contents: Record<string, string | number>[] = [];

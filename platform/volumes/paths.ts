@@ -1,11 +1,13 @@
 /**
  * Where a volume's bytes live (`<state>/volumes/<id>/`) and how an S3 key maps into that folder:
- * keys with `..`, `.` or empty segments are refused, and every folder on the way must resolve
- * inside the volume (a symlink a worker made cannot lead a write or a read outside it).
+ * keys with `..`, `.` or empty segments are refused, and a key is reached one folder fd at a time
+ * without following links (./volume-fs.ts), whatever a worker does to its folders meanwhile.
  */
-import { lstat, mkdir, readdir, realpath, stat } from "node:fs/promises";
-import { join, sep } from "node:path";
+import { join } from "node:path";
 import { s3Errors } from "./s3-error.ts";
+import { openPlace, openRoot, walkFolder, type Entry, type KeyPlace } from "./volume-fs.ts";
+
+export type { Entry } from "./volume-fs.ts";
 
 export const volumeDir = (dataDir: string, id: string) => join(dataDir, "volumes", id);
 /** Multipart parts and half-received objects: outside every volume, so workers never see them. */
@@ -27,58 +29,26 @@ export function keySegments(key: string): string[] {
   return segments;
 }
 
-const inside = (root: string, path: string) => path === root || path.startsWith(root + sep);
+/** The key's place in the volume at `root` (./volume-fs.ts: no link followed); undefined when a folder on the way is missing. */
+export const placeOf = (root: string, key: string, create: boolean): Promise<KeyPlace | undefined> => openPlace(root, keySegments(key), key, create);
 
-/**
- * The file path of `key` in the volume at `root`, after checking that its folders resolve inside
- * the volume; `create` makes the missing folders (one at a time, each checked).
- */
-export async function resolveKey(root: string, key: string, create: boolean): Promise<{ path: string; folder: boolean }> {
-  const segments = keySegments(key);
-  const realRoot = await realpath(root);
-  let dir = root;
-  for (const segment of segments.slice(0, -1)) {
-    dir = join(dir, segment);
-    const info = await lstat(dir).catch(() => undefined);
-    if (!info) {
-      if (!create) break;
-      await mkdir(dir);
-      continue;
-    }
-    if (info.isSymbolicLink() && !inside(realRoot, await realpath(dir).catch(() => ""))) throw s3Errors.accessDenied(`"${key}" leads outside the volume (a symbolic link).`);
-    if (!info.isDirectory() && !info.isSymbolicLink()) throw s3Errors.invalidKey(`"${segment}" on the way to "${key}" is a file`);
-  }
-  return { path: join(root, ...segments), folder: key.endsWith("/") };
-}
-
-/** The file behind a key for reading: a regular file inside the volume, or undefined. */
-export async function existingFile(root: string, key: string): Promise<{ path: string; size: number; mtimeMs: number } | undefined> {
-  const { path, folder } = await resolveKey(root, key, false);
-  if (folder) return undefined;
-  const real = await realpath(path).catch(() => undefined);
-  if (!real || !inside(await realpath(root), real)) return undefined;
-  const info = await stat(real);
-  return info.isFile() ? { path: real, size: info.size, mtimeMs: Math.trunc(info.mtimeMs) } : undefined;
-}
-
-export interface Entry { key: string; size: number; mtimeMs: number }
-
-/** Every regular file under `root/<start>` as S3 keys (symlinks not followed), unsorted. */
+/** Every regular file under `root/<start>` as S3 keys (no link followed), unsorted; none when `start` is not a folder. */
 export async function walk(root: string, start = ""): Promise<Entry[]> {
-  const out: Entry[] = [];
-  const visit = async (rel: string) => {
-    const entries = await readdir(join(root, rel), { withFileTypes: true }).catch(() => []);
-    for (const e of entries) {
-      const key = rel ? `${rel}/${e.name}` : e.name;
-      if (e.isDirectory()) await visit(key);
-      else if (e.isFile()) {
-        const info = await lstat(join(root, key)).catch(() => undefined);
-        if (info) out.push({ key, size: info.size, mtimeMs: Math.trunc(info.mtimeMs) });
-      }
+  if (!start) {
+    const dir = await openRoot(root);
+    try {
+      return await walkFolder(dir, "");
+    } finally {
+      await dir.close();
     }
-  };
-  await visit(start);
-  return out;
+  }
+  const place = await openPlace(root, [...keySegments(start), "(none)"], start, false).catch(() => undefined); // every segment a folder
+  if (!place) return [];
+  try {
+    return await walkFolder(place.dir, start);
+  } finally {
+    await place.close();
+  }
 }
 
 /** Bytes the volume holds (its files; symlinks count as nothing). */

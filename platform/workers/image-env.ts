@@ -20,6 +20,7 @@ import { writeSandboxEtc } from "./sandbox-etc.ts";
 import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
 import { sharedAttempt } from "./_shared-attempt.ts";
 import { gpuEnv, type GpuGrant } from "./gpu-assign.ts";
+import { channelArgs, channelEnv, netnsUsable, openChannel, type WorkerChannel } from "./worker-channel.ts";
 
 /**
  * Without a sandbox: `-S` keeps the host's site folders off sys.path, then the runtime's usual
@@ -39,12 +40,26 @@ export interface WorkerLaunch {
   sandboxed: boolean;
   /** Without the sandbox, a platform run as root runs the worker as this user. */
   user?: SandboxUser;
+  /** The image's interpreter (a shell puts its folder first on PATH). */
+  interpreter: string;
+  /** Its own network namespace and channel to the platform (./worker-channel.ts), where it has them. */
+  channel?: WorkerChannel;
 }
 
-/** Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts). */
-export function spawnLaunch(launch: WorkerLaunch): ChildProcess {
-  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true });
-  return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ["ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
+/** `svc shell` (./shell.ts): a command instead of the handler, and what the shell changes in the launch (its env). */
+export interface ShellLaunch {
+  command: string[];
+  adjust(launch: WorkerLaunch): WorkerLaunch;
+}
+
+/**
+ * Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts); a shell's stdin is a pipe.
+ * `prefix` (the sandbox only) runs first and execs bwrap: it puts the process in the worker's
+ * cgroup (./worker-resources.ts).
+ */
+export function spawnLaunch(launch: WorkerLaunch, { stdin = false, prefix }: { stdin?: boolean; prefix?: string[] } = {}): ChildProcess {
+  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, stdin, prefix });
+  return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
 }
 
 /** "strict": no worker starts without the sandbox (`svc platform start --isolation strict`, SVC_ISOLATION=strict). */
@@ -63,12 +78,20 @@ export interface LaunchRequest {
   gpu?: GpuGrant;
   /** The host folder of the endpoint's network volume (../volumes/mount.ts). */
   volumeDir?: string;
+  /** The size of the sandbox's /tmp (./flavours.ts). */
+  tmpBytes?: number;
+  /** Run this instead of the handler (`svc shell`). */
+  command?: string[];
+  /** The platform's worker socket and the worker's id, API base and kind: a sandboxed worker gets its own network (./worker-channel.ts). */
+  network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean; tunnelPorts?: number[] };
 }
 
 export class ImageEnvironments {
   private readonly views = new Map<string, Promise<InterpreterView>>();
   private sandbox?: Promise<boolean>;
   private etc?: { dir: string; binds: string[] };
+  private netns?: Promise<boolean>;
+  private toldNetwork = false;
 
   /**
    * @param stateDir the platform's state folder: flags mode keeps its package links there.
@@ -128,6 +151,7 @@ export class ImageEnvironments {
       this.etc ??= writeSandboxEtc(this.stateDir, user?.uid ?? process.getuid?.() ?? 0, user?.gid ?? process.getgid?.() ?? 0);
       // The image's packages stay where the interpreter's own `site` finds them.
       const path = [SANDBOX_APP_DIR, `${SANDBOX_APP_DIR}/site-packages`];
+      const channel = await this.channelFor(req);
       return {
         command: "bwrap",
         args: bwrapArgs({
@@ -138,25 +162,51 @@ export class ImageEnvironments {
           etc: this.etc,
           user,
           volumeDir: req.volumeDir,
-          command: [view.executable, "-s", req.handler],
+          command: req.command ?? [view.executable, "-s", req.handler],
           gpu: req.gpu,
+          tmpBytes: req.tmpBytes,
+          network: channel && channelArgs(channel),
         }),
         cwd: req.buildDir,
-        env: { ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env), ...gpuEnv(req.gpu, req.env), PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp" },
+        env: {
+          ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env), ...gpuEnv(req.gpu, req.env),
+          ...(channel && req.network ? channelEnv(channel, req.network.apiBase, req.network.lb) : {}),
+          PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp",
+        },
         sandboxed: true,
+        interpreter: view.executable,
+        channel,
       };
     }
     const links = view.packages.length ? [await this.linkPackages(view)] : [];
     const root = process.getuid?.() === 0;
     if (root) await exposeBuildsTo(this.stateDir);
     return {
-      command: view.executable,
-      args: ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
+      command: req.command?.[0] ?? view.executable,
+      args: req.command?.slice(1) ?? ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
       cwd: req.buildDir,
       env: { ...(req.volumeDir ? volumeEnv(req.env, req.volumeDir) : req.env), ...gpuEnv(req.gpu, req.env), PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":"), ...(root ? { HOME: "/tmp" } : {}) },
       sandboxed: false,
+      interpreter: view.executable,
       user: root ? { uid: UNPRIVILEGED.uid, gid: UNPRIVILEGED.gid } : undefined,
     };
+  }
+
+  /**
+   * The sandboxed worker's channel (its own network namespace), or none where that cannot be had:
+   * said once; `--isolation strict` refuses the worker instead (SANDBOX_REQUIRED).
+   */
+  private async channelFor(req: LaunchRequest): Promise<WorkerChannel | undefined> {
+    if (!req.network) return undefined;
+    this.netns ??= req.network.platformSocket ? netnsUsable() : Promise.resolve(false);
+    const why = req.network.platformSocket ? "not able to make a network namespace here" : "given no worker socket (the state folder's path is too long for one)";
+    if (!(await this.netns)) {
+      if (this.isolation === "strict") throw errors.SANDBOX_REQUIRED(`${why}: a worker's network cannot be isolated`);
+      if (!this.toldNetwork) this.log(`warning: workers share the host's network (bwrap is ${why}): a worker can reach the host's loopback services. \`--isolation strict\` refuses to run workers without their own network.`);
+      this.toldNetwork = true;
+      return undefined;
+    }
+    return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts);
   }
 
   /** Flags mode: a folder holding links to the image's package entries only (the site folder's others stay out). */

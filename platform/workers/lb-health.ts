@@ -5,6 +5,7 @@
  */
 import { request } from "undici";
 import type { WorkerInfo } from "./worker-info.ts";
+import { lbTarget } from "./lb-target.ts";
 
 const START_POLL_MS = 25;
 const FAILED_PROBES = 3;
@@ -44,7 +45,8 @@ export class LbHealth {
   async ping(w: WorkerInfo): Promise<boolean> {
     w.probing = true;
     try {
-      const res = await request(`http://127.0.0.1:${w.lbPort}/ping`, { method: "GET", headersTimeout: 2000, bodyTimeout: 2000 });
+      const target = lbTarget(w, "/ping");
+      const res = await request(target.url, { dispatcher: target.dispatcher, method: "GET", headersTimeout: 2000, bodyTimeout: 2000 });
       await res.body.dump();
       return res.statusCode === 200;
     } catch {

@@ -10,6 +10,7 @@ import { request } from "undici";
 import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import type { WorkerInfo } from "./worker-info.ts";
+import { lbTarget } from "./lb-target.ts";
 
 const HOP_BY_HOP = new Set([
   "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "authorization",
@@ -64,7 +65,9 @@ export function createLbProxy(ctx: PlatformContext) {
       if (worker.inFlight === 0) supervisor.released(worker.id);
     };
     try {
-      const res = await request(`http://127.0.0.1:${worker.lbPort}${path}`, {
+      const target = lbTarget(worker, path);
+      const res = await request(target.url, {
+        dispatcher: target.dispatcher,
         method: method as "GET",
         headers,
         body,

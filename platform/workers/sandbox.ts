@@ -3,8 +3,8 @@
  * libraries, the interpreter's stdlib with its site folders emptied but for the image's packages
  * (at their own paths: their relative links keep working) and the unpacked build (all read-only),
  * the image's own minimal /etc (./sandbox-etc.ts), a private /tmp, its own /proc (pid namespace: no
- * view of the platform's process or of other workers), and the host's network (the platform is on
- * loopback). No capabilities (a platform run as root maps the worker to an unprivileged user in a
+ * view of the platform's process or of other workers), and its own network namespace with one channel
+ * to the platform (./worker-channel.ts). No capabilities (a platform run as root maps the worker to an unprivileged user in a
  * user namespace), no_new_privs, and a seccomp filter (./seccomp.ts) that refuses what would undo
  * the walls (mount, handle-based opens, ptrace, new namespaces, ...). No view of the platform's
  * state folder or of other builds. docs/platform.md, "Image environments" and "Threat model".
@@ -40,13 +40,17 @@ export function hardeningArgs(user: SandboxUser | undefined, seccompFd: number |
   return args;
 }
 
-/** Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info fd). */
-export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean }) {
+/**
+ * Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info
+ * fd). `prefix` runs first and execs bwrap (./worker-resources.ts: joining the worker's cgroup).
+ */
+export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean; prefix?: string[] }) {
   const filter = seccompProgram();
-  const proc = spawn("bwrap", args, {
+  const [command, ...before] = [...(options.prefix ?? []), "bwrap"];
+  const proc = spawn(command!, [...before, ...args], {
     cwd: options.cwd,
     env: options.env,
-    stdio: ["ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
+    stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
   });
   const sink = proc.stdio[4] as NodeJS.WritableStream | null;
   if (filter && sink) {
@@ -96,6 +100,10 @@ export interface SandboxSpec {
   command: string[];
   /** The worker's GPUs (./gpu-assign.ts): device nodes to `--dev-bind`, driver library folders to show read-only. */
   gpu?: { devices: string[]; libraryDirs: string[] };
+  /** The size of its /tmp tmpfs (./flavours.ts); the kernel's default, half the host's RAM, when not given. */
+  tmpBytes?: number;
+  /** Its own network namespace and the platform's channel (./worker-channel.ts channelArgs). */
+  network?: string[];
 }
 
 const isUnder = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
@@ -125,9 +133,11 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   for (const entry of spec.packages) args.push("--ro-bind", entry, entry);
   for (const dir of hidden) args.push("--remount-ro", dir); // after the binds: their mount points are made in the tmpfs
   args.push("--ro-bind", spec.buildDir, SANDBOX_APP_DIR);
+  if (spec.tmpBytes) args.push("--size", String(spec.tmpBytes));
   args.push("--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", ...NO_TERMINAL_ARGS);
   if (spec.gpu) args.push(...gpuArgs(spec.gpu, shown));
   if (spec.volumeDir) args.push("--bind", spec.volumeDir, "/platform-volume");
+  if (spec.network) args.push(...spec.network);
   args.push("--remount-ro", "/"); // the sandbox's own root (a tmpfs bwrap made): nothing new appears in it
   args.push("--chdir", SANDBOX_APP_DIR, "--", ...spec.command);
   return args;

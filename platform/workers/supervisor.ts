@@ -9,9 +9,11 @@
  * Its parts live apart: the process (record, variables, signals, stop timers: ./worker-process.ts),
  * output capture (./worker-logs.ts), LB probing (./lb-health.ts), restart backoff and problems
  * (./restart-policy.ts), signals to a worker (./worker-signals.ts), GPUs (./gpu-assign.ts),
- * unrunnable endpoints (./unrunnable.ts), ready waiters (./ready-waiters.ts).
+ * unrunnable endpoints (./unrunnable.ts), ready waiters (./ready-waiters.ts), resource limits and
+ * cgroups (./worker-resources.ts).
  */
 import type { ChildProcess } from "node:child_process";
+import type { SvcError } from "../../core/errors.ts";
 import { join } from "node:path";
 import type { Store, EndpointRecord } from "../store/index.ts";
 import type { JobQueue } from "../queue/queue.ts";
@@ -22,12 +24,14 @@ import { BuildUnpacker } from "./unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
 import { declaredRetries, resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
 import type { RetryPolicy } from "../../core/endpoint-schema.ts";
-import { ImageEnvironments, spawnLaunch } from "./image-env.ts";
-import { captureLines } from "./worker-logs.ts";
+import { ImageEnvironments, spawnLaunch, type ShellLaunch, type WorkerLaunch } from "./image-env.ts";
+import { captureWorkerOutput } from "./worker-logs.ts";
 import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
 import { volumeFolderOf } from "../volumes/mount.ts";
+import { forgetLbTarget } from "./lb-target.ts";
+import { closeChannel, loopbackPorts } from "./worker-channel.ts";
 import type { EndpointProblem, WorkerError, WorkerInfo, WorkerState } from "./worker-info.ts";
 import { LbHealth } from "./lb-health.ts";
 import { RestartPolicy } from "./restart-policy.ts";
@@ -35,11 +39,13 @@ import { wakeSignals, waitSignals } from "./worker-signals.ts";
 import { newWorker, readChildPid, signalWorker, stopProcess, workerEnv } from "./worker-process.ts";
 import { ReadyWaiters } from "./ready-waiters.ts";
 import { unrunnable } from "./unrunnable.ts";
+import { joinPrefix, WorkerResources, type LimitsView } from "./worker-resources.ts";
+import type { RemoteWorkers } from "./backends/backend.ts";
+import { remoteLaunch } from "./backends/remote-launch.ts";
 
 export type { WorkerState, WorkerInfo, WorkerError, EndpointProblem } from "./worker-info.ts";
 
 export { RESTART_BACKOFF_MS } from "./restart-policy.ts";
-const LAST_LINES_KEPT = 8;
 
 export interface SupervisorDeps {
   store: Store;
@@ -52,12 +58,17 @@ export interface SupervisorDeps {
   apiBase: () => string;
   /** `@name` of the abstract Unix socket the API also listens on for local workers (Linux), if any. */
   workerSocket?: () => string | undefined;
+  /** The path of the Unix socket bound into sandboxed workers (./worker-channel.ts), if any. */
+  channelSocket?: () => string | undefined;
+  /** Where workers run when not here (./backends/backend.ts: Ray); none: local processes. */
+  remote?: RemoteWorkers;
 }
 
 /**
- * ~340 lines, over the ~250 a class gets, for a reason: what is left is the worker's life cycle
- * (start, ready, busy, stop, exit, unhealthy), transitions that read and write the same worker
- * records and the same maps; split further, one transition would live apart from the state it changes.
+ * ~380 lines, over the ~250 a class gets, for a reason: what is left is the worker's life cycle
+ * (start, ready, busy, stop, exit, unhealthy, timed out, out of memory), transitions that read and
+ * write the same worker records and the same maps; split further, one transition would live apart
+ * from the state it changes.
  */
 export class Supervisor {
   readonly workers = new Map<string, WorkerInfo>();
@@ -70,7 +81,15 @@ export class Supervisor {
   private readonly restarts = new RestartPolicy();
   /** LB workers' readiness and liveness by GET /ping (./lb-health.ts). */
   private readonly lb: LbHealth;
+  /** Each worker's memory, CPU, process and /tmp limits, and its cgroup (./worker-resources.ts). */
+  readonly resources: WorkerResources;
+  /** Whether workers run in the sandbox (known once one started): its /tmp is sized. */
+  private sandboxed?: boolean;
   private closed = false;
+  /** Where workers run when not here (Ray), if anywhere. */
+  get remote(): RemoteWorkers | undefined {
+    return this.deps.remote;
+  }
   /** The platform is stopping gracefully: no worker starts, running ones finish their jobs (drain). */
   private draining = false;
 
@@ -78,6 +97,7 @@ export class Supervisor {
     this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
     this.images = new ImageEnvironments(deps.options.dataDir, (line) => this.log(line), deps.options.isolation);
     this.gpus = new WorkerGpus(deps.options.gpuMachine);
+    this.resources = new WorkerResources(deps.options, (line) => this.log(line));
     const lbHooks = { workers: () => this.workers.values(), ready: (w: WorkerInfo) => this.markReady(w), unhealthy: (w: WorkerInfo, why: string) => this.markUnhealthy(w, why) };
     this.lb = new LbHealth(lbHooks, deps.options.pingIntervalS);
   }
@@ -108,7 +128,7 @@ export class Supervisor {
 
   state(w: WorkerInfo): WorkerState {
     if (w.unhealthy || w.failure) return "unhealthy";
-    if (!w.ready) return this.gpus.waiting(w.id) ? "throttled" : "initializing"; // throttled: waits for a GPU
+    if (!w.ready) return this.gpus.waiting(w.id) || w.remote?.unplaced ? "throttled" : "initializing"; // throttled: waits for a GPU or a place
     return this.busy(w) ? "running" : "idle";
   }
 
@@ -151,6 +171,12 @@ export class Supervisor {
   canStart(endpoint: EndpointRecord, now = Date.now()): boolean {
     if (this.closed || this.draining || !this.buildIdOf(endpoint)) return false;
     return !this.restarts.backingOff(endpoint.id, now, () => this.configKey(endpoint)); // a redeploy starts at once
+  }
+
+  /** The limits a worker of the endpoint gets (a live worker's, else as the next would get them), and which hold. */
+  limitsOf(endpoint: EndpointRecord): LimitsView {
+    const live = this.forEndpoint(endpoint.id).find((w) => w.limits && !w.outdated);
+    return live?.limits ?? this.resources.view(this.resources.limitsOf(endpoint, endpoint.gpuIds ? this.gpus.machineCount() : 0), this.sandboxed);
   }
 
   /** Why the endpoint's current workers cannot serve (its /health `error`), if they cannot. */
@@ -247,28 +273,54 @@ export class Supervisor {
     return w;
   }
 
-  private async spawnWorker(endpoint: EndpointRecord, w: WorkerInfo, token: string): Promise<void> {
+  /**
+   * A process in the endpoint's worker environment — its build unpacked, its image environment,
+   * GPUs, volume, and env with secrets resolved — spawned: a worker's (spawnWorker), and `svc
+   * shell`'s (./shell.ts) with `shell` turning the launch into the shell's command. One path, so a
+   * shell gets what a worker gets (sandbox, limits, network).
+   */
+  async spawnProcess(endpoint: EndpointRecord, w: WorkerInfo, token: string, shell?: ShellLaunch): Promise<{ proc: ChildProcess; launch: WorkerLaunch; target: WorkerTarget }> {
     const { store, options } = this.deps;
-    let target: WorkerTarget;
+    const target = resolveWorkerTarget(store, endpoint, this.buildIdOf(endpoint));
+    const dir = await this.unpacker.ensure(target.build.id, target.artifactPath);
+    const python = options.pythonForImage ? options.pythonForImage(target.image, endpoint.name) : await defaultPythonForImage(target.image, () => this.gpus.present());
+    const gone = () => w.stopping || w.exited || this.closed;
+    const gpu = await this.gpus.assign({ id: w.id, gone }, endpoint, target.env, (line) => {
+      this.log(line);
+      this.platformLog(endpoint.id, w.id, line);
+    });
+    const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
+    const lb = w.type === "LB" && !shell; // a shell listens for nothing
+    const network = { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb, tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()) };
+    const limits = this.resources.limitsOf(endpoint, gpu ? this.gpus.machineCount() : 0);
+    const request = { image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, network, tmpBytes: limits.tmpBytes };
+    const workerLaunch = await this.images.launch(shell ? { ...request, command: shell.command } : request);
+    const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
+    w.channel = launch.channel;
+    if (lb) w.lbSocket = launch.channel?.lbSocket;
+    if (gone()) throw new Error("stopped before it started");
+    w.spawnedAt = Date.now(); // the cold start counts making the cgroup
+    w.limits = this.resources.view(limits, (this.sandboxed = launch.sandboxed));
+    const cgroup = (w.cgroup = this.resources.open(w.id, limits));
+    // In the sandbox a shell (sh) joins the cgroup and execs bwrap; without it, the interpreter joins before it can fork.
+    const proc = spawnLaunch(launch, { stdin: shell !== undefined, prefix: cgroup && launch.sandboxed ? joinPrefix(cgroup) : undefined });
+    w.proc = proc;
+    if (launch.sandboxed) readChildPid(proc, w);
+    else {
+      w.pid = proc.pid;
+      if (cgroup && proc.pid) cgroup.join(proc.pid);
+    }
+    return { proc, launch, target };
+  }
+
+  private async spawnWorker(endpoint: EndpointRecord, w: WorkerInfo, token: string): Promise<void> {
+    if (this.deps.remote?.places(endpoint)) return this.spawnRemote(this.deps.remote, endpoint, w, token);
+    const { store } = this.deps;
     try {
-      target = resolveWorkerTarget(store, endpoint, this.buildIdOf(endpoint));
-      const dir = await this.unpacker.ensure(target.build.id, target.artifactPath);
-      const python = options.pythonForImage ? options.pythonForImage(target.image, endpoint.name) : await defaultPythonForImage(target.image, () => this.gpus.present());
-      const gone = () => w.stopping || w.exited || this.closed;
-      const gpu = await this.gpus.assign({ id: w.id, gone }, endpoint, target.env, (line) => {
-        this.log(line);
-        this.platformLog(endpoint.id, w.id, line);
-      });
-      const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
-      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir });
-      if (w.stopping || this.closed) throw new Error("stopped before it started");
-      w.spawnedAt = Date.now();
-      const proc = spawnLaunch(launch);
-      w.proc = proc;
-      if (launch.sandboxed) readChildPid(proc, w);
-      else w.pid = proc.pid;
+      const { proc, launch, target } = await this.spawnProcess(endpoint, w, token);
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
-      this.capture(proc, endpoint.id, w);
+      // its output to its logs, within its log rate, the last few lines kept (./worker-logs.ts)
+      captureWorkerOutput(proc, w, this.deps.options.logRate, { line: (text) => store.logs.append(endpoint.id, w.id, text), note: (text) => this.platformLog(endpoint.id, w.id, text) });
       if (w.type === "LB") this.lb.watchStarts();
       proc.on("error", (error) => {
         this.platformLog(endpoint.id, w.id, `worker ${w.id} could not start ${launch.command}: ${error.message}`);
@@ -278,17 +330,41 @@ export class Supervisor {
           this.onExit(w);
         }
       });
-      proc.on("exit", (code, signal) => {
-        const how = signal ? `signal ${signal}` : `code ${code}`;
-        this.platformLog(endpoint.id, w.id, `worker ${w.id} exited (${how})`);
-        if (!w.stopping && !w.ready) this.startFailed(w, `exited (${how}) before it was ready`);
-        this.onExit(w);
-      });
+      proc.on("exit", (code, signal) => this.exited(w, signal ? `signal ${signal}` : `code ${code}`));
     } catch (error) {
-      this.platformLog(endpoint.id, w.id, `worker ${w.id} did not start: ${(error as Error).message}`);
-      if (!w.stopping && !this.closed) this.startFailed(w, `did not start: ${(error as Error).message}`);
-      this.onExit(w);
+      this.notStarted(w, error as Error);
     }
+  }
+
+  /** A worker on another node (./backends/backend.ts): its backend places it and reports its exit. */
+  private async spawnRemote(remote: RemoteWorkers, endpoint: EndpointRecord, w: WorkerInfo, token: string): Promise<void> {
+    const log = (line: string) => this.platformLog(endpoint.id, w.id, line);
+    try {
+      const launch = await remoteLaunch({ ...this.deps, nodeApiBase: () => remote.nodeApiBase(), volumesRoot: remote.volumesRoot }, endpoint, w, token, this.buildIdOf(endpoint), log);
+      if (w.stopping || this.closed) throw new Error("stopped before it started");
+      w.spawnedAt = Date.now();
+      this.deps.store.workers.started(w.id, endpoint.id, launch.buildId, null);
+      w.remote = await remote.start(endpoint, w, launch, { log, exited: (how) => this.exited(w, how) });
+      if (w.stopping || this.closed) w.remote.signal("SIGKILL"); // stopped while it was being submitted
+    } catch (error) {
+      this.notStarted(w, error as Error);
+    }
+  }
+
+  private exited(w: WorkerInfo, how: string): void {
+    this.platformLog(w.endpointId, w.id, `worker ${w.id} exited (${how})`);
+    if (w.limits && (w.cgroup?.oomKills() ?? 0) > 0) {
+      w.outOfMemory = true;
+      this.platformLog(w.endpointId, w.id, `worker ${w.id} was killed for memory: ${this.resources.outOfMemory(w.limits).message.split("\n")[0]}`);
+    }
+    if (!w.stopping && !w.ready) this.startFailed(w, `exited (${how}) before it was ready`);
+    this.onExit(w);
+  }
+
+  private notStarted(w: WorkerInfo, error: Error): void {
+    this.platformLog(w.endpointId, w.id, `worker ${w.id} did not start: ${error.message}`);
+    if (!w.stopping && !this.closed) this.startFailed(w, `did not start: ${error.message}`);
+    this.onExit(w);
   }
 
   /** A worker exited (or could not start) before it was ready: its endpoint backs off (./restart-policy.ts). */
@@ -299,16 +375,6 @@ export class Supervisor {
       const failed = this.deps.queue.failQueued(w.endpointId, JSON.stringify(error), error.error_type);
       if (failed > 0) this.platformLog(w.endpointId, w.id, `${failed} queued job(s) failed: the endpoint's workers exit before they are ready`);
     }
-  }
-
-  /** The worker's output lines go to its logs (cut when too long: ./worker-logs.ts); the last few are kept. */
-  private capture(proc: ChildProcess, endpointId: string, w: WorkerInfo): void {
-    const logs = this.deps.store.logs;
-    captureLines([proc.stdout, proc.stderr], (line) => {
-      logs.append(endpointId, w.id, line);
-      w.lastLines.push(line);
-      if (w.lastLines.length > LAST_LINES_KEPT) w.lastLines.shift();
-    });
   }
 
   private platformLog(endpointId: string, workerId: string, line: string): void {
@@ -324,9 +390,32 @@ export class Supervisor {
     this.deps.queue.releaseTakers(w.id);
     // At shutdown, running jobs stay IN_PROGRESS in the database: the next start requeues them.
     const held = this.closed || this.draining ? [] : [...this.deps.queue.jobsOf(w.id)];
-    if (held.length > 0) this.deps.queue.handBack(w.id, held);
+    if (w.outOfMemory && w.limits) this.failHeld(w, held, this.resources.outOfMemory(w.limits)); // the same job would only end the next worker too
+    else if (held.length > 0) this.deps.queue.handBack(w.id, held);
+    if (w.cgroup) void this.resources.end(w.cgroup);
     wakeSignals(w);
+    forgetLbTarget(w);
+    if (w.channel) void closeChannel(w.channel);
     w.resolveExit();
+  }
+
+  private failHeld(w: WorkerInfo, jobIds: string[], error: SvcError): void {
+    const text = JSON.stringify({ error_type: error.code, error_message: error.message.split("\n")[0], remedy: error.remedy });
+    for (const jobId of jobIds) this.deps.queue.fail(w.id, jobId, text, error.code);
+  }
+
+  /**
+   * A job of this worker ran past its execution timeout: the function runs on (nothing interrupts
+   * a thread), so the worker and every process it started end now; its other jobs go back to the
+   * queue and a fresh worker takes them (docs/platform.md, "Resources").
+   */
+  timedOut(workerId: string, jobId: string): void {
+    const w = this.workers.get(workerId);
+    if (!w || w.exited) return;
+    this.platformLog(w.endpointId, w.id, `worker ${w.id} ran job ${jobId} past its execution timeout: ending the worker and its processes`);
+    const held = [...this.deps.queue.jobsOf(w.id)];
+    if (held.length > 0) this.deps.queue.handBack(w.id, held);
+    void this.kill(w);
   }
 
   /** Graceful stop: `stop` signal (QB) or SIGTERM (LB), then SIGTERM/SIGKILL after the grace periods. */
@@ -345,12 +434,16 @@ export class Supervisor {
     return w.exit;
   }
 
-  /** Kills at once (unhealthy, deleted endpoint at shutdown). */
+  /** Kills at once, with every process of its cgroup (unhealthy, timed out, deleted endpoint at shutdown). */
   kill(w: WorkerInfo): Promise<void> {
     w.stopping = true;
     this.gpus.cancel(w.id);
+    if (w.cgroup) void w.cgroup.killAll();
     if (w.proc && w.proc.exitCode === null && !w.exited) signalWorker(w, "SIGKILL");
-    else if (!w.proc) this.onExit(w);
+    else if (!w.proc) {
+      signalWorker(w, "SIGKILL"); // a remote worker: its backend stops it; its token ends here
+      this.onExit(w);
+    }
     return w.exit;
   }
 
@@ -404,5 +497,8 @@ export class Supervisor {
     await Promise.race([Promise.all(all.map((w) => w.exit)), deadline]);
     for (const w of all) if (!w.exited) await this.kill(w).catch(() => undefined);
     for (const w of all) this.onExit(w);
+    await Promise.all(all.map((w) => w.cgroup && this.resources.end(w.cgroup)));
+    this.resources.close();
+    await this.deps.remote?.close();
   }
 }

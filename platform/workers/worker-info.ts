@@ -1,5 +1,9 @@
 /** A worker as the supervisor tracks it, and what it reports: shared by the supervisor's parts and the routes. */
 import type { ChildProcess } from "node:child_process";
+import type { WorkerCgroup } from "./cgroups.ts";
+import type { LimitsView } from "./worker-resources.ts";
+import type { RemoteRun } from "./backends/remote-run.ts";
+import type { WorkerChannel } from "./worker-channel.ts";
 
 export type WorkerState = "initializing" | "throttled" | "idle" | "running" | "unhealthy";
 
@@ -13,6 +17,8 @@ export interface WorkerInfo {
   /** Build, image and env this worker runs; a different key on its endpoint makes it outdated. */
   configKey: string;
   proc?: ChildProcess;
+  /** A worker a remote backend placed (./backends/backend.ts): no process here. */
+  remote?: RemoteRun;
   /** The Python process (inside bwrap: its child, which is what gets signals). */
   pid?: number;
   /** The worker reported that its endpoint's module does not import (it still fails jobs). */
@@ -35,12 +41,22 @@ export interface WorkerInfo {
   openPolls: number;
   idleSince: number;
   lbPort?: number;
+  /** A sandboxed LB worker listens on this Unix socket instead of lbPort (./worker-channel.ts). */
+  lbSocket?: string;
+  /** Its network channel (./worker-channel.ts), closed when it exits. */
+  channel?: WorkerChannel;
   lbFailures: number;
   probing: boolean;
   inFlight: number;
   cancel: string[];
   stop: boolean;
   signalWaiter?: () => void;
+  /** Its memory, CPU, process and /tmp limits, and which hold (./worker-resources.ts). */
+  limits?: LimitsView;
+  /** Its cgroup, where the machine gives one (./cgroups.ts). */
+  cgroup?: WorkerCgroup;
+  /** The kernel killed it for memory: its jobs fail (WORKER_OUT_OF_MEMORY) rather than go back to the queue. */
+  outOfMemory?: boolean;
   exit: Promise<void>;
   resolveExit: () => void;
 }

@@ -2,8 +2,7 @@
 
 Stdlib only. It never imports or runs the user's code: it parses each file with `ast` and
 evaluates decorator arguments statically (literals, tuples/lists/dicts of literals, unary minus,
-module-level constants assigned once, `GpuGroup.X` / `svc.GpuGroup.X`, and `Retries(...)` of such
-values, read as a dict of the fields given).
+module-level constants assigned once, and `GpuGroup.X` / `svc.GpuGroup.X`).
 
 Protocol (JSON, UTF-8):
   request  {"files": [{"path": "a/b.py", "source": "<base64 of the file's bytes>"}]}
@@ -50,8 +49,11 @@ _SCHEMA = _endpoint_schema()
 ROUTE_METHODS = tuple(method.lower() for method in _SCHEMA.HTTP_METHODS)
 # Positional parameters of Endpoint(...), in order (docs/contracts.md section 3).
 ENDPOINT_PARAMS = _SCHEMA.ENDPOINT_ARGUMENTS
-SVC_MODULES = ("svc", "svc.gpu", "svc.endpoint")
-RETRIES_FIELDS = ("max_retries", "backoff", "initial_delay")  # svc.Retries' fields, in order
+SVC_MODULES = ("svc", "svc.gpu", "svc.endpoint", "svc.options")
+# svc.Cron, svc.Batch and svc.Retries: Endpoint(schedule=Cron(...), batch=Batch(...), retries=Retries(...))
+# read as dicts of these parameters
+OPTION_PARAMS = {"Cron": ("cron", "timezone", "input"), "Batch": ("max_size", "max_wait_ms"),
+                 "Retries": ("max_retries", "backoff", "initial_delay")}
 # Source lines as ast.get_source_segment splits them: only \r\n, \r and \n end a line.
 SOURCE_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
@@ -89,7 +91,7 @@ class Module:
         self.values = {}  # name -> value node of its single plain assignment
         self.endpoint_names = {"Endpoint"}  # names that refer to svc.Endpoint
         self.gpu_group_names = {"GpuGroup"}  # names that refer to svc.GpuGroup
-        self.retries_names = {"Retries"}  # names that refer to svc.Retries
+        self.option_names = {name: name for name in OPTION_PARAMS}  # local name -> svc.Cron / svc.Batch
         self.svc_modules = {"svc"}  # names that refer to the svc package
         for stmt in tree.body:
             self._scan(stmt)
@@ -135,8 +137,8 @@ class Module:
                         self.endpoint_names.add(bound)
                     elif alias.name == "GpuGroup":
                         self.gpu_group_names.add(bound)
-                    elif alias.name == "Retries":
-                        self.retries_names.add(bound)
+                    elif alias.name in OPTION_PARAMS:
+                        self.option_names[bound] = alias.name
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             self._bind_target(stmt.target, None)
             for inner in stmt.body + stmt.orelse:
@@ -185,10 +187,13 @@ class Module:
             return node.id in self.gpu_group_names
         return isinstance(node, ast.Attribute) and node.attr == "GpuGroup" and self.is_svc_module(node.value)
 
-    def is_retries_ref(self, node):
+    def option_class(self, node):
+        """'Cron', 'Batch' or 'Retries' when `node` names svc.Cron / svc.Batch / svc.Retries, else None."""
         if isinstance(node, ast.Name):
-            return node.id in self.retries_names
-        return isinstance(node, ast.Attribute) and node.attr == "Retries" and self.is_svc_module(node.value)
+            return self.option_names.get(node.id)
+        if isinstance(node, ast.Attribute) and node.attr in OPTION_PARAMS and self.is_svc_module(node.value):
+            return node.attr
+        return None
 
     def is_endpoint_call(self, node):
         return isinstance(node, ast.Call) and self.is_endpoint_ref(node.func)
@@ -222,13 +227,16 @@ class Module:
             return -operand if isinstance(node.op, ast.USub) else operand
         if isinstance(node, ast.Attribute) and self.is_gpu_group_ref(node.value):
             return node.attr
-        if isinstance(node, ast.Call) and self.is_retries_ref(node.func):
-            # Retries(...) → a dict of the fields given (core/endpoint-schema.ts retryPolicyOf checks it)
-            if len(node.args) > len(RETRIES_FIELDS) or any(keyword.arg is None for keyword in node.keywords):
+        if isinstance(node, ast.Call) and self.option_class(node.func):
+            # Cron("0 3 * * *", timezone=...) / Batch(16, 50): a dict of the arguments given, by name
+            # (the Endpoint schema, core/endpoint-schema.ts, checks them and fills the defaults)
+            params = OPTION_PARAMS[self.option_class(node.func)]
+            if len(node.args) > len(params) or any(k.arg is None for k in node.keywords):
                 raise NotStatic(node)
-            fields = dict(zip(RETRIES_FIELDS, (self.evaluate(arg, seen) for arg in node.args)))
-            fields.update((keyword.arg, self.evaluate(keyword.value, seen)) for keyword in node.keywords)
-            return fields
+            result = {params[i]: self.evaluate(arg, seen) for i, arg in enumerate(node.args)}
+            for keyword in node.keywords:
+                result[keyword.arg] = self.evaluate(keyword.value, seen)
+            return result
         if isinstance(node, ast.Name):
             name = node.id
             if name in seen or self.bindings.get(name) != 1 or name not in self.values:

@@ -8,6 +8,8 @@
  */
 import { cp, mkdtemp, readdir, rm } from "node:fs/promises";
 import { existsSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
+import { networkInterfaces } from "node:os";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -121,5 +123,43 @@ describe.runIf(process.platform === "linux")("a hostile function on the embedded
     const job = await api(platform, "GET", `/v2/${victim.id}/status/${victimJob.body.id}`);
     expect(["IN_QUEUE", "IN_PROGRESS"]).toContain(job.body.status);
     await api(platform, "POST", `/v2/${victim.id}/cancel/${victimJob.body.id}`, {});
+  }, 240_000);
+
+  it("reaches no port of the host or of another app's LB worker over the network; the victim's route answers through the platform", async () => {
+    if (!(await bwrapUsable())) return expect.fail("bwrap is not usable here: scripts/setup.sh installs bubblewrap");
+    const victimApp = await deployFixture("victim");
+    const vaultApi = victimApp.endpoints.find((e) => e.name === "vault-api")!;
+    const scanner = (await deployFixture("hostile")).endpoints.find((e) => e.name === "scan")!;
+    // the victim's LB worker up, answering through the platform's proxy
+    const route = await fetch(`${platform.url}/lb/${vaultApi.id}/secret`, { headers: { authorization: `Bearer ${platform.apiKey}` } });
+    expect(route.status).toBe(200);
+    expect(await route.json()).toEqual({ derived: "victim-literal-4b1d".split("").reverse().join("") });
+    const lbWorker = platform.context.supervisor.forEndpoint(vaultApi.id).find((w) => w.ready)!;
+    expect(lbWorker.lbSocket, "the LB worker listens on its channel's socket").toMatch(/lb\.sock$/);
+
+    // a service of the host's, on every address
+    const listener = createServer((socket) => socket.end("host service"));
+    await new Promise<void>((resolve) => listener.listen(0, "0.0.0.0", resolve));
+    const hostPort = (listener.address() as AddressInfo).port;
+    const platformPort = Number(new URL(platform.url).port);
+    const hostAddresses = Object.values(networkInterfaces()).flat().filter((a) => a && a.family === "IPv4" && !a.internal).map((a) => a!.address);
+    const targets = [
+      { host: "127.0.0.1", port: hostPort },
+      ...hostAddresses.map((host) => ({ host, port: hostPort })),
+      ...hostAddresses.map((host) => ({ host, port: platformPort })),
+      { host: "127.0.0.1", port: lbWorker.lbPort! }, // where the LB worker listened before it had a channel
+    ];
+    try {
+      const run = await api(platform, "POST", `/v2/${scanner.id}/runsync`, { input: { targets } });
+      expect(run.body.status, JSON.stringify(run.body).slice(0, 2000)).toBe("COMPLETED");
+      const out = run.body.output as { open: number[]; tried: Record<string, string>; "platform url": number | string };
+      // its own loopback holds only the relay of the platform's URL (the channel)
+      expect(out.open).toEqual([platformPort]);
+      expect(typeof out["platform url"], String(out["platform url"])).toBe("number");
+      for (const [where, got] of Object.entries(out.tried)) expect(got, where).not.toBe("open");
+    } finally {
+      listener.close();
+    }
+    expect((await fetch(`${platform.url}/lb/${vaultApi.id}/secret`, { headers: { authorization: `Bearer ${platform.apiKey}` } })).status).toBe(200);
   }, 240_000);
 });

@@ -2,12 +2,14 @@
  * A graceful stop of the platform (what `svc platform stop` and Ctrl+C do: close()) while jobs run:
  * the workers finish their running jobs and the results commit before the API stops listening;
  * the queued jobs run after the restart. Every job runs exactly once, counted by a collector on
- * loopback that the function calls (not by reading logs). docs/platform.md, "Stopping".
+ * loopback that the function calls (not by reading logs). A sandboxed worker has a network of its
+ * own: the collector's URL is recorded on the build, as `svc run` records its dev server's, so the
+ * platform tunnels that port in (platform/workers/worker-channel.ts). docs/platform.md, "Stopping".
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import { rm } from "node:fs/promises";
-import { api, buildFixtureArtifact, deploy, startTestPlatform, tempDir, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
+import { api, buildFixtureArtifact, gqlOk, saveEndpoint, startTestPlatform, tempDir, uploadArtifact, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
 
 const JOBS = 60;
 let dir: string | undefined;
@@ -38,8 +40,9 @@ describe("graceful stop", () => {
     const { url, runs } = await startCollector();
     const first = await startTestPlatform({ dataDir: dir });
     platforms.push(first);
-    const { endpoints } = await deploy(first, await buildFixtureArtifact(), [{ name: "work", workersMin: 3, workersMax: 3 }]);
-    const work = endpoints.work!.id;
+    const { buildId } = await uploadArtifact(first, await buildFixtureArtifact());
+    await gqlOk(first, "mutation($b: String!, $u: JSON!) { setBuildEndpointUrls(buildId: $b, urls: $u) { id } }", { b: buildId, u: { collector: url } });
+    const work = (await saveEndpoint(first, buildId, { name: "work", workersMin: 3, workersMax: 3 })).id;
     const ids: string[] = [];
     for (let i = 0; i < JOBS; i++) ids.push((await api(first, "POST", `/v2/${work}/run`, { input: { op: "collect", value: url, name: String(i), seconds: 0.4 } })).body.id);
     // Stop while some jobs run and others wait.

@@ -13,11 +13,13 @@ import threading
 import traceback
 from typing import Any, Dict, List, Optional
 
-from . import _heartbeat, _http, _log, _manifest, _signals
+from . import _heartbeat, _http, _log, _manifest, _relay, _signals
+from ._batch_worker import BatchWorker
 from ._done_batch import BatchingClient
 from ._env import WorkerEnv
 from ._jobs import Job, JobRunner
 from ._lb_server import LBApp, UnavailableApp, make_server
+from ._lb_unix import make_unix_server
 from ._log import logger
 from ._loop import LoopThread
 from ._platform import WorkerClient
@@ -112,19 +114,27 @@ def _serve_qb(env: WorkerEnv, spec: Dict[str, Any], endpoint: Optional[Endpoint]
     else:
         if endpoint is None or endpoint.function is None:
             raise RuntimeError(f"endpoint {spec['name']!r} has no queue-based function")
-        module = sys.modules.get(endpoint.function.__module__)
-        worker = QueueWorker(client, JobRunner(endpoint.function, client, loop, Watchdog()),
-                             default_timeout_s=timeout_ms / 1000 if timeout_ms else None,
-                             concurrency_modifier=getattr(module, "concurrency_modifier", None))
-        logger.info("worker %s serving queue-based endpoint %s (%s)", env.worker_id, endpoint.name,
-                    endpoint.function.__name__)
+        batch = spec.get("batch")
+        if batch:  # Endpoint(..., batch=Batch(...)): one call per batch of jobs (docs/platform.md)
+            worker = BatchWorker(client, endpoint.function, loop, batch["maxSize"], batch["maxWaitMs"],  # type: ignore[assignment]
+                                 default_timeout_s=timeout_ms / 1000 if timeout_ms else None)
+            logger.info("worker %s serving batched endpoint %s (%s, up to %d jobs per call, %g ms wait)", env.worker_id,
+                        endpoint.name, endpoint.function.__name__, batch["maxSize"], batch["maxWaitMs"])
+        else:
+            module = sys.modules.get(endpoint.function.__module__)
+            worker = QueueWorker(client, JobRunner(endpoint.function, client, loop, Watchdog()),
+                                 default_timeout_s=timeout_ms / 1000 if timeout_ms else None,
+                                 concurrency_modifier=getattr(module, "concurrency_modifier", None))
+            logger.info("worker %s serving queue-based endpoint %s (%s)", env.worker_id, endpoint.name,
+                        endpoint.function.__name__)
     signal.signal(signal.SIGTERM, lambda *_: worker.stop())
     return worker.run()
 
 
 def _serve_lb(env: WorkerEnv, endpoint: Optional[Endpoint], loop: LoopThread, failure: Optional[ImportFailure]) -> int:
     app = UnavailableApp(failure.error()) if failure is not None else LBApp(endpoint, loop)  # type: ignore[arg-type]
-    server = make_server(app, env.lb_port)
+    lb_socket = os.environ.get("SVC_LB_SOCKET")  # in the sandbox: its own network, the platform's socket folder
+    server = make_unix_server(app, lb_socket) if lb_socket else make_server(app, env.lb_port)
 
     def stop() -> None:  # shutdown() blocks until serve_forever returns: call it off that thread
         threading.Thread(target=server.shutdown, name="svc-lb-stop", daemon=True).start()
@@ -136,8 +146,8 @@ def _serve_lb(env: WorkerEnv, endpoint: Optional[Endpoint], loop: LoopThread, fa
         if env.signals_url:
             _signals.start(client, on_cancel=lambda _id: None, on_stop=stop)
     if endpoint is not None:
-        logger.info("worker %s serving load-balanced endpoint %s on 127.0.0.1:%s (%d routes)",
-                    env.worker_id, endpoint.name, env.lb_port, len(endpoint.routes))
+        logger.info("worker %s serving load-balanced endpoint %s on %s (%d routes)",
+                    env.worker_id, endpoint.name, lb_socket or f"127.0.0.1:{env.lb_port}", len(endpoint.routes))
     try:
         server.serve_forever()
     finally:
@@ -157,6 +167,7 @@ def _put_app_first_on_path(root: str) -> None:
 def serve(endpoint_name: str) -> None:
     """Run this process as a worker of `endpoint_name` until the platform stops it; exits the process."""
     _log.setup()
+    _relay.start()  # before the app's import, which may already call the platform's URL
     cwd = os.getcwd()
     _put_app_first_on_path(cwd)
     manifest = _manifest.load(cwd)
