@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
-import { api, buildFixtureArtifact, deploy, startTestPlatform, waitFinal, type TestPlatform } from "./_support.ts";
+import { api, buildFixtureArtifact, gqlOk, saveEndpoint, startTestPlatform, uploadArtifact, waitFinal, type TestPlatform } from "./_support.ts";
 
 let platform: TestPlatform | undefined;
 let collector: Server | undefined;
@@ -35,8 +35,10 @@ describe("declared retries", () => {
     const artifact = await buildFixtureArtifact();
     // what `retries=Retries(max_retries=2, backoff=2.0, initial_delay=0.3)` puts in the manifest (test/core covers the decorator → manifest step)
     (artifact.manifest as { endpoints: Record<string, Record<string, unknown>> }).endpoints.work!.retries = { maxRetries: 2, backoff: 2, initialDelayMs: 300 };
-    const { endpoints } = await deploy(platform, artifact, [{ name: "work", workersMin: 1, workersMax: 1 }]);
-    const work = endpoints.work!.id;
+    const { buildId } = await uploadArtifact(platform, artifact);
+    // a sandboxed worker has a network of its own: the collector is reachable as a URL recorded on the build (graceful-stop.test.ts)
+    await gqlOk(platform, "mutation($b: String!, $u: JSON!) { setBuildEndpointUrls(buildId: $b, urls: $u) { id } }", { b: buildId, u: { collector: url } });
+    const work = (await saveEndpoint(platform, buildId, { name: "work", workersMin: 1, workersMax: 1 })).id;
 
     const failing = (await api(platform, "POST", `/v2/${work}/run`, { input: { op: "collect-fail", value: url, name: "flaky", message: "transient" } })).body.id;
     const invalid = (await api(platform, "POST", `/v2/${work}/run`, { input: { op: "collect-invalid", value: url, name: "invalid", message: "bad field" } })).body.id;
