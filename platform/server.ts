@@ -136,6 +136,7 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
     onReleased: (workerId) => supervisor.released(workerId),
     onCancelRunning: (workerId, jobId) => supervisor.sendCancel(workerId, jobId),
     onTimedOut: (workerId, jobId) => supervisor.timedOut(workerId, jobId),
+    retryPolicy: (endpointId) => supervisor.retryPolicy(endpointId),
     onFinal: (view, webhook) => {
       if (view.status === "COMPLETED") supervisor.jobCompleted(view);
       if (webhook) webhooks.send(webhook, statusBody(view));

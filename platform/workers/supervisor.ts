@@ -22,7 +22,8 @@ import type { ResolvedOptions } from "../options.ts";
 import { newSecret, sha256Hex, digestMatches } from "../_ids.ts";
 import { BuildUnpacker } from "./unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
-import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
+import { declaredRetries, resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
+import type { RetryPolicy } from "../../core/endpoint-schema.ts";
 import { ImageEnvironments, spawnLaunch, type ShellLaunch, type WorkerLaunch } from "./image-env.ts";
 import { captureWorkerOutput } from "./worker-logs.ts";
 import { WorkerGpus } from "./gpu-assign.ts";
@@ -144,6 +145,14 @@ export class Supervisor {
   buildIdOf(endpoint: EndpointRecord): string | null {
     if (endpoint.environmentId) return this.deps.store.apps.environment(endpoint.environmentId)?.activeBuildId ?? null;
     return endpoint.buildId;
+  }
+
+  /** The endpoint's declared retries, read from its build's manifest (only when a job fails: not on the hot path). */
+  retryPolicy(endpointId: string): RetryPolicy | undefined {
+    const endpoint = this.deps.store.endpoints.get(endpointId);
+    const buildId = endpoint && this.buildIdOf(endpoint);
+    const build = buildId ? this.deps.store.builds.get(buildId) : undefined;
+    return build && declaredRetries(build, endpoint!.name);
   }
 
   /** Takes work only from workers of the endpoint's current build and settings. */

@@ -19,5 +19,7 @@ ROUTE_METHODS = tuple(method.lower() for method in _SCHEMA.HTTP_METHODS)
 # Positional parameters of Endpoint(...), in order (docs/contracts.md section 3).
 ENDPOINT_PARAMS = _SCHEMA.ENDPOINT_ARGUMENTS
 SVC_MODULES = ("svc", "svc.gpu", "svc.endpoint", "svc.options")
-# svc.Cron and svc.Batch: Endpoint(schedule=Cron(...), batch=Batch(...)) read as dicts of these parameters
-OPTION_PARAMS = {"Cron": ("cron", "timezone", "input"), "Batch": ("max_size", "max_wait_ms")}
+# svc.Cron, svc.Batch and svc.Retries: Endpoint(schedule=Cron(...), batch=Batch(...), retries=Retries(...))
+# read as dicts of these parameters
+OPTION_PARAMS = {"Cron": ("cron", "timezone", "input"), "Batch": ("max_size", "max_wait_ms"),
+                 "Retries": ("max_retries", "backoff", "initial_delay")}

@@ -124,7 +124,7 @@ class Module:
         return isinstance(node, ast.Attribute) and node.attr == "GpuGroup" and self.is_svc_module(node.value)
 
     def option_class(self, node):
-        """'Cron' or 'Batch' when `node` names svc.Cron / svc.Batch, else None."""
+        """'Cron', 'Batch' or 'Retries' when `node` names svc.Cron / svc.Batch / svc.Retries, else None."""
         if isinstance(node, ast.Name):
             return self.option_names.get(node.id)
         if isinstance(node, ast.Attribute) and node.attr in OPTION_PARAMS and self.is_svc_module(node.value):
