@@ -20,6 +20,7 @@ import { writeSandboxEtc } from "./sandbox-etc.ts";
 import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
 import { sharedAttempt } from "./_shared-attempt.ts";
 import { gpuEnv, type GpuGrant } from "./gpu-assign.ts";
+import { egressAvailable } from "./sandbox-egress.ts";
 import { channelArgs, channelEnv, netnsUsable, openChannel, type WorkerChannel } from "./worker-channel.ts";
 
 /**
@@ -46,7 +47,7 @@ export interface WorkerLaunch {
 
 /** Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts). */
 export function spawnLaunch(launch: WorkerLaunch): ChildProcess {
-  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true });
+  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, blockFd: launch.channel?.egress });
   return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ["ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
 }
 
@@ -67,7 +68,7 @@ export interface LaunchRequest {
   /** The host folder of the endpoint's network volume (../volumes/mount.ts). */
   volumeDir?: string;
   /** The platform's worker socket and the worker's id, API base and kind: a sandboxed worker gets its own network (./worker-channel.ts). */
-  network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean; tunnelPorts?: number[] };
+  network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean; tunnelPorts?: number[]; egress: boolean };
 }
 
 export class ImageEnvironments {
@@ -76,6 +77,7 @@ export class ImageEnvironments {
   private etc?: { dir: string; binds: string[] };
   private netns?: Promise<boolean>;
   private toldNetwork = false;
+  private toldEgress = false;
 
   /**
    * @param stateDir the platform's state folder: flags mode keeps its package links there.
@@ -187,7 +189,13 @@ export class ImageEnvironments {
       this.toldNetwork = true;
       return undefined;
     }
-    return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts);
+    let egress = false;
+    if (req.network.egress) {
+      egress = await egressAvailable();
+      if (!egress && !this.toldEgress) this.log("warning: workers have no egress (no network but their channel to the platform): slirp4netns is not installed. Install the Debian package `slirp4netns` to give them user-mode networking (scripts/setup.sh does).");
+      this.toldEgress = true;
+    }
+    return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts ?? [], egress);
   }
 
   /** Flags mode: a folder holding links to the image's package entries only (the site folder's others stay out). */

@@ -35,12 +35,13 @@ export function hardeningArgs(user: SandboxUser | undefined, seccompFd: number |
 }
 
 /** Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info fd). */
-export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean }) {
+export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; blockFd?: boolean }) {
   const filter = seccompProgram();
   const proc = spawn("bwrap", args, {
     cwd: options.cwd,
     env: options.env,
-    stdio: ["ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
+    // fd 5, where asked: bwrap waits on it before running the command (./sandbox-egress.ts)
+    stdio: ["ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore", ...(options.blockFd ? ["pipe" as const] : [])],
   });
   const sink = proc.stdio[4] as NodeJS.WritableStream | null;
   if (filter && sink) {
