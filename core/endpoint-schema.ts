@@ -50,6 +50,7 @@ export const ENDPOINT_ARGUMENTS = [
   "dependencies",
   "flashboot",
   "volume",
+  "network",
 ] as const;
 export type EndpointArgument = (typeof ENDPOINT_ARGUMENTS)[number];
 
@@ -82,6 +83,7 @@ export const ENDPOINT_DEFAULTS = {
   scalerValue: 4,
   executionTimeoutS: 600,
   flashboot: true,
+  network: true,
 } as const;
 
 const L = ENDPOINT_LIMITS;
@@ -110,6 +112,7 @@ export const ENDPOINT_MESSAGES = {
   dependencies: `dependencies must be a list of requirement strings ("pillow>=10"), got {got}`,
   flashboot: "flashboot must be True or False, got {got}",
   volume: "volume must be the name of a network volume (1-64 letters, digits, '.', '_' or '-'; svc volume list), got {got}",
+  network: "network must be True (egress: the endpoint's workers may open outside connections) or False (none), got {got}",
 } as const;
 export type EndpointRule = keyof typeof ENDPOINT_MESSAGES;
 
@@ -122,6 +125,8 @@ export interface EndpointSettingsFromArguments {
   dependencies: string[];
   /** The network volume's name, mounted at /platform-volume in the endpoint's workers (resolved to its id at deploy). */
   volume?: string;
+  /** `network=False`: the endpoint's workers get no egress, only their channel to the platform (docs/platform.md, "Threat model"). */
+  network?: false;
 }
 
 export class EndpointArgumentError extends Error {
@@ -212,12 +217,16 @@ export function normaliseEndpointArguments(args: Record<string, StaticValue>, ty
   const flashboot = arg("flashboot");
   if (flashboot !== undefined && typeof flashboot !== "boolean") fail("flashboot", flashboot);
 
+  const network = arg("network");
+  if (network !== undefined && typeof network !== "boolean") fail("network", network);
+
   const volume = arg("volume");
   if (volume !== undefined && (typeof volume !== "string" || !new RegExp(L.volumeNamePattern).test(volume))) fail("volume", volume);
 
   return {
     hardware,
     ...(volume === undefined ? {} : { volume: volume as string }),
+    ...(network === false ? { network: false as const } : {}),
     scaling: { workersMin, workersMax, idleTimeout: idleTimeout as number, scalerType: scalerType as Scaling["scalerType"], scalerValue: scalerValue as number },
     executionTimeoutMs: Math.round((timeout as number) * 1000),
     env: env as Record<string, string>,

@@ -82,6 +82,8 @@ export const manifestEndpointSchema = z.strictObject({
   dependencies: z.array(z.string()),
   /** The network volume's name (`volume=`); the deploy resolves it to the volume's id (docs/volumes.md). */
   volume: z.string().optional(),
+  /** `network=False`: the workers get no egress (docs/platform.md, "Threat model"); absent: they do. */
+  network: z.literal(false).optional(),
 });
 
 export const manifestSchema = z.looseObject({

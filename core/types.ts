@@ -84,6 +84,8 @@ export interface EndpointSpec {
   dependencies: string[];
   /** The network volume's name (`volume=`), mounted at /platform-volume in its workers (docs/volumes.md). */
   volume?: string;
+  /** `network=False`: no egress for its workers (docs/platform.md, "Threat model"). */
+  network?: false;
   /** Path of the generated handler inside the artifact, set by svc:python-handlers. */
   handler?: string;
 }

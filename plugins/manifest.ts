@@ -81,6 +81,7 @@ function manifestEndpoint(endpoint: EndpointSpec): ManifestEndpoint {
     env: { ...endpoint.env },
     dependencies: [...endpoint.dependencies],
     ...(endpoint.volume ? { volume: endpoint.volume } : {}),
+    ...(endpoint.network === false ? { network: false as const } : {}),
   };
 }
 

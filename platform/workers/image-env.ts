@@ -20,7 +20,7 @@ import { writeSandboxEtc } from "./sandbox-etc.ts";
 import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
 import { sharedAttempt } from "./_shared-attempt.ts";
 import { gpuEnv, type GpuGrant } from "./gpu-assign.ts";
-import { egressAvailable } from "./sandbox-egress.ts";
+import { createNetns, egressAvailable } from "./sandbox-egress.ts";
 import { channelArgs, channelEnv, netnsUsable, openChannel, type WorkerChannel } from "./worker-channel.ts";
 
 /**
@@ -47,7 +47,7 @@ export interface WorkerLaunch {
 
 /** Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts). */
 export function spawnLaunch(launch: WorkerLaunch): ChildProcess {
-  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, blockFd: launch.channel?.egress });
+  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, netns: launch.channel?.netns?.path });
   return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ["ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
 }
 
@@ -189,13 +189,21 @@ export class ImageEnvironments {
       this.toldNetwork = true;
       return undefined;
     }
-    let egress = false;
-    if (req.network.egress) {
-      egress = await egressAvailable();
-      if (!egress && !this.toldEgress) this.log("warning: workers have no egress (no network but their channel to the platform): slirp4netns is not installed. Install the Debian package `slirp4netns` to give them user-mode networking (scripts/setup.sh does).");
+    const egress = await egressAvailable();
+    if (!egress && !this.toldEgress) {
       this.toldEgress = true;
+      this.log(
+        "warning: workers have no egress (no network but their channel to the platform): " +
+          (process.getuid?.() === 0 ? "slirp4netns is not installed. Install the Debian package `slirp4netns` (scripts/setup.sh does)." : "user-mode networking needs the platform to run as root."),
+      );
     }
-    return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts ?? [], egress);
+    const netns = egress
+      ? await createNetns(req.network.workerId, req.network.egress).catch((error: Error) => {
+          this.log(`worker ${req.network!.workerId} has no egress: ${error.message}`); // bwrap makes its namespace instead
+          return undefined;
+        })
+      : undefined;
+    return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts ?? [], netns);
   }
 
   /** Flags mode: a folder holding links to the image's package entries only (the site folder's others stay out). */

@@ -29,7 +29,6 @@ import type { Secrets } from "../secrets.ts";
 import { volumeFolderOf } from "../volumes/mount.ts";
 import { forgetLbTarget } from "./lb-target.ts";
 import { closeChannel, loopbackPorts } from "./worker-channel.ts";
-import { connectEgress, releaseWorker } from "./sandbox-egress.ts";
 import type { EndpointProblem, WorkerError, WorkerInfo, WorkerState } from "./worker-info.ts";
 import { LbHealth } from "./lb-health.ts";
 import { RestartPolicy } from "./restart-policy.ts";
@@ -265,7 +264,7 @@ export class Supervisor {
       w.spawnedAt = Date.now();
       const proc = spawnLaunch(launch);
       w.proc = proc;
-      if (launch.sandboxed) readChildPid(proc, w, launch.channel?.egress ? (pid) => this.connectEgress(w, proc, pid) : undefined);
+      if (launch.sandboxed) readChildPid(proc, w);
       else w.pid = proc.pid;
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
       this.capture(proc, endpoint.id, w);
@@ -315,17 +314,6 @@ export class Supervisor {
     this.deps.store.logs.append(endpointId, workerId, `[platform] ${line}`);
   }
 
-  /** The worker's egress (./sandbox-egress.ts), then lets it run; without egress it runs with the channel only. */
-  private connectEgress(w: WorkerInfo, proc: ChildProcess, pid: number): void {
-    connectEgress(pid)
-      .then((slirp) => {
-        w.egress = slirp;
-        if (w.exited) slirp.kill();
-      })
-      .catch((error: Error) => this.platformLog(w.endpointId, w.id, `worker ${w.id} has no egress: ${error.message}`))
-      .finally(() => releaseWorker(proc));
-  }
-
   private onExit(w: WorkerInfo): void {
     if (w.exited) return;
     w.exited = true;
@@ -339,7 +327,6 @@ export class Supervisor {
     wakeSignals(w);
     forgetLbTarget(w);
     if (w.channel) void closeChannel(w.channel);
-    w.egress?.kill();
     w.resolveExit();
   }
 

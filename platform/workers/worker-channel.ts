@@ -16,7 +16,7 @@ import { mkdirSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { connect, createServer, type Server } from "node:net";
 import { join } from "node:path";
-import { EGRESS_BLOCK_FD } from "./sandbox-egress.ts";
+import { removeNetns, type WorkerNetns } from "./sandbox-egress.ts";
 import { hardeningArgs, SECCOMP_FD, sandboxUser, spawnBwrap, type SandboxUser } from "./sandbox.ts";
 
 /** Where the channel appears inside the sandbox. */
@@ -48,8 +48,8 @@ export interface WorkerChannel {
   lbSocket: string;
   /** The host's loopback ports tunnelled in (the dev server's), each listened for in the worker's folder. */
   tunnels: Array<{ port: number; server: Server }>;
-  /** Egress by user-mode networking (./sandbox-egress.ts): bwrap waits for it before the worker runs. */
-  egress: boolean;
+  /** The namespace the platform made (./sandbox-egress.ts: egress where it can be had); none: bwrap makes one (--unshare-net). */
+  netns?: WorkerNetns;
 }
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -67,11 +67,11 @@ export function loopbackPorts(urls: unknown, apiBase: string): number[] {
 }
 
 /** Makes the worker's folder beside the platform's socket, with a tunnel socket per port of `tunnelPorts`. */
-export async function openChannel(platformSocket: string, workerId: string, tunnelPorts: number[], egress: boolean): Promise<WorkerChannel> {
+export async function openChannel(platformSocket: string, workerId: string, tunnelPorts: number[], netns: WorkerNetns | undefined): Promise<WorkerChannel> {
   const workerDir = join(platformSocket, "..", "w", workerId);
   await mkdir(workerDir, { recursive: true, mode: 0o700 });
   const tunnels = await Promise.all(tunnelPorts.map(async (port) => ({ port, server: await listenTunnel(join(workerDir, tunnelName(port)), port) })));
-  return { platformSocket, workerDir, lbSocket: join(workerDir, "lb.sock"), tunnels, egress };
+  return { platformSocket, workerDir, lbSocket: join(workerDir, "lb.sock"), tunnels, netns };
 }
 
 /** Connections to `path` go on to the host's 127.0.0.1:`port`. */
@@ -89,16 +89,16 @@ async function listenTunnel(path: string, port: number): Promise<Server> {
 /** The worker exited: its tunnels close and its folder goes. */
 export async function closeChannel(channel: WorkerChannel): Promise<void> {
   for (const t of channel.tunnels) t.server.close();
+  if (channel.netns) await removeNetns(channel.netns);
   await rm(channel.workerDir, { recursive: true, force: true });
 }
 
 
-/** bwrap's options: the namespace and the channel's two binds. */
+/** bwrap's options: the namespace (unless the platform made it) and the channel's two binds. */
 export const channelArgs = (channel: WorkerChannel): string[] => [
-  "--unshare-net",
+  ...(channel.netns ? [] : ["--unshare-net"]),
   "--bind", channel.platformSocket, SANDBOX_PLATFORM_SOCKET,
   "--bind", channel.workerDir, SANDBOX_WORKER_DIR,
-  ...(channel.egress ? ["--block-fd", String(EGRESS_BLOCK_FD)] : []),
 ];
 
 /**

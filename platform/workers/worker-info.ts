@@ -40,8 +40,6 @@ export interface WorkerInfo {
   lbSocket?: string;
   /** Its network channel (./worker-channel.ts), closed when it exits. */
   channel?: WorkerChannel;
-  /** Its user-mode networking process (./sandbox-egress.ts), killed when it exits. */
-  egress?: ChildProcess;
   lbFailures: number;
   probing: boolean;
   inFlight: number;

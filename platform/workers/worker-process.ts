@@ -96,7 +96,7 @@ export async function workerEnv(deps: WorkerEnvDeps, endpoint: EndpointRecord, w
 }
 
 /** bwrap writes `{"child-pid": N}` on fd 3: the Python process, the one to signal. */
-export function readChildPid(proc: ChildProcess, w: WorkerInfo, onPid?: (pid: number) => void): void {
+export function readChildPid(proc: ChildProcess, w: WorkerInfo): void {
   const info = proc.stdio[3] as NodeJS.ReadableStream | null;
   if (!info) return;
   let text = "";
@@ -104,10 +104,7 @@ export function readChildPid(proc: ChildProcess, w: WorkerInfo, onPid?: (pid: nu
   info.on("data", (chunk: string) => {
     text += chunk;
     const pid = /"child-pid":\s*(\d+)/.exec(text)?.[1];
-    if (pid && !w.pid) {
-      w.pid = Number(pid);
-      onPid?.(w.pid);
-    }
+    if (pid && !w.pid) w.pid = Number(pid);
   });
   info.on("error", () => undefined);
 }

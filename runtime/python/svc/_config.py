@@ -33,6 +33,7 @@ class EndpointConfig:
     dependencies: List[str] = field(default_factory=list)
     flashboot: bool = True
     volume: Optional[str] = None  # a network volume's name, mounted at /platform-volume
+    network: bool = True  # False: the workers get no egress, only their channel to the platform
 
 
 def _fail(name: Any, rule: str, got: Any = None) -> None:
@@ -107,7 +108,7 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
                  scaler_type: Any = None, scaler_value: Any = schema.DEFAULT_SCALER_VALUE,
                  execution_timeout: Any = schema.DEFAULT_EXECUTION_TIMEOUT_S, env: Any = None,
                  dependencies: Any = None, flashboot: Any = schema.DEFAULT_FLASHBOOT,
-                 volume: Any = None) -> EndpointConfig:
+                 volume: Any = None, network: Any = schema.DEFAULT_NETWORK) -> EndpointConfig:
     if name is None:
         _fail(name, "nameMissing")
     if not isinstance(name, str) or not _NAME_RE.match(name):
@@ -138,9 +139,11 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
         _fail(name, "flashboot", flashboot)
     if volume is not None and (not isinstance(volume, str) or not re.fullmatch(schema.VOLUME_NAME_PATTERN, volume)):
         _fail(name, "volume", volume)
+    if not isinstance(network, bool):
+        _fail(name, "network", network)
     return EndpointConfig(name=name, gpu_ids=gpu_ids, cpu_ids=cpu_ids, gpu_count=gpu_count,
                           workers_min=workers_min, workers_max=workers_max, idle_timeout=idle_timeout,
                           scaler_type=scaler_type, scaler_value=scaler_value,
                           execution_timeout=execution_timeout, env=_env(name, {} if env is None else env),
                           dependencies=[d.strip() for d in dependencies], flashboot=flashboot,
-                          volume=volume)
+                          volume=volume, network=network)

@@ -3,7 +3,7 @@ scripts/generate-endpoint-schema.ts: do not edit, change the schema and run the 
 """
 from enum import Enum
 
-ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume")
+ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume", "network")
 GPU_GROUPS = ("AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO")
 SCALER_TYPES = ("QUEUE_DELAY", "REQUEST_COUNT")
 HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
@@ -30,10 +30,11 @@ DEFAULT_SCALER_TYPE = {"QB": "QUEUE_DELAY", "LB": "REQUEST_COUNT"}
 DEFAULT_SCALER_VALUE = 4
 DEFAULT_EXECUTION_TIMEOUT_S = 600
 DEFAULT_FLASHBOOT = True
+DEFAULT_NETWORK = True
 
 # One message per rule; {got} is the value given.
 MESSAGES = {
-    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume",
+    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume, network",
     "nameMissing": "name is required (Endpoint(name=\"my-endpoint\", ...))",
     "name": "name must be a string of letters, digits, '-' and '_' starting with a letter or digit, got {got}",
     "gpuAndCpu": "give either gpu= or cpu=, not both",
@@ -56,6 +57,7 @@ MESSAGES = {
     "dependencies": "dependencies must be a list of requirement strings (\"pillow>=10\"), got {got}",
     "flashboot": "flashboot must be True or False, got {got}",
     "volume": "volume must be the name of a network volume (1-64 letters, digits, '.', '_' or '-'; svc volume list), got {got}",
+    "network": "network must be True (egress: the endpoint's workers may open outside connections) or False (none), got {got}",
 }
 
 

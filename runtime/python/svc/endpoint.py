@@ -75,11 +75,12 @@ class Endpoint:
                  scaler_value: int = schema.DEFAULT_SCALER_VALUE,
                  execution_timeout: float = schema.DEFAULT_EXECUTION_TIMEOUT_S,
                  env: Optional[Dict[str, str]] = None, dependencies: Optional[List[str]] = None,
-                 flashboot: bool = schema.DEFAULT_FLASHBOOT, volume: Optional[str] = None) -> None:
+                 flashboot: bool = schema.DEFAULT_FLASHBOOT, volume: Optional[str] = None,
+                 network: bool = schema.DEFAULT_NETWORK) -> None:
         self.config: EndpointConfig = build_config(
             name, gpu=gpu, cpu=cpu, gpu_count=gpu_count, workers=workers, idle_timeout=idle_timeout,
             scaler_type=scaler_type, scaler_value=scaler_value, execution_timeout=execution_timeout,
-            env=env, dependencies=dependencies, flashboot=flashboot, volume=volume)
+            env=env, dependencies=dependencies, flashboot=flashboot, volume=volume, network=network)
         self.name = name
         self.function: Optional[Callable] = None  # set for queue-based endpoints
         self.routes: Dict[Tuple[str, str], Route] = {}  # set for load-balanced endpoints
