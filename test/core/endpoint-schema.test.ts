@@ -111,7 +111,7 @@ print(json.dumps(out))`;
   });
 
   it("discovery (discover.py) names positional arguments from it: every ENDPOINT_ARGUMENTS entry, in order, and no more", async () => {
-    const values = ['"w"', "None", '"cpu3c-2-4"', "None", "(0, 1)", "5", '"QUEUE_DELAY"', "4", "600", "{}", "[]", "True", '"weights"'];
+    const values = ['"w"', "None", '"cpu3c-2-4"', "None", "(0, 1)", "5", '"QUEUE_DELAY"', "4", "600", "{}", "[]", "True", '"weights"', "False"];
     expect(values).toHaveLength(ENDPOINT_ARGUMENTS.length);
     const file = (args: string[]) => ({ path: "app.py", source: Buffer.from(`from svc import Endpoint\n\n@Endpoint(${args.join(", ")})\ndef f():\n    return 1\n`) });
     const parser = new PythonParser();
@@ -120,6 +120,7 @@ print(json.dumps(out))`;
       if (named!.error) throw new Error(named!.error.message);
       expect(Object.keys(named!.functions[0]!.declaration.args)).toEqual([...ENDPOINT_ARGUMENTS]);
       expect(named!.functions[0]!.declaration.args.volume).toBe("weights");
+      expect(named!.functions[0]!.declaration.args.network).toBe(false);
       expect(tooMany!.error).toMatchObject({ code: "ENDPOINT_ARGUMENT_INVALID", message: expect.stringContaining(`at most ${ENDPOINT_ARGUMENTS.length} positional`) });
     } finally {
       parser.close();
