@@ -7,6 +7,7 @@
  * runtime/python/svc/_schema.py, generated from it by scripts/generate-endpoint-schema.ts (a test
  * keeps it up to date). docs/contracts.md section 3.
  */
+import { CronError, isTimeZone, parseCron } from "./cron.ts";
 import type { EndpointType, StaticValue } from "./endpoint-types.ts";
 
 /** GPU tiers (platform `gpuIds`, SDK `GpuGroup` members), in the documented order. */
@@ -50,6 +51,8 @@ export const ENDPOINT_ARGUMENTS = [
   "dependencies",
   "flashboot",
   "volume",
+  "schedule",
+  "batch",
   "network",
 ] as const;
 export type EndpointArgument = (typeof ENDPOINT_ARGUMENTS)[number];
@@ -71,6 +74,9 @@ export const ENDPOINT_LIMITS = {
   envVars: { max: 500, nameLength: 256, valueLength: 65_536 },
   /** A network volume's name (docs/volumes.md); the platform's createNetworkVolume checks the same. */
   volumeNamePattern: "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$",
+  /** `batch=Batch(max_size, max_wait_ms)`: jobs one call takes (the worker protocol's batch take hands at most 64). */
+  batchSize: { min: 1, max: 64 },
+  batchWaitMs: { min: 0, max: 10_000 },
 } as const;
 
 /** What an argument left out (or given as None) means. */
@@ -83,6 +89,8 @@ export const ENDPOINT_DEFAULTS = {
   scalerValue: 4,
   executionTimeoutS: 600,
   flashboot: true,
+  scheduleTimeZone: "UTC",
+  batchMaxWaitMs: 10,
   network: true,
 } as const;
 
@@ -112,6 +120,14 @@ export const ENDPOINT_MESSAGES = {
   dependencies: `dependencies must be a list of requirement strings ("pillow>=10"), got {got}`,
   flashboot: "flashboot must be True or False, got {got}",
   volume: "volume must be the name of a network volume (1-64 letters, digits, '.', '_' or '-'; svc volume list), got {got}",
+  schedule: `schedule must be a cron string ("0 3 * * *") or Cron("0 3 * * *", timezone="Europe/Paris", input={...}), got {got}`,
+  scheduleCron: "the cron expression {got} of schedule is invalid: {why}",
+  scheduleTimeZone: `schedule timezone {got} is not an IANA time zone name ("${ENDPOINT_DEFAULTS.scheduleTimeZone}", "Europe/Paris")`,
+  scheduleInput: "schedule input must be a dict of the function's keyword arguments, got {got}",
+  batch: "batch must be Batch(max_size=16, max_wait_ms=50), got {got}",
+  batchSize: `batch max_size must be an integer from ${L.batchSize.min} to ${L.batchSize.max}, got {got}`,
+  batchWait: `batch max_wait_ms must be a number of milliseconds from ${L.batchWaitMs.min} to ${L.batchWaitMs.max}, got {got}`,
+  queueBasedOnly: "only a queue-based endpoint (one @Endpoint function) takes {got}, not one with load-balanced routes",
   network: "network must be True (egress: the endpoint's workers may open outside connections) or False (none), got {got}",
 } as const;
 export type EndpointRule = keyof typeof ENDPOINT_MESSAGES;
@@ -125,6 +141,25 @@ export interface EndpointSettingsFromArguments {
   dependencies: string[];
   /** The network volume's name, mounted at /platform-volume in the endpoint's workers (resolved to its id at deploy). */
   volume?: string;
+  /** `schedule=`: the platform enqueues a job with `input` at each time the cron expression names. */
+  schedule?: Schedule;
+  /** `batch=`: the function takes a list of inputs and returns a list of results. */
+  batch?: BatchSettings;
+}
+
+/** A scheduled endpoint's schedule, normalised (docs/platform.md, "Schedules"). */
+export interface Schedule {
+  cron: string;
+  /** An IANA time zone name. */
+  timezone: string;
+  /** The job input each run gets. */
+  input: { [key: string]: StaticValue };
+}
+
+/** Request batching (docs/platform.md, "Request batching"). */
+export interface BatchSettings {
+  maxSize: number;
+  maxWaitMs: number;
   /** `network=False`: the endpoint's workers get no egress, only their channel to the platform (docs/platform.md, "Threat model"). */
   network?: false;
 }
@@ -133,13 +168,14 @@ export class EndpointArgumentError extends Error {
   constructor(
     readonly rule: EndpointRule,
     got?: unknown,
+    why?: string,
   ) {
-    super(ENDPOINT_MESSAGES[rule].replace("{got}", got === undefined ? "" : show(got)));
+    super(ENDPOINT_MESSAGES[rule].replace("{got}", got === undefined ? "" : show(got)).replace("{why}", why ?? ""));
   }
 }
 
-const fail = (rule: EndpointRule, got?: unknown): never => {
-  throw new EndpointArgumentError(rule, got);
+const fail = (rule: EndpointRule, got?: unknown, why?: string): never => {
+  throw new EndpointArgumentError(rule, got, why);
 };
 const isNumber = (value: unknown): value is number => typeof value === "number" && Number.isFinite(value);
 const isInt = (value: unknown): value is number => isNumber(value) && Number.isInteger(value);
@@ -223,13 +259,52 @@ export function normaliseEndpointArguments(args: Record<string, StaticValue>, ty
   const volume = arg("volume");
   if (volume !== undefined && (typeof volume !== "string" || !new RegExp(L.volumeNamePattern).test(volume))) fail("volume", volume);
 
+  const schedule = arg("schedule");
+  const batch = arg("batch");
+  if (type === "LB" && schedule !== undefined) fail("queueBasedOnly", "schedule");
+  if (type === "LB" && batch !== undefined) fail("queueBasedOnly", "batch");
+
   return {
     hardware,
     ...(volume === undefined ? {} : { volume: volume as string }),
+    ...(schedule === undefined ? {} : { schedule: scheduleOf(schedule) }),
+    ...(batch === undefined ? {} : { batch: batchOf(batch) }),
     ...(network === false ? { network: false as const } : {}),
     scaling: { workersMin, workersMax, idleTimeout: idleTimeout as number, scalerType: scalerType as Scaling["scalerType"], scalerValue: scalerValue as number },
     executionTimeoutMs: Math.round((timeout as number) * 1000),
     env: env as Record<string, string>,
     dependencies: (dependencies as string[]).map((dep) => dep.trim()),
   };
+}
+
+const isDict = (value: unknown): value is { [key: string]: StaticValue } => typeof value === "object" && value !== null && !Array.isArray(value);
+const CRON_KEYS = ["cron", "timezone", "input"];
+const BATCH_KEYS = ["max_size", "max_wait_ms"];
+
+/** `schedule="0 3 * * *"` or `Cron(...)` (discovery reads it as {cron, timezone, input}) → the schedule. */
+export function scheduleOf(value: StaticValue): Schedule {
+  const given = typeof value === "string" ? { cron: value } : value;
+  if (!isDict(given) || typeof given.cron !== "string" || Object.keys(given).some((key) => !CRON_KEYS.includes(key))) return fail("schedule", value);
+  const cron = given.cron as string;
+  try {
+    parseCron(cron);
+  } catch (error) {
+    if (error instanceof CronError) fail("scheduleCron", cron, error.message);
+    throw error;
+  }
+  const timezone = given.timezone ?? ENDPOINT_DEFAULTS.scheduleTimeZone;
+  if (typeof timezone !== "string" || !isTimeZone(timezone)) fail("scheduleTimeZone", timezone);
+  const input = given.input ?? {};
+  if (!isDict(input)) fail("scheduleInput", input);
+  return { cron: cron.trim(), timezone: timezone as string, input: input as Schedule["input"] };
+}
+
+/** `Batch(max_size=16, max_wait_ms=50)` (discovery reads it as {max_size, max_wait_ms}) → the batch settings. */
+export function batchOf(value: StaticValue): BatchSettings {
+  if (!isDict(value) || value.max_size === undefined || Object.keys(value).some((key) => !BATCH_KEYS.includes(key))) return fail("batch", value);
+  const maxSize = value.max_size;
+  if (!isInt(maxSize) || !within(maxSize, L.batchSize)) fail("batchSize", maxSize);
+  const maxWaitMs = value.max_wait_ms ?? ENDPOINT_DEFAULTS.batchMaxWaitMs;
+  if (!isNumber(maxWaitMs) || !within(maxWaitMs, L.batchWaitMs)) fail("batchWait", maxWaitMs);
+  return { maxSize: maxSize as number, maxWaitMs: maxWaitMs as number };
 }

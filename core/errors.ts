@@ -345,6 +345,17 @@ export const errors = {
       remedy: `Deploy it with gpu_count=${machine} or fewer (\`svc platform status\` lists the GPUs), or run it on a platform with bigger machines.`,
       status: 503,
     }),
+  // workers on a Ray cluster (docs/platform.md, "Workers on a Ray cluster")
+  RAY_UNREACHABLE: (address: string, why: string) =>
+    new SvcError("RAY_UNREACHABLE", `The Ray cluster's Jobs API at ${address} does not answer as Ray's dashboard: ${why}.`, {
+      status: 503,
+      remedy: "Give --ray-address (SVC_RAY_ADDRESS) the head node's dashboard URL, http://<head>:8265, and start the head with `ray start --head` and the dashboard (`pip install 'ray[default]'`).",
+    }),
+  WORKER_LAUNCH_TAKEN: (workerId: string) =>
+    new SvcError("WORKER_LAUNCH_TAKEN", `Worker "${workerId}"'s launch description was already handed out: a worker is launched once.`, {
+      status: 409,
+      remedy: "A launcher that runs again (a retried Ray job, a copied command) gets nothing: let the platform start a new worker (it does when this one exits).",
+    }),
 
   // dev server
   PORT_IN_USE: (port: number, triedNext = true) =>

@@ -16,6 +16,19 @@ export type JsonSchema = Record<string, unknown>;
 /** A parameter as far as the schema needs it (kind and required default to a plain named parameter). */
 export type ParamLike = Pick<FunctionParam, "name"> & Partial<Omit<FunctionParam, "name">>;
 
+const LIST_OF = /^(?:typing\.)?(?:List|list|Sequence)\[(.*)\]$/s;
+
+/**
+ * A function's parameters and return as one job sees them. A batched endpoint's function
+ * (`batch=`, docs/platform.md "Request batching") takes and returns lists, one element per job:
+ * each job sends one element of each parameter and gets one element of the return.
+ */
+export function perJob<F extends { params?: readonly ParamLike[]; returns?: string }>(fn: F, batched: boolean): F {
+  if (!batched) return fn;
+  const element = (annotation: string | undefined) => (annotation ? LIST_OF.exec(annotation.trim())?.[1] : undefined);
+  return { ...fn, ...(fn.params ? { params: fn.params.map((p) => ({ ...p, annotation: element(p.annotation) })) } : {}), returns: element(fn.returns) };
+}
+
 /** JSON schema for a Python annotation (best effort; unknown → no constraint). */
 export function schemaForAnnotation(annotation: string | null | undefined, types: TypeDefs = {}, seen: ReadonlySet<string> = new Set()): JsonSchema {
   if (!annotation) return {};

@@ -82,6 +82,15 @@ export const manifestEndpointSchema = z.strictObject({
   dependencies: z.array(z.string()),
   /** The network volume's name (`volume=`); the deploy resolves it to the volume's id (docs/volumes.md). */
   volume: z.string().optional(),
+  /** `schedule=`: the platform runs the function at these times (docs/platform.md, "Schedules"). */
+  schedule: z.strictObject({ cron: z.string().min(1), timezone: z.string().min(1), input: z.record(z.string(), staticValue) }).optional(),
+  /** `batch=`: the worker hands the function a list of up to maxSize inputs (docs/platform.md, "Request batching"). */
+  batch: z
+    .strictObject({
+      maxSize: z.number().int().min(ENDPOINT_LIMITS.batchSize.min).max(ENDPOINT_LIMITS.batchSize.max),
+      maxWaitMs: z.number().min(ENDPOINT_LIMITS.batchWaitMs.min).max(ENDPOINT_LIMITS.batchWaitMs.max),
+    })
+    .optional(),
   /** `network=False`: the workers get no egress (docs/platform.md, "Threat model"); absent: they do. */
   network: z.literal(false).optional(),
 });

@@ -4,14 +4,14 @@
  */
 import type { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import type { PlatformClient } from "./client/index.ts";
-import type { Hardware, HttpMethod, Scaling } from "./endpoint-schema.ts";
+import type { BatchSettings, Hardware, HttpMethod, Scaling, Schedule } from "./endpoint-schema.ts";
 import type { EndpointType, SourceLocation, StaticValue } from "./endpoint-types.ts";
 import type { Logger } from "./logger.ts";
 import type { Manifest, ManifestEndpoint } from "./manifest.ts";
 
 export type { Manifest, ManifestEndpoint, Logger, PlatformClient };
 export type * from "./endpoint-types.ts";
-export type { Hardware, HttpMethod, Scaling, ScalerType } from "./endpoint-schema.ts";
+export type { BatchSettings, Hardware, HttpMethod, Scaling, ScalerType, Schedule } from "./endpoint-schema.ts";
 
 /** `@Endpoint(...)` or `x = Endpoint(...)`: the keyword arguments as written, evaluated statically. */
 export interface EndpointDeclaration extends SourceLocation {
@@ -84,6 +84,10 @@ export interface EndpointSpec {
   dependencies: string[];
   /** The network volume's name (`volume=`), mounted at /platform-volume in its workers (docs/volumes.md). */
   volume?: string;
+  /** `schedule=`: when the platform runs the function, and with what input (docs/platform.md, "Schedules"). */
+  schedule?: Schedule;
+  /** `batch=`: the function takes a list of inputs (docs/platform.md, "Request batching"). */
+  batch?: BatchSettings;
   /** `network=False`: no egress for its workers (docs/platform.md, "Threat model"). */
   network?: false;
   /** Path of the generated handler inside the artifact, set by svc:python-handlers. */

@@ -7,6 +7,7 @@ import type { Autoscaler } from "./workers/autoscaler.ts";
 import type { ResolvedOptions } from "./options.ts";
 import type { WorkerKeys } from "./worker-keys.ts";
 import type { Secrets } from "./secrets.ts";
+import type { Scheduler } from "./queue/scheduler.ts";
 
 export interface PlatformContext {
   store: Store;
@@ -21,6 +22,8 @@ export interface PlatformContext {
   workerKeys: WorkerKeys;
   /** Secrets, sealed at rest, opened only to start a worker (./secrets.ts). */
   secrets: Secrets;
+  /** Scheduled endpoints' runs (./queue/scheduler.ts). */
+  scheduler: Scheduler;
   /** `http://127.0.0.1:8787`: known once the server listens. */
   baseUrl(): string;
 }

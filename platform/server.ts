@@ -13,6 +13,7 @@ import { ensureApiKey, DB_FILE, API_KEY_FILE } from "./state-dir.ts";
 import { createStore } from "./store/index.ts";
 import { JobQueue, PRUNE_CHUNK } from "./queue/queue.ts";
 import { createWebhookSender } from "./queue/webhooks.ts";
+import { createScheduler } from "./queue/scheduler.ts";
 import { statusBody } from "./queue/views.ts";
 import { Supervisor } from "./workers/supervisor.ts";
 import { Autoscaler } from "./workers/autoscaler.ts";
@@ -24,6 +25,7 @@ import { sweepUploads } from "./volumes/multipart.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
 import { createSecrets } from "./secrets.ts";
+import { connectRay } from "./workers/backends/ray.ts";
 import type { PlatformContext } from "./context.ts";
 
 export interface RunningPlatform {
@@ -73,14 +75,19 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const address = { baseUrl: "", workerSocket: undefined as string | undefined, channelSocket: undefined as string | undefined };
   const workerKeys = createWorkerKeys(key.apiKey, store);
   const secrets = createSecrets(options.dataDir, store);
-  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => address.baseUrl, workerSocket: () => address.workerSocket, channelSocket: () => address.channelSocket });
+  const remote = options.workers.backend === "ray" ? await connectRay(options.workers, () => address.baseUrl, options).catch((error) => {
+    store.close();
+    throw error;
+  }) : undefined;
+  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => address.baseUrl, workerSocket: () => address.workerSocket, channelSocket: () => address.channelSocket, remote });
   supervisor.killOrphans();
   const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
   wireQueue(queue, supervisor, autoscaler, webhooks);
   const recovered = queue.recover();
   if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
 
-  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, baseUrl: () => address.baseUrl };
+  const scheduler = createScheduler(store, queue, options.log);
+  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, scheduler, baseUrl: () => address.baseUrl };
   const servers = await serve(ctx, address);
   let closing: Promise<void> | undefined;
   const sweep = startSweep(ctx, () => closing !== undefined);
@@ -209,7 +216,7 @@ async function listenChannel(server: Server, dataDir: string, log: (line: string
   }
 }
 
-/** Background work every sweep interval: timeouts and expiry, liveness, retention, log batches, files. */
+/** Background work every sweep interval: timeouts and expiry, schedules, liveness, retention, log batches, files. */
 function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeout {
   const { queue, supervisor, store, options } = ctx;
   /** Expired jobs go PRUNE_CHUNK at a time, requests answered in between (one delete of thousands stalled them). */
@@ -230,6 +237,7 @@ function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeou
     try {
       const now = Date.now();
       queue.sweep(now);
+      if (!closing()) ctx.scheduler.tick(now); // scheduled endpoints' due slots; none while stopping: no worker would take them (docs/platform.md, "Schedules")
       supervisor.sweep(now);
       pruneExpired(now);
       store.logs.flush(now); // lines go on their own timer; this applies the retention when due

@@ -56,6 +56,8 @@ export function groupFunctions(functions: readonly DiscoveredFunction[]): Endpoi
   return [...groups].map(([name, group]) => {
     const d = group.declaration;
     const first = group.functions[0]!;
+    const settings = normaliseArguments(d, group.type);
+    if (settings.batch && first.isGenerator) throw errors.ENDPOINT_ARGUMENT_INVALID(locOf(d), `batch needs a function that returns one result per input, and ${first.name}() is a generator (a batched function cannot stream).`);
     return {
       name,
       type: group.type,
@@ -63,7 +65,7 @@ export function groupFunctions(functions: readonly DiscoveredFunction[]): Endpoi
       module: first.module,
       line: d.line,
       functions: group.functions,
-      ...normaliseArguments(d, group.type),
+      ...settings,
     };
   });
 }

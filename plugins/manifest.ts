@@ -81,6 +81,8 @@ function manifestEndpoint(endpoint: EndpointSpec): ManifestEndpoint {
     env: { ...endpoint.env },
     dependencies: [...endpoint.dependencies],
     ...(endpoint.volume ? { volume: endpoint.volume } : {}),
+    ...(endpoint.schedule ? { schedule: { ...endpoint.schedule } } : {}),
+    ...(endpoint.batch ? { batch: { ...endpoint.batch } } : {}),
     ...(endpoint.network === false ? { network: false as const } : {}),
   };
 }

@@ -43,6 +43,8 @@ export function endpointInput(
     ...(target.environmentId ? { environmentId: target.environmentId } : {}),
     ...(target.buildId ? { buildId: target.buildId } : {}),
     ...networkVolume(endpoint, target.volumeIds),
+    // A deploy's schedule runs; a dev session's `live-` copy does not (its runs would double the deploy's).
+    ...(endpoint.type === "QB" ? { schedule: endpoint.schedule && !target.prefix ? { ...endpoint.schedule } : null } : {}),
   };
 }
 

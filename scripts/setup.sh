@@ -42,6 +42,9 @@ fi
 python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q pytest
 # boto3 is the second, independent S3 client of the volumes' tests (test/platform/volumes-s3.test.ts).
 python3 -c "import boto3" 2>/dev/null || python3 -m pip install -q boto3==1.44.8
+# Ray runs the workers of test/platform/ray-workers.test.ts (the platform's Ray backend): a real
+# head and nodes on this machine (about 18 s and 310 MB to install).
+python3 -c "import ray, sys; sys.exit(ray.__version__ != '2.60.0')" 2>/dev/null || python3 -m pip install -q "ray[default]==2.60.0"
 
 # better-sqlite3 compiles from source where no prebuilt binary can be fetched (about a minute).
 npm ci --no-audit --no-fund

@@ -4,6 +4,7 @@ model, the example's own transformer under bf16 autocast), a VAE decode of the 7
 the share of the bf16 FLOP floor (matmul FLOPs from the config / measured time / assumed peak).
 
     python3 bench/video/bench.py [--model a14b,5b] [--peak-tflops 989] [--repeat 2] [--no-vae]
+    python3 bench/video/bench.py --modes [--tiny]     # per sampling mode: bench/video/modes.py
 
 Without CUDA it says so, runs the tiny configs of both models on CPU to show the code path works
 (no full-size figure is printed), and exits 0."""
@@ -152,7 +153,15 @@ def main():
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--no-vae", action="store_true")
     ap.add_argument("--tiny", action="store_true", help="run the tiny CPU check even with CUDA")
+    ap.add_argument("--modes", action="store_true",
+                    help="the sampling modes (standard, cached, distilled): forwards per job, tiny CPU step "
+                         "time, and with CUDA the 720p A14B distilled job end to end (bench/video/modes.py)")
+    ap.add_argument("--load", action="store_true",
+                    help="with --modes on CUDA: only the distilled mode's load-time costs (adapter merge, pinning)")
     args = ap.parse_args()
+    if args.modes:
+        import modes
+        return modes.main(tiny_only=args.tiny, load_only=args.load)
     cases = [CASES[m.strip().lower()] for m in args.model.split(",")]
     if args.tiny or not torch.cuda.is_available():
         if not torch.cuda.is_available():

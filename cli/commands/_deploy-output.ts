@@ -1,5 +1,7 @@
 /** What `svc deploy` prints after a successful run: endpoints grouped by type, ready to call. */
-import type { BuildContext, Manifest } from "../../core/types.ts";
+import { nextRun, parseCron } from "../../core/cron.ts";
+import { perJob } from "../../core/function-schema.ts";
+import type { BuildContext, Manifest, Schedule } from "../../core/types.ts";
 
 export interface DeploySummary {
   ok: true;
@@ -22,6 +24,8 @@ export interface DeploySummary {
     routes?: Array<{ method: string; path: string; url: string; function: string }>;
     /** The network volume mounted at /platform-volume (its name). */
     volume?: string;
+    /** `schedule=`: its cron expression, time zone and next run (ISO). */
+    schedule?: Schedule & { nextRunAt: string | null };
   }>;
 }
 
@@ -35,8 +39,8 @@ export function deploySummary(ctx: BuildContext, platformUrl: string): DeploySum
     buildId: ctx.buildId ?? "",
     uploadSkipped: ctx.upload?.skipped ?? false,
     endpoints: ctx.deployed.map((deployed) => {
-      const volume = manifest.endpoints[deployed.name]?.volume;
-      const endpoint = volume ? { ...deployed, volume } : deployed;
+      const { volume, schedule } = manifest.endpoints[deployed.name] ?? {};
+      const endpoint = { ...deployed, ...(volume ? { volume } : {}), ...(schedule ? { schedule: { ...schedule, nextRunAt: nextRunAt(schedule) } } : {}) };
       return endpoint.type === "QB"
         ? { ...endpoint, runsync: `${endpoint.url}/runsync`, run: `${endpoint.url}/run`, exampleInput: exampleInput(manifest, endpoint.name) }
         : {
@@ -47,13 +51,27 @@ export function deploySummary(ctx: BuildContext, platformUrl: string): DeploySum
   };
 }
 
+/** When the schedule runs next from now (the platform keeps the same clock). */
+export function nextRunAt(schedule: Schedule, now = Date.now()): string | null {
+  const next = nextRun(parseCron(schedule.cron), now, schedule.timezone);
+  return next === undefined ? null : new Date(next).toISOString();
+}
+
+/** `0 3 * * * (Europe/Paris), next 2026-11-29 03:00 (2026-11-29T02:00:00.000Z)`: local wall time first. */
+export function describeSchedule(schedule: Schedule & { nextRunAt: string | null }): string {
+  if (!schedule.nextRunAt) return `${schedule.cron} (${schedule.timezone}), never again`;
+  const local = new Intl.DateTimeFormat("sv-SE", { timeZone: schedule.timezone, dateStyle: "short", timeStyle: "medium" }).format(new Date(schedule.nextRunAt));
+  return `${schedule.cron} (${schedule.timezone}), next ${local} (${schedule.nextRunAt})`;
+}
+
 const PLACEHOLDERS: Record<string, unknown> = { str: "text", int: 1, float: 1.0, bool: true, list: [], dict: {} };
 
 /** A runsync body that the endpoint's one function accepts: each required parameter with a placeholder by annotation. */
 function exampleInput(manifest: Manifest, endpointName: string): Record<string, unknown> | undefined {
-  const functions = manifest.endpoints[endpointName]?.functions ?? [];
+  const endpoint = manifest.endpoints[endpointName];
+  const functions = endpoint?.functions ?? [];
   if (functions.length !== 1) return undefined;
-  const required = (functions[0]!.params ?? []).filter((param) => param.required && !param.kind.startsWith("var_"));
+  const required = (perJob(functions[0]!, Boolean(endpoint?.batch)).params ?? []).filter((param) => param.required && !param.kind.startsWith("var_"));
   return Object.fromEntries(required.map((param) => [param.name, PLACEHOLDERS[(param.annotation ?? "").replace(/\[.*$/, "")] ?? null]));
 }
 
@@ -74,6 +92,11 @@ export function formatDeploySummary(summary: DeploySummary, keyVariable = "$PLAT
         `      -d '${JSON.stringify({ input: endpoint.exampleInput ?? {} }).replace(/'/g, "'\\''")}'`,
       );
     }
+  }
+  const scheduled = queue.filter((endpoint) => endpoint.schedule);
+  if (scheduled.length) {
+    lines.push("", "Schedules (svc schedule list)");
+    for (const endpoint of scheduled) lines.push(`  ${endpoint.name}  ${describeSchedule(endpoint.schedule!)}`);
   }
   if (lb.length) {
     lines.push("", "Load-balanced endpoints");

@@ -5,7 +5,7 @@
  * dev server's /docs shows (core/function-schema.ts). The file needs nothing but `fetch`.
  * docs/deploy.md, "A typed client".
  */
-import { paramsSchema, schemaForAnnotation, type JsonSchema } from "../../core/function-schema.ts";
+import { paramsSchema, perJob, schemaForAnnotation, type JsonSchema } from "../../core/function-schema.ts";
 import type { Manifest } from "../../core/types.ts";
 
 /** A JSON Schema (the subset core/function-schema.ts makes) as a TypeScript type. */
@@ -65,7 +65,8 @@ interface Operation {
 function operations(manifest: Manifest): Operation[] {
   const list: Operation[] = [];
   for (const endpoint of Object.values(manifest.endpoints)) {
-    for (const fn of endpoint.functions) {
+    for (const declared of endpoint.functions) {
+      const fn = perJob(declared, Boolean(endpoint.batch)); // a batched function: one element per job
       const input = paramsSchema(fn.params, fn.types);
       const params = (fn.params ?? []).map((p) => `${p.name}${p.annotation ? `: ${p.annotation}` : ""}${p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : p.defaultSource ? ` = ${p.defaultSource}` : ""}`);
       list.push({

@@ -19,6 +19,8 @@ export const commands: Record<string, () => Promise<Register>> = {
   client: () => import("./client.ts").then((m) => m.registerClient),
   logs: () => import("./logs.ts").then((m) => m.registerLogs),
   volume: () => import("./volume.ts").then((m) => m.registerVolume),
+  schedule: () => import("./schedule.ts").then((m) => m.registerSchedule),
+  worker: () => import("./worker.ts").then((m) => m.registerWorker),
 };
 
 /**
@@ -38,6 +40,8 @@ export const usage: Record<string, readonly [string, string]> = {
   client: ["client", "Write a typed TypeScript client for the deployed endpoints (one function per endpoint function and route)"],
   logs: ["logs <endpoint>", "Show an endpoint's worker output (print(), tracebacks); also of one deleted in the last 24 hours"],
   volume: ["volume <action> [...args]", "Network volumes (model weights): create | list | get | delete | ls | upload | download | rm | credentials"],
+  schedule: ["schedule <action>", "Scheduled endpoints (schedule=): list, with their last and next runs"],
+  worker: ["worker <action>", "Run one worker of a platform on this node (what a Ray job runs): launch"],
 };
 
 /** The loader of the command this command line names, or none (then the top-level help or an unknown command). */

@@ -3,6 +3,7 @@ import type { CAC } from "cac";
 import { join } from "node:path";
 import { errors } from "../../core/errors.ts";
 import { parsePort, printJson } from "../_shared.ts";
+import { workersFromEnv } from "../../platform/options.ts";
 
 interface PlatformCommandFlags {
   port?: number | string;
@@ -14,6 +15,11 @@ interface PlatformCommandFlags {
   rateLimits?: boolean;
   /** `--isolation strict`: no worker without the sandbox. */
   isolation?: string;
+  /** `--workers ray --ray-address <url>`: workers as Ray jobs. */
+  workers?: string;
+  rayAddress?: string;
+  rayPlatformUrl?: string;
+  rayVolumes?: string;
 }
 
 const DEFAULT_PORT = 8787;
@@ -41,6 +47,7 @@ async function start(flags: PlatformCommandFlags): Promise<void> {
     if (flags.isolation !== "strict" && flags.isolation !== "auto") throw errors.CLI_USAGE(`--isolation takes strict or auto, not "${flags.isolation}".`, "platform");
     process.env.SVC_ISOLATION = flags.isolation; // the env form, inherited by a detached platform
   }
+  workersFlagsToEnv(flags);
 
   if (flags.detach) {
     const started = await startDetached({ dir, host, port });
@@ -81,6 +88,16 @@ async function start(flags: PlatformCommandFlags): Promise<void> {
   });
 }
 
+/** --workers and --ray-*: their env form (SVC_WORKERS, SVC_RAY_*), inherited by a detached platform; checked here. */
+function workersFlagsToEnv(flags: PlatformCommandFlags): void {
+  const set = (name: string, value: string | undefined) => value !== undefined && (process.env[name] = String(value));
+  set("SVC_WORKERS", flags.workers);
+  set("SVC_RAY_ADDRESS", flags.rayAddress);
+  set("SVC_RAY_PLATFORM_URL", flags.rayPlatformUrl);
+  set("SVC_RAY_VOLUMES", flags.rayVolumes);
+  workersFromEnv();
+}
+
 async function stop(flags: PlatformCommandFlags): Promise<void> {
   const { platformDir, readState, isAlive, removeState } = await import("../../platform/local.ts");
   const dir = platformDir(flags.dir);
@@ -111,15 +128,16 @@ async function status(flags: PlatformCommandFlags): Promise<void> {
   // Like `systemctl status`: nothing running is a non-zero exit, so scripts can test it.
   if (!running) process.exitCode = 1;
   const { fetchGpuStatus, formatGpuStatus } = await import("./_gpu-status.ts");
-  const gpus = running && (await fetchGpuStatus(running.url, running.apiKey));
+  const { fetchClusterStatus, formatClusterStatus } = await import("./_cluster-status.ts");
+  const [gpus, cluster] = running ? await Promise.all([fetchGpuStatus(running.url, running.apiKey), fetchClusterStatus(running.url, running.apiKey)]) : [];
   if (flags.json) {
-    return printJson(running ? { ok: true, running: true, url: running.url, pid: running.pid, dir, apiKeyFile: keyFile, gpus: gpus ?? null } : { ok: true, running: false, dir, lastState: readState(dir) ?? null });
+    return printJson(running ? { ok: true, running: true, url: running.url, pid: running.pid, dir, apiKeyFile: keyFile, gpus: gpus ?? null, cluster: cluster ?? null } : { ok: true, running: false, dir, lastState: readState(dir) ?? null });
   }
   if (!running) {
     process.stdout.write(`No platform is running for ${dir}. Start one with \`svc platform start\` (or --detach).\n`);
     return;
   }
-  process.stdout.write(`svc platform running at ${running.url} (pid ${running.pid}, data in ${dir})\nAPI key: ${keyFile}\n${gpus ? formatGpuStatus(gpus) : ""}`);
+  process.stdout.write(`svc platform running at ${running.url} (pid ${running.pid}, data in ${dir})\nAPI key: ${keyFile}\n${gpus ? formatGpuStatus(gpus) : ""}${cluster ? formatClusterStatus(cluster) : ""}`);
 }
 
 export function registerPlatform(cli: CAC): void {
@@ -130,6 +148,10 @@ export function registerPlatform(cli: CAC): void {
     .option("--detach", "Run in the background (start)")
     .option("--no-rate-limits", "Turn off the hosted platform's rate limits, for local load tests (start; also SVC_PLATFORM_RATE_LIMITS=off)")
     .option("--isolation <mode>", "strict: refuse to start workers without the bwrap sandbox (start; also SVC_ISOLATION=strict; default auto)")
+    .option("--workers <backend>", "Where workers run: local (processes on this machine, the default) or ray (Ray jobs; also SVC_WORKERS) (start)")
+    .option("--ray-address <url>", "The Ray head's dashboard, http://<head>:8265, for --workers ray (start; also SVC_RAY_ADDRESS)")
+    .option("--ray-platform-url <url>", "This platform's URL as the Ray nodes reach it (start; default: the URL it listens on; also SVC_RAY_PLATFORM_URL)")
+    .option("--ray-volumes <dir>", "Where every Ray node mounts this platform's volumes folder, for endpoints with a volume (start; also SVC_RAY_VOLUMES)")
     .option("--dir <dir>", "State folder (default: $SVC_PLATFORM_DIR or ~/.svc/platform)")
     .option("--json", "Print the result as JSON")
     .action(async (action: string, flags: PlatformCommandFlags) => {

@@ -84,6 +84,8 @@ export interface EndpointInput {
   environmentId?: string;
   buildId?: string;
   env?: EnvVar[];
+  /** A queue-based endpoint's schedule (docs/platform.md, "Schedules"); null removes it. */
+  schedule?: { cron: string; timezone?: string; input?: Record<string, unknown> } | null;
 }
 
 export type JobStatus = "IN_QUEUE" | "IN_PROGRESS" | "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT";

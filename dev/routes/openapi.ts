@@ -5,7 +5,7 @@
  * parameters and return annotation in the manifest (discovery reads them from the AST; the mapping
  * is core/function-schema.ts); a function with no `params` takes a free object.
  */
-import { paramsSchema, schemaForAnnotation, type JsonSchema } from "../../core/function-schema.ts";
+import { paramsSchema, perJob, schemaForAnnotation, type JsonSchema } from "../../core/function-schema.ts";
 import type { Manifest } from "../../core/types.ts";
 import { buildRouteTable, preferredAlias, type RouteTable } from "./routes-table.ts";
 
@@ -42,7 +42,7 @@ export interface OpenApiOptions {
 
 export function generateOpenApi(manifest: Manifest, options: OpenApiOptions = {}): Record<string, unknown> {
   const table = options.table ?? buildRouteTable(manifest);
-  const byName = new Map(Object.values(manifest.endpoints).flatMap((endpoint) => endpoint.functions.map((fn) => [`${fn.module}:${fn.name}`, fn] as const)));
+  const byName = new Map(Object.values(manifest.endpoints).flatMap((endpoint) => endpoint.functions.map((fn) => [`${fn.module}:${fn.name}`, perJob(fn, Boolean(endpoint.batch))] as const)));
   const paths: Record<string, Record<string, unknown>> = {};
   const add = (path: string, method: string, operation: Record<string, unknown>) => {
     (paths[path] ??= {})[method.toLowerCase()] = operation;

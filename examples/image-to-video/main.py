@@ -16,7 +16,7 @@ from svc import Endpoint, GpuGroup, save_output_file
 )
 def generate(prompt=None, image=None, negative_prompt=None, size=None, num_inference_steps=None,
              guidance=None, duration=None, flow_shift=None, seed=None,
-             enable_prompt_optimization=None, enable_safety_checker=None):
+             enable_prompt_optimization=None, enable_safety_checker=None, enable_step_cache=None):
     from wan.service import run_job
 
     return run_job(
@@ -24,4 +24,4 @@ def generate(prompt=None, image=None, negative_prompt=None, size=None, num_infer
         prompt=prompt, image=image, negative_prompt=negative_prompt, size=size,
         num_inference_steps=num_inference_steps, guidance=guidance, duration=duration,
         flow_shift=flow_shift, seed=seed, enable_prompt_optimization=enable_prompt_optimization,
-        enable_safety_checker=enable_safety_checker)
+        enable_safety_checker=enable_safety_checker, enable_step_cache=enable_step_cache)

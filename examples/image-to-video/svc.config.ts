@@ -26,5 +26,5 @@ function forwardEnv(names: string[]): SvcPlugin {
 
 export default defineConfig({
   app: "image-to-video",
-  plugins: [forwardEnv(["WAN_CONFIG", "WAN_CHECKPOINT_DIR", "WAN_SOLVER", "WAN_OFFLOAD"])],
+  plugins: [forwardEnv(["WAN_CONFIG", "WAN_CHECKPOINT_DIR", "WAN_SOLVER", "WAN_OFFLOAD", "WAN_LORA", "WAN_STEP_CACHE", "WAN_MAGCACHE"])],
 });

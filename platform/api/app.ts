@@ -13,6 +13,8 @@ import { registerGraphql } from "./graphql.ts";
 import { registerUploadRoutes, ARTIFACT_ROUTE } from "./uploads.ts";
 import { registerFileRoutes } from "./files.ts";
 import { registerGpuRoutes } from "./gpu-routes.ts";
+import { registerClusterRoutes } from "./cluster-routes.ts";
+import { registerRemoteWorkerRoutes } from "./remote-worker-routes.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { createHotPath } from "./hot-routes.ts";
 import { endpointRefusal, scopeRefusal } from "./worker-scope.ts";
@@ -65,6 +67,8 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
   registerUploadRoutes(app, ctx);
   registerFileRoutes(app, ctx);
   registerGpuRoutes(app, ctx);
+  registerClusterRoutes(app, ctx);
+  registerRemoteWorkerRoutes(app, ctx);
   registerGraphql(app, ctx, hooks);
   const { limiter, runsync } = registerQueueRoutes(app, ctx);
 

@@ -174,7 +174,7 @@ function registerJobRoutes(app: H3, ctx: PlatformContext, route: Route): void {
   );
 }
 
-/** GET health's body: job counts by status, workers by state, and why they cannot serve if so. */
+/** GET health's body: job counts by status, workers by state, the schedule, and why they cannot serve if so. */
 function endpointHealth(ctx: PlatformContext, endpoint: EndpointRecord) {
   const { store } = ctx;
   const jobs = { completed: 0, failed: 0, inProgress: 0, inQueue: 0, retried: 0 };
@@ -194,5 +194,6 @@ function endpointHealth(ctx: PlatformContext, endpoint: EndpointRecord) {
   }
   const problem = ctx.supervisor.problem(endpoint); // why its workers cannot serve (docs/platform.md)
   const gpus = ctx.supervisor.gpus.ofEndpoint(endpoint.id); // GPU endpoints on a GPU machine (docs/platform.md, "GPUs")
-  return { jobs, workers, ...(gpus && { gpus }), ...(problem && { error: problem }) };
+  const schedule = ctx.scheduler.view(endpoint); // last and next runs of a scheduled endpoint (docs/platform.md, "Schedules")
+  return { jobs, workers, ...(gpus && { gpus }), ...(schedule && { schedule }), ...(problem && { error: problem }) };
 }

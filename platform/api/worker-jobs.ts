@@ -56,13 +56,13 @@ export function createWorkerJobs(ctx: PlatformContext) {
     return bodies;
   };
 
-  /** Long-polls for one job (as job-take does), then up to `n` in all when more are queued. */
-  const waitForJobs = async (ex: Exchange, w: WorkerInfo, n: number): Promise<string[]> => {
+  /** Long-polls for one job (as job-take does; at most `waitMs` when given), then up to `n` in all when more are queued. */
+  const waitForJobs = async (ex: Exchange, w: WorkerInfo, n: number, waitMs?: number): Promise<string[]> => {
     if (!supervisor.takesWork(w)) return [];
     w.openPolls++;
     let job;
     try {
-      job = await queue.take(w.id, w.endpointId, options.longPollMs, ex.onGone);
+      job = await queue.take(w.id, w.endpointId, Math.min(options.longPollMs, waitMs ?? Infinity), ex.onGone);
     } finally {
       w.openPolls--;
     }

@@ -57,9 +57,11 @@ function registerJobRoutes(app: H3, ctx: PlatformContext, route: Route, jobs: Wo
     "/v2/_worker/:worker/job-take",
     route(async (event, w) => {
       // Batch take (reference section 4): `batch_size=N` answers a list of up to N jobs, the rest
-      // of them only if already queued (no wait for more).
+      // of them only if already queued (no wait for more). `wait_ms=M` (ours) holds the poll at
+      // most M ms: a batching worker fills a batch until its max_wait_ms (docs/platform.md, "Request batching").
       const batch = Math.min(MAX_BATCH, Math.trunc(Number(queryParam(event, "batch_size") ?? 1)) || 1);
-      const taken = await jobs.waitForJobs(exchangeOf(event), w, batch);
+      const waitMs = Number(queryParam(event, "wait_ms") ?? NaN);
+      const taken = await jobs.waitForJobs(exchangeOf(event), w, batch, Number.isFinite(waitMs) ? Math.max(0, waitMs) : undefined);
       if (taken.length === 0) return noContent();
       return jsonText(200, batch <= 1 ? taken[0]! : `[${taken.join(",")}]`);
     }),

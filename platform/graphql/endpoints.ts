@@ -66,6 +66,7 @@ function saveEndpoint(ctx: PlatformContext, hooks: ResolverHooks, input: Endpoin
   const build = input.buildId ? mustBuild(store, input.buildId) : undefined;
   if (input.networkVolumeId && !store.volumes.get(input.networkVolumeId)) throw errors.VOLUME_NOT_FOUND(input.networkVolumeId, input.name);
   const record = endpointRecord(input, existing);
+  if (record.schedule && record.type === "LB") throw errors.BAD_REQUEST(`Invalid endpoint input: schedule needs a queue-based endpoint, "${record.name}" is load-balanced`);
   if (record.workersMin > record.workersMax) throw errors.BAD_REQUEST(`Invalid endpoint input: workersMin (${record.workersMin}) exceeds workersMax (${record.workersMax})`);
   const home = record.environmentId ? store.apps.environment(record.environmentId) : undefined;
   if (home && build && build.appId !== home.appId) throw errors.BAD_REQUEST(`Build ${build.id} belongs to another app than environment ${home.name}.`);
@@ -109,6 +110,7 @@ function endpointRecord(input: EndpointInput, existing: EndpointRecord | undefin
     networkVolumeId: input.networkVolumeId ?? existing?.networkVolumeId ?? null, // "" (as the hosted SDK sends) is no volume
     flashBootType: input.flashBootType ?? existing?.flashBootType ?? null,
     minCudaVersion: input.minCudaVersion ?? existing?.minCudaVersion ?? null,
+    schedule: input.schedule === undefined ? (existing?.schedule ?? null) : input.schedule,
     createdAt: existing?.createdAt ?? Date.now(),
   };
 }

@@ -1,7 +1,7 @@
 /** zod schemas of the GraphQL inputs: ranges and references the GraphQL types cannot say. */
 import { z } from "zod";
 import { errors } from "../../core/errors.ts";
-import { ENDPOINT_LIMITS as LIMITS, GPU_GROUPS, SCALER_TYPES } from "../../core/endpoint-schema.ts";
+import { ENDPOINT_LIMITS as LIMITS, EndpointArgumentError, GPU_GROUPS, SCALER_TYPES, scheduleOf, type Schedule } from "../../core/endpoint-schema.ts";
 import { formatZodIssues } from "../../core/manifest.ts";
 import { PLATFORM_NAME } from "../../core/client/environments.ts";
 
@@ -19,6 +19,17 @@ const gpuIds = z
   .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
   .pipe(z.array(z.enum(GPU_GROUPS, { message: `each GPU id must be one of ${GPU_GROUPS.join(", ")}` })).min(LIMITS.gpuTypes.min).max(LIMITS.gpuTypes.max))
   .transform((ids) => ids.join(","));
+
+/** A schedule, checked by the one Endpoint schema's rules (cron grammar, time zone, input). */
+const scheduleInput = z.object({ cron: z.string(), timezone: opt(z.string()), input: z.unknown().optional() }).transform((value, check): Schedule => {
+  try {
+    return scheduleOf({ cron: value.cron, ...(value.timezone ? { timezone: value.timezone } : {}), ...(value.input == null ? {} : { input: value.input as Schedule["input"] }) });
+  } catch (error) {
+    if (!(error instanceof EndpointArgumentError)) throw error;
+    check.addIssue({ code: "custom", message: error.message });
+    return z.NEVER;
+  }
+});
 
 export const endpointInputSchema = z
   .object({
@@ -44,6 +55,8 @@ export const endpointInputSchema = z
     environmentId: opt(z.string().min(1)),
     buildId: opt(z.string().min(1)),
     env: opt(envVars),
+    /** null removes the endpoint's schedule; left out keeps it. */
+    schedule: scheduleInput.nullish(),
   });
 export type EndpointInput = z.infer<typeof endpointInputSchema>;
 

@@ -44,6 +44,7 @@ export function createViews(ctx: PlatformContext) {
     flashBootType: e.flashBootType,
     minCudaVersion: e.minCudaVersion,
     computeType: e.gpuIds ? "GPU" : "CPU",
+    schedule: () => ctx.scheduler.view(e),
     networkVolume: () => {
       const volume = e.networkVolumeId ? store.volumes.get(e.networkVolumeId) : undefined;
       return volume ? volumeView(volume) : null;

@@ -54,6 +54,8 @@ CREATE TABLE IF NOT EXISTS volume_objects (
 CREATE TABLE IF NOT EXISTS volume_uploads (
   id TEXT PRIMARY KEY, volume_id TEXT NOT NULL REFERENCES volumes(id) ON DELETE CASCADE, key TEXT NOT NULL,
   checksum_algorithm TEXT, content_type TEXT, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS schedules (
+  endpoint_id TEXT PRIMARY KEY, last_slot INTEGER NOT NULL, last_job_id TEXT, last_run_at INTEGER, skipped INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS secrets (
   id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, iv BLOB NOT NULL, tag BLOB NOT NULL, ciphertext BLOB NOT NULL, created_at INTEGER NOT NULL);
 `;

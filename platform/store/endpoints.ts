@@ -4,6 +4,7 @@
  * one transaction (docs/platform.md, "Deploys switch in one step").
  */
 import type { EndpointSettings, EnvVar } from "../../core/client/types.ts";
+import type { Schedule } from "../../core/endpoint-schema.ts";
 import type { Db } from "./db.ts";
 
 export type { EnvVar };
@@ -15,6 +16,8 @@ export interface EndpointRecord extends EndpointSettings {
   networkVolumeId: string | null;
   flashBootType: string | null;
   minCudaVersion: string | null;
+  /** `schedule=`: the platform queues a job at each time it names (../queue/scheduler.ts). */
+  schedule?: Schedule | null;
   /** ms since the epoch (the API answers ISO text). */
   createdAt: number;
 }

@@ -11,6 +11,7 @@ import { createFilesRepo } from "./files.ts";
 import { createLogsRepo } from "./logs.ts";
 import { createVolumesRepo } from "./volumes.ts";
 import { createSecretsRepo } from "./secrets.ts";
+import { createSchedulesRepo } from "./schedules.ts";
 import { startCheckpointer } from "./checkpointer.ts";
 
 export type { EndpointRecord, EnvVar } from "./endpoints.ts";
@@ -20,6 +21,7 @@ export type { BuildRow, UploadRow, ArtifactRow } from "./builds.ts";
 export type { JobRow, JobStatus, JobKind, NewJob } from "./jobs.ts";
 export type { FileRecord } from "./files.ts";
 export type { VolumeRecord, ObjectRecord, UploadRecord } from "./volumes.ts";
+export type { ScheduleState } from "./schedules.ts";
 
 export function createStore(file: string, options: { logLinesPerEndpoint?: number; onError?: (error: unknown) => void } = {}) {
   const db: Db = openDb(file);
@@ -38,6 +40,7 @@ export function createStore(file: string, options: { logLinesPerEndpoint?: numbe
     logs: createLogsRepo(db, options.logLinesPerEndpoint ?? 5000),
     volumes: createVolumesRepo(db),
     secrets: createSecretsRepo(db),
+    schedules: createSchedulesRepo(db),
     close(): void {
       checkpointer?.stop();
       try {

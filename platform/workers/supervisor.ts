@@ -36,6 +36,8 @@ import { wakeSignals, waitSignals } from "./worker-signals.ts";
 import { newWorker, readChildPid, signalWorker, stopProcess, workerEnv } from "./worker-process.ts";
 import { ReadyWaiters } from "./ready-waiters.ts";
 import { unrunnable } from "./unrunnable.ts";
+import type { RemoteWorkers } from "./backends/backend.ts";
+import { remoteLaunch } from "./backends/remote-launch.ts";
 
 export type { WorkerState, WorkerInfo, WorkerError, EndpointProblem } from "./worker-info.ts";
 
@@ -55,6 +57,8 @@ export interface SupervisorDeps {
   workerSocket?: () => string | undefined;
   /** The path of the Unix socket bound into sandboxed workers (./worker-channel.ts), if any. */
   channelSocket?: () => string | undefined;
+  /** Where workers run when not here (./backends/backend.ts: Ray); none: local processes. */
+  remote?: RemoteWorkers;
 }
 
 /**
@@ -74,6 +78,10 @@ export class Supervisor {
   /** LB workers' readiness and liveness by GET /ping (./lb-health.ts). */
   private readonly lb: LbHealth;
   private closed = false;
+  /** Where workers run when not here (Ray), if anywhere. */
+  get remote(): RemoteWorkers | undefined {
+    return this.deps.remote;
+  }
   /** The platform is stopping gracefully: no worker starts, running ones finish their jobs (drain). */
   private draining = false;
 
@@ -111,7 +119,7 @@ export class Supervisor {
 
   state(w: WorkerInfo): WorkerState {
     if (w.unhealthy || w.failure) return "unhealthy";
-    if (!w.ready) return this.gpus.waiting(w.id) ? "throttled" : "initializing"; // throttled: waits for a GPU
+    if (!w.ready) return this.gpus.waiting(w.id) || w.remote?.unplaced ? "throttled" : "initializing"; // throttled: waits for a GPU or a place
     return this.busy(w) ? "running" : "idle";
   }
 
@@ -243,6 +251,7 @@ export class Supervisor {
   }
 
   private async spawnWorker(endpoint: EndpointRecord, w: WorkerInfo, token: string): Promise<void> {
+    if (this.deps.remote?.places(endpoint)) return this.spawnRemote(this.deps.remote, endpoint, w, token);
     const { store, options } = this.deps;
     let target: WorkerTarget;
     try {
@@ -277,17 +286,37 @@ export class Supervisor {
           this.onExit(w);
         }
       });
-      proc.on("exit", (code, signal) => {
-        const how = signal ? `signal ${signal}` : `code ${code}`;
-        this.platformLog(endpoint.id, w.id, `worker ${w.id} exited (${how})`);
-        if (!w.stopping && !w.ready) this.startFailed(w, `exited (${how}) before it was ready`);
-        this.onExit(w);
-      });
+      proc.on("exit", (code, signal) => this.exited(w, signal ? `signal ${signal}` : `code ${code}`));
     } catch (error) {
-      this.platformLog(endpoint.id, w.id, `worker ${w.id} did not start: ${(error as Error).message}`);
-      if (!w.stopping && !this.closed) this.startFailed(w, `did not start: ${(error as Error).message}`);
-      this.onExit(w);
+      this.notStarted(w, error as Error);
     }
+  }
+
+  /** A worker on another node (./backends/backend.ts): its backend places it and reports its exit. */
+  private async spawnRemote(remote: RemoteWorkers, endpoint: EndpointRecord, w: WorkerInfo, token: string): Promise<void> {
+    const log = (line: string) => this.platformLog(endpoint.id, w.id, line);
+    try {
+      const launch = await remoteLaunch({ ...this.deps, nodeApiBase: () => remote.nodeApiBase(), volumesRoot: remote.volumesRoot }, endpoint, w, token, this.buildIdOf(endpoint), log);
+      if (w.stopping || this.closed) throw new Error("stopped before it started");
+      w.spawnedAt = Date.now();
+      this.deps.store.workers.started(w.id, endpoint.id, launch.buildId, null);
+      w.remote = await remote.start(endpoint, w, launch, { log, exited: (how) => this.exited(w, how) });
+      if (w.stopping || this.closed) w.remote.signal("SIGKILL"); // stopped while it was being submitted
+    } catch (error) {
+      this.notStarted(w, error as Error);
+    }
+  }
+
+  private exited(w: WorkerInfo, how: string): void {
+    this.platformLog(w.endpointId, w.id, `worker ${w.id} exited (${how})`);
+    if (!w.stopping && !w.ready) this.startFailed(w, `exited (${how}) before it was ready`);
+    this.onExit(w);
+  }
+
+  private notStarted(w: WorkerInfo, error: Error): void {
+    this.platformLog(w.endpointId, w.id, `worker ${w.id} did not start: ${error.message}`);
+    if (!w.stopping && !this.closed) this.startFailed(w, `did not start: ${error.message}`);
+    this.onExit(w);
   }
 
   /** A worker exited (or could not start) before it was ready: its endpoint backs off (./restart-policy.ts). */
@@ -351,7 +380,10 @@ export class Supervisor {
     w.stopping = true;
     this.gpus.cancel(w.id);
     if (w.proc && w.proc.exitCode === null && !w.exited) signalWorker(w, "SIGKILL");
-    else if (!w.proc) this.onExit(w);
+    else if (!w.proc) {
+      signalWorker(w, "SIGKILL"); // a remote worker: its backend stops it; its token ends here
+      this.onExit(w);
+    }
     return w.exit;
   }
 
@@ -405,5 +437,6 @@ export class Supervisor {
     await Promise.race([Promise.all(all.map((w) => w.exit)), deadline]);
     for (const w of all) if (!w.exited) await this.kill(w).catch(() => undefined);
     for (const w of all) this.onExit(w);
+    await this.deps.remote?.close();
   }
 }

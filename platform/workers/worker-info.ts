@@ -1,5 +1,6 @@
 /** A worker as the supervisor tracks it, and what it reports: shared by the supervisor's parts and the routes. */
 import type { ChildProcess } from "node:child_process";
+import type { RemoteRun } from "./backends/backend.ts";
 import type { WorkerChannel } from "./worker-channel.ts";
 
 export type WorkerState = "initializing" | "throttled" | "idle" | "running" | "unhealthy";
@@ -14,6 +15,8 @@ export interface WorkerInfo {
   /** Build, image and env this worker runs; a different key on its endpoint makes it outdated. */
   configKey: string;
   proc?: ChildProcess;
+  /** A worker a remote backend placed (./backends/backend.ts): no process here. */
+  remote?: RemoteRun;
   /** The Python process (inside bwrap: its child, which is what gets signals). */
   pid?: number;
   /** The worker reported that its endpoint's module does not import (it still fails jobs). */

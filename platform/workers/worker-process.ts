@@ -19,6 +19,13 @@ const PASS_THROUGH_ENV = [
   "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME", "HF_HOME", "TORCH_HOME", "XDG_CACHE_HOME", "SSL_CERT_FILE",
 ];
 
+/** The host's variables a worker keeps (the launcher on a Ray node gives its own node's). */
+export function passThroughEnv(from: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const key of PASS_THROUGH_ENV) if (from[key] !== undefined) env[key] = from[key];
+  return env;
+}
+
 /** A new worker's record, before its process starts. */
 export function newWorker(endpoint: EndpointRecord, configKey: string, token: string): WorkerInfo {
   let resolveExit!: () => void;
@@ -60,12 +67,15 @@ export interface WorkerEnvDeps {
   workerSocket?: () => string | undefined;
 }
 
-/** The worker's variables (contracts section 4); its image environment sets PYTHONPATH. An LB worker gets its port. */
-export async function workerEnv(deps: WorkerEnvDeps, endpoint: EndpointRecord, w: WorkerInfo, token: string, target: WorkerTarget): Promise<NodeJS.ProcessEnv> {
+/**
+ * The worker's variables (contracts section 4); its image environment sets PYTHONPATH. An LB worker
+ * gets its port. `passThrough`: this host's PATH, HOME, ... (not for a worker on another node).
+ */
+export async function workerEnv(deps: WorkerEnvDeps, endpoint: EndpointRecord, w: WorkerInfo, token: string, target: WorkerTarget, passThrough = true): Promise<NodeJS.ProcessEnv> {
   const base = deps.apiBase();
   const prefix = `${base}/v2/_worker/${w.id}`;
   const env: NodeJS.ProcessEnv = {};
-  for (const key of PASS_THROUGH_ENV) if (process.env[key] !== undefined) env[key] = process.env[key];
+  if (passThrough) Object.assign(env, passThroughEnv(process.env));
   Object.assign(env, deps.secrets.resolve(target.env)); // secret values exist only in the worker's env
   Object.assign(env, {
     PYTHONUNBUFFERED: "1",
@@ -111,6 +121,7 @@ export function readChildPid(proc: ChildProcess, w: WorkerInfo): void {
 
 /** SIGTERM goes to the Python process (bwrap does not forward signals); SIGKILL to it and to bwrap. */
 export function signalWorker(w: WorkerInfo, signal: NodeJS.Signals): void {
+  if (w.remote) return w.exited ? undefined : w.remote.signal(signal); // a worker on another node: its backend stops it
   const proc = w.proc;
   if (w.exited || !proc || proc.exitCode !== null) return;
   const inner = w.pid !== undefined && w.pid !== proc.pid;

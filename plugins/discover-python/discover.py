@@ -49,7 +49,9 @@ _SCHEMA = _endpoint_schema()
 ROUTE_METHODS = tuple(method.lower() for method in _SCHEMA.HTTP_METHODS)
 # Positional parameters of Endpoint(...), in order (docs/contracts.md section 3).
 ENDPOINT_PARAMS = _SCHEMA.ENDPOINT_ARGUMENTS
-SVC_MODULES = ("svc", "svc.gpu", "svc.endpoint")
+SVC_MODULES = ("svc", "svc.gpu", "svc.endpoint", "svc.options")
+# svc.Cron and svc.Batch: Endpoint(schedule=Cron(...), batch=Batch(...)) read as dicts of these parameters
+OPTION_PARAMS = {"Cron": ("cron", "timezone", "input"), "Batch": ("max_size", "max_wait_ms")}
 # Source lines as ast.get_source_segment splits them: only \r\n, \r and \n end a line.
 SOURCE_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
@@ -87,6 +89,7 @@ class Module:
         self.values = {}  # name -> value node of its single plain assignment
         self.endpoint_names = {"Endpoint"}  # names that refer to svc.Endpoint
         self.gpu_group_names = {"GpuGroup"}  # names that refer to svc.GpuGroup
+        self.option_names = {name: name for name in OPTION_PARAMS}  # local name -> svc.Cron / svc.Batch
         self.svc_modules = {"svc"}  # names that refer to the svc package
         for stmt in tree.body:
             self._scan(stmt)
@@ -132,6 +135,8 @@ class Module:
                         self.endpoint_names.add(bound)
                     elif alias.name == "GpuGroup":
                         self.gpu_group_names.add(bound)
+                    elif alias.name in OPTION_PARAMS:
+                        self.option_names[bound] = alias.name
         elif isinstance(stmt, (ast.For, ast.AsyncFor)):
             self._bind_target(stmt.target, None)
             for inner in stmt.body + stmt.orelse:
@@ -180,6 +185,14 @@ class Module:
             return node.id in self.gpu_group_names
         return isinstance(node, ast.Attribute) and node.attr == "GpuGroup" and self.is_svc_module(node.value)
 
+    def option_class(self, node):
+        """'Cron' or 'Batch' when `node` names svc.Cron / svc.Batch, else None."""
+        if isinstance(node, ast.Name):
+            return self.option_names.get(node.id)
+        if isinstance(node, ast.Attribute) and node.attr in OPTION_PARAMS and self.is_svc_module(node.value):
+            return node.attr
+        return None
+
     def is_endpoint_call(self, node):
         return isinstance(node, ast.Call) and self.is_endpoint_ref(node.func)
 
@@ -212,6 +225,16 @@ class Module:
             return -operand if isinstance(node.op, ast.USub) else operand
         if isinstance(node, ast.Attribute) and self.is_gpu_group_ref(node.value):
             return node.attr
+        if isinstance(node, ast.Call) and self.option_class(node.func):
+            # Cron("0 3 * * *", timezone=...) / Batch(16, 50): a dict of the arguments given, by name
+            # (the Endpoint schema, core/endpoint-schema.ts, checks them and fills the defaults)
+            params = OPTION_PARAMS[self.option_class(node.func)]
+            if len(node.args) > len(params) or any(k.arg is None for k in node.keywords):
+                raise NotStatic(node)
+            result = {params[i]: self.evaluate(arg, seen) for i, arg in enumerate(node.args)}
+            for keyword in node.keywords:
+                result[keyword.arg] = self.evaluate(keyword.value, seen)
+            return result
         if isinstance(node, ast.Name):
             name = node.id
             if name in seen or self.bindings.get(name) != 1 or name not in self.values:

@@ -45,6 +45,16 @@ const CASES: Array<Record<string, StaticValue>> = [
   { env: { "1BAD": "x" } },
   { dependencies: "pillow" },
   { flashboot: "yes" },
+  { schedule: "0 3 * * *" },
+  { schedule: "@daily" },
+  { schedule: "* * *" },
+  { schedule: "*/2 * * * * *" },
+  { schedule: "61 * * * *" },
+  { schedule: "0 0 * * FUNDAY" },
+  { schedule: "*/0 * * * *" },
+  { schedule: "5-1 * * * *" },
+  { schedule: "@often" },
+  { schedule: 5 },
 ];
 
 const tsVerdict = (args: Record<string, StaticValue>): string => {
@@ -111,7 +121,7 @@ print(json.dumps(out))`;
   });
 
   it("discovery (discover.py) names positional arguments from it: every ENDPOINT_ARGUMENTS entry, in order, and no more", async () => {
-    const values = ['"w"', "None", '"cpu3c-2-4"', "None", "(0, 1)", "5", '"QUEUE_DELAY"', "4", "600", "{}", "[]", "True", '"weights"', "False"];
+    const values = ['"w"', "None", '"cpu3c-2-4"', "None", "(0, 1)", "5", '"QUEUE_DELAY"', "4", "600", "{}", "[]", "True", '"weights"', 'Cron("0 3 * * *", input={"n": 1})', "Batch(16, 50)", "False"];
     expect(values).toHaveLength(ENDPOINT_ARGUMENTS.length);
     const file = (args: string[]) => ({ path: "app.py", source: Buffer.from(`from svc import Endpoint\n\n@Endpoint(${args.join(", ")})\ndef f():\n    return 1\n`) });
     const parser = new PythonParser();
@@ -120,6 +130,8 @@ print(json.dumps(out))`;
       if (named!.error) throw new Error(named!.error.message);
       expect(Object.keys(named!.functions[0]!.declaration.args)).toEqual([...ENDPOINT_ARGUMENTS]);
       expect(named!.functions[0]!.declaration.args.volume).toBe("weights");
+      expect(named!.functions[0]!.declaration.args.schedule).toEqual({ cron: "0 3 * * *", input: { n: 1 } }); // Cron(...) read by name
+      expect(named!.functions[0]!.declaration.args.batch).toEqual({ max_size: 16, max_wait_ms: 50 });
       expect(named!.functions[0]!.declaration.args.network).toBe(false);
       expect(tooMany!.error).toMatchObject({ code: "ENDPOINT_ARGUMENT_INVALID", message: expect.stringContaining(`at most ${ENDPOINT_ARGUMENTS.length} positional`) });
     } finally {

@@ -2,7 +2,8 @@
 memory) as a checkpoint folder in the published layout: the experts as sharded safetensors with
 their index, the umT5 and VAE `.pth` files, CLIP for 2.1, and `google/umt5-xxl/tokenizer.json`.
 test/e2e/image-to-video-volume.test.ts uploads it to a network volume and deploys the example
-reading it. Usage: python tiny_checkpoint.py <folder> [tiny|tiny-2.1|tiny-5b]"""
+reading it. Also random LoRA adapters in the Lightning layout (`write_adapter`). Usage:
+python tiny_checkpoint.py <folder> [tiny|tiny-2.1|tiny-5b] | --adapters <folder> [config]"""
 import json
 import os
 import sys
@@ -41,6 +42,42 @@ def write_tokenizer(folder: str) -> None:
         json.dump(spec, f)
 
 
+ADAPTED = ("self_attn.q", "self_attn.k", "self_attn.v", "self_attn.o", "cross_attn.q", "cross_attn.k",
+           "cross_attn.v", "cross_attn.o", "ffn.0", "ffn.2")
+
+
+@torch.no_grad()
+def write_adapter(path: str, model, rank: int = 4, alpha: float = 8.0, seed: int = 0,
+                  device: str = "cpu", scale: float = 0.05) -> int:
+    """A random LoRA for `model`'s block Linears in the published Lightning layout
+    (`diffusion_model.blocks.N.<linear>.lora_down.weight` / `.lora_up.weight` / `.alpha`, fp32, as
+    the distillation authors' loader requires). Returns the number of adapted weights."""
+    gen = torch.Generator(device=device).manual_seed(seed)
+    tensors = {}
+    for i, block in enumerate(model.blocks):
+        for name in ADAPTED:
+            w = block.get_submodule(name).weight
+            base = f"diffusion_model.blocks.{i}.{name}"
+            tensors[base + ".lora_down.weight"] = torch.randn(rank, w.shape[1], generator=gen, device=device) * scale
+            tensors[base + ".lora_up.weight"] = torch.randn(w.shape[0], rank, generator=gen, device=device) * scale
+            tensors[base + ".alpha"] = torch.tensor(float(alpha))
+    write_safetensors(path, tensors)
+    return len(model.blocks) * len(ADAPTED)
+
+
+def write_tiny_adapters(folder: str, config: str = "tiny", seed: int = 0) -> list:
+    """One adapter per expert of the tiny model, named as the Lightning folders name them
+    (`high_noise_model.safetensors`, `low_noise_model.safetensors`)."""
+    cfg = get_config(config)
+    comps = _tiny(cfg, torch.device("cpu"), torch.float32)
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for i, (d, expert) in enumerate(zip(cfg.expert_dirs, comps.experts)):
+        paths.append(os.path.join(folder, f"{d or 'model'}.safetensors"))
+        write_adapter(paths[-1], expert, seed=seed + i)
+    return paths
+
+
 def write_tiny_checkpoint(root: str, config: str = "tiny") -> None:
     cfg = get_config(config)
     comps = _tiny(cfg, torch.device("cpu"), torch.float32)
@@ -54,4 +91,7 @@ def write_tiny_checkpoint(root: str, config: str = "tiny") -> None:
 
 
 if __name__ == "__main__":
-    write_tiny_checkpoint(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "tiny")
+    if sys.argv[1] == "--adapters":   # tiny_checkpoint.py --adapters <folder> [config]
+        write_tiny_adapters(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "tiny")
+    else:
+        write_tiny_checkpoint(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "tiny")

@@ -1,8 +1,9 @@
-"""Validation of the eleven request fields (hosted defaults and bounds) and the size rule."""
+"""Validation of the request fields (hosted defaults and bounds; a distilled deployment's own
+defaults, `DISTILLED_DEFAULTS`) and the size rule."""
 import math
 import random
 from dataclasses import dataclass
-from typing import Any, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 try:  # the platform maps this class to HTTP 400
     from svc import InputValidationError as _InputBase
@@ -34,6 +35,12 @@ DEFAULTS = {
     "enable_safety_checker": True,
 }
 
+# A deployment whose experts carry the step-distillation adapters (WAN_LORA) samples as the
+# distillation authors' pipeline does by default: 4 steps, no guidance, shift 5 (Wan2.2-Lightning's
+# i2v-A14B config; LightX2V's 4-step configs: denoising_step_list [1000, 750, 500, 250], shift 5,
+# enable_cfg false).
+DISTILLED_DEFAULTS = {**DEFAULTS, "num_inference_steps": 4, "guidance": 1.0, "flow_shift": 5.0}
+
 
 @dataclass
 class Request:
@@ -49,6 +56,7 @@ class Request:
     enable_prompt_optimization: bool
     enable_safety_checker: bool
     seed_was_random: bool = False
+    enable_step_cache: Optional[bool] = None   # None: the deployment's choice (WAN_STEP_CACHE)
 
     @property
     def area(self) -> int:
@@ -128,9 +136,11 @@ def _text(name, v, required):
 def validate(prompt: Any = None, image: Any = None, negative_prompt: Any = None, size: Any = None,
              num_inference_steps: Any = None, guidance: Any = None, duration: Any = None,
              flow_shift: Any = None, seed: Any = None, enable_prompt_optimization: Any = None,
-             enable_safety_checker: Any = None) -> Request:
-    """Check every field; a missing (None) optional field takes the hosted default."""
-    d = DEFAULTS
+             enable_safety_checker: Any = None, enable_step_cache: Any = None,
+             defaults: Optional[Dict[str, Any]] = None) -> Request:
+    """Check every field; a missing (None) optional field takes the default (`defaults`: the
+    deployment's mode's, else the hosted endpoint's)."""
+    d = defaults or DEFAULTS
     prompt = _text("prompt", prompt, required=True)
     if not isinstance(image, str) or not image.strip():
         raise InputError("image", "is required: an http(s) or data: URL of the source image")
@@ -165,5 +175,6 @@ def validate(prompt: Any = None, image: Any = None, negative_prompt: Any = None,
                 if enable_prompt_optimization is None else enable_prompt_optimization)
     safe = _bool("enable_safety_checker", d["enable_safety_checker"]
                  if enable_safety_checker is None else enable_safety_checker)
+    cache = None if enable_step_cache is None else _bool("enable_step_cache", enable_step_cache)
     return Request(prompt, image, negative_prompt, size, steps, float(guidance), duration,
-                   float(flow_shift), seed, opt, safe, was_random)
+                   float(flow_shift), seed, opt, safe, was_random, cache)

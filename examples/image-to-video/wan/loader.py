@@ -16,6 +16,7 @@ from .tokenizer import ByteTokenizer, load_tokenizer
 from .transformer import WanTransformer
 from .vae import WanVAE
 from .vae22 import WanVAE22
+from .lora import merge_adapter
 from .residency import HostCopies, pin, plan_residency
 from .weights import empty_init, load_into, materialize, random_init
 
@@ -42,6 +43,7 @@ class Components:
     host_copies: Dict[int, HostCopies] = field(default_factory=dict)
     load_s: float = 0.0               # seconds this process spent building the components
     load_reported: bool = False       # the first job reports load_s in its timings
+    adapters: List[str] = field(default_factory=list)   # LoRA files merged into the experts (wan/lora.py)
 
 
 _CACHE: Dict[tuple, Components] = {}
@@ -95,16 +97,18 @@ def _build(cls, cfg_part, device, dtype, path=None, seed=None, prefix=""):
         return m.to(device=device, dtype=dtype).eval()
     with empty_init("meta"):
         m = cls(cfg_part)
-    m = materialize(m, device, dtype)
     if torch.device(device).type == "cpu":
-        pin(m)  # an offloaded part's home: read straight into pinned memory
+        m = pin(m.to(dtype))  # one page-locked buffer, the home of an offloaded part: read straight into it
+    else:
+        m = materialize(m, device, dtype)
     load_into(m, path, prefix)
     return m.eval()
 
 
 def load_components(config_name: str, checkpoint_dir: Optional[str] = None,
                     device: Optional[torch.device] = None, dtype: Optional[torch.dtype] = None,
-                    offload: Optional[bool] = None) -> Components:
+                    offload: Optional[bool] = None, adapters: Optional[List[str]] = None) -> Components:
+    """adapters: one LoRA file per expert (wan/lora.py), merged into its weights here."""
     cfg = get_config(config_name)
     if device is None:
         device, auto_dtype = select_device()
@@ -113,7 +117,8 @@ def load_components(config_name: str, checkpoint_dir: Optional[str] = None,
     # A tiny config reads a checkpoint when one is there (written by tests/tiny_checkpoint.py, e.g.
     # on a network volume); else it makes its random weights, and says so.
     from_checkpoint = not cfg.tiny or bool(checkpoint_dir and os.path.isdir(checkpoint_dir))
-    key = (cfg.name, checkpoint_dir if from_checkpoint else None, str(device), str(dtype))
+    adapters = list(adapters or [])
+    key = (cfg.name, checkpoint_dir if from_checkpoint else None, str(device), str(dtype), tuple(adapters))
     with _LOCK:
         if key in _CACHE:
             return _CACHE[key]
@@ -122,10 +127,21 @@ def load_components(config_name: str, checkpoint_dir: Optional[str] = None,
             comps = _real(cfg, checkpoint_dir, device, dtype, offload)
         else:
             comps = _tiny(cfg, device, dtype)
+        if adapters:
+            _merge(comps, adapters)
         comps.load_s = round(time.perf_counter() - t0, 3)
         _CACHE.clear()  # one model set per worker: the previous one would just hold memory
         _CACHE[key] = comps
         return comps
+
+
+def _merge(comps: Components, adapters: List[str]) -> None:
+    if len(adapters) != len(comps.experts):
+        raise ValueError(f"{len(adapters)} adapter files for {len(comps.experts)} experts")
+    work = torch.device("cuda") if torch.cuda.is_available() else None
+    for expert, path in zip(comps.experts, adapters):
+        merge_adapter(expert, path, work)
+    comps.adapters = adapters
 
 
 def _tiny_limits(cfg: ModelConfig) -> str:

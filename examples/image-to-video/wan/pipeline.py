@@ -4,7 +4,7 @@ flow-matching denoising with the two-expert switch, VAE decoding. Works on any `
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 import torch
@@ -19,6 +19,19 @@ class SampleResult:
     frames: np.ndarray                 # uint8 (F, H, W, 3)
     timings: Dict[str, float] = field(default_factory=dict)
     experts_used: List[int] = field(default_factory=list)
+    timesteps: List[float] = field(default_factory=list)   # what the model was given, per step
+    forwards: int = 0                  # transformer forwards whose blocks ran (cond and uncond count apart)
+    skipped: List[Tuple[int, int]] = field(default_factory=list)   # (step, branch) served by the step cache
+    latent: Optional[torch.Tensor] = None   # the final latent, before decoding
+
+    @property
+    def steps_computed(self) -> int:
+        """Steps in which some forward ran (a step is saved only when all its branches were cached)."""
+        per_step = (self.forwards + len(self.skipped)) // max(len(self.timesteps), 1)
+        counts: Dict[int, int] = {}
+        for step, _ in self.skipped:
+            counts[step] = counts.get(step, 0) + 1
+        return len(self.timesteps) - sum(1 for n in counts.values() if n == per_step)
 
 
 def build_mask(frames: int, lat_h: int, lat_w: int) -> torch.Tensor:
@@ -61,9 +74,11 @@ def _place(c: Components, module: torch.nn.Module, active: bool):
 @torch.no_grad()
 def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt: str,
              frames: int, steps: int, guidance: float, shift: float, seed: int,
-             solver: str = "unipc", area: Optional[int] = None) -> SampleResult:
+             solver: str = "unipc", area: Optional[int] = None, step_cache=None) -> SampleResult:
     """image_rgb: the decoded input image, uint8 (H0, W0, 3) at its own size; frames = 4n+1;
-    area: the requested W·H (default: the image's), the aspect follows the image."""
+    area: the requested W·H (default: the image's), the aspect follows the image; solver: a name
+    of wan/scheduler.SOLVERS ("distilled-euler" for LoRA-distilled experts); step_cache: a
+    wan/stepcache.MagCache for this job, or None."""
     cfg = c.cfg
     dev = c.device
     image = image_tensor(image_rgb)
@@ -73,7 +88,8 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
     h, w = size_rule(area or ih * iw, ih, iw, sh, cfg.transformer.patch_size[1])
     lat_t, lat_h, lat_w = (frames - 1) // st + 1, h // sh, w // sw
     timer = Timer(dev)
-    use_uncond = guidance != 1.0   # g = 1 is the conditional prediction alone
+    # g = 1 is the conditional prediction alone (the distillation authors' rule: |g - 1| > 1e-6 guides)
+    use_uncond = abs(guidance - 1.0) > 1e-6
     use_cond = guidance != 0.0     # g = 0 is the unconditional prediction alone
 
     with timer("text_encode"):
@@ -111,10 +127,12 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
         token_keep = keep[0, :, ::ph, ::pw].flatten()[None]
 
     sched = make_scheduler(solver, steps, shift)
+    branches = tuple(b for b, on in ((0, use_cond), (1, use_uncond)) if on)
     used = []
+    forwards = 0
     active = None
     with timer("denoise"):
-        for t in sched.timesteps:
+        for i, t in enumerate(sched.timesteps):
             idx = 0 if (not cfg.two_experts or t >= cfg.boundary * 1000) else 1
             if idx != active:
                 if active is not None:
@@ -129,7 +147,10 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
             if token_keep is not None:
                 tt = (token_keep * t).expand(len(prompts), -1)
             # cond and uncond in one batched forward
-            v = model(inp, tt, context, clip_tokens).float()
+            if step_cache is not None:
+                step_cache.begin(i, branches)
+            v = model(inp, tt, context, clip_tokens, step_cache).float()
+            forwards += len(prompts)
             if use_cond and use_uncond:
                 v = v[1] + guidance * (v[0] - v[1])
             else:
@@ -140,7 +161,9 @@ def generate(c: Components, image_rgb: np.ndarray, prompt: str, negative_prompt:
         if active is not None:
             _place(c, c.experts[active], False)
 
+    skipped = list(step_cache.skipped) if step_cache is not None else []
     with timer("decode"):
         video = c.vae.decode(x[None].float())[0]
         out = video_to_uint8(video)
-    return SampleResult(frames=out, timings=timer.t, experts_used=used)
+    return SampleResult(frames=out, timings=timer.t, experts_used=used, timesteps=list(sched.timesteps),
+                        forwards=forwards - len(skipped), skipped=skipped, latent=x)

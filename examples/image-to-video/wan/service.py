@@ -7,7 +7,8 @@ from typing import Any, Callable, Dict, Optional
 
 from . import hooks
 from .config import get_config
-from .inputs import frames_for, validate
+from .inputs import DISTILLED_DEFAULTS, frames_for, validate
+from .modes import choose, deployment_adapters
 from .media import encode_mp4, fetch_image, open_image, tempdir
 
 
@@ -24,23 +25,24 @@ def _frames_and_area(cfg, req):
 def run_job(save_file: Callable[[str], str], config_name: Optional[str] = None,
             checkpoint_dir: Optional[str] = None, solver: Optional[str] = None,
             **fields: Any) -> Dict[str, Any]:
-    """`fields` are the eleven request fields; `save_file(path) -> url` stores the mp4."""
+    """`fields` are the request fields; `save_file(path) -> url` stores the mp4."""
     from .loader import load_components  # torch is imported only when a job runs
     from .pipeline import generate
 
     t_start = time.perf_counter()
-    req = validate(**fields)
     config_name = config_name or os.environ.get("WAN_CONFIG", "wan2.2-i2v-a14b")
     checkpoint_dir = checkpoint_dir or os.environ.get("WAN_CHECKPOINT_DIR")
-    solver = solver or os.environ.get("WAN_SOLVER", "unipc")
     cfg = get_config(config_name)
-    warnings = []
+    adapters = deployment_adapters(cfg)
+    req = validate(**fields, defaults=DISTILLED_DEFAULTS if adapters else None)
+    mode = choose(cfg, bool(adapters), req.enable_step_cache, solver)
+    warnings = list(mode.warnings)
 
     with tempdir() as work:
         rgb = open_image(fetch_image(req.image))
         frames, area = _frames_and_area(cfg, req)
 
-        comps = load_components(cfg.name, checkpoint_dir)  # cached across jobs
+        comps = load_components(cfg.name, checkpoint_dir, adapters=adapters)  # cached across jobs
         warnings += comps.warnings
 
         prompt = req.prompt
@@ -53,7 +55,8 @@ def run_job(save_file: Callable[[str], str], config_name: Optional[str] = None,
                 prompt = str(opt(prompt, rgb)) or prompt
 
         res = generate(comps, rgb, prompt, req.negative_prompt, frames, req.num_inference_steps,
-                       req.guidance, req.flow_shift, req.seed, solver, area=area)
+                       req.guidance, req.flow_shift, req.seed, mode.solver, area=area,
+                       step_cache=mode.step_cache(cfg, req.num_inference_steps, req.flow_shift))
 
         safety = {"checked": False}
         if req.enable_safety_checker:
@@ -81,7 +84,11 @@ def run_job(save_file: Callable[[str], str], config_name: Optional[str] = None,
         "fps": cfg.fps,
         "duration_s": round(res.frames.shape[0] / cfg.fps, 3),
         "model": cfg.name,
-        "solver": solver,
+        "solver": mode.solver,
+        "mode": mode.name,
+        "steps": req.num_inference_steps,
+        "transformer_forwards": res.forwards,
+        "steps_computed": res.steps_computed,
         "prompt": prompt if prompt != req.prompt else None,
         "safety": safety,
         "timings": {k: res.timings.get(k, 0.0) for k in

@@ -170,14 +170,15 @@ class WanTransformer(nn.Module):
         return out
 
     def forward(self, x: torch.Tensor, t: torch.Tensor, context: torch.Tensor,
-                clip_tokens: Optional[torch.Tensor] = None) -> torch.Tensor:
-        """x (B, in_dim, F, H, W) latent (+ condition), t (B,) integer timesteps in [0, 1000) or
+                clip_tokens: Optional[torch.Tensor] = None, step_cache=None) -> torch.Tensor:
+        """x (B, in_dim, F, H, W) latent (+ condition), t (B,) timesteps in [0, 1000] or
         (B, tokens) per-token timesteps (TI2V-5B), context (B, text_len, text_dim) zero padded T5
-        states, clip_tokens (B, 257, 1280) for 2.1. Returns velocity (B, out_dim, F, H, W) fp32."""
+        states, clip_tokens (B, 257, 1280) for 2.1; step_cache (wan/stepcache.py) may replace the
+        blocks of some rows by a cached residual. Returns velocity (B, out_dim, F, H, W) fp32."""
         with autocast_to(self.patch_embedding.weight.dtype, x.device):
-            return self._forward(x, t, context, clip_tokens)
+            return self._forward(x, t, context, clip_tokens, step_cache)
 
-    def _forward(self, x, t, context, clip_tokens):
+    def _forward(self, x, t, context, clip_tokens, step_cache):
         cfg = self.cfg
         pt, ph, pw = cfg.patch_size
         b, _, fr, hh, ww = x.shape
@@ -198,8 +199,16 @@ class WanTransformer(nn.Module):
             ctx = torch.cat([self.img_emb(clip_tokens).float(), ctx.float()], dim=1)
 
         cos, sin = self._rope(f, h, w, x.device)
-        for block in self.blocks:
-            tokens = block(tokens, e0, ctx, cos, sin)
+
+        def blocks(rows=None):
+            out, e_rows, c_rows = tokens, e0, ctx
+            if rows is not None and len(rows) != tokens.shape[0]:
+                out, e_rows, c_rows = tokens[rows], e0[rows], ctx[rows]
+            for block in self.blocks:
+                out = block(out, e_rows, c_rows, cos, sin)
+            return out
+
+        tokens = blocks() if step_cache is None else step_cache.run_blocks(tokens, blocks)
         with autocast_to(torch.float32, x.device):
             out = self.head(tokens.float(), e)
         # Unpatchify: (B, f*h*w, pt*ph*pw*C) → (B, C, f*pt, h*ph, w*pw).

@@ -53,7 +53,7 @@ def write_safetensors(path: str, tensors: Dict[str, torch.Tensor]) -> None:
     header, blobs, off = {}, [], 0
     for name, t in tensors.items():
         t = t.detach().contiguous().cpu()
-        raw = t.view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""  # 0-d too (alpha)
         header[name] = {"dtype": rev[t.dtype], "shape": list(t.shape),
                         "data_offsets": [off, off + len(raw)]}
         blobs.append(raw)

@@ -3,7 +3,8 @@ from .endpoint import Endpoint
 from .errors import InputValidationError, RemoteCallError
 from .files import save_output_file
 from .gpu import GpuGroup
+from .options import Batch, Cron
 
 __version__ = "0.1.0"
 
-__all__ = ["Endpoint", "GpuGroup", "InputValidationError", "RemoteCallError", "save_output_file", "__version__"]
+__all__ = ["Batch", "Cron", "Endpoint", "GpuGroup", "InputValidationError", "RemoteCallError", "save_output_file", "__version__"]

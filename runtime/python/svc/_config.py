@@ -5,11 +5,14 @@ The rules, bounds and messages come from `_schema.py`, generated from the one En
 a worker) refuses exactly what `svc build` refuses, with the same message.
 """
 import re
+import zoneinfo
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import _schema as schema
 from ._schema import GpuGroup
+from ._cron import cron_problem
+from .options import Batch, Cron
 
 DEFAULT_CPU = schema.DEFAULT_CPU
 _NAME_RE = re.compile(schema.NAME_PATTERN)
@@ -33,11 +36,13 @@ class EndpointConfig:
     dependencies: List[str] = field(default_factory=list)
     flashboot: bool = True
     volume: Optional[str] = None  # a network volume's name, mounted at /platform-volume
+    schedule: Optional[Cron] = None  # when the platform runs the function
+    batch: Optional[Batch] = None  # the function takes a list of inputs
     network: bool = True  # False: the workers get no egress, only their channel to the platform
 
 
-def _fail(name: Any, rule: str, got: Any = None) -> None:
-    raise ValueError(f"Endpoint(name={name!r}): " + schema.MESSAGES[rule].replace("{got}", repr(got)))
+def _fail(name: Any, rule: str, got: Any = None, why: str = "") -> None:
+    raise ValueError(f"Endpoint(name={name!r}): " + schema.MESSAGES[rule].replace("{got}", repr(got)).replace("{why}", why))
 
 
 def _is_int(value: Any) -> bool:
@@ -103,12 +108,52 @@ def _env(name: str, env: Any) -> Dict[str, str]:
     return dict(env)
 
 
+def _known_zone(name: Any) -> bool:
+    """Whether the time zone database knows `name`; True where there is no database to ask (a
+    worker's image without tzdata: the build checked the name)."""
+    try:
+        zoneinfo.ZoneInfo(name)
+        return True
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError, TypeError):
+        try:
+            zoneinfo.ZoneInfo("UTC")
+        except zoneinfo.ZoneInfoNotFoundError:
+            return isinstance(name, str)
+        return False
+
+
+def _schedule(name: str, schedule: Any) -> Cron:
+    """The schedule's grammar (._cron), time zone and input."""
+    cron = Cron(schedule) if isinstance(schedule, str) else schedule
+    if not isinstance(cron, Cron) or not isinstance(cron.cron, str):
+        _fail(name, "schedule", schedule)
+    problem = cron_problem(cron.cron)
+    if problem:
+        _fail(name, "scheduleCron", cron.cron, problem)
+    if not _known_zone(cron.timezone):
+        _fail(name, "scheduleTimeZone", cron.timezone)
+    if cron.input is not None and not isinstance(cron.input, dict):
+        _fail(name, "scheduleInput", cron.input)
+    return cron
+
+
+def _batch(name: str, batch: Any) -> Batch:
+    if not isinstance(batch, Batch):
+        _fail(name, "batch", batch)
+    if not _is_int(batch.max_size) or not _within(batch.max_size, schema.BATCH_SIZE):
+        _fail(name, "batchSize", batch.max_size)
+    if not _is_number(batch.max_wait_ms) or not _within(batch.max_wait_ms, schema.BATCH_WAIT_MS):
+        _fail(name, "batchWait", batch.max_wait_ms)
+    return batch
+
+
 def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = None,
                  workers: Any = schema.DEFAULT_WORKERS, idle_timeout: Any = schema.DEFAULT_IDLE_TIMEOUT_S,
                  scaler_type: Any = None, scaler_value: Any = schema.DEFAULT_SCALER_VALUE,
                  execution_timeout: Any = schema.DEFAULT_EXECUTION_TIMEOUT_S, env: Any = None,
                  dependencies: Any = None, flashboot: Any = schema.DEFAULT_FLASHBOOT,
-                 volume: Any = None, network: Any = schema.DEFAULT_NETWORK) -> EndpointConfig:
+                 volume: Any = None, schedule: Any = None, batch: Any = None,
+                 network: Any = schema.DEFAULT_NETWORK) -> EndpointConfig:
     if name is None:
         _fail(name, "nameMissing")
     if not isinstance(name, str) or not _NAME_RE.match(name):
@@ -146,4 +191,7 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
                           scaler_type=scaler_type, scaler_value=scaler_value,
                           execution_timeout=execution_timeout, env=_env(name, {} if env is None else env),
                           dependencies=[d.strip() for d in dependencies], flashboot=flashboot,
-                          volume=volume, network=network)
+                          volume=volume,
+                          schedule=None if schedule is None else _schedule(name, schedule),
+                          batch=None if batch is None else _batch(name, batch,
+                          network=network)

@@ -3,7 +3,7 @@ scripts/generate-endpoint-schema.ts: do not edit, change the schema and run the 
 """
 from enum import Enum
 
-ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume", "network")
+ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume", "schedule", "batch", "network")
 GPU_GROUPS = ("AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO")
 SCALER_TYPES = ("QUEUE_DELAY", "REQUEST_COUNT")
 HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
@@ -21,6 +21,8 @@ EXECUTION_TIMEOUT_S = {"min": 5, "max": 604800}
 ENV_NAME_PATTERN = "^[A-Za-z_][A-Za-z0-9_]*$"
 ENV_VARS = {"max": 500, "nameLength": 256, "valueLength": 65536}
 VOLUME_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+BATCH_SIZE = {"min": 1, "max": 64}
+BATCH_WAIT_MS = {"min": 0, "max": 10000}
 
 DEFAULT_CPU = "cpu3c-2-4"
 DEFAULT_GPU_COUNT = 1
@@ -30,11 +32,13 @@ DEFAULT_SCALER_TYPE = {"QB": "QUEUE_DELAY", "LB": "REQUEST_COUNT"}
 DEFAULT_SCALER_VALUE = 4
 DEFAULT_EXECUTION_TIMEOUT_S = 600
 DEFAULT_FLASHBOOT = True
+DEFAULT_SCHEDULE_TIME_ZONE = "UTC"
+DEFAULT_BATCH_MAX_WAIT_MS = 10
 DEFAULT_NETWORK = True
 
 # One message per rule; {got} is the value given.
 MESSAGES = {
-    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume, network",
+    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume, schedule, batch, network",
     "nameMissing": "name is required (Endpoint(name=\"my-endpoint\", ...))",
     "name": "name must be a string of letters, digits, '-' and '_' starting with a letter or digit, got {got}",
     "gpuAndCpu": "give either gpu= or cpu=, not both",
@@ -57,6 +61,14 @@ MESSAGES = {
     "dependencies": "dependencies must be a list of requirement strings (\"pillow>=10\"), got {got}",
     "flashboot": "flashboot must be True or False, got {got}",
     "volume": "volume must be the name of a network volume (1-64 letters, digits, '.', '_' or '-'; svc volume list), got {got}",
+    "schedule": "schedule must be a cron string (\"0 3 * * *\") or Cron(\"0 3 * * *\", timezone=\"Europe/Paris\", input={...}), got {got}",
+    "scheduleCron": "the cron expression {got} of schedule is invalid: {why}",
+    "scheduleTimeZone": "schedule timezone {got} is not an IANA time zone name (\"UTC\", \"Europe/Paris\")",
+    "scheduleInput": "schedule input must be a dict of the function's keyword arguments, got {got}",
+    "batch": "batch must be Batch(max_size=16, max_wait_ms=50), got {got}",
+    "batchSize": "batch max_size must be an integer from 1 to 64, got {got}",
+    "batchWait": "batch max_wait_ms must be a number of milliseconds from 0 to 10000, got {got}",
+    "queueBasedOnly": "only a queue-based endpoint (one @Endpoint function) takes {got}, not one with load-balanced routes",
     "network": "network must be True (egress: the endpoint's workers may open outside connections) or False (none), got {got}",
 }
 

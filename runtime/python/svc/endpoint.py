@@ -9,6 +9,7 @@ from . import remote
 from ._config import EndpointConfig, build_config
 from . import _schema as schema
 from ._schema import HTTP_METHODS, RESERVED_PATHS
+from .options import Batch, Cron
 
 # Endpoints created in this process, by name; the worker finds its functions here after import.
 registry: Dict[str, "Endpoint"] = {}
@@ -66,7 +67,9 @@ class Endpoint:
     Load-balanced: `api = Endpoint(name="api")`, then `@api.post("/generate")` on each route.
     The arguments' rules are those of core/endpoint-schema.ts (see `_config.py`); `gpu_count=None`
     means 1 with a GPU, and `scaler_type=None` means QUEUE_DELAY (queue-based) or REQUEST_COUNT
-    (load-balanced).
+    (load-balanced). A queue-based endpoint may also take `schedule="0 3 * * *"` (or `Cron(...)`: the
+    platform runs it on that schedule) and `batch=Batch(max_size, max_wait_ms)` (the function takes
+    each parameter as a list, one value per job, and returns one result per job).
     """
 
     def __init__(self, name: str, gpu: Any = None, cpu: Any = None, gpu_count: Optional[int] = None,
@@ -76,11 +79,13 @@ class Endpoint:
                  execution_timeout: float = schema.DEFAULT_EXECUTION_TIMEOUT_S,
                  env: Optional[Dict[str, str]] = None, dependencies: Optional[List[str]] = None,
                  flashboot: bool = schema.DEFAULT_FLASHBOOT, volume: Optional[str] = None,
+                 schedule: Union[str, Cron, None] = None, batch: Optional[Batch] = None,
                  network: bool = schema.DEFAULT_NETWORK) -> None:
         self.config: EndpointConfig = build_config(
             name, gpu=gpu, cpu=cpu, gpu_count=gpu_count, workers=workers, idle_timeout=idle_timeout,
             scaler_type=scaler_type, scaler_value=scaler_value, execution_timeout=execution_timeout,
-            env=env, dependencies=dependencies, flashboot=flashboot, volume=volume, network=network)
+            env=env, dependencies=dependencies, flashboot=flashboot, volume=volume,
+            schedule=schedule, batch=batch, network=network)
         self.name = name
         self.function: Optional[Callable] = None  # set for queue-based endpoints
         self.routes: Dict[Tuple[str, str], Route] = {}  # set for load-balanced endpoints
@@ -116,6 +121,9 @@ class Endpoint:
                              f"({', '.join(RESERVED_PATHS)}); choose another path")
 
         def decorate(fn: Callable) -> Callable:
+            for option in ("schedule", "batch"):
+                if getattr(self.config, option) is not None:
+                    raise ValueError(f"Endpoint(name={self.name!r}): " + schema.MESSAGES["queueBasedOnly"].replace("{got}", repr(option)))
             if self.function is not None:
                 raise ValueError(f"Endpoint {self.name!r} is queue-based ({self.function.__name__}()); "
                                  f"it cannot also have HTTP routes")

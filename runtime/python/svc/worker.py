@@ -14,6 +14,7 @@ import traceback
 from typing import Any, Dict, List, Optional
 
 from . import _heartbeat, _http, _log, _manifest, _relay, _signals
+from ._batch_worker import BatchWorker
 from ._done_batch import BatchingClient
 from ._env import WorkerEnv
 from ._jobs import Job, JobRunner
@@ -113,12 +114,19 @@ def _serve_qb(env: WorkerEnv, spec: Dict[str, Any], endpoint: Optional[Endpoint]
     else:
         if endpoint is None or endpoint.function is None:
             raise RuntimeError(f"endpoint {spec['name']!r} has no queue-based function")
-        module = sys.modules.get(endpoint.function.__module__)
-        worker = QueueWorker(client, JobRunner(endpoint.function, client, loop, Watchdog()),
-                             default_timeout_s=timeout_ms / 1000 if timeout_ms else None,
-                             concurrency_modifier=getattr(module, "concurrency_modifier", None))
-        logger.info("worker %s serving queue-based endpoint %s (%s)", env.worker_id, endpoint.name,
-                    endpoint.function.__name__)
+        batch = spec.get("batch")
+        if batch:  # Endpoint(..., batch=Batch(...)): one call per batch of jobs (docs/platform.md)
+            worker = BatchWorker(client, endpoint.function, loop, batch["maxSize"], batch["maxWaitMs"],  # type: ignore[assignment]
+                                 default_timeout_s=timeout_ms / 1000 if timeout_ms else None)
+            logger.info("worker %s serving batched endpoint %s (%s, up to %d jobs per call, %g ms wait)", env.worker_id,
+                        endpoint.name, endpoint.function.__name__, batch["maxSize"], batch["maxWaitMs"])
+        else:
+            module = sys.modules.get(endpoint.function.__module__)
+            worker = QueueWorker(client, JobRunner(endpoint.function, client, loop, Watchdog()),
+                                 default_timeout_s=timeout_ms / 1000 if timeout_ms else None,
+                                 concurrency_modifier=getattr(module, "concurrency_modifier", None))
+            logger.info("worker %s serving queue-based endpoint %s (%s)", env.worker_id, endpoint.name,
+                        endpoint.function.__name__)
     signal.signal(signal.SIGTERM, lambda *_: worker.stop())
     return worker.run()
 

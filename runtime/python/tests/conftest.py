@@ -46,6 +46,7 @@ ENDPOINTS = [
     _endpoint("caller-async", "QB", "app.cross", [_fn("call_async", "app.cross", is_async=True)]),
     # A top-level module named like its endpoint, so like its handler file (handlers/shadow.py).
     _endpoint("shadow", "QB", "shadow", [_fn("shadow", "shadow")]),
+    {**_endpoint("batched", "QB", "app.batched", [_fn("batched", "app.batched")]), "batch": {"maxSize": 4, "maxWaitMs": 300}},
     # app/broken.py imports a package that is not installed at its top (line 4).
     _endpoint("broken", "QB", "app.broken", [_fn("broken", "app.broken")]),
     _endpoint("broken-api", "LB", "app.broken", [_fn("hello", "app.broken", httpMethod="GET", httpPath="/hello")]),
