@@ -193,5 +193,5 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
                           dependencies=[d.strip() for d in dependencies], flashboot=flashboot,
                           volume=volume,
                           schedule=None if schedule is None else _schedule(name, schedule),
-                          batch=None if batch is None else _batch(name, batch,
+                          batch=None if batch is None else _batch(name, batch),
                           network=network)
