@@ -11,6 +11,7 @@ import { errors } from "./errors.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { Pipeline, stagesOf, STAGE_PRODUCES } from "./pipeline.ts";
 import type { BuildContext, BuildOptions, ConfigEnv, ResolvedConfig, SvcPlugin } from "./types.ts";
+import { SVC_PATHS } from "./package-root.ts";
 
 export const OUT_DIR = ".svc";
 export const BUILD_DIR = ".build";
@@ -43,6 +44,8 @@ export function resolvePluginList(config: ResolvedConfig, builtins: readonly Svc
 
 export function createContext(root: string, config: ResolvedConfig, options: BuildOptions, logger: Logger): BuildContext {
   const outDir = join(root, OUT_DIR);
+  const problems: Array<Error & { code: string }> = [];
+  const strict = Boolean(options.strict || config.strict);
   return {
     root,
     outDir,
@@ -57,6 +60,12 @@ export function createContext(root: string, config: ResolvedConfig, options: Bui
     sourceFiles: [],
     deployed: [],
     meta: new Map(),
+    problems,
+    problem(error) {
+      problems.push(error);
+      if (!strict) logger.warn(error.message);
+    },
+    svc: SVC_PATHS,
   };
 }
 

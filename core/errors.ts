@@ -3,6 +3,14 @@
  * made here, with a stable code, a message that says what to do, and the place it applies to.
  */
 import type { SourceLocation } from "./endpoint-types.ts";
+import { packagePath } from "./package-root.ts";
+
+/**
+ * Where a remedy sends the reader: the doc as svc ships it (package.json `files` holds docs/), by its
+ * path on this machine — the checkout's or the installed package's — so a user of the package can
+ * open it; `section` names the heading.
+ */
+export const docRef = (file: string, section?: string): string => `${packagePath("docs", file)}${section ? `, "${section}"` : ""}`;
 
 export class SvcError extends Error {
   readonly code: ErrorCode;
@@ -92,6 +100,10 @@ export const errors = {
     new SvcError("PLUGIN_INVALID", `Plugin "${name}" is not a valid svc plugin: ${why}.`, {
       remedy: "A plugin is an object { name, apply(pipeline) }, or a package whose default export makes one.",
     }),
+  PLUGIN_OPTIONS_INVALID: (name: string, issues: string, known: string[]) =>
+    new SvcError("PLUGIN_OPTIONS_INVALID", `Plugin "${name}" was given options it does not take: ${issues}.`, {
+      remedy: `Fix the options in svc.config.ts (${known.length ? `"${name}" takes ${known.join(", ")}` : `see "${name}"'s README`}).`,
+    }),
   PLUGIN_HOOK_NOT_PROMISE: (plugin: string, hook: string) =>
     new SvcError("PLUGIN_HOOK_NOT_PROMISE", `Plugin "${plugin}" tapped hook "${hook}" with tapPromise but its callback did not return a promise.`, {
       remedy: "Make the callback async (or return a Promise), or use tap() for synchronous work.",
@@ -109,7 +121,7 @@ export const errors = {
   },
   STAGE_UNFILLED: (stage: string, produces: string, disabled: string[], file?: string) =>
     new SvcError("STAGE_UNFILLED", `No plugin taps the "${stage}" stage, which produces ${produces}${disabled.length ? `: disablePlugins${file ? ` in ${file}` : ""} removes ${disabled.map((n) => `"${n}"`).join(", ")}` : ""}.`, {
-      remedy: `Remove the stage's built-in from disablePlugins, or add a plugin that taps "${stage}" in its place (docs/plugins.md, "Replacing a built-in").`,
+      remedy: `Remove the stage's built-in from disablePlugins, or add a plugin that taps "${stage}" in its place (${docRef("plugins.md", "Replacing a built-in")}).`,
     }),
   /** A plugin's verdict, not a crash: it threw an error with its own `code` and `remedy` (docs/plugins.md, "Errors"). */
   PLUGIN_REFUSED: (plugin: string, hook: string, verdict: PluginVerdict) =>
@@ -142,7 +154,7 @@ export const errors = {
       remedy: "Use literals, module-level constants or GpuGroup members in Endpoint(...): svc reads them without running your code.",
     }),
   ENDPOINT_ARGUMENT_INVALID: (loc: SourceLocation, message: string) =>
-    new SvcError("ENDPOINT_ARGUMENT_INVALID", `Invalid Endpoint(...) argument: ${message}`, { loc, remedy: "See the Endpoint signature in docs/contracts.md section 3." }),
+    new SvcError("ENDPOINT_ARGUMENT_INVALID", `Invalid Endpoint(...) argument: ${message}`, { loc, remedy: `See the Endpoint signature in ${docRef("contracts.md", "3. Decorator arguments")}.` }),
   DUPLICATE_ENDPOINT: (name: string, first: SourceLocation, second: SourceLocation) =>
     new SvcError("DUPLICATE_ENDPOINT", `Endpoint "${name}" is defined twice: ${first.file}:${first.line} and ${second.file}:${second.line}.`, {
       loc: second,
@@ -204,9 +216,23 @@ export const errors = {
     }),
   MANIFEST_INVALID: (issues: string, file?: string) =>
     new SvcError("MANIFEST_INVALID", `Invalid manifest${file ? ` ${file}` : ""}: ${issues}`, { remedy: "Rebuild with `svc build`." }),
-  NOT_DEPLOYED: (file: string) =>
-    new SvcError("NOT_DEPLOYED", `${file} is missing or has no endpoint URLs: the app has not been deployed from this folder.`, {
-      remedy: "Run `svc deploy` first; it records the endpoints' URLs in the manifest.",
+  EXCLUDE_UNMATCHED: (name: string, from: string, closest: string | undefined, requirements: string[]) =>
+    new SvcError("EXCLUDE_UNMATCHED", `${from} names "${name}", which is no requirement of this build${closest ? `; did you mean "${closest}"?` : "."}`, {
+      remedy: closest
+        ? `Exclude ${closest} instead (--exclude ${closest}).`
+        : `Exclude one of the requirements (${requirements.slice(0, 10).join(", ") || "there are none"}), or drop "${name}" from ${from}.`,
+    }),
+  IMAGE_PIN_IGNORED: (spec: string, source: string, name: string, version: string | null, python: string) =>
+    new SvcError("IMAGE_PIN_IGNORED", `${source} pins ${spec}, but ${name} is pre-installed in the GPU image and left out of the artifact: workers import the image's ${name} ${version ?? "(not installed there)"} (${python}), not ${spec}.`, {
+      remedy: `Loosen the pin to what the image has (${version ? `${name}==${version}, or drop the version` : `drop ${name} from the requirements`}), or run the GPU image on an interpreter with the version you need (SVC_PYTHON_GPU=<python> for svc's embedded platform).`,
+    }),
+  STRICT_CHECKS_FAILED: (problems: ReadonlyArray<Error & { code: string }>) =>
+    new SvcError("STRICT_CHECKS_FAILED", `${problems.length} build checks failed under --strict:\n${problems.map((p, i) => `  ${i + 1}. [${p.code}] ${p.message.replace(/\n/g, "\n     ")}`).join("\n")}`, {
+      remedy: "Fix each (its remedy is under it), or build without --strict (config strict: false) to get them as warnings.",
+    }),
+  NOT_DEPLOYED: (dir: string) =>
+    new SvcError("NOT_DEPLOYED", `${dir} holds no deploy: the app has not been deployed from this folder.`, {
+      remedy: "Run `svc deploy` first; it records each environment's endpoint URLs in .svc/deployments/<env>.json (kept across builds), or pass --env <name> to ask the platform.",
     }),
   BUILD_MISSING: (root: string) =>
     new SvcError("BUILD_MISSING", `No build found in ${root}/.svc.`, { remedy: "Run `svc build` first." }),
@@ -267,7 +293,7 @@ export const errors = {
   JSON_TOO_DEEP: (where: string, limit: number) =>
     new SvcError("JSON_TOO_DEEP", `${where} is nested deeper than ${limit} levels, the platform's JSON nesting limit.`, {
       status: 400,
-      remedy: "Send flatter JSON (docs/platform.md, \"Limits\").",
+      remedy: `Send flatter JSON (${docRef("platform.md", "Limits")}).`,
     }),
   JSON_MALFORMED: (where: string, detail: string) =>
     new SvcError("JSON_MALFORMED", `${where} is not valid JSON (${detail}).`, {
@@ -276,7 +302,7 @@ export const errors = {
     }),
   JOB_OUTPUT_INVALID: (why: string) =>
     new SvcError("JOB_OUTPUT_INVALID", `The job's result could not be stored: ${why}.`, {
-      remedy: "Return JSON values only: no NaN or Infinity (use null or a string), nesting within the platform's limit (docs/platform.md, \"Limits\").",
+      remedy: `Return JSON values only: no NaN or Infinity (use null or a string), nesting within the platform's limit (${docRef("platform.md", "Limits")}).`,
     }),
   ARTIFACT_LIMIT: (entry: string, why: string) =>
     new SvcError("ARTIFACT_LIMIT", `Refusing to unpack the artifact at entry "${entry}": ${why}.`, {
@@ -333,6 +359,10 @@ export const errors = {
   LOGS_UNAVAILABLE: (platform: string) =>
     new SvcError("LOGS_UNAVAILABLE", `The platform at ${platform} does not serve worker logs (its GraphQL API has no workerLogLines).`, {
       remedy: "Read the logs in that platform's own console, or run the app on svc's embedded platform (unset PLATFORM_API_URL).",
+    }),
+  SHELL_UNAVAILABLE: (platform: string, answer: string) =>
+    new SvcError("SHELL_UNAVAILABLE", `The platform at ${platform} does not offer shells in an endpoint's environment (it answered ${answer}).`, {
+      remedy: "svc shell runs on svc's embedded platform: unset PLATFORM_API_URL (or point it at a platform started with `svc platform start`) and deploy there; on a hosted platform use its own console.",
     }),
   PLATFORM_ALREADY_RUNNING: (dir: string, url: string, pid: number) =>
     new SvcError("PLATFORM_ALREADY_RUNNING", `A platform already runs for ${dir} at ${url} (pid ${pid}).`, {

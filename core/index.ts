@@ -5,4 +5,6 @@ export { runPipeline, createContext, resolvePluginList, type RunOptions } from "
 export { SvcError, errors, isSvcError, pluginError, type ErrorCode, type PluginVerdict } from "./errors.ts";
 export { manifestSchema, readManifest, writeManifest, parseManifest } from "./manifest.ts";
 export { createLogger } from "./logger.ts";
+/** zod, for a plugin's options schema (definePlugin's `options`): the same zod svc checks its config with. */
+export { z } from "zod";
 export type * from "./types.ts";

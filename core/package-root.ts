@@ -27,3 +27,19 @@ export const FROM_SOURCES = import.meta.url.endsWith(".ts");
 
 /** Absolute path of a file shipped with svc, given relative to the package root. */
 export const packagePath = (...parts: string[]): string => join(PACKAGE_ROOT, ...parts);
+
+/** Where svc's own files are (its package root, not the project's): ctx.svc for plugins. */
+export interface SvcPaths {
+  /** svc's version (package.json). */
+  version: string;
+  /** The Python runtime package a packer copies into the artifact as `svc/` (svc:tar-pack does). */
+  runtimeDir: string;
+  /** The discovery helper svc:discover-python runs (reads Python with the interpreter's `ast`). */
+  discoverScript: string;
+}
+
+export const SVC_PATHS: SvcPaths = {
+  version: (JSON.parse(readFileSync(packagePath("package.json"), "utf8")) as { version: string }).version,
+  runtimeDir: packagePath("runtime", "python", "svc"),
+  discoverScript: packagePath("plugins", "discover-python", "discover.py"),
+};

@@ -5,7 +5,9 @@
  * (docs/plugins.md).
  */
 import { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
+import type { z } from "zod";
 import { errors, formatBytes, fromPlugin } from "./errors.ts";
+import { parsePluginOptions } from "./plugin-options.ts";
 import type { Manifest } from "./manifest.ts";
 import type { Artifact, BuildContext, DeployedEndpoint, DiscoveredFunction, EndpointSpec, PipelineHooks, Pipeline as PipelineShape, Requirement, StageName, SvcPlugin } from "./types.ts";
 
@@ -108,10 +110,13 @@ export class Pipeline implements PipelineShape {
   /** Runs the stages up to `ctx.options.until`, filling ctx as it goes. */
   async run(ctx: BuildContext): Promise<BuildContext> {
     try {
-      for (const stage of stagesOf(ctx.options.until)) {
+      const stages = stagesOf(ctx.options.until);
+      const checksEnd = stages.includes(CHECKS_END) ? CHECKS_END : stages.at(-1);
+      for (const stage of stages) {
         const started = performance.now();
         await this.runStage(stage, ctx);
         ctx.logger.stage({ stage, ms: performance.now() - started, summary: summarize(stage, ctx) });
+        if (stage === checksEnd) failOnStrictProblems(ctx);
       }
     } catch (error) {
       ctx.meta.set("error", error);
@@ -157,6 +162,15 @@ export class Pipeline implements PipelineShape {
         return h.configure.promise(ctx.deployed, ctx);
     }
   }
+}
+
+/** The last stage of the build's checks (imports are checked against what was installed): under --strict, the run's problems fail it here, all together. */
+const CHECKS_END: StageName = "installDependencies";
+
+function failOnStrictProblems(ctx: BuildContext): void {
+  if (!(ctx.options.strict || ctx.config.strict) || ctx.problems.length === 0) return;
+  if (ctx.problems.length === 1) throw ctx.problems[0];
+  throw errors.STRICT_CHECKS_FAILED(ctx.problems);
 }
 
 function summarize(stage: StageName, ctx: BuildContext): string | undefined {
@@ -232,7 +246,15 @@ function attributeTaps(hookName: string, hook: { intercept(i: object): void }, a
   });
 }
 
-/** Identity helper that types a plugin, or a factory taking options (as defineConfig types the config). */
-export function definePlugin<T extends SvcPlugin | ((...args: never[]) => SvcPlugin)>(plugin: T): T {
-  return plugin;
+/**
+ * Types a plugin, or a factory taking options (as defineConfig types the config). With
+ * `{ options: schema }` (a zod schema: `z` from "@svc-dev/svc"), the factory's options are checked
+ * against it on each call, unknown keys named with the closest known one (./plugin-options.ts).
+ */
+export function definePlugin<T extends SvcPlugin | ((...args: never[]) => SvcPlugin)>(plugin: T): T;
+export function definePlugin<O>(factory: (options: O) => SvcPlugin, declared: { name: string; options: z.ZodType<O> }): (options?: z.input<z.ZodType<O>>) => SvcPlugin;
+export function definePlugin(plugin: SvcPlugin | ((options: unknown) => SvcPlugin), declared?: { name: string; options: z.ZodType }): unknown {
+  if (!declared || typeof plugin !== "function") return plugin;
+  const checked = (options?: unknown) => plugin(parsePluginOptions(declared.name, declared.options, options));
+  return Object.assign(checked, { optionsSchema: declared.options });
 }

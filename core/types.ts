@@ -2,6 +2,7 @@
  * The public types of svc: the one hand-written file a plugin author reads.
  * Runtime schemas (zod) live beside the code that validates; the shapes here are what plugins see.
  */
+import type { SvcPaths } from "./package-root.ts";
 import type { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import type { PlatformClient } from "./client/index.ts";
 import type { BatchSettings, Hardware, HttpMethod, Scaling, Schedule } from "./endpoint-schema.ts";
@@ -9,7 +10,7 @@ import type { EndpointType, SourceLocation, StaticValue } from "./endpoint-types
 import type { Logger } from "./logger.ts";
 import type { Manifest, ManifestEndpoint } from "./manifest.ts";
 
-export type { Manifest, ManifestEndpoint, Logger, PlatformClient };
+export type { Manifest, ManifestEndpoint, Logger, PlatformClient, SvcPaths };
 export type * from "./endpoint-types.ts";
 export type { BatchSettings, Hardware, HttpMethod, Scaling, ScalerType, Schedule } from "./endpoint-schema.ts";
 
@@ -150,7 +151,7 @@ export interface BuildContext {
   root: string;
   /** `.svc/` under root. */
   outDir: string;
-  /** `.svc/.build/`: the tree that becomes the artifact. */
+  /** `.svc/.build/`: the generated files (handlers, manifest, requirements.txt) the pack adds to the app's own, the runtime and the dependencies. */
   buildDir: string;
   config: ResolvedConfig;
   options: BuildOptions;
@@ -180,6 +181,17 @@ export interface BuildContext {
   deployed: DeployedEndpoint[];
   /** What plugins hand each other during one run, keyed by the writing plugin's name (see PluginMeta). */
   meta: PluginMetaMap;
+  /**
+   * What a build check found (a catalogue error or a plugin's `pluginError` verdict): a warning now,
+   * or with `--strict` (config `strict`) an error. Under --strict every problem of the run fails it
+   * together, once the checks are done (after installDependencies, or the run's last stage if
+   * earlier): one problem as itself, several as STRICT_CHECKS_FAILED listing each.
+   */
+  problem(error: Error & { code: string }): void;
+  /** The problems reported so far (ctx.problem), in order. */
+  readonly problems: ReadonlyArray<Error & { code: string }>;
+  /** svc's own files a plugin that replaces a built-in stage needs (docs/plugins.md, "Replacing a stage"). */
+  readonly svc: SvcPaths;
 }
 
 /**

@@ -50,6 +50,8 @@ export interface DetachOptions {
   dir: string;
   host?: string;
   port?: number;
+  /** A taken port falls back to a free one (the CLI's own start); false: PORT_IN_USE, as in the foreground (`svc platform start --detach`). */
+  portFallback?: boolean;
 }
 
 /**
@@ -87,11 +89,14 @@ export async function waitForPlatform(dir: string, timeoutMs: number, pid?: numb
   throw errors.PLATFORM_UNREACHABLE(`the embedded platform in ${dir}`, new Error(`it did not answer within ${timeoutMs} ms; see ${join(dir, LOG_FILE)}`));
 }
 
-/** Starts a detached platform for `dir` and waits for it; the port falls back to a free one. */
+/** Starts a detached platform for `dir` and waits for it; a taken port falls back to a free one unless `portFallback` is false. */
 export async function startDetached(options: DetachOptions, timeoutMs = 20_000): Promise<{ pid: number; url: string; apiKey: string }> {
   const host = options.host ?? "127.0.0.1";
   let port = options.port ?? DEFAULT_PORT;
-  if (port !== 0 && !(await portFree(port, host))) port = 0;
+  if (port !== 0 && !(await portFree(port, host))) {
+    if (options.portFallback === false) throw errors.PORT_IN_USE(port, false);
+    port = 0;
+  }
   ensureApiKey(options.dir);
   const pid = spawnDetached({ dir: options.dir, host, port });
   return waitForPlatform(options.dir, timeoutMs, pid);

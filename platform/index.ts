@@ -3,3 +3,4 @@ export { startPlatform, type RunningPlatform } from "./server.ts";
 export { ensureLocalPlatform, runningPlatform, startDetached, platformAnswers } from "./ensure.ts";
 export { platformDir, readApiKey, readState } from "./state-dir.ts";
 export { resolveOptions, HOSTED_RATE_LIMITS, type PlatformOptions, type RateLimits } from "./options.ts";
+export { launchWorker } from "./workers/backends/launcher.ts";

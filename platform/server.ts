@@ -21,6 +21,7 @@ import { platformSocketPath, runDir } from "./workers/worker-channel.ts";
 import { createApi } from "./api/app.ts";
 import { sweepFiles } from "./api/files.ts";
 import { createS3Api } from "./volumes/s3-handler.ts";
+import { createShellRoute, type ShellRoute } from "./api/shell-route.ts";
 import { sweepUploads } from "./volumes/multipart.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
@@ -112,6 +113,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
         const closed = new Promise<void>((resolve) => servers.server.close(() => resolve()));
         if (address.workerSocket) servers.socketServer!.close();
         if (address.channelSocket) servers.channelServer!.close();
+        servers.shells.close();
         queue.close();
         servers.server.closeAllConnections();
         servers.socketServer?.closeAllConnections();
@@ -143,7 +145,7 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
  * The HTTP API on the options' host and port (and, on Linux, an abstract Unix socket for local
  * workers); fills `address` once listening. On a listen error the supervisor and store close.
  */
-async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string; channelSocket?: string }): Promise<{ server: Server; socketServer?: Server; channelServer?: Server }> {
+async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string; channelSocket?: string }): Promise<{ server: Server; socketServer?: Server; channelServer?: Server; shells: ShellRoute }> {
   const { options, queue, supervisor, autoscaler, store } = ctx;
   const { app, limiter, hot } = createApi(ctx, {
     async endpointRemoved(endpointId) {
@@ -168,6 +170,8 @@ async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSoc
     return s;
   };
   const server = newServer();
+  const shells = createShellRoute(ctx); // `svc shell` upgrades its request (./api/shell-route.ts); workers' socket takes none
+  server.on("upgrade", shells.upgrade);
   let port: number;
   try {
     port = await listen(server, options.port, options.host);
@@ -194,7 +198,7 @@ async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSoc
   // bound into the sandbox (workers/worker-channel.ts; an abstract socket belongs to a namespace).
   const channelServer = socketServer && (await listenChannel(newServer(), options.dataDir, options.log));
   if (channelServer) address.channelSocket = channelServer.path;
-  return { server, socketServer, channelServer: channelServer?.server };
+  return { server, socketServer, channelServer: channelServer?.server, shells };
 }
 
 /** The worker channel's socket at `<state>/run/platform.sock` (workers/worker-channel.ts); undefined where it cannot be. */

@@ -68,9 +68,7 @@ export function checkImports(options: CheckImportsOptions = {}): SvcPlugin {
         const found = findUnavailableImports(ctx.endpoints, ctx.pythonImports, (name, endpoint) =>
           stdlib.has(name) || installed.has(name) || IMAGE_PACKAGES[imageKindOf(endpoint)].includes(name),
         );
-        const problems = found.map((item) => toError(ctx, item));
-        if (problems.length && (ctx.options.strict || ctx.config.strict)) throw problems[0]!;
-        for (const problem of problems) ctx.logger.warn(problem.message); // file:line, message and remedy
+        for (const item of found) ctx.problem(toError(ctx, item)); // file:line, message and remedy: a warning, or under --strict all of them at once
       });
     },
   };

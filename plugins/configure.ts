@@ -4,11 +4,11 @@
  * (deployBuildToEnvironment: the environment's endpoints run it, with the settings svc:provision
  * saved for it, from that moment; the embedded platform commits it in one transaction and retires
  * the endpoints the build does not have). Endpoints of the environment that the manifest no longer
- * has and that a platform left after the switch are deleted then, and said so; the URLs go into
- * `.svc/svc_manifest.json`. docs/deploy.md, "One switch".
+ * has and that a platform left after the switch are deleted then, and said so; the URLs and the
+ * build's manifest go into the environment's deploy state, `.svc/deployments/<env>.json`, apart
+ * from the build's own manifest (a rebuild keeps them: core/deploy-state.ts). docs/deploy.md, "One switch".
  */
-import { join } from "node:path";
-import { MANIFEST_FILE, writeManifest } from "../core/manifest.ts";
+import { writeDeployState } from "../core/deploy-state.ts";
 import type { SvcPlugin } from "../core/types.ts";
 import { mapLimit } from "../core/map-limit.ts";
 import { deployTarget, platformClient } from "./_platform.ts";
@@ -37,7 +37,8 @@ export function configure(): SvcPlugin {
         });
         if (ctx.manifest) {
           ctx.manifest = { ...ctx.manifest, urls };
-          await writeManifest(join(ctx.outDir, MANIFEST_FILE), ctx.manifest);
+          const state = { app: app.name, environment: environment.name, platform: client.url, buildId, deployedAt: new Date().toISOString(), urls, manifest: ctx.manifest };
+          await writeDeployState(ctx.outDir, state);
         }
         ctx.logger.info(`  build ${buildId} is active in ${app.name}/${environment.name}`);
       });

@@ -12,6 +12,7 @@ import { configure } from "./configure.ts";
 import { discoverPython } from "./discover-python/index.ts";
 import { excludePreinstalled } from "./exclude-preinstalled.ts";
 import { gpuImage } from "./gpu-image.ts";
+import { imagePins } from "./image-pins.ts";
 import { groupEndpoints } from "./group-endpoints.ts";
 import { lbRoutes } from "./lb-routes.ts";
 import { manifest } from "./manifest.ts";
@@ -43,6 +44,7 @@ export function builtinPlugins(): SvcPlugin[] {
     volumeRefs(),
     resolveDeps(),
     excludePreinstalled(),
+    imagePins(),
     pipInstall(),
     checkImports(),
     tarPack(),

@@ -11,7 +11,7 @@
 import { rm } from "node:fs/promises";
 import { errors } from "../core/errors.ts";
 import type { SvcPlugin } from "../core/types.ts";
-import { formatGroupTable, groupEntries, type EntryGroup } from "./_artifact-groups.ts";
+import { distributionsOf, formatGroupTable, groupEntries, type EntryGroup } from "./_artifact-groups.ts";
 
 export const PLUGIN_NAME = "svc:size-guard";
 
@@ -24,7 +24,7 @@ export function sizeGuard(): SvcPlugin {
         const sizes = { compressed: artifact.size, unpacked: artifact.unpackedSize };
         const which = sizes.unpacked > limit ? "unpacked" : sizes.compressed > limit ? "compressed" : undefined;
         if (!which) return;
-        const groups = groupEntries(artifact.entries);
+        const groups = groupEntries(artifact.entries, await distributionsOf(ctx.depsDir));
         // A refused artifact is not left behind for a later deploy or upload to pick up.
         await rm(artifact.path, { force: true });
         throw errors.ARTIFACT_TOO_LARGE(which, sizes, limit, formatGroupTable(groups, artifact.unpackedSize), whatToLeaveOut(groups, artifact.unpackedSize));
@@ -37,7 +37,7 @@ export function sizeGuard(): SvcPlugin {
 export function whatToLeaveOut(groups: EntryGroup[], total: number): { packages: string[]; appFiles: string[] } {
   const big = groups.filter((group) => group.size >= total / 10);
   const chosen = big.length ? big : groups.slice(0, 1);
-  const packages = chosen.filter((g) => g.name.startsWith("site-packages/")).map((g) => g.name.slice("site-packages/".length));
+  const packages = chosen.filter((g) => g.name.startsWith("site-packages/") && !g.name.endsWith("/")).map((g) => g.name.slice("site-packages/".length));
   // svc/ is the runtime every artifact needs; the rest is the app's own
   const appFiles = chosen.filter((g) => !g.name.startsWith("site-packages/") && g.name !== "svc/").map((g) => g.name);
   return { packages, appFiles };

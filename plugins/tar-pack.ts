@@ -3,13 +3,16 @@
  * the app's sources, the build folder (handlers, manifest, requirements.txt), the Python SDK as
  * `svc/` and the installed dependencies as `site-packages/`. Deterministic and streaming (see
  * _tar.ts). When the inputs' fingerprint equals the last artifact's, the artifact is reused as is.
- * After the run, failed or not, the build folder is removed unless `--keep-build`.
+ * After the run, failed or not, the build folder is removed unless `--keep-build`, which also
+ * writes the artifact's whole tree — what a worker sees at /app — to `.svc/artifact/` to inspect
+ * (the build folder holds only the generated files the pack adds to the app's own).
  */
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { packagePath } from "../core/package-root.ts";
+import { extract } from "tar";
+import { SVC_PATHS } from "../core/package-root.ts";
 import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/types.ts";
 import { PLUGIN_NAME as PIP_PLUGIN } from "./pip-install.ts";
 import { fileIndexOf, PROGRESS_MIN_BYTES, type FileIndex } from "./_file-index.ts";
@@ -21,11 +24,13 @@ export const PLUGIN_NAME = "svc:tar-pack";
 export const ARTIFACT_FILE = "artifact.tar.gz";
 /** Fingerprint of the last artifact's inputs, for the nothing-changed fast path. */
 export const PACK_STATE_FILE = "pack-state.json";
+/** `--keep-build`: the artifact unpacked, under `.svc/`. */
+export const KEPT_TREE_DIR = "artifact";
 /** Bump when the layout or the tar encoding changes: old artifacts are then never reused. */
 const FORMAT_VERSION = 3; // 2: gzip level 6; 3: files that do not compress stored (plugins/_tar.ts)
 
-/** The Python SDK shipped in this package. */
-export const SDK_DIR = packagePath("runtime", "python", "svc");
+/** The Python SDK shipped in this package (plugins get it as ctx.svc.runtimeDir). */
+export const SDK_DIR = SVC_PATHS.runtimeDir;
 
 export interface TarPackMeta {
   /** True when the previous artifact was reused (inputs unchanged). */
@@ -107,7 +112,7 @@ async function listGroups(ctx: BuildContext): Promise<Groups> {
     groupOf.set(path, group);
     others.push({ path, source });
   };
-  for (const { rel, abs } of await walkFiles(SDK_DIR, skipPycache)) add(`svc/${rel}`, abs, "svc SDK");
+  for (const { rel, abs } of await walkFiles(ctx.svc.runtimeDir, skipPycache)) add(`svc/${rel}`, abs, "svc SDK");
   for (const { rel, abs } of await walkFiles(ctx.buildDir)) add(rel, abs, "build");
   const keyed: string[] = [];
   if (ctx.depsDir) {
@@ -198,6 +203,16 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
   }
 }
 
+/** `--keep-build`: the artifact's tree in `.svc/artifact/` (replacing an older one), the build folder as it is. */
+async function keepTree(ctx: BuildContext): Promise<void> {
+  if (!ctx.artifact) return;
+  const dir = join(ctx.outDir, KEPT_TREE_DIR);
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  await extract({ file: ctx.artifact.path, cwd: dir });
+  ctx.logger.info(`kept the build: the artifact's tree in ${relative(ctx.root, dir)}/ (what a worker sees at /app), the generated files in ${relative(ctx.root, ctx.buildDir)}/`);
+}
+
 export function tarPack(): SvcPlugin {
   return {
     name: PLUGIN_NAME,
@@ -205,7 +220,8 @@ export function tarPack(): SvcPlugin {
       pipeline.hooks.pack.tapPromise(PLUGIN_NAME, async (artifact, ctx) => artifact ?? packArtifact(ctx));
       pipeline.hooks.done.tapPromise(PLUGIN_NAME, async (ctx) => {
         // after a pack or a failed build (spec 2.5: removed by default); a run that stopped earlier keeps its output
-        if (ctx.options.keepBuild || (!ctx.artifact && !ctx.meta.has("error"))) return;
+        if (ctx.options.keepBuild) return keepTree(ctx);
+        if (!ctx.artifact && !ctx.meta.has("error")) return;
         await rm(ctx.buildDir, { recursive: true, force: true });
       });
     },

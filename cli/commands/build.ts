@@ -61,7 +61,7 @@ export function registerBuild(cli: CAC): void {
     .option("--analyze", "Write .svc/analyze.html (a treemap of the artifact) and print the biggest entries")
     .option("--exclude <packages>", "Leave these packages out of the artifact (comma-separated, repeatable)")
     .option("--no-deps", "Do not install requirements (the artifact has no site-packages/)")
-    .option("--keep-build", "Keep the temporary build folder .svc/.build/")
+    .option("--keep-build", "Keep the build: the artifact's whole tree in .svc/artifact/ (what a worker sees at /app) and the generated files in .svc/.build/")
     .option("--strict", "Fail on what otherwise warns: a module-level import the endpoint's image cannot satisfy")
     .option("--json", "Print a machine-readable result on stdout")
     .option("--root <dir>", "Project folder (default: the current folder)")

@@ -4,13 +4,12 @@
  * `--env <name>` from what that environment serves on the platform (its active build's manifest and
  * its endpoints' URLs), like the other commands' --env. docs/deploy.md, "A typed client".
  */
-import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import type { CAC } from "cac";
 import { findEnvironment, type PlatformClient } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
-import { MANIFEST_FILE, readManifest } from "../../core/manifest.ts";
+import { DEPLOY_STATE_DIR, readDeployState } from "../../core/deploy-state.ts";
 import type { Manifest } from "../../core/types.ts";
 import { appName, connect, type PlatformFlags } from "../_platform.ts";
 import { projectRoot } from "../_shared.ts";
@@ -26,13 +25,12 @@ export const clientFileFor = (env?: string): string => (env ? join(".svc", `clie
 
 type DeployedManifest = Manifest & { urls: Record<string, string> };
 
-/** The manifest `svc deploy` left in `root`'s .svc/, with its endpoints' URLs. */
+/** What the newest `svc deploy` from `root` left (core/deploy-state.ts): its build's manifest with the endpoints' URLs. */
 async function localManifest(root: string): Promise<DeployedManifest> {
-  const manifestFile = join(root, ".svc", MANIFEST_FILE);
-  if (!existsSync(manifestFile)) throw errors.NOT_DEPLOYED(manifestFile); // no build either: deploy builds
-  const manifest = await readManifest(manifestFile);
-  if (!manifest.urls || Object.keys(manifest.urls).length === 0) throw errors.NOT_DEPLOYED(manifestFile);
-  return { ...manifest, urls: manifest.urls };
+  const outDir = join(root, ".svc");
+  const state = await readDeployState(outDir);
+  if (!state || Object.keys(state.urls).length === 0) throw errors.NOT_DEPLOYED(join(outDir, DEPLOY_STATE_DIR));
+  return { ...state.manifest, urls: state.urls };
 }
 
 /** What an environment serves: its active build's manifest, with the URLs of the environment's own endpoints. */

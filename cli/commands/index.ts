@@ -21,6 +21,7 @@ export const commands: Record<string, () => Promise<Register>> = {
   volume: () => import("./volume.ts").then((m) => m.registerVolume),
   schedule: () => import("./schedule.ts").then((m) => m.registerSchedule),
   worker: () => import("./worker.ts").then((m) => m.registerWorker),
+  shell: () => import("./shell.ts").then((m) => m.registerShell),
 };
 
 /**
@@ -42,6 +43,7 @@ export const usage: Record<string, readonly [string, string]> = {
   volume: ["volume <action> [...args]", "Network volumes (model weights): create | list | get | delete | ls | upload | download | rm | credentials"],
   schedule: ["schedule <action>", "Scheduled endpoints (schedule=): list, with their last and next runs"],
   worker: ["worker <action>", "Run one worker of a platform on this node (what a Ray job runs): launch"],
+  shell: ["shell <endpoint>", "Open a shell (or run one command) in what an endpoint's worker sees: its image, /app, volume, env and sandbox"],
 };
 
 /** The loader of the command this command line names, or none (then the top-level help or an unknown command). */

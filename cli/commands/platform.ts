@@ -3,7 +3,7 @@ import type { CAC } from "cac";
 import { join } from "node:path";
 import { errors } from "../../core/errors.ts";
 import { parsePort, printJson } from "../_shared.ts";
-import { workersFromEnv } from "../../platform/options.ts";
+import { workersFromEnv } from "../../platform/local.ts";
 
 interface PlatformCommandFlags {
   port?: number | string;
@@ -50,7 +50,7 @@ async function start(flags: PlatformCommandFlags): Promise<void> {
   workersFlagsToEnv(flags);
 
   if (flags.detach) {
-    const started = await startDetached({ dir, host, port });
+    const started = await startDetached({ dir, host, port, portFallback: false }); // the port given (or 8787) or PORT_IN_USE, as in the foreground
     if (flags.json) return printJson({ ok: true, url: started.url, pid: started.pid, dir, apiKeyFile: keyFile });
     process.stdout.write(`svc platform running in the background at ${started.url} (pid ${started.pid}, data in ${dir})\n${usageHint(started.url, keyFile)}\n`);
     return;

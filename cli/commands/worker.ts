@@ -12,7 +12,7 @@ export function registerWorker(cli: CAC): void {
     .command("worker <action>", "Run one worker of a platform on this node (what a Ray job runs): launch")
     .action(async (action: string) => {
       if (action !== "launch") throw errors.CLI_USAGE(`Unknown action "${action}": use svc worker launch.`, "worker");
-      const { launchWorker } = await import("../../platform/workers/backends/launcher.ts");
+      const { launchWorker } = await import("../../platform/index.ts");
       process.exitCode = await launchWorker();
     });
 }

@@ -44,6 +44,8 @@ export * from "./types.ts";
 export { resolvePlatform, type ResolvedPlatform, type ResolveOptions, type StartEmbedded, type EmbeddedPlatform } from "./resolve.ts";
 export { planEnvironment, resolveDeployTarget, findEnvironment, checkEnvironmentName, DEFAULT_ENVIRONMENT, PLATFORM_NAME, type EnvironmentPlan, type ResolvedTarget } from "./environments.ts";
 export { queueUrl } from "./queue.ts";
+export { runShell, exitCodeOf, type ShellOptions } from "./shell.ts";
+export { jobErrorView, type JobErrorView } from "./job-error.ts";
 export type { ArtifactRef } from "./upload.ts";
 export type { PlatformVolume, S3Access } from "./volumes.ts";
 

@@ -9,6 +9,7 @@
  */
 import { H3, type H3Event } from "h3";
 import { errors } from "../../core/errors.ts";
+import { jobErrorView, type Job } from "../../core/client/index.ts";
 import { docsHtml, readDocsAsset } from "./docs.ts";
 import { parseJsonBody, parseRunsyncBody, runsyncStatus } from "./input.ts";
 import { generateOpenApi } from "./openapi.ts";
@@ -24,6 +25,17 @@ export const MAX_SYNC_WAIT_MS = 3_600_000;
 
 async function readText(event: H3Event): Promise<string> {
   return event.req.text();
+}
+
+/**
+ * A failed job as the dev server answers it: `error` is `error_type: error_message` and the worker's
+ * traceback its own field, not JSON text inside a string (the platform keeps its shape:
+ * core/client/job-error.ts). A plain message stays as the platform gave it.
+ */
+export function shownJob(job: Job): Job & { traceback?: string } {
+  const view = jobErrorView(job.error);
+  if (!view || view.type === undefined) return job;
+  return { ...job, error: view.summary, ...(view.traceback ? { traceback: view.traceback } : {}) };
 }
 
 /** `log` hears the errors that are not ours (answered 500). */
@@ -77,13 +89,13 @@ async function dispatch(state: DevRoutesState, event: H3Event): Promise<Response
       const statusUrl = `${base}${several ? `/${resolved.target.function}` : ""}/status/${encodeURIComponent(job.id)}`;
       return json(202, { ...job, statusUrl }, { location: statusUrl });
     }
-    return json(status, job);
+    return json(status, shownJob(job));
   }
 
   if (resolved.kind === "qb-status") {
     const remote = await state.ensure(resolved.target.endpoint);
     const { job, httpStatus } = await state.status(remote, resolved.jobId);
-    return json(runsyncStatus(job, httpStatus) === 400 ? 400 : 200, job);
+    return json(runsyncStatus(job, httpStatus) === 400 ? 400 : 200, shownJob(job));
   }
 
   // Load-balanced route: forward the path below the module as sent (its escapes untouched).

@@ -1,4 +1,4 @@
-import type { SvcPlugin } from "@svc-dev/svc";
+import type { SvcPlugin, z } from "@svc-dev/svc";
 
 export interface SecretsOptions {
   /** App files (POSIX paths relative to the project) never scanned, e.g. test fixtures with fake keys. */
@@ -8,6 +8,8 @@ export interface SecretsOptions {
 }
 
 export declare const PLUGIN_NAME: "svc-plugin-secrets";
+/** The options' schema: svc checks them with it (an unknown key names the closest one). */
+export declare const optionsSchema: z.ZodType<Required<SecretsOptions>, SecretsOptions>;
 export declare const SECRET_FOUND: "SECRET_FOUND";
 export declare function findSecrets(text: string, env?: Array<[key: string, value: string]>): Array<{ line: number; what: string }>;
 

@@ -5,7 +5,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { HOOK_ORDER, definePlugin, pluginError } from "@svc-dev/svc";
+import { HOOK_ORDER, definePlugin, pluginError, z } from "@svc-dev/svc";
 
 export const PLUGIN_NAME = "svc-plugin-secrets";
 /** The code of the error this plugin throws (svc reports it as PLUGIN_REFUSED with this pluginCode and its remedy). */
@@ -47,12 +47,19 @@ export function findSecrets(text, env = []) {
 }
 
 /**
- * The plugin. Options: `allow` — app files (POSIX paths relative to the project) never scanned,
- * for test fixtures holding fake keys; `envFile` — the file whose values must not ship (`.env`).
+ * The options, checked by svc when the plugin is made (an unknown key names the closest one):
+ * `allow` — app files (POSIX paths relative to the project) never scanned, for test fixtures
+ * holding fake keys; `envFile` — the file whose values must not ship (`.env`).
  */
-export default definePlugin((options = {}) => {
-  const allow = new Set(options.allow ?? []);
-  const envFile = options.envFile ?? ".env";
+export const optionsSchema = z.strictObject({
+  allow: z.array(z.string()).default([]),
+  envFile: z.string().min(1).default(".env"),
+});
+
+/** The plugin. */
+export default definePlugin((options) => {
+  const allow = new Set(options.allow);
+  const envFile = options.envFile;
   return {
     name: PLUGIN_NAME,
     apply(pipeline) {
@@ -76,4 +83,4 @@ export default definePlugin((options = {}) => {
       });
     },
   };
-});
+}, { name: PLUGIN_NAME, options: optionsSchema });

@@ -2,6 +2,8 @@
  * Errors of the volumes' S3 API, in S3's own codes and XML (what the AWS SDKs and boto3 parse into
  * NoSuchKey, SignatureDoesNotMatch, …): the protocol's codes, not svc's catalogue (docs/volumes.md).
  */
+import { docRef } from "../../core/errors.ts";
+
 export class S3Error extends Error {
   constructor(
     readonly code: string,
@@ -37,6 +39,6 @@ export const s3Errors = {
   contentSha256Mismatch: () => new S3Error("XAmzContentSHA256Mismatch", "The provided 'x-amz-content-sha256' header does not match what was computed.", 400),
   incompleteBody: () => new S3Error("IncompleteBody", "You did not provide the number of bytes specified by the Content-Length header.", 400),
   malformedXml: () => new S3Error("MalformedXML", "The XML you provided was not well-formed or did not validate against our published schema.", 400),
-  notImplemented: (what: string) => new S3Error("NotImplemented", `${what} is not implemented by this platform's S3 API (docs/volumes.md lists what is).`, 400),
+  notImplemented: (what: string) => new S3Error("NotImplemented", `${what} is not implemented by this platform's S3 API (${docRef("volumes.md")} lists what is).`, 400),
   methodNotAllowed: () => new S3Error("MethodNotAllowed", "The specified method is not allowed against this resource.", 405),
 };

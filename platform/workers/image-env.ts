@@ -41,14 +41,22 @@ export interface WorkerLaunch {
   sandboxed: boolean;
   /** Without the sandbox, a platform run as root runs the worker as this user. */
   user?: SandboxUser;
+  /** The image's interpreter (a shell puts its folder first on PATH). */
+  interpreter: string;
   /** Its own network namespace and channel to the platform (./worker-channel.ts), where it has them. */
   channel?: WorkerChannel;
 }
 
-/** Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts). */
-export function spawnLaunch(launch: WorkerLaunch): ChildProcess {
-  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, netns: launch.channel?.netns?.path });
-  return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ["ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
+/** `svc shell` (./shell.ts): a command instead of the handler, and what the shell changes in the launch (its env). */
+export interface ShellLaunch {
+  command: string[];
+  adjust(launch: WorkerLaunch): WorkerLaunch;
+}
+
+/** Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts); a shell's stdin is a pipe. */
+export function spawnLaunch(launch: WorkerLaunch, { stdin = false } = {}): ChildProcess {
+  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, stdin, netns: launch.channel?.netns?.path });
+  return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
 }
 
 /** "strict": no worker starts without the sandbox (`svc platform start --isolation strict`, SVC_ISOLATION=strict). */
@@ -67,6 +75,8 @@ export interface LaunchRequest {
   gpu?: GpuGrant;
   /** The host folder of the endpoint's network volume (../volumes/mount.ts). */
   volumeDir?: string;
+  /** Run this instead of the handler (`svc shell`). */
+  command?: string[];
   /** The platform's worker socket and the worker's id, API base and kind: a sandboxed worker gets its own network (./worker-channel.ts). */
   network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean; tunnelPorts?: number[]; egress: boolean };
 }
@@ -148,7 +158,7 @@ export class ImageEnvironments {
           etc: this.etc,
           user,
           volumeDir: req.volumeDir,
-          command: [view.executable, "-s", req.handler],
+          command: req.command ?? [view.executable, "-s", req.handler],
           gpu: req.gpu,
           network: channel && channelArgs(channel),
         }),
@@ -159,6 +169,7 @@ export class ImageEnvironments {
           PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp",
         },
         sandboxed: true,
+        interpreter: view.executable,
         channel,
       };
     }
@@ -166,11 +177,12 @@ export class ImageEnvironments {
     const root = process.getuid?.() === 0;
     if (root) await exposeBuildsTo(this.stateDir);
     return {
-      command: view.executable,
-      args: ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
+      command: req.command?.[0] ?? view.executable,
+      args: req.command?.slice(1) ?? ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
       cwd: req.buildDir,
       env: { ...(req.volumeDir ? volumeEnv(req.env, req.volumeDir) : req.env), ...gpuEnv(req.gpu, req.env), PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":"), ...(root ? { HOME: "/tmp" } : {}) },
       sandboxed: false,
+      interpreter: view.executable,
       user: root ? { uid: UNPRIVILEGED.uid, gid: UNPRIVILEGED.gid } : undefined,
     };
   }

@@ -35,14 +35,14 @@ export function hardeningArgs(user: SandboxUser | undefined, seccompFd: number |
 }
 
 /** Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info fd). */
-export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; netns?: string }) {
+export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean; netns?: string }) {
   const filter = seccompProgram();
   // In a network namespace the platform made (./sandbox-egress.ts): nsenter joins it and execs bwrap (same pid, same fds).
   const [command, argv] = options.netns ? ["nsenter", [`--net=${options.netns}`, "--", "bwrap", ...args]] : ["bwrap", args];
   const proc = spawn(command, argv, {
     cwd: options.cwd,
     env: options.env,
-    stdio: ["ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
+    stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
   });
   const sink = proc.stdio[4] as NodeJS.WritableStream | null;
   if (filter && sink) {

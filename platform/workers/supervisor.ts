@@ -21,7 +21,7 @@ import { newSecret, sha256Hex, digestMatches } from "../_ids.ts";
 import { BuildUnpacker } from "./unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
 import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
-import { ImageEnvironments, spawnLaunch } from "./image-env.ts";
+import { ImageEnvironments, spawnLaunch, type ShellLaunch, type WorkerLaunch } from "./image-env.ts";
 import { captureLines } from "./worker-logs.ts";
 import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
@@ -250,31 +250,44 @@ export class Supervisor {
     return w;
   }
 
+  /**
+   * A process in the endpoint's worker environment — its build unpacked, its image environment,
+   * GPUs, volume, and env with secrets resolved — spawned: a worker's (spawnWorker), and `svc
+   * shell`'s (./shell.ts) with `shell` turning the launch into the shell's command. One path, so a
+   * shell gets what a worker gets (sandbox, limits, network).
+   */
+  async spawnProcess(endpoint: EndpointRecord, w: WorkerInfo, token: string, shell?: ShellLaunch): Promise<{ proc: ChildProcess; launch: WorkerLaunch; target: WorkerTarget }> {
+    const { store, options } = this.deps;
+    const target = resolveWorkerTarget(store, endpoint, this.buildIdOf(endpoint));
+    const dir = await this.unpacker.ensure(target.build.id, target.artifactPath);
+    const python = options.pythonForImage ? options.pythonForImage(target.image, endpoint.name) : await defaultPythonForImage(target.image, () => this.gpus.present());
+    const gone = () => w.stopping || w.exited || this.closed;
+    const gpu = await this.gpus.assign({ id: w.id, gone }, endpoint, target.env, (line) => {
+      this.log(line);
+      this.platformLog(endpoint.id, w.id, line);
+    });
+    const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
+    const lb = w.type === "LB" && !shell; // a shell listens for nothing
+    const network = { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb, tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()), egress: target.network };
+    const request = { image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, network };
+    const workerLaunch = await this.images.launch(shell ? { ...request, command: shell.command } : request);
+    const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
+    w.channel = launch.channel;
+    if (lb) w.lbSocket = launch.channel?.lbSocket;
+    if (gone()) throw new Error("stopped before it started");
+    w.spawnedAt = Date.now();
+    const proc = spawnLaunch(launch, { stdin: shell !== undefined });
+    w.proc = proc;
+    if (launch.sandboxed) readChildPid(proc, w);
+    else w.pid = proc.pid;
+    return { proc, launch, target };
+  }
+
   private async spawnWorker(endpoint: EndpointRecord, w: WorkerInfo, token: string): Promise<void> {
     if (this.deps.remote?.places(endpoint)) return this.spawnRemote(this.deps.remote, endpoint, w, token);
-    const { store, options } = this.deps;
-    let target: WorkerTarget;
+    const { store } = this.deps;
     try {
-      target = resolveWorkerTarget(store, endpoint, this.buildIdOf(endpoint));
-      const dir = await this.unpacker.ensure(target.build.id, target.artifactPath);
-      const python = options.pythonForImage ? options.pythonForImage(target.image, endpoint.name) : await defaultPythonForImage(target.image, () => this.gpus.present());
-      const gone = () => w.stopping || w.exited || this.closed;
-      const gpu = await this.gpus.assign({ id: w.id, gone }, endpoint, target.env, (line) => {
-        this.log(line);
-        this.platformLog(endpoint.id, w.id, line);
-      });
-      const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
-      const launch = await this.images.launch({ image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir,
-        network: { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb: w.type === "LB", tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()), egress: target.network },
-      });
-      w.channel = launch.channel;
-      if (w.type === "LB") w.lbSocket = launch.channel?.lbSocket;
-      if (w.stopping || this.closed) throw new Error("stopped before it started");
-      w.spawnedAt = Date.now();
-      const proc = spawnLaunch(launch);
-      w.proc = proc;
-      if (launch.sandboxed) readChildPid(proc, w);
-      else w.pid = proc.pid;
+      const { proc, launch, target } = await this.spawnProcess(endpoint, w, token);
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
       this.capture(proc, endpoint.id, w);
       if (w.type === "LB") this.lb.watchStarts();

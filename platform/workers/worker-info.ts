@@ -1,6 +1,6 @@
 /** A worker as the supervisor tracks it, and what it reports: shared by the supervisor's parts and the routes. */
 import type { ChildProcess } from "node:child_process";
-import type { RemoteRun } from "./backends/backend.ts";
+import type { RemoteRun } from "./backends/remote-run.ts";
 import type { WorkerChannel } from "./worker-channel.ts";
 
 export type WorkerState = "initializing" | "throttled" | "idle" | "running" | "unhealthy";

@@ -6,7 +6,7 @@
  */
 import { formatBytes } from "../../core/errors.ts";
 import type { Artifact } from "../../core/types.ts";
-import { groupKey } from "../_artifact-groups.ts";
+import { groupKey, type Distributions } from "../_artifact-groups.ts";
 
 export type GroupKind = "app" | "package" | "runtime" | "generated";
 
@@ -40,18 +40,23 @@ const KIND_ORDER: GroupKind[] = ["app", "package", "runtime", "generated"];
 /** The palette first, then hues a golden angle apart, so each package has a colour of its own. */
 const packageColour = (i: number): string => PACKAGE_COLOURS[i] ?? `hsl(${Math.round((i * 137.508) % 360)}, 40%, ${i % 2 ? 38 : 52}%)`;
 
-function classify(path: string): { kind: GroupKind; name: string; rest: string } {
+function classify(path: string, distributions?: Distributions): { kind: GroupKind; name: string; rest: string } {
   const parts = path.split("/");
-  if (parts[0] === "site-packages" && parts.length >= 2) return { kind: "package", name: groupKey(path).slice("site-packages/".length), rest: parts.slice(1).join("/") };
+  if (parts[0] === "site-packages" && parts.length >= 2) {
+    const key = groupKey(path, distributions);
+    // scripts no distribution claims: a folder of the install, not a package
+    if (key.endsWith("/")) return { kind: "generated", name: "console scripts (site-packages/bin/)", rest: parts.slice(2).join("/") };
+    return { kind: "package", name: key.slice("site-packages/".length), rest: parts.slice(1).join("/") };
+  }
   if (parts[0] === "svc" && parts.length > 1) return { kind: "runtime", name: "svc runtime", rest: parts.slice(1).join("/") };
   if ((parts[0] === "handlers" && parts.length > 1) || (parts.length === 1 && GENERATED.has(path))) return { kind: "generated", name: "generated files", rest: path };
   return { kind: "app", name: "app files", rest: path };
 }
 
-export function summarize(artifact: Pick<Artifact, "entries" | "size" | "unpackedSize">, app: string, limit: number): AnalysisSummary {
+export function summarize(artifact: Pick<Artifact, "entries" | "size" | "unpackedSize">, app: string, limit: number, distributions?: Distributions): AnalysisSummary {
   const groups = new Map<string, ColourGroup & { byChild: Map<string, { name: string; size: number; files: number }> }>();
   for (const entry of artifact.entries) {
-    const { kind, name, rest } = classify(entry.path);
+    const { kind, name, rest } = classify(entry.path, distributions);
     const key = `${kind}\0${name}`;
     const group = groups.get(key) ?? { name, kind, colour: "", size: 0, files: 0, children: [], byChild: new Map() };
     group.size += entry.size;

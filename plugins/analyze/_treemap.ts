@@ -3,7 +3,9 @@
  * here so the page is static HTML and CSS with no script: one rectangle per colour group (the app's
  * files, each package, svc's runtime, the generated files), inside it one per entry below the
  * group's root; a header with the compressed and unpacked totals against the limit and the ten
- * largest packages; a legend. Every rectangle has its size on its label and in its tooltip.
+ * largest packages; a legend. Every rectangle has its size on its label and in its tooltip. The map
+ * fills what the header and legend leave of one screen, whatever its size: laid out on a 16:9
+ * canvas and placed in percentages of its box (areas keep their proportions when the box stretches).
  */
 import { formatBytes } from "../../core/errors.ts";
 import type { AnalysisSummary, ColourGroup } from "./_summary.ts";
@@ -15,8 +17,9 @@ interface Rect {
   h: number;
 }
 
-const WIDTH = 1200;
-const HEIGHT = 720;
+/** The layout's canvas (a common screen's shape); the page scales it to the window. */
+const WIDTH = 1600;
+const HEIGHT = 900;
 /** A group's children beyond this many are shown as one "(n more)" cell. */
 const MAX_CELLS = 40;
 const LABEL_H = 18;
@@ -72,8 +75,9 @@ export function squarify(sizes: readonly number[], rect: Rect): Rect[] {
 }
 
 const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-const px = (n: number) => `${Math.round(n * 10) / 10}px`;
-const box = (r: Rect) => `left:${px(r.x)};top:${px(r.y)};width:${px(r.w)};height:${px(r.h)}`;
+const pct = (n: number, of: number) => `${of > 0 ? Math.round((n / of) * 1e5) / 1e3 : 0}%`;
+/** `r` placed inside a parent of `outer`'s size, in percentages of it. */
+const box = (r: Rect, outer: { w: number; h: number }) => `left:${pct(r.x, outer.w)};top:${pct(r.y, outer.h)};width:${pct(r.w, outer.w)};height:${pct(r.h, outer.h)}`;
 const share = (part: number, whole: number) => (whole > 0 ? `${((part / whole) * 100).toFixed(1)} %` : "-");
 
 function cells(group: ColourGroup): Array<{ name: string; size: number; files: number }> {
@@ -91,10 +95,10 @@ function renderGroup(group: ColourGroup, r: Rect, total: number): string {
   const children = parts
     .map((cell, i) => {
       const tip = `${group.name}: ${cell.name} — ${formatBytes(cell.size)} (${share(cell.size, total)}), ${cell.files} file${cell.files === 1 ? "" : "s"}`;
-      return `<div class="cell" style="${box(rects[i]!)};background:${group.colour}" title="${escape(tip)}"><span>${escape(cell.name)} ${formatBytes(cell.size)}</span></div>`;
+      return `<div class="cell" style="${box(rects[i]!, r)};background:${group.colour}" title="${escape(tip)}"><span>${escape(cell.name)} ${formatBytes(cell.size)}</span></div>`;
     })
     .join("");
-  return `<div class="group" data-group="${escape(group.name)}" data-kind="${group.kind}" style="${box(r)};border-color:${group.colour}" title="${escape(title)}"><span class="label">${escape(group.name)} ${formatBytes(group.size)}</span>${children}</div>`;
+  return `<div class="group" data-group="${escape(group.name)}" data-kind="${group.kind}" style="${box(r, { w: WIDTH, h: HEIGHT })};border-color:${group.colour}" title="${escape(title)}"><span class="label">${escape(group.name)} ${formatBytes(group.size)}</span>${children}</div>`;
 }
 
 export function renderTreemap(summary: AnalysisSummary): string {
@@ -113,7 +117,8 @@ export function renderTreemap(summary: AnalysisSummary): string {
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escape(summary.app)} artifact — svc build --analyze</title>
 <style>
-body{font:13px system-ui,sans-serif;margin:16px;color:#222}
+html,body{height:100%}
+body{font:13px system-ui,sans-serif;margin:0;padding:12px 16px;box-sizing:border-box;color:#222;display:flex;flex-direction:column}
 h1{font-size:18px;margin:0 0 8px}
 #summary{display:flex;gap:32px;align-items:flex-start;margin-bottom:12px}
 .meter{display:flex;gap:8px;align-items:center;margin:4px 0}.meter .what{width:90px}
@@ -121,7 +126,7 @@ h1{font-size:18px;margin:0 0 8px}
 #top-packages{margin:0;padding-left:24px;columns:2;column-gap:56px}
 .swatch{display:inline-block;width:11px;height:11px;margin-right:5px;vertical-align:-1px;border-radius:2px}
 #legend{list-style:none;padding:0;display:flex;flex-wrap:wrap;gap:6px 16px;margin:0 0 10px}
-#treemap{position:relative;width:${WIDTH}px;height:${HEIGHT}px;background:#fafafa}
+#treemap{position:relative;flex:1;min-height:360px;background:#fafafa}
 .group{position:absolute;box-sizing:border-box;border:2px solid;background:#fff;overflow:hidden}
 .group>.label{position:absolute;left:4px;top:1px;font-weight:600;white-space:nowrap}
 .cell{position:absolute;box-sizing:border-box;border:1px solid #fff;overflow:hidden;color:#fff}

@@ -10,7 +10,7 @@ import { writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { HOOK_ORDER } from "../../core/pipeline.ts";
 import type { Artifact, BuildContext, SvcPlugin } from "../../core/types.ts";
-import { formatGroupTable, groupEntries } from "../_artifact-groups.ts";
+import { distributionsOf, formatGroupTable, groupEntries } from "../_artifact-groups.ts";
 import { formatSummary, summarize } from "./_summary.ts";
 import { renderTreemap } from "./_treemap.ts";
 
@@ -19,7 +19,7 @@ export const ANALYZE_FILE = "analyze.html";
 
 export async function writeAnalysis(artifact: Artifact, ctx: BuildContext): Promise<{ file: string; summary: string }> {
   const out = join(ctx.outDir, ANALYZE_FILE);
-  const summary = summarize(artifact, ctx.config.app, ctx.config.maxArtifactBytes);
+  const summary = summarize(artifact, ctx.config.app, ctx.config.maxArtifactBytes, await distributionsOf(ctx.depsDir));
   await writeFile(out, renderTreemap(summary));
   return { file: out, summary: formatSummary(summary) };
 }
@@ -33,7 +33,7 @@ export function analyze(): SvcPlugin {
         const { file, summary } = await writeAnalysis(artifact, ctx);
         ctx.logger.info(summary);
         ctx.logger.info("biggest entries, unpacked:");
-        ctx.logger.info(formatGroupTable(groupEntries(artifact.entries), artifact.unpackedSize, 15));
+        ctx.logger.info(formatGroupTable(groupEntries(artifact.entries, await distributionsOf(ctx.depsDir)), artifact.unpackedSize, 15));
         ctx.logger.info(`treemap: ${relative(process.cwd(), file) || file}`);
       });
     },

@@ -7,12 +7,12 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createInterface } from "node:readline";
-import { packagePath } from "../../core/package-root.ts";
+import { packagePath, SVC_PATHS } from "../../core/package-root.ts";
 import { errors } from "../../core/errors.ts";
 import type { FunctionParam, HttpMethod, PythonImport, PythonTypeDef, StaticValue } from "../../core/types.ts";
 import { pythonInterpreter } from "../_python.ts";
 
-export const DISCOVER_SCRIPT = packagePath("plugins", "discover-python", "discover.py");
+export const DISCOVER_SCRIPT = SVC_PATHS.discoverScript;
 /** The Endpoint argument names discover.py reads (generated from core/endpoint-schema.ts). */
 export const ENDPOINT_SCHEMA_PY = packagePath("runtime", "python", "svc", "_schema.py");
 

@@ -117,6 +117,19 @@ console.log(JSON.stringify({ echo, health, generated, submitted, id: job.id, des
     if (online) expect(result.described).toEqual({ size: "2.0 kB", bytes: 2048 });
   }, 240_000);
 
+  it("the deploy state survives rebuilds: after `svc build`, svc client still finds the deployed URLs", async () => {
+    const state = join(app, ".svc", "deployments", "production.json");
+    const before = await readFile(state, "utf8");
+    const built = await svc(["build", "--no-deps", "--root", app]);
+    expect(built.code, built.stderr).toBe(0);
+    expect(await readFile(state, "utf8")).toBe(before);
+    const written = await svc(["client", "--root", app, "--out", join(prog, "after-build.ts")]);
+    expect(written.code, written.stderr).toBe(0);
+    const urls = (await createPlatformClient(platform).getApp("demo"))!.environments[0]!.endpoints.map((e) => e.url);
+    const source = await readFile(join(prog, "after-build.ts"), "utf8");
+    for (const url of urls) expect(source).toContain(JSON.stringify(url));
+  }, 120_000);
+
   it("wrong inputs do not compile: a missing required parameter, a wrong type, an unknown name", async () => {
     await writeFile(
       join(prog, "bad.ts"),

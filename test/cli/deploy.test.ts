@@ -55,10 +55,13 @@ describe("svc deploy (platform test double)", () => {
     expect(byName.hello).toMatchObject({ type: "QB", instanceIds: ["cpu3c-2-4"], imageName: "svc/worker-cpu:py3.11-slim", workersMin: 0, workersMax: 1, buildId: ctx.buildId, environmentId: production.id });
     expect(byName.api).toMatchObject({ type: "LB", scalerType: "REQUEST_COUNT" });
 
-    // URLs recorded on the build (cross-endpoint calls) and in .svc/svc_manifest.json.
+    // URLs recorded on the build (cross-endpoint calls) and in the environment's deploy state, not in the build's manifest.
     const urls = { hello: byName.hello!.url, api: byName.api!.url };
     expect((await client.getBuild(ctx.buildId!))?.manifest.urls).toEqual(urls);
-    expect(JSON.parse(await readFile(join(root, ".svc/svc_manifest.json"), "utf8")).urls).toEqual(urls);
+    const state = JSON.parse(await readFile(join(root, ".svc/deployments/production.json"), "utf8"));
+    expect(state).toMatchObject({ app: "deploy-app", environment: "production", buildId: ctx.buildId, urls, platform: fake.url });
+    expect(Object.keys(state.manifest.endpoints).sort()).toEqual(["api", "hello"]);
+    expect(JSON.parse(await readFile(join(root, ".svc/svc_manifest.json"), "utf8")).urls).toBeUndefined();
 
     // The listing: grouped by type, runsync URL + curl for QB, routes for LB.
     const text = formatDeploySummary(summary);

@@ -86,6 +86,8 @@ describe("the packed tarball", () => {
       "plugins/discover-python/discover.py",
       "platform/graphql/schema.graphql",
       "templates/init/svc.config.ts",
+      "docs/contracts.md", // remedies point at the docs shipped here (core/errors.ts docRef)
+      "docs/platform.md",
     ]) {
       expect(files).toContain(needed);
     }
@@ -226,6 +228,13 @@ export const check = (root: string) => buildFolder(root, { until: "manifest", pl
     writeFileSync(join(app, "workers", "settings.py"), `REGION = "eu-west-1"\n`);
     const built = await svc(["build", "--no-deps", "--json"], app);
     expect(built.code, built.stdout + built.stderr).toBe(0);
+
+    // a typo in its options: the plugin's zod schema names the key it probably meant
+    writeFileSync(join(app, "svc.config.ts"), `import { defineConfig } from "@svc-dev/svc";\n\nexport default defineConfig({\n  plugins: [["svc-plugin-secrets", { alow: [] }]],\n});\n`);
+    const typo = await svc(["build", "--no-deps"], app);
+    expect(typo.code).toBe(1);
+    expect(typo.stderr).toContain("[PLUGIN_OPTIONS_INVALID]");
+    expect(typo.stderr).toContain('unknown option "alow" (did you mean "allow"?)');
   });
 
   it("points a plugin error from svc.config.ts at the config's own line", async () => {

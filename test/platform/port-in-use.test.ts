@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { isSvcError } from "../../core/errors.ts";
 import { startTestPlatform } from "./_support.ts";
+import { runSvc } from "../_support/cli.ts";
+import { readState } from "../../platform/local.ts";
 
 describe("platform start on a taken port", () => {
   let blocker: Server;
@@ -30,5 +32,15 @@ describe("platform start on a taken port", () => {
     expect((error as Error).message).toContain(`Port ${port} is in use.`);
     expect((error as Error).message).not.toContain("no free port was found");
     expect(isSvcError(error) && error.remedy).toContain("--port");
+  });
+
+  it("`svc platform start --detach` on it is the same PORT_IN_USE, and starts nothing", { timeout: 60_000 }, async () => {
+    const port = (blocker.address() as { port: number }).port;
+    const dir = join(dataDir, "detached");
+    const r = await runSvc(["platform", "start", "--detach", "--port", String(port), "--dir", dir], { env: { ...process.env, NO_COLOR: "1" } });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`[PORT_IN_USE] Port ${port} is in use.`);
+    expect(r.stdout).not.toContain("running in the background");
+    expect(readState(dir)).toBeUndefined();
   });
 });

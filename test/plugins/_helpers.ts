@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { createLogger, type Logger } from "../../core/logger.ts";
 import { Pipeline } from "../../core/pipeline.ts";
+import { createContext } from "../../core/build.ts";
 import type { BuildContext, BuildOptions, EndpointSpec, ResolvedConfig, SvcPlugin } from "../../core/types.ts";
 
 export const FIXTURES = resolve(import.meta.dirname, "../../fixtures");
@@ -40,32 +41,20 @@ export function endpoint(name: string, dependencies: string[] = []): EndpointSpe
 }
 
 export function makeCtx(root: string, extra: { options?: Partial<BuildOptions>; config?: Partial<ResolvedConfig>; endpoints?: EndpointSpec[]; sourceFiles?: string[] } = {}): BuildContext & { logger: ReturnType<typeof captureLogger> } {
-  const outDir = join(root, ".svc");
-  return {
-    root,
-    outDir,
-    buildDir: join(outDir, ".build"),
-    config: {
-      app: "test-app",
-      pythonVersion: "3.11",
-      plugins: [],
-      disablePlugins: [],
-      images: { gpu: "gpu", cpu: "cpu" },
-      exclude: [],
-      maxArtifactBytes: 1.5e9,
-      ignore: [],
-      ...extra.config,
-    },
-    options: { until: "pack", keepBuild: false, noDeps: false, exclude: [], analyze: false, ...extra.options },
-    logger: captureLogger(),
-    functions: [],
-    endpoints: extra.endpoints ?? [],
-    requirements: [],
-    excluded: [],
-    sourceFiles: extra.sourceFiles ?? [],
-    deployed: [],
-    meta: new Map(),
+  const config: ResolvedConfig = {
+    app: "test-app",
+    pythonVersion: "3.11",
+    plugins: [],
+    disablePlugins: [],
+    images: { gpu: "gpu", cpu: "cpu" },
+    exclude: [],
+    maxArtifactBytes: 1.5e9,
+    ignore: [],
+    ...extra.config,
   };
+  const logger = captureLogger();
+  const ctx = createContext(root, config, { until: "pack", keepBuild: false, noDeps: false, exclude: [], analyze: false, ...extra.options }, logger);
+  return Object.assign(ctx, { logger, endpoints: extra.endpoints ?? [], sourceFiles: extra.sourceFiles ?? [] });
 }
 
 /** Runs the pipeline up to afterPack with only the given plugins. */

@@ -5,7 +5,7 @@
  * on labels and tooltips, and areas in proportion to sizes. The summary the terminal prints is the
  * same one.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -13,6 +13,7 @@ import { chromium, type Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ArtifactEntry } from "../../core/types.ts";
 import { formatSummary, summarize } from "../../plugins/analyze/_summary.ts";
+import { distributionsOf } from "../../plugins/_artifact-groups.ts";
 import { renderTreemap, squarify } from "../../plugins/analyze/_treemap.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -58,6 +59,36 @@ describe("the analyze summary", () => {
     expect(text).toMatch(/compressed \([\d.]+ % of the 1\.5 GB limit\), [\d.]+ MB unpacked/);
     expect(text).toMatch(/\n {2}av {4}\s+103\.0 MB/);
     expect(text).toContain("largest packages (10 of 12):");
+  });
+
+  it("one group per distribution, from the dist-infos' RECORDs: python-dateutil once, console scripts with their package, never `bin` as a package", async () => {
+    const deps = mkdtempSync(join(tmpdir(), "svc-analyze-deps-"));
+    try {
+      const record = (info: string, lines: string[]) => {
+        mkdirSync(join(deps, info), { recursive: true });
+        writeFileSync(join(deps, info, "RECORD"), `${lines.join("\n")}\n`);
+      };
+      record("python_dateutil-2.9.0.post0.dist-info", ["dateutil/__init__.py,sha256=x,620", "dateutil/parser/_parser.py,sha256=y,58796", "python_dateutil-2.9.0.post0.dist-info/RECORD,,"]);
+      record("charset_normalizer-3.4.0.dist-info", ["charset_normalizer/api.py,sha256=z,100", "../../bin/normalizer,sha256=w,230", "charset_normalizer-3.4.0.dist-info/RECORD,,"]);
+      const entries: ArtifactEntry[] = [
+        { path: "app.py", size: 100 },
+        { path: "site-packages/dateutil/__init__.py", size: 620 },
+        { path: "site-packages/dateutil/parser/_parser.py", size: 58_796 },
+        { path: "site-packages/python_dateutil-2.9.0.post0.dist-info/RECORD", size: 900 },
+        { path: "site-packages/charset_normalizer/api.py", size: 100 },
+        { path: "site-packages/charset_normalizer-3.4.0.dist-info/RECORD", size: 300 },
+        { path: "site-packages/bin/normalizer", size: 230 },
+        { path: "site-packages/bin/orphan-script", size: 50 },
+      ];
+      const summary = summarize({ entries, size: 1000, unpackedSize: 61_096 }, "app", 1.5e9, await distributionsOf(deps));
+      const packages = summary.groups.filter((g) => g.kind === "package");
+      expect(packages.map((g) => g.name).sort()).toEqual(["charset-normalizer", "python-dateutil"]);
+      expect(packages.find((g) => g.name === "python-dateutil")).toMatchObject({ size: 620 + 58_796 + 900, files: 3 });
+      expect(packages.find((g) => g.name === "charset-normalizer")).toMatchObject({ size: 100 + 300 + 230, files: 3 });
+      expect(summary.groups.find((g) => g.name.includes("bin"))).toMatchObject({ kind: "generated", name: "console scripts (site-packages/bin/)", size: 50 });
+    } finally {
+      rmSync(deps, { recursive: true, force: true });
+    }
   });
 
   it("squarifies: rectangles tile the area, each in proportion to its size", () => {
@@ -136,4 +167,22 @@ describe.runIf(existsSync(CHROMIUM))("the treemap page in headless Chromium", ()
     expect(await page.getAttribute('.group[data-group="av"] .cell', "title")).toBe(`av: av.libs/ — 63.0 MB (${((63 * MB * 100) / built.unpackedSize).toFixed(1)} %), 1 file`);
     await page.close();
   });
+
+  for (const viewport of [{ width: 1280, height: 800 }, { width: 1920, height: 1080 }]) {
+    it(`the map fills one ${viewport.width}×${viewport.height} screen: full width, down to the bottom, nothing below the fold`, { timeout: 60_000 }, async () => {
+      const file = join(dir, "analyze.html");
+      writeFileSync(file, renderTreemap(summarize(artifact(), "image-to-video", 1.5e9)));
+      const page = await browser.newPage({ viewport });
+      await page.goto(pathToFileURL(file).href);
+      const map = (await page.locator("#treemap").boundingBox())!;
+      expect(map.x + map.width).toBeGreaterThan(viewport.width - 20); // no empty band on the right
+      expect(map.y + map.height).toBeGreaterThan(viewport.height - 16); // down to the bottom
+      expect(map.y + map.height).toBeLessThanOrEqual(viewport.height); // and no further
+      expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThanOrEqual(viewport.height);
+      const groups = await page.$$eval(".group", (nodes) => nodes.map((n) => n.getBoundingClientRect()).map((b) => ({ right: b.right, bottom: b.bottom, area: b.width * b.height })));
+      const covered = groups.reduce((sum, g) => sum + g.area, 0);
+      expect(covered / (map.width * map.height)).toBeGreaterThan(0.98); // the groups tile the map
+      await page.close();
+    });
+  }
 });

@@ -70,11 +70,19 @@ describe("svc:tar-pack", () => {
     expect(existsSync(ctx.buildDir)).toBe(false);
   });
 
-  it("keeps .svc/.build/ with --keep-build", async () => {
+  it("keeps .svc/.build/ with --keep-build, and the artifact's whole tree in .svc/artifact/", async () => {
     const root = copyFixture("pack-app");
     const ctx = await runPipeline({ root, logger: quiet(), options: { noDeps: true, keepBuild: true } });
     expect(readdirSync(ctx.buildDir).sort()).toEqual(["handlers", "requirements.txt", "svc_manifest.json"]);
     expect(readFileSync(join(ctx.buildDir, "requirements.txt"), "utf8")).toContain("six==1.17.0");
+    const tree = join(ctx.outDir, "artifact");
+    const kept = (await walkFiles(tree)).map((f) => f.rel).sort();
+    expect(kept).toEqual(ctx.artifact!.entries.map((e) => e.path).sort()); // exactly what was packed
+    expect(kept).toContain("svc/__init__.py");
+    expect(kept).toContain("workers/cpu.py");
+    // the next build packs the same app, not the kept tree
+    const again = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
+    expect(again.artifact!.sha256).toBe(ctx.artifact!.sha256);
   });
 
   it("is deterministic: two copies of the same app (different mtimes) give the same sha256", async () => {

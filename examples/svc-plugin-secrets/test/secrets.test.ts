@@ -24,6 +24,19 @@ describe("svc-plugin-secrets", () => {
     expect(error.message).not.toContain("fake_keys.py");
   });
 
+  it("checks its options with its zod schema: an unknown key names the closest one, a wrong type its field", () => {
+    expect(() => secrets({ alow: ["fake_keys.py"] } as never)).toThrow(/unknown option "alow" \(did you mean "allow"\?\)/);
+    const error = (() => {
+      try {
+        secrets({ envFile: 3 } as never);
+      } catch (caught) {
+        return caught as { code: string; message: string };
+      }
+    })();
+    expect(error).toMatchObject({ code: "PLUGIN_OPTIONS_INVALID" });
+    expect(error!.message).toContain("envFile");
+  });
+
   it("lets a clean app pack, and records what it scanned", async () => {
     const ctx = await buildFolder(fixture("clean-app"), { plugins: [secrets()], options: { noDeps: true } });
     expect(ctx.artifact?.entries.map((entry) => entry.path)).toContain("hello.py");

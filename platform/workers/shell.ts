@@ -1,0 +1,83 @@
+/**
+ * `svc shell`: a shell (or one command) in exactly what an endpoint's worker sees — its image
+ * environment, its build at /app, its volume, its env with secrets resolved, the same sandbox and
+ * limits — spawned by the supervisor's own worker path (Supervisor.spawnProcess), never registered
+ * as a worker (its worker token opens no worker route). Under a pseudo-terminal (util-linux
+ * `script`, inside the sandbox) when the client has a terminal, plain pipes otherwise.
+ * docs/platform.md, "Shells".
+ */
+import type { ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname } from "node:path";
+import type { EndpointRecord, Store } from "../store/index.ts";
+import { newId, newSecret } from "../_ids.ts";
+import type { Supervisor } from "./supervisor.ts";
+import type { WorkerLaunch } from "./image-env.ts";
+import { newWorker, signalWorker } from "./worker-process.ts";
+import { closeChannel } from "./worker-channel.ts";
+
+export interface ShellRequest {
+  /** A command line (`svc shell -c`), else an interactive shell. */
+  command?: string;
+  /** The client's terminal: the shell runs under a pseudo-terminal of its size. */
+  tty?: { rows: number; cols: number; term?: string };
+}
+
+export interface ShellSession {
+  id: string;
+  proc: ChildProcess;
+  /** Ends the shell and every process in its sandbox. */
+  kill(): void;
+}
+
+const SCRIPT = "/usr/bin/script";
+const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
+
+/** The command the sandbox runs: `sh -c`, an interactive shell, each under `script` for a terminal. */
+export function shellCommand(request: ShellRequest): string[] {
+  const interactive = existsSync("/bin/bash") ? "exec /bin/bash -i" : "exec /bin/sh -i";
+  if (!request.tty || !existsSync(SCRIPT)) return request.command !== undefined ? ["/bin/sh", "-c", request.command] : ["/bin/sh"];
+  const { rows, cols } = request.tty;
+  // script gives the shell a pseudo-terminal (job control, Ctrl+C) and returns its exit code (-e)
+  const size = `stty rows ${rows} cols ${cols} 2>/dev/null;`;
+  return [SCRIPT, "-qefc", `${size} ${request.command ?? interactive}`, "/dev/null"];
+}
+
+/** The shell's env: the worker's, the image's interpreter first on PATH, the client's terminal type. */
+function shellEnv(launch: WorkerLaunch, endpointName: string, request: ShellRequest): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...launch.env, PATH: `${dirname(launch.interpreter)}:${launch.env.PATH ?? DEFAULT_PATH}`, SHELL: "/bin/sh", PS1: `(svc shell ${endpointName}) \\w \\$ ` };
+  if (request.tty) env.TERM = request.tty.term || "xterm-256color";
+  return env;
+}
+
+/** Starts a shell for the endpoint; rejects when its worker could not start (no build, a bad image, ...). */
+export async function startShell(supervisor: Supervisor, store: Store, endpoint: EndpointRecord, request: ShellRequest): Promise<ShellSession> {
+  const token = newSecret("wkt_");
+  const w = { ...newWorker(endpoint, supervisor.configKey(endpoint), token), id: newId("sh") };
+  const note = (line: string) => store.logs.append(endpoint.id, w.id, `[platform] ${line}`);
+  const kill = () => {
+    w.stopping = true;
+    signalWorker(w, "SIGKILL"); // bwrap's child dies with it (--die-with-parent), and with it the sandbox's pid namespace
+  };
+  const command = shellCommand(request);
+  /** What the launch held: its GPUs, its network channel (./worker-channel.ts). */
+  const release = () => {
+    supervisor.gpus.release(w.id);
+    if (w.channel) void closeChannel(w.channel);
+  };
+  let proc: ChildProcess;
+  try {
+    ({ proc } = await supervisor.spawnProcess(endpoint, w, token, { command, adjust: (launch) => ({ ...launch, env: shellEnv(launch, endpoint.name, request) }) }));
+  } catch (error) {
+    release();
+    throw error;
+  }
+  note(`shell ${w.id} opened (${request.command === undefined ? "interactive" : `-c ${JSON.stringify(request.command)}`}${request.tty ? ", terminal" : ""})`);
+  proc.on("error", () => undefined); // the exit (or close) says what happened
+  proc.once("exit", (code, signal) => {
+    w.exited = true;
+    release();
+    note(`shell ${w.id} exited (${signal ? `signal ${signal}` : `code ${code}`})`);
+  });
+  return { id: w.id, proc, kill };
+}
