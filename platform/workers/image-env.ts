@@ -8,6 +8,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdir, readlink, symlink } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { errors } from "../../core/errors.ts";
@@ -20,7 +21,7 @@ import { writeSandboxEtc } from "./sandbox-etc.ts";
 import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
 import { sharedAttempt } from "./_shared-attempt.ts";
 import { gpuEnv, type GpuGrant } from "./gpu-assign.ts";
-import { createNetns, egressAvailable } from "./sandbox-egress.ts";
+import { egressAvailable, NetnsPool } from "./sandbox-egress.ts";
 import { channelArgs, channelEnv, netnsUsable, openChannel, type WorkerChannel } from "./worker-channel.ts";
 
 /**
@@ -88,6 +89,8 @@ export class ImageEnvironments {
   private netns?: Promise<boolean>;
   private toldNetwork = false;
   private toldEgress = false;
+  /** Worker namespaces made ahead (./sandbox-egress.ts). */
+  private readonly netnsPool = new NetnsPool(`${process.pid}-${randomBytes(3).toString("hex")}`);
 
   /**
    * @param stateDir the platform's state folder: flags mode keeps its package links there.
@@ -210,12 +213,17 @@ export class ImageEnvironments {
       );
     }
     const netns = egress
-      ? await createNetns(req.network.workerId, req.network.egress).catch((error: Error) => {
+      ? await this.netnsPool.take(req.network.egress).catch((error: Error) => {
           this.log(`worker ${req.network!.workerId} has no egress: ${error.message}`); // bwrap makes its namespace instead
           return undefined;
         })
       : undefined;
     return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts ?? [], netns);
+  }
+
+  /** The platform closes: the namespaces made ahead go. */
+  close(): Promise<void> {
+    return this.netnsPool.close();
   }
 
   /** Flags mode: a folder holding links to the image's package entries only (the site folder's others stay out). */

@@ -72,9 +72,9 @@ async function startSlirp(path: string): Promise<ChildProcess> {
   return slirp;
 }
 
-/** The worker's namespace, with egress unless `egress` is false. */
-export async function createNetns(workerId: string, egress: boolean): Promise<WorkerNetns> {
-  const name = `svc-${workerId}`;
+/** A namespace named `svc-<id>`, with egress unless `egress` is false. */
+export async function createNetns(id: string, egress: boolean): Promise<WorkerNetns> {
+  const name = `svc-${id}`;
   const netns: WorkerNetns = { name, path: `/run/netns/${name}` };
   await run("ip", ["netns", "add", name]);
   try {
@@ -95,4 +95,39 @@ export async function createNetns(workerId: string, egress: boolean): Promise<Wo
 export async function removeNetns(netns: WorkerNetns): Promise<void> {
   netns.slirp?.kill();
   await run("ip", ["netns", "del", netns.name]).catch(() => undefined);
+}
+
+/**
+ * One namespace of each kind made ahead, once workers have asked for one: a worker's cold start
+ * takes it at once instead of waiting for `ip netns add` and slirp4netns (tens of ms), and the next
+ * one is made meanwhile. Its prohibit routes are the host's addresses when it was made.
+ */
+export class NetnsPool {
+  private readonly spare = new Map<boolean, Promise<WorkerNetns | undefined>>();
+  private closed = false;
+  private made = 0;
+
+  constructor(private readonly prefix: string) {}
+
+  /** A namespace for a worker (undefined errors are the caller's: it falls back to bwrap's own). */
+  async take(egress: boolean): Promise<WorkerNetns> {
+    const ready = this.spare.get(egress);
+    this.spare.delete(egress); // claimed at once: two starts at the same time never share one
+    if (!this.closed) this.spare.set(egress, this.make(egress).catch(() => undefined));
+    return (await ready) ?? this.make(egress);
+  }
+
+  private make(egress: boolean): Promise<WorkerNetns> {
+    return createNetns(`${this.prefix}-${this.made++}`, egress);
+  }
+
+  /** The platform closes: the spare namespaces go. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const spare of this.spare.values()) {
+      const netns = await spare;
+      if (netns) await removeNetns(netns);
+    }
+    this.spare.clear();
+  }
 }

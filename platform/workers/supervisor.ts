@@ -68,6 +68,8 @@ export interface SupervisorDeps {
  */
 export class Supervisor {
   readonly workers = new Map<string, WorkerInfo>();
+  /** Exited workers' channels being closed (./worker-channel.ts): close() waits for them. */
+  private readonly channelsClosing = new Set<Promise<void>>();
   private readonly unpacker: BuildUnpacker;
   private readonly images: ImageEnvironments;
   /** Which worker holds which GPU (./gpu-assign.ts). */
@@ -272,9 +274,12 @@ export class Supervisor {
     const request = { image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, network };
     const workerLaunch = await this.images.launch(shell ? { ...request, command: shell.command } : request);
     const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
+    if (gone()) {
+      if (launch.channel) await closeChannel(launch.channel); // its exit may have come and gone meanwhile
+      throw new Error("stopped before it started");
+    }
     w.channel = launch.channel;
     if (lb) w.lbSocket = launch.channel?.lbSocket;
-    if (gone()) throw new Error("stopped before it started");
     w.spawnedAt = Date.now();
     const proc = spawnLaunch(launch, { stdin: shell !== undefined });
     w.proc = proc;
@@ -368,7 +373,10 @@ export class Supervisor {
     if (held.length > 0) this.deps.queue.handBack(w.id, held);
     wakeSignals(w);
     forgetLbTarget(w);
-    if (w.channel) void closeChannel(w.channel);
+    if (w.channel) {
+      const closing = closeChannel(w.channel).finally(() => this.channelsClosing.delete(closing));
+      this.channelsClosing.add(closing);
+    }
     w.resolveExit();
   }
 
@@ -450,6 +458,8 @@ export class Supervisor {
     await Promise.race([Promise.all(all.map((w) => w.exit)), deadline]);
     for (const w of all) if (!w.exited) await this.kill(w).catch(() => undefined);
     for (const w of all) this.onExit(w);
+    await Promise.all(this.channelsClosing); // their namespaces and slirp4netns go with the platform
+    await this.images.close();
     await this.deps.remote?.close();
   }
 }
