@@ -97,37 +97,53 @@ export async function removeNetns(netns: WorkerNetns): Promise<void> {
   await run("ip", ["netns", "del", netns.name]).catch(() => undefined);
 }
 
+/** How long after a start the next namespace is made: off the starting worker's way (2 CPUs here). */
+const SPARE_DELAY_MS = 500;
+
 /**
  * One namespace of each kind made ahead, once workers have asked for one: a worker's cold start
  * takes it at once instead of waiting for `ip netns add` and slirp4netns (tens of ms), and the next
- * one is made meanwhile. Its prohibit routes are the host's addresses when it was made.
+ * one is made a moment later. Its prohibit routes are the host's addresses when it was made.
  */
 export class NetnsPool {
-  private readonly spare = new Map<boolean, Promise<WorkerNetns | undefined>>();
+  private readonly spare = new Map<boolean, WorkerNetns>();
+  private readonly making = new Map<boolean, Promise<void>>();
   private closed = false;
   private made = 0;
 
   constructor(private readonly prefix: string) {}
 
-  /** A namespace for a worker (undefined errors are the caller's: it falls back to bwrap's own). */
-  async take(egress: boolean): Promise<WorkerNetns> {
+  /** A namespace for a worker: the spare one (claimed at once: two starts never share it) or a new one. */
+  take(egress: boolean): Promise<WorkerNetns> {
     const ready = this.spare.get(egress);
-    this.spare.delete(egress); // claimed at once: two starts at the same time never share one
-    if (!this.closed) this.spare.set(egress, this.make(egress).catch(() => undefined));
-    return (await ready) ?? this.make(egress);
+    this.spare.delete(egress);
+    this.refill(egress);
+    return ready ? Promise.resolve(ready) : this.make(egress);
   }
 
   private make(egress: boolean): Promise<WorkerNetns> {
     return createNetns(`${this.prefix}-${this.made++}`, egress);
   }
 
-  /** The platform closes: the spare namespaces go. */
+  private refill(egress: boolean): void {
+    if (this.closed || this.making.has(egress)) return;
+    const making = new Promise<void>((resolve) => setTimeout(resolve, SPARE_DELAY_MS).unref())
+      .then(() => (this.closed ? undefined : this.make(egress)))
+      .then((netns) => {
+        if (!netns) return;
+        if (this.closed || this.spare.has(egress)) return removeNetns(netns);
+        this.spare.set(egress, netns);
+      })
+      .catch(() => undefined)
+      .finally(() => this.making.delete(egress));
+    this.making.set(egress, making);
+  }
+
+  /** The platform closes: the spare namespaces go, and any being made. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const spare of this.spare.values()) {
-      const netns = await spare;
-      if (netns) await removeNetns(netns);
-    }
+    await Promise.all(this.making.values());
+    for (const netns of this.spare.values()) await removeNetns(netns);
     this.spare.clear();
   }
 }
