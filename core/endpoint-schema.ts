@@ -53,6 +53,7 @@ export const ENDPOINT_ARGUMENTS = [
   "volume",
   "schedule",
   "batch",
+  "retries",
   "network",
 ] as const;
 export type EndpointArgument = (typeof ENDPOINT_ARGUMENTS)[number];
@@ -77,6 +78,10 @@ export const ENDPOINT_LIMITS = {
   /** `batch=Batch(max_size, max_wait_ms)`: jobs one call takes (the worker protocol's batch take hands at most 64). */
   batchSize: { min: 1, max: 64 },
   batchWaitMs: { min: 0, max: 10_000 },
+  /** retries= (docs/platform.md, "Retries"): a job's runs after its first, and the waits between them. */
+  maxRetries: { min: 0, max: 10 },
+  retryBackoff: { min: 1, max: 10 },
+  retryInitialDelayS: { min: 0, max: 3600 },
 } as const;
 
 /** What an argument left out (or given as None) means. */
@@ -91,6 +96,8 @@ export const ENDPOINT_DEFAULTS = {
   flashboot: true,
   scheduleTimeZone: "UTC",
   batchMaxWaitMs: 10,
+  retryBackoff: 2,
+  retryInitialDelayS: 1,
   network: true,
 } as const;
 
@@ -128,6 +135,7 @@ export const ENDPOINT_MESSAGES = {
   batchSize: `batch max_size must be an integer from ${L.batchSize.min} to ${L.batchSize.max}, got {got}`,
   batchWait: `batch max_wait_ms must be a number of milliseconds from ${L.batchWaitMs.min} to ${L.batchWaitMs.max}, got {got}`,
   queueBasedOnly: "only a queue-based endpoint (one @Endpoint function) takes {got}, not one with load-balanced routes",
+  retries: `retries must be an integer from ${L.maxRetries.min} to ${L.maxRetries.max} or Retries(max_retries=${L.maxRetries.min}..${L.maxRetries.max}, backoff=${L.retryBackoff.min}..${L.retryBackoff.max}, initial_delay=${L.retryInitialDelayS.min}..${L.retryInitialDelayS.max} seconds), got {got}`,
   network: "network must be True (egress: the endpoint's workers may open outside connections) or False (none), got {got}",
 } as const;
 export type EndpointRule = keyof typeof ENDPOINT_MESSAGES;
@@ -145,6 +153,8 @@ export interface EndpointSettingsFromArguments {
   schedule?: Schedule;
   /** `batch=`: the function takes a list of inputs and returns a list of results. */
   batch?: BatchSettings;
+  /** `retries=` with at least one retry. */
+  retries?: RetryPolicy;
 }
 
 /** A scheduled endpoint's schedule, normalised (docs/platform.md, "Schedules"). */
@@ -162,6 +172,27 @@ export interface BatchSettings {
   maxWaitMs: number;
   /** `network=False`: the endpoint's workers get no egress, only their channel to the platform (docs/platform.md, "Threat model"). */
   network?: false;
+}
+
+/**
+ * A job whose function raised runs again up to maxRetries times; the k-th retry waits
+ * initialDelayMs × backoff^(k-1) first. INPUT_INVALID is never retried (docs/platform.md, "Retries").
+ */
+export interface RetryPolicy {
+  maxRetries: number;
+  backoff: number;
+  initialDelayMs: number;
+}
+
+/** `retries=` as given (an int, or Retries(...) as discovery and the SDK read it: a dict of its fields) → the policy; undefined for none. */
+export function retryPolicyOf(value: StaticValue | undefined): RetryPolicy | undefined {
+  if (value === undefined) return undefined;
+  const given = isInt(value) ? { max_retries: value } : value;
+  if (typeof given !== "object" || given === null || Array.isArray(given)) return fail("retries", value);
+  for (const key of Object.keys(given)) if (!["max_retries", "backoff", "initial_delay"].includes(key)) fail("retries", value);
+  const { max_retries: max, backoff = ENDPOINT_DEFAULTS.retryBackoff, initial_delay: delay = ENDPOINT_DEFAULTS.retryInitialDelayS } = given as Record<string, StaticValue>;
+  if (!isInt(max) || !within(max, L.maxRetries) || !isNumber(backoff) || !within(backoff, L.retryBackoff) || !isNumber(delay) || !within(delay, L.retryInitialDelayS)) fail("retries", value);
+  return (max as number) === 0 ? undefined : { maxRetries: max as number, backoff: backoff as number, initialDelayMs: Math.round((delay as number) * 1000) };
 }
 
 export class EndpointArgumentError extends Error {
@@ -263,12 +294,14 @@ export function normaliseEndpointArguments(args: Record<string, StaticValue>, ty
   const batch = arg("batch");
   if (type === "LB" && schedule !== undefined) fail("queueBasedOnly", "schedule");
   if (type === "LB" && batch !== undefined) fail("queueBasedOnly", "batch");
+  const retries = retryPolicyOf(arg("retries"));
 
   return {
     hardware,
     ...(volume === undefined ? {} : { volume: volume as string }),
     ...(schedule === undefined ? {} : { schedule: scheduleOf(schedule) }),
     ...(batch === undefined ? {} : { batch: batchOf(batch) }),
+    ...(retries && { retries }),
     ...(network === false ? { network: false as const } : {}),
     scaling: { workersMin, workersMax, idleTimeout: idleTimeout as number, scalerType: scalerType as Scaling["scalerType"], scalerValue: scalerValue as number },
     executionTimeoutMs: Math.round((timeout as number) * 1000),

@@ -330,6 +330,27 @@ export const errors = {
       status: 503,
       remedy: "Install the Debian package `bubblewrap` (and allow user namespaces), or start the platform without --isolation strict / SVC_ISOLATION=strict.",
     }),
+  // resources (issue 27): a worker gets what its flavour says
+  WORKER_OUT_OF_MEMORY: (limit: string, flavour: string) =>
+    new SvcError("WORKER_OUT_OF_MEMORY", `The worker ran out of memory: it is limited to ${limit} (its flavour ${flavour}; its /tmp counts in it), and the kernel ended it. The job failed and the worker was replaced.`, {
+      status: 500,
+      remedy: "Use less memory at once (smaller batches, stream files instead of reading them whole, keep less in /tmp), or give the endpoint a larger flavour (cpu=\"cpu3g-2-8\", a larger cpu3c-*, or a GPU type); docs/platform.md, \"Resources\", lists each flavour's memory.",
+    }),
+  GRAPHQL_TOO_COSTLY: (what: string, value: string, limit: string) =>
+    new SvcError("GRAPHQL_TOO_COSTLY", `The GraphQL request is over the platform's ${what} limit (${value}; the limit is ${limit}); nothing of it ran.`, {
+      status: 400,
+      remedy: "Ask for less in one request: split it into several (fewer fields, aliases or levels each), or page through lists (docs/platform.md, \"Limits\").",
+    }),
+  CONNECTION_LIMIT: (limit: number, who: "worker" | "client") =>
+    new SvcError("CONNECTION_LIMIT", `Too many connections from this ${who}: the platform keeps at most ${limit} open per ${who === "worker" ? "worker" : "key"}, and closed this one.`, {
+      status: 429,
+      remedy: "Reuse connections (one HTTP client with keep-alive, a pool of a few dozen) instead of opening one per request, and close the ones you no longer use.",
+    }),
+  WORKER_LIMITS_UNAVAILABLE: (why: string) =>
+    new SvcError("WORKER_LIMITS_UNAVAILABLE", `Refusing to start a worker without its resource limits (isolation is strict): ${why}.`, {
+      status: 503,
+      remedy: "Run the platform as root on a machine whose cgroups (v1 memory, pids and cpu, or v2 with those controllers delegated) it may write, or start it without --isolation strict / SVC_ISOLATION=strict.",
+    }),
   NO_WORKER_READY: (endpoint: string, why?: string) =>
     new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
   // the embedded platform's reliability (issue 19)

@@ -5,7 +5,7 @@
 import type { SvcPaths } from "./package-root.ts";
 import type { AsyncSeriesHook, AsyncSeriesWaterfallHook } from "tapable";
 import type { PlatformClient } from "./client/index.ts";
-import type { BatchSettings, Hardware, HttpMethod, Scaling, Schedule } from "./endpoint-schema.ts";
+import type { BatchSettings, Hardware, HttpMethod, RetryPolicy, Scaling, Schedule } from "./endpoint-schema.ts";
 import type { EndpointType, SourceLocation, StaticValue } from "./endpoint-types.ts";
 import type { Logger } from "./logger.ts";
 import type { Manifest, ManifestEndpoint } from "./manifest.ts";
@@ -89,6 +89,8 @@ export interface EndpointSpec {
   schedule?: Schedule;
   /** `batch=`: the function takes a list of inputs (docs/platform.md, "Request batching"). */
   batch?: BatchSettings;
+  /** `retries=`: how often a job whose function raised runs again (docs/platform.md, "Retries"). */
+  retries?: RetryPolicy;
   /** `network=False`: no egress for its workers (docs/platform.md, "Threat model"). */
   network?: false;
   /** Path of the generated handler inside the artifact, set by svc:python-handlers. */

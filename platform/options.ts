@@ -1,5 +1,8 @@
 /** Options of one embedded platform, with the hosted platform's numbers as defaults. */
 import type { GpuMachine } from "./workers/gpu-assign.ts";
+import { capsFromEnv, type WorkerLimitCaps } from "./workers/flavours.ts";
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./api/connection-caps.ts";
+import { DEFAULT_LOG_RATE, type LogRate } from "./workers/log-rate.ts";
 import type { RayBackendOptions } from "./workers/backends/ray.ts";
 import { errors } from "../core/errors.ts";
 
@@ -64,10 +67,23 @@ export interface PlatformOptions {
   maxRunsyncBytes?: number;
   /** Worker log lines kept per endpoint. */
   logLinesPerEndpoint?: number;
+  /** Characters of worker log lines kept per endpoint (whichever of the two caps comes first). */
+  logCharsPerEndpoint?: number;
+  /** A worker's log rate: characters per second and burst; lines over it are dropped and marked (docs/platform.md, "Worker logs"). */
+  logRate?: LogRate;
   /** Where the platform's own messages go (default: stderr). */
   log?: (line: string) => void;
   /** "strict": refuse to start workers without the bwrap sandbox (default: SVC_ISOLATION, else "auto"). docs/platform.md, "Threat model". */
   isolation?: "auto" | "strict";
+  /**
+   * Caps over every worker's flavour limits: memory in MB (at most the flavour's) and processes
+   * (default 1024); default SVC_WORKER_MEMORY_MB, SVC_WORKER_PIDS. docs/platform.md, "Resources".
+   */
+  workerLimits?: WorkerLimitCaps;
+  /** Connection caps of the API's servers (docs/platform.md, "Limits"): total, per client (key), per worker, first-request wait. */
+  connectionLimits?: Partial<ConnectionLimits>;
+  /** false: no cgroups for workers (default: SVC_WORKER_CGROUPS=off turns them off); strict isolation then refuses workers. */
+  cgroups?: boolean;
   /** Where workers run (default: SVC_WORKERS and SVC_RAY_*, else local processes). */
   workers?: WorkersOption;
 }
@@ -102,7 +118,8 @@ export function workersFromEnv(env: NodeJS.ProcessEnv = process.env): WorkersOpt
 /** `SVC_ISOLATION=strict` (what `svc platform start --isolation strict` sets): no worker without the sandbox. */
 const isolationFromEnv = (env: NodeJS.ProcessEnv = process.env): "auto" | "strict" => (env.SVC_ISOLATION?.trim().toLowerCase() === "strict" ? "strict" : "auto");
 
-export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits" | "gpuMachine">> & {
+export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits" | "gpuMachine" | "connectionLimits">> & {
+  connectionLimits: ConnectionLimits;
   apiKey?: string;
   pythonForImage?: PlatformOptions["pythonForImage"];
   gpuMachine?: GpuMachine;
@@ -134,8 +151,13 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     maxRunBytes: options.maxRunBytes ?? 10_000_000,
     maxRunsyncBytes: options.maxRunsyncBytes ?? 20_000_000,
     logLinesPerEndpoint: options.logLinesPerEndpoint ?? 5000,
+    logCharsPerEndpoint: options.logCharsPerEndpoint ?? 16 * 1024 * 1024,
+    logRate: options.logRate ?? DEFAULT_LOG_RATE,
     log: options.log ?? ((line) => process.stderr.write(`[platform] ${line}\n`)),
     isolation: options.isolation ?? isolationFromEnv(),
+    workerLimits: options.workerLimits ?? capsFromEnv(),
+    connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits },
+    cgroups: options.cgroups ?? !/^(off|false|0|no)$/i.test(process.env.SVC_WORKER_CGROUPS?.trim() ?? ""),
     workers: options.workers ?? workersFromEnv(),
   };
 }

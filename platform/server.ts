@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from "node:http";
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
+import { ConnectionCaps, raiseDescriptorLimit } from "./api/connection-caps.ts";
 import { join } from "node:path";
 import { toNodeHandler } from "h3";
 import { errors } from "../core/errors.ts";
@@ -67,7 +68,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const key = options.apiKey
     ? { apiKey: options.apiKey, created: false, file: undefined }
     : ensureApiKey(options.dataDir);
-  const store = createStore(join(options.dataDir, DB_FILE), { logLinesPerEndpoint: options.logLinesPerEndpoint });
+  const store = createStore(join(options.dataDir, DB_FILE), { logLinesPerEndpoint: options.logLinesPerEndpoint, logCharsPerEndpoint: options.logCharsPerEndpoint });
   const apiKeyHash = sha256Hex(key.apiKey);
   store.meta.set("api_key_hash", apiKeyHash);
 
@@ -91,7 +92,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, scheduler, baseUrl: () => address.baseUrl };
   const servers = await serve(ctx, address);
   let closing: Promise<void> | undefined;
-  const sweep = startSweep(ctx, () => closing !== undefined);
+  const sweep = startSweep(ctx, () => closing !== undefined, servers.caps);
   autoscaler.start();
   autoscaler.tick();
 
@@ -134,6 +135,8 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
     onQueued: (job) => autoscaler.onQueued(job.endpointId, job.lowPriority),
     onReleased: (workerId) => supervisor.released(workerId),
     onCancelRunning: (workerId, jobId) => supervisor.sendCancel(workerId, jobId),
+    onTimedOut: (workerId, jobId) => supervisor.timedOut(workerId, jobId),
+    retryPolicy: (endpointId) => supervisor.retryPolicy(endpointId),
     onFinal: (view, webhook) => {
       if (view.status === "COMPLETED") supervisor.jobCompleted(view);
       if (webhook) webhooks.send(webhook, statusBody(view));
@@ -145,7 +148,7 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
  * The HTTP API on the options' host and port (and, on Linux, an abstract Unix socket for local
  * workers); fills `address` once listening. On a listen error the supervisor and store close.
  */
-async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string; channelSocket?: string }): Promise<{ server: Server; socketServer?: Server; channelServer?: Server; shells: ShellRoute }> {
+async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string; channelSocket?: string }): Promise<{ server: Server; socketServer?: Server; channelServer?: Server; shells: ShellRoute; caps: ConnectionCaps }> {
   const { options, queue, supervisor, autoscaler, store } = ctx;
   const { app, limiter, hot } = createApi(ctx, {
     async endpointRemoved(endpointId) {
@@ -161,12 +164,16 @@ async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSoc
 
   const handler = toNodeHandler(app);
   const s3 = createS3Api(ctx); // the volumes' S3 API under /s3 signs with its own keys (docs/volumes.md)
+  // One client cannot take the connections everyone else needs (./api/connection-caps.ts).
+  const caps = new ConnectionCaps(raiseDescriptorLimit(options.connectionLimits, options.log));
   const newServer = () => {
     const s = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+      if (!caps.admit(req, res)) return;
       if (s3.owns(req.url)) s3.handle(req, res);
       else if (!hot(req, res)) void handler(req, res);
     });
     s.headersTimeout = 66_000;
+    caps.attach(s);
     return s;
   };
   const server = newServer();
@@ -198,7 +205,7 @@ async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSoc
   // bound into the sandbox (workers/worker-channel.ts; an abstract socket belongs to a namespace).
   const channelServer = socketServer && (await listenChannel(newServer(), options.dataDir, options.log));
   if (channelServer) address.channelSocket = channelServer.path;
-  return { server, socketServer, channelServer: channelServer?.server, shells };
+  return { server, socketServer, channelServer: channelServer?.server, shells, caps };
 }
 
 /** The worker channel's socket at `<state>/run/platform.sock` (workers/worker-channel.ts); undefined where it cannot be. */
@@ -220,8 +227,8 @@ async function listenChannel(server: Server, dataDir: string, log: (line: string
   }
 }
 
-/** Background work every sweep interval: timeouts and expiry, schedules, liveness, retention, log batches, files. */
-function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeout {
+/** Background work every sweep interval: timeouts and expiry, schedules, liveness, retention, log batches, connections, files. */
+function startSweep(ctx: PlatformContext, closing: () => boolean, caps: ConnectionCaps): NodeJS.Timeout {
   const { queue, supervisor, store, options } = ctx;
   /** Expired jobs go PRUNE_CHUNK at a time, requests answered in between (one delete of thousands stalled them). */
   const pruneExpired = (now: number): void => {
@@ -243,6 +250,7 @@ function startSweep(ctx: PlatformContext, closing: () => boolean): NodeJS.Timeou
       queue.sweep(now);
       if (!closing()) ctx.scheduler.tick(now); // scheduled endpoints' due slots; none while stopping: no worker would take them (docs/platform.md, "Schedules")
       supervisor.sweep(now);
+      caps.sweep(now);
       pruneExpired(now);
       store.logs.flush(now); // lines go on their own timer; this applies the retention when due
       if (ticks++ % 5 === 0) store.builds.pruneUploads(now);

@@ -12,13 +12,20 @@
  *   vs the peer         the hosted platform's local test server (PyPI runpod 1.12, handler.py
  *                       --rp_serve_api, handler returns its input; bench/platform/_peer.ts), same
  *                       client, interleaved (sequential: 10 slices a side, the order rotating):
- *                       sequential runsync p50/p99 and 32-concurrent runsync requests/s; goals
- *                       svc/peer p50 ≤ 2×, p99 ≤ 2×, throughput ≥ 1.0×. Each side first serves
+ *                       sequential runsync p50/p99 and 32-concurrent runsync requests/s and p50
+ *                       (--rounds runs a side, alternating); goals svc/peer sequential p50 ≤ 2×,
+ *                       p99 ≤ 2×, 32-client throughput ≥ 1.2×, 32-client p50 ≤ 1.5×. Each side first serves
  *                       --warmup sequential requests: these servers run for hours, and Node's
  *                       JIT takes thousands of requests to settle (docs/platform.md, "Measuring")
  *   floor               a bare relay making svc's four crossings with no work between them
  *                       (bench/platform/_relay.ts), interleaved with the two above: what the
  *                       architecture costs before any of svc's code runs
+ *   fan-out             .map over --map-inputs no-op inputs (default 10,000) from the Python runtime
+ *                       and from the typed TypeScript client, each its own process outside any
+ *                       worker, concurrency 32, beside 32-client runsync on the same endpoint
+ *                       (2 workers), alternating, 2 rounds: items/s against runsync's requests/s
+ *                       (goal ≥ 80 %) and the caller's RSS after 10 % and after all inputs (goal
+ *                       flat) (bench/platform/_fanout.ts)
  *   scaling             200 concurrent runsync clients on a no-op endpoint (workers 0–4), under
  *                       QUEUE_DELAY and under REQUEST_COUNT (scalerValue 4): workers used,
  *                       p50/p99 (issue 19)
@@ -28,8 +35,8 @@
  * Options: --jobs <n> throughput jobs (default 20000), --rss-jobs <n> (default 100000),
  * --samples <n> round trips (default 2000), --warmup <n> sequential requests before them (default
  * 3000, also before the round trip section), --skip-rss, --only <section,...> (roundtrip,
- * throughput, cold, peer, scale, rss), --peer-workers <n> (default 2), --seconds <n> per
- * concurrent run (default 5).
+ * throughput, cold, peer, map, scale, rss), --peer-workers <n> (default 2), --seconds <n> per
+ * concurrent run (default 5), --rounds <n> 32-client runs a side (default 3).
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
@@ -41,6 +48,8 @@ import { buildFixtureArtifact, deploy, gqlOk, saveEndpoint, tempDir, waitFor } f
 import { startPeer } from "./_peer.ts";
 import { PLATFORM_NODE_FLAGS } from "../../platform/ensure.ts";
 import { startBuiltPlatform } from "./_platform.ts";
+import { buildTsCaller, deployToEnvironment, pythonMap, typescriptMap } from "./_fanout.ts";
+import { mkdirSync } from "node:fs";
 
 const args = process.argv.slice(2);
 const opt = (name: string, fallback: number) => {
@@ -55,7 +64,10 @@ const want = (section: string) => (ONLY ? ONLY.has(section) : section !== "rss" 
 const PEER_WORKERS = opt("--peer-workers", 2);
 const SECONDS = opt("--seconds", 5);
 const WARMUP = opt("--warmup", 3000);
+const MAP_INPUTS = opt("--map-inputs", 10_000);
 const SLICES = 10;
+/** 32-client runs a side, alternating svc and peer (issue 28: the race that 4a315dd → e173a16 lost). */
+const CONCURRENT_ROUNDS = opt("--rounds", 3);
 
 const rssMb = (pid: number) => {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
@@ -178,6 +190,7 @@ async function versusPeer(buildId: string): Promise<void> {
   const relaySide = { base: relay.url, path: "/runsync", hdrs: json };
   const seq = { svc: [] as number[], peer: [] as number[], relay: [] as number[] };
   const rps = { svc: [] as number[], peer: [] as number[] };
+  const p50 = { svc: [] as number[], peer: [] as number[] };
   const cpuPerJob = { platform: [] as number[], workers: [] as number[] };
   try {
     for (const side of [svcSide, peerSide, relaySide]) await sequential(side.base, side.path, side.hdrs, WARMUP);
@@ -189,11 +202,12 @@ async function versusPeer(buildId: string): Promise<void> {
         seq[name].push(...(await sequential(side.base, side.path, side.hdrs, Math.ceil(SAMPLES / SLICES))));
       }
     }
-    for (let round = 0; round < 2; round++) {
+    for (let round = 0; round < CONCURRENT_ROUNDS; round++) {
       for (const [name, side] of [["svc", svcSide], ["peer", peerSide]] as const) {
         const cpu0 = name === "svc" ? cpuSeconds(server.pid) : undefined;
         const r = await concurrent(side.base, side.path, side.hdrs, 32, SECONDS);
         rps[name].push(r.rps);
+        p50[name].push(pct(r.latencies, 50));
         if (cpu0) {
           const cpu1 = cpuSeconds(server.pid);
           cpuPerJob.platform.push((cpu1.self - cpu0.self) / r.latencies.length);
@@ -218,8 +232,39 @@ async function versusPeer(buildId: string): Promise<void> {
     `${fmt(pct(seq.relay, 50))} / ${fmt(pct(seq.relay, 99))} ms; relay / peer ${ratio(pct(seq.relay, 50), pct(seq.peer, 50))} / ${ratio(pct(seq.relay, 99), pct(seq.peer, 99))}`,
     "",
   ]);
-  results.push(["  32 concurrent runsync clients, requests/s", `${fmt(mean(rps.svc), 0)} / ${fmt(mean(rps.peer), 0)} / ${ratio(mean(rps.svc), mean(rps.peer))}`, "≥ 1.0×"]);
+  const runs = (xs: number[], digits: number) => xs.map((x) => fmt(x, digits)).join(" · ");
+  results.push(["  32 concurrent runsync clients, requests/s", `${fmt(mean(rps.svc), 0)} / ${fmt(mean(rps.peer), 0)} / ${ratio(mean(rps.svc), mean(rps.peer))}`, "≥ 1.2×"]);
+  results.push(["    each run, alternating: svc; peer", `${runs(rps.svc, 0)}; ${runs(rps.peer, 0)}`, ""]);
+  results.push(["  32 concurrent runsync clients, p50", `${fmt(mean(p50.svc))} / ${fmt(mean(p50.peer))} ms / ${ratio(mean(p50.svc), mean(p50.peer))}`, "≤ 1.5×"]);
   results.push(["  svc CPU per job meanwhile: platform / workers", `${fmt(mean(cpuPerJob.platform) * 1000)} / ${fmt(mean(cpuPerJob.workers) * 1000)} ms`, ""]);
+}
+
+/** `.map` from both clients against the hot path's 32-client runsync on the same endpoint, alternating (bench/platform/_fanout.ts). */
+async function fanOut(artifact: Awaited<ReturnType<typeof buildFixtureArtifact>>): Promise<void> {
+  const work = await deployToEnvironment(p, artifact, PEER_WORKERS);
+  await waitFor(`${PEER_WORKERS} warm workers`, async () => (await call("GET", `/v2/${work.id}/health`)).body.workers.idle === PEER_WORKERS, 30_000);
+  const callerDir = resolve(dir, "ts-caller");
+  mkdirSync(callerDir, { recursive: true });
+  const tsMain = buildTsCaller(callerDir, p, work.url);
+  await concurrent(p.url, `/v2/${work.id}/runsync`, headers, 32, 3); // warm-up
+  const rows = { runsync: [] as number[], python: [] as number[], typescript: [] as number[] };
+  const rss = { python: [] as string[], typescript: [] as string[] };
+  for (let round = 0; round < 2; round++) {
+    rows.runsync.push((await concurrent(p.url, `/v2/${work.id}/runsync`, headers, 32, SECONDS)).rps);
+    const py = await pythonMap(p, MAP_INPUTS);
+    const ts = await typescriptMap(tsMain, MAP_INPUTS);
+    rows.python.push(py.perSecond);
+    rows.typescript.push(ts.perSecond);
+    rss.python.push(`${fmt(py.rssTenthMb, 0)} → ${fmt(py.rssEndMb, 0)}`);
+    rss.typescript.push(`${fmt(ts.rssTenthMb, 0)} → ${fmt(ts.rssEndMb, 0)}`);
+  }
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const share = (xs: number[]) => `${fmt((100 * mean(xs)) / mean(rows.runsync), 0)} %`;
+  results.push([`.map over ${MAP_INPUTS} no-op inputs, concurrency 32, ${PEER_WORKERS} workers`, "items/s (each round); share of runsync", "goal"]);
+  results.push(["  32-client runsync on the same endpoint, requests/s", rows.runsync.map((x) => fmt(x, 0)).join(" · "), ""]);
+  results.push(["  Python .map (runtime fanout.py)", `${rows.python.map((x) => fmt(x, 0)).join(" · ")}; ${share(rows.python)}`, "≥ 80 %"]);
+  results.push(["  TypeScript .map (svc client)", `${rows.typescript.map((x) => fmt(x, 0)).join(" · ")}; ${share(rows.typescript)}`, "≥ 80 %"]);
+  results.push(["  caller RSS after 10 % → all inputs (MB): Python; TypeScript", `${rss.python.join(", ")}; ${rss.typescript.join(", ")}`, "flat"]);
 }
 
 /**
@@ -334,6 +379,7 @@ try {
   }
 
   if (want("peer")) await versusPeer(buildId);
+  if (want("map")) await fanOut(artifact);
   if (want("scale")) await scaling(buildId);
 
   // ---- RSS after 100,000 jobs

@@ -13,6 +13,7 @@ import { registerGraphql } from "./graphql.ts";
 import { registerUploadRoutes, ARTIFACT_ROUTE } from "./uploads.ts";
 import { registerFileRoutes } from "./files.ts";
 import { registerGpuRoutes } from "./gpu-routes.ts";
+import { registerLimitsRoutes } from "./limits-routes.ts";
 import { registerClusterRoutes } from "./cluster-routes.ts";
 import { registerRemoteWorkerRoutes } from "./remote-worker-routes.ts";
 import type { RateLimiter } from "./rate-limit.ts";
@@ -67,6 +68,7 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
   registerUploadRoutes(app, ctx);
   registerFileRoutes(app, ctx);
   registerGpuRoutes(app, ctx);
+  registerLimitsRoutes(app, ctx);
   registerClusterRoutes(app, ctx);
   registerRemoteWorkerRoutes(app, ctx);
   registerGraphql(app, ctx, hooks);

@@ -8,10 +8,11 @@ import type { H3, H3Event } from "h3";
 import { readFileSync } from "node:fs";
 import { buildSchema, execute, parse, validate, GraphQLError, type DocumentNode, type ExecutionResult } from "graphql";
 import { packagePath } from "../../core/package-root.ts";
-import { errors, isSvcError } from "../../core/errors.ts";
+import { errors, isSvcError, type SvcError } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import { createResolvers, type ResolverHooks } from "../graphql/resolvers.ts";
-import { json, readJson, errorResponse } from "./_http.ts";
+import { json, jsonText, readJson, errorResponse } from "./_http.ts";
+import { checkAnswer, checkQueryCost, checkQueryText, GRAPHQL_LIMITS } from "../graphql/cost-limit.ts";
 import { scopedQueryAllowed } from "./worker-scope.ts";
 import type { KeyScope } from "../worker-keys.ts";
 
@@ -30,21 +31,30 @@ function formatError(error: GraphQLError) {
 }
 
 const badRequest = (message: string) => json(400, { errors: [{ message }] });
+/** A catalogue error in GraphQL's shape, with `error` and `code` beside it as every other route has them. */
+const refusal = (error: SvcError) => json(error.status, { error: error.message, code: error.code, errors: [{ message: error.message, extensions: { code: error.code } }] });
+const TOO_MANY_TOKENS = /contains more tha[nt] \d+ tokens/; // graphql-js 16 writes "more that"
 
 export function registerGraphql(app: H3, ctx: PlatformContext, hooks: ResolverHooks): void {
   const schema = buildSchema(readFileSync(SCHEMA_FILE, "utf8"));
   const rootValue = createResolvers(ctx, hooks);
   const documents = new Map<string, DocumentNode>();
 
-  const documentOf = (query: string): DocumentNode | readonly GraphQLError[] => {
+  /** The parsed, costed and validated document; what is wrong with it otherwise. */
+  const documentOf = (query: string): DocumentNode | SvcError | readonly GraphQLError[] => {
     const cached = documents.get(query);
     if (cached) return cached;
+    const tooLong = checkQueryText(query);
+    if (tooLong) return tooLong;
     let document: DocumentNode;
     try {
-      document = parse(query);
+      document = parse(query, { maxTokens: GRAPHQL_LIMITS.tokens });
     } catch (error) {
+      if (TOO_MANY_TOKENS.test((error as Error).message)) return errors.GRAPHQL_TOO_COSTLY("tokens", `more than ${GRAPHQL_LIMITS.tokens}`, `${GRAPHQL_LIMITS.tokens} tokens`);
       return [error as GraphQLError];
     }
+    const costly = checkQueryCost(document); // before validation, whose cost grows with the square of a selection's fields
+    if (costly) return costly;
     const problems = validate(schema, document);
     if (problems.length > 0) return problems;
     if (documents.size >= CACHE_SIZE) documents.delete(documents.keys().next().value!);
@@ -67,11 +77,11 @@ export function registerGraphql(app: H3, ctx: PlatformContext, hooks: ResolverHo
     if (operationName !== undefined && operationName !== null && typeof operationName !== "string") return badRequest("operationName must be a string.");
 
     const document = documentOf(query);
+    if (isSvcError(document)) return refusal(document);
     if (!("kind" in document)) return json(400, { errors: document.map(formatError) });
     const workerScope = event.context.workerScope as KeyScope | undefined;
     if (workerScope && !scopedQueryAllowed(document, (operationName as string) ?? undefined)) {
-      const error = errors.KEY_SCOPE(ctx.workerKeys.describe(workerScope), "this GraphQL operation (a worker's key may only query getBuild)");
-      return json(error.status, { errors: [{ message: error.message, extensions: { code: error.code } }] });
+      return refusal(errors.KEY_SCOPE(ctx.workerKeys.describe(workerScope), "this GraphQL operation (a worker's key may only query getBuild)"));
     }
     let result: ExecutionResult;
     try {
@@ -90,7 +100,10 @@ export function registerGraphql(app: H3, ctx: PlatformContext, hooks: ResolverHo
     const out: Record<string, unknown> = {};
     if (result.errors) out.errors = result.errors.map(formatError);
     if (result.data !== undefined) out.data = result.data;
+    const text = JSON.stringify(out);
+    const tooBig = checkAnswer(text);
+    if (tooBig) return refusal(tooBig);
     // No data at all: the request itself was unusable (bad variables, unknown operation).
-    return json(result.data === undefined ? 400 : 200, out);
+    return jsonText(result.data === undefined ? 400 : 200, text);
   });
 }

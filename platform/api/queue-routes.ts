@@ -195,5 +195,6 @@ function endpointHealth(ctx: PlatformContext, endpoint: EndpointRecord) {
   const problem = ctx.supervisor.problem(endpoint); // why its workers cannot serve (docs/platform.md)
   const gpus = ctx.supervisor.gpus.ofEndpoint(endpoint.id); // GPU endpoints on a GPU machine (docs/platform.md, "GPUs")
   const schedule = ctx.scheduler.view(endpoint); // last and next runs of a scheduled endpoint (docs/platform.md, "Schedules")
-  return { jobs, workers, ...(gpus && { gpus }), ...(schedule && { schedule }), ...(problem && { error: problem }) };
+  const limits = ctx.supervisor.limitsOf(endpoint); // what each of its workers gets, and which limits hold (docs/platform.md, "Resources")
+  return { jobs, workers, limits, ...(gpus && { gpus }), ...(schedule && { schedule }), ...(problem && { error: problem }) };
 }

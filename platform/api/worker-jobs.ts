@@ -79,7 +79,9 @@ export function createWorkerJobs(ctx: PlatformContext) {
     if (b.error !== undefined && b.error !== null) {
       const { error, errorType } = errorText(b.error);
       // The runtime enforces executionTimeout and reports it so: the job is TIMED_OUT, not FAILED.
-      ok = queue.fail(w.id, jobId, error, errorType, errorType === "ExecutionTimeoutError" ? "TIMED_OUT" : "FAILED");
+      const timedOut = errorType === "ExecutionTimeoutError";
+      ok = queue.fail(w.id, jobId, error, errorType, timedOut ? "TIMED_OUT" : "FAILED");
+      if (ok && timedOut) supervisor.timedOut(w.id, jobId); // the function runs on: its worker and processes end (docs/platform.md, "Resources")
     } else {
       ok = queue.complete(w.id, jobId, parsed!.member("output") ?? "null"); // the worker's own text: exact, not re-encoded
     }

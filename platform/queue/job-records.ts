@@ -12,6 +12,8 @@ export interface ActiveJob extends NewJob {
   startedAt: number | null;
   workerId: string | null;
   handbacks: number;
+  /** Runs before this one (hand-backs, declared retries, /retry): /status shows `attempts` once it is > 0. */
+  retries: number;
   /** JSON text of the latest progress update. */
   progress: string | null;
   streamSeq: number;
@@ -34,6 +36,7 @@ export function newActiveJob(input: EnqueueInput): ActiveJob {
     startedAt: null,
     workerId: null,
     handbacks: 0,
+    retries: 0,
     progress: null,
     streamSeq: 0,
     streamCursor: 0,
@@ -55,6 +58,7 @@ export function activeJobOfRow(row: JobRow): ActiveJob {
     startedAt: null,
     workerId: null,
     handbacks: row.handbacks,
+    retries: row.retries,
     progress: null,
     streamSeq: 0,
     streamCursor: 0,
@@ -73,5 +77,6 @@ export function viewOfActive(job: ActiveJob): JobView {
     error: null,
     errorType: null,
     workerId: job.workerId,
+    retries: job.retries,
   };
 }

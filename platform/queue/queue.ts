@@ -4,6 +4,7 @@
  * resumes from the database. Finished jobs leave memory at once and are read back from SQLite.
  */
 import type { JobsRepo } from "../store/jobs.ts";
+import type { RetryPolicy } from "../../core/endpoint-schema.ts";
 import type { JobStatus } from "../store/index.ts";
 import { Deque } from "./_deque.ts";
 import { viewOfRow, type JobView } from "./views.ts";
@@ -20,11 +21,18 @@ export interface QueueHooks {
   onQueued?(job: ActiveJob): void;
   /** A job left a worker (finished, cancelled, timed out or handed back). */
   onReleased?(workerId: string, jobId: string): void;
-  /** A running job was cancelled or timed out: tell its worker. */
+  /** A running job was cancelled or its ttl ran out: tell its worker. */
   onCancelRunning?(workerId: string, jobId: string): void;
+  /** A running job ran past its execution timeout and the platform's grace: its worker is ended. */
+  onTimedOut?(workerId: string, jobId: string): void;
   /** A job reached a final status (or expired); `webhook` is the job's webhook URL. */
   onFinal?(view: JobView, webhook: string | null): void;
+  /** The endpoint's declared retries (`retries=` in its build's manifest), if any. */
+  retryPolicy?(endpointId: string): RetryPolicy | undefined;
 }
+
+/** Failures a declared retry would repeat (docs/platform.md, "Retries"): the input, or a result the platform cannot take. */
+const NEVER_RETRIED = new Set(["InputValidationError", "JOB_OUTPUT_INVALID", "OutputRefusedError", "OutputNotJSONError"]);
 
 export interface QueueSettings {
   runsyncRetentionMs: number;
@@ -66,6 +74,8 @@ export class JobQueue {
   /** Streamed output (./job-streams.ts). */
   private readonly streams: JobStreams;
   private readonly byWorker = new Map<string, Set<string>>();
+  /** Jobs waiting out a declared retry's delay: IN_QUEUE and counted, not yet in `pending`. */
+  private readonly delayed = new Map<string, NodeJS.Timeout>();
 
   constructor(
     private readonly jobs: JobsRepo,
@@ -181,7 +191,9 @@ export class JobQueue {
   fail(workerId: string, jobId: string, error: string, errorType: string | null, status: "FAILED" | "TIMED_OUT" = "FAILED"): boolean {
     const job = this.heldBy(workerId, jobId);
     if (!job) return false;
-    this.finalize(job, status, null, error, errorType);
+    const delayMs = status === "FAILED" ? this.retryDelayMs(job, errorType) : undefined;
+    if (delayMs === undefined) this.finalize(job, status, null, error, errorType);
+    else this.retryLater(job, delayMs);
     return true;
   }
 
@@ -246,7 +258,7 @@ export class JobQueue {
     if (row.status !== "FAILED" && row.status !== "TIMED_OUT") return { status: row.status, retried: false };
     const now = Date.now();
     this.jobs.retry(jobId, now);
-    const job = activeJobOfRow({ ...row, created_at: now, status: "IN_QUEUE", handbacks: 0, stream_cursor: 0 });
+    const job = activeJobOfRow({ ...row, created_at: now, status: "IN_QUEUE", handbacks: 0, stream_cursor: 0, retries: row.retries + 1 });
     this.active.set(job.id, job);
     this.addPending(job, false);
     return { status: "IN_QUEUE", retried: true };
@@ -275,19 +287,50 @@ export class JobQueue {
         this.finalize(job, "FAILED", null, "worker died", "WorkerDied");
         continue;
       }
-      this.running.delete(job.id);
-      this.unbind(workerId, job.id);
       job.handbacks++;
-      job.status = "IN_QUEUE";
-      job.startedAt = null;
-      job.workerId = null;
-      job.progress = null;
-      job.streamSeq = 0;
-      job.streamCursor = 0;
-      this.jobs.requeue(job.id, job.handbacks);
-      this.hooks.onReleased?.(workerId, job.id);
+      this.requeueRunning(job);
       this.addPending(job, true);
     }
+  }
+
+  /** The wait before a failed job's declared retry, or undefined when it fails now (none declared, none left, or a failure a retry would repeat). */
+  private retryDelayMs(job: ActiveJob, errorType: string | null): number | undefined {
+    if (errorType !== null && NEVER_RETRIED.has(errorType)) return undefined;
+    const policy = this.hooks.retryPolicy?.(job.endpointId);
+    if (!policy || job.retries >= policy.maxRetries) return undefined;
+    return policy.initialDelayMs * policy.backoff ** job.retries;
+  }
+
+  /** A running job back to IN_QUEUE (stored), released by its worker; the caller places it. */
+  private requeueRunning(job: ActiveJob): void {
+    const workerId = job.workerId!;
+    this.running.delete(job.id);
+    this.unbind(workerId, job.id);
+    job.retries++;
+    job.status = "IN_QUEUE";
+    job.startedAt = null;
+    job.workerId = null;
+    job.progress = null;
+    job.streamSeq = 0;
+    job.streamCursor = 0;
+    this.jobs.requeue(job.id, job.handbacks);
+    this.hooks.onReleased?.(workerId, job.id);
+  }
+
+  /** A declared retry: the job waits `delayMs` IN_QUEUE (counted as queued), then joins the queue's end. */
+  private retryLater(job: ActiveJob, delayMs: number): void {
+    this.requeueRunning(job);
+    const eq = this.endpointQueue(job.endpointId);
+    eq.queued++;
+    if (!job.lowPriority) eq.queuedNormal++;
+    const timer = setTimeout(() => {
+      this.delayed.delete(job.id);
+      eq.queued--;
+      if (!job.lowPriority) eq.queuedNormal--;
+      this.addPending(job, false);
+    }, delayMs);
+    timer.unref();
+    this.delayed.set(job.id, timer);
   }
 
   /** Execution timeouts and ttl expiry; answers how many jobs it ended. */
@@ -298,7 +341,7 @@ export class JobQueue {
       if (job.startedAt !== null && now - job.startedAt > job.executionTimeoutMs + TIMEOUT_GRACE_MS) {
         const workerId = job.workerId;
         this.finalize(job, "TIMED_OUT", null, `execution timeout: the job ran longer than ${job.executionTimeoutMs} ms`, "ExecutionTimeout");
-        if (workerId) this.hooks.onCancelRunning?.(workerId, job.id);
+        if (workerId) this.hooks.onTimedOut?.(workerId, job.id);
         ended++;
       }
     }
@@ -376,6 +419,8 @@ export class JobQueue {
 
   /** Ends every pending wait (shutdown). */
   close(): void {
+    for (const timer of this.delayed.values()) clearTimeout(timer);
+    this.delayed.clear();
     for (const eq of this.endpoints.values()) for (const t of eq.takers.splice(0)) t.done(null);
     this.waiters.close((jobId) => this.view(jobId));
     this.streams.close();
@@ -431,7 +476,8 @@ export class JobQueue {
     const eq = this.endpoints.get(endpointId);
     if (!eq) return 0;
     let ended = 0;
-    for (const job of [...eq.pending]) {
+    const waiting = [...this.delayed.keys()].map((id) => this.active.get(id)!).filter((job) => job.endpointId === endpointId);
+    for (const job of [...eq.pending, ...waiting]) {
       if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue;
       end(job);
       ended++;
@@ -444,6 +490,11 @@ export class JobQueue {
 
   private forget(job: ActiveJob): void {
     this.active.delete(job.id);
+    const retryTimer = this.delayed.get(job.id);
+    if (retryTimer) {
+      clearTimeout(retryTimer);
+      this.delayed.delete(job.id);
+    }
     if (job.status === "IN_QUEUE") {
       const eq = this.endpoints.get(job.endpointId);
       if (eq) {
@@ -482,6 +533,7 @@ export class JobQueue {
       error,
       errorType,
       workerId,
+      retries: job.retries,
     };
     if (workerId) this.hooks.onReleased?.(workerId, job.id);
     this.notify(job.id, view);

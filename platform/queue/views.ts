@@ -13,6 +13,8 @@ export interface JobView {
   error: string | null;
   errorType: string | null;
   workerId: string | null;
+  /** Runs before the latest (hand-backs, declared retries, /retry). */
+  retries: number;
 }
 
 export const viewOfRow = (r: JobRow): JobView => ({
@@ -26,6 +28,7 @@ export const viewOfRow = (r: JobRow): JobView => ({
   error: r.error,
   errorType: r.error_type,
   workerId: r.worker_id,
+  retries: r.retries,
 });
 
 export function timings(v: JobView, now = Date.now()): { delayTime: number; executionTime: number } {
@@ -35,13 +38,14 @@ export function timings(v: JobView, now = Date.now()): { delayTime: number; exec
   return { delayTime, executionTime };
 }
 
-/** `{"id", "status", "delayTime", "executionTime", "output"?, "error"?, "workerId"?}` */
+/** `{"id", "status", "delayTime", "executionTime", "output"?, "error"?, "workerId"?, "attempts"?}`: attempts (runs so far) once a job ran again. */
 export function statusBody(v: JobView, now = Date.now()): string {
   const t = timings(v, now);
   let body = `{"id":${JSON.stringify(v.id)},"status":"${v.status}","delayTime":${t.delayTime},"executionTime":${t.executionTime}`;
   if (v.output !== null) body += `,"output":${v.output}`;
   if (v.error !== null) body += `,"error":${JSON.stringify(v.error)}`;
   if (v.workerId !== null) body += `,"workerId":${JSON.stringify(v.workerId)}`;
+  if (v.retries > 0) body += `,"attempts":${v.retries + 1}`;
   return `${body}}`;
 }
 

@@ -8,7 +8,7 @@ import { createTemplatesRepo } from "./templates.ts";
 import { createJobsRepo } from "./jobs.ts";
 import { createWorkersRepo } from "./workers.ts";
 import { createFilesRepo } from "./files.ts";
-import { createLogsRepo } from "./logs.ts";
+import { createLogsRepo, DEFAULT_LOG_CHARS } from "./logs.ts";
 import { createVolumesRepo } from "./volumes.ts";
 import { createSecretsRepo } from "./secrets.ts";
 import { createSchedulesRepo } from "./schedules.ts";
@@ -23,7 +23,7 @@ export type { FileRecord } from "./files.ts";
 export type { VolumeRecord, ObjectRecord, UploadRecord } from "./volumes.ts";
 export type { ScheduleState } from "./schedules.ts";
 
-export function createStore(file: string, options: { logLinesPerEndpoint?: number; onError?: (error: unknown) => void } = {}) {
+export function createStore(file: string, options: { logLinesPerEndpoint?: number; logCharsPerEndpoint?: number; onError?: (error: unknown) => void } = {}) {
   const db: Db = openDb(file);
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const checkpointer = file === ":memory:" ? undefined : startCheckpointer(db, file, onError);
@@ -37,7 +37,7 @@ export function createStore(file: string, options: { logLinesPerEndpoint?: numbe
     jobs: createJobsRepo(db, onError),
     workers: createWorkersRepo(db),
     files: createFilesRepo(db),
-    logs: createLogsRepo(db, options.logLinesPerEndpoint ?? 5000),
+    logs: createLogsRepo(db, { lines: options.logLinesPerEndpoint ?? 5000, chars: options.logCharsPerEndpoint ?? DEFAULT_LOG_CHARS }),
     volumes: createVolumesRepo(db),
     secrets: createSecretsRepo(db),
     schedules: createSchedulesRepo(db),

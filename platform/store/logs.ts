@@ -21,6 +21,16 @@ const PRUNE_INTERVAL_MS = 60_000;
 const LOG_FLUSH_MS = 50;
 /** Lines an endpoint may hold over its cap before its oldest are deleted (in one small delete). */
 const TRIM_SLACK = 100;
+/** Characters an endpoint's lines may hold (16 Mi): 5,000 lines of 64 Ki would be 320 MB of database. */
+export const DEFAULT_LOG_CHARS = 16 * 1024 * 1024;
+/** ...and the share over it they may reach before the oldest go, down to the cap (the trim is then rare under a flood). */
+const CHARS_SLACK = 0.25;
+
+/** What an endpoint's lines may hold: lines and characters, whichever comes first. */
+export interface LogCaps {
+  lines: number;
+  chars: number;
+}
 
 export interface LogLine {
   /** Increasing per platform: the cursor of `svc logs --follow`. */
@@ -42,9 +52,9 @@ export interface RetiredEndpoint {
 type Row = { id: number; ts: number; worker_id: string; line: string };
 type RetiredRow = { endpoint_id: string; name: string; environment_id: string | null; deleted_at: number };
 
-export function createLogsRepo(db: Db, capPerEndpoint: number, retentionMs = LOG_RETENTION_MS) {
+export function createLogsRepo(db: Db, caps: LogCaps, retentionMs = LOG_RETENTION_MS) {
   const q = logStatements(db);
-  const { flushTx, pruneTx, touched } = lineWriter(db, q, capPerEndpoint);
+  const { flushTx, pruneTx, touched } = lineWriter(db, q, caps);
   let pending: Array<[string, string, number, string]> = [];
   let prunedAt = 0;
   let flushTimer: NodeJS.Timeout | undefined;
@@ -54,7 +64,11 @@ export function createLogsRepo(db: Db, capPerEndpoint: number, retentionMs = LOG
   const repo = {
     append(endpointId: string, workerId: string, line: string): void {
       pending.push([endpointId, workerId, Date.now(), line.length > MAX_LOG_LINE + CUT_MARKER.length ? line.slice(0, MAX_LOG_LINE) + CUT_MARKER : line]);
-      touched.set(endpointId, (touched.get(endpointId) ?? 0) + 1);
+      const added = touched.get(endpointId);
+      if (added) {
+        added.lines++;
+        added.chars += line.length;
+      } else touched.set(endpointId, { lines: 1, chars: line.length });
       if (!flushTimer) {
         flushTimer = setTimeout(() => db.open && repo.flush(), LOG_FLUSH_MS); // a line after close stays unwritten
         flushTimer.unref();
@@ -115,8 +129,13 @@ CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (
       "SELECT * FROM (SELECT id, ts, worker_id, line FROM worker_logs WHERE endpoint_id = ? AND ts >= ? ORDER BY id DESC LIMIT ?) ORDER BY id",
     ),
     after: db.prepare<[string, number, number], Row>("SELECT id, ts, worker_id, line FROM worker_logs WHERE endpoint_id = ? AND id > ? ORDER BY id LIMIT ?"),
-    count: db.prepare<[string], { n: number }>("SELECT COUNT(*) AS n FROM worker_logs WHERE endpoint_id = ?"),
+    count: db.prepare<[string], { n: number; chars: number | null }>("SELECT COUNT(*) AS n, SUM(length(line)) AS chars FROM worker_logs WHERE endpoint_id = ?"),
     trimOldest: db.prepare("DELETE FROM worker_logs WHERE id IN (SELECT id FROM worker_logs WHERE endpoint_id = ? ORDER BY id LIMIT ?)"),
+    // the newest lines that hold at most `chars` characters begin after this id
+    charsFrom: db.prepare<[string, number], { id: number }>(
+      "SELECT id FROM (SELECT id, SUM(length(line)) OVER (ORDER BY id DESC) AS newer FROM worker_logs WHERE endpoint_id = ?) WHERE newer > ? ORDER BY id DESC LIMIT 1",
+    ),
+    trimThrough: db.prepare("DELETE FROM worker_logs WHERE endpoint_id = ? AND id <= ?"),
     retire: db.prepare("INSERT OR REPLACE INTO retired_log_endpoints (endpoint_id, name, environment_id, deleted_at) VALUES (?, ?, ?, ?)"),
     retired: db.prepare<[string], RetiredRow>("SELECT * FROM retired_log_endpoints WHERE endpoint_id = ?"),
     retiredByName: db.prepare<[string], RetiredRow>("SELECT * FROM retired_log_endpoints WHERE name = ? ORDER BY deleted_at DESC"),
@@ -128,17 +147,21 @@ CREATE INDEX IF NOT EXISTS retired_log_endpoints_name ON retired_log_endpoints (
   return q;
 }
 
-/** Writes batches of lines and trims each endpoint to its cap; prunes retired endpoints' lines. */
-function lineWriter(db: Db, q: ReturnType<typeof logStatements>, capPerEndpoint: number) {
+/** Writes batches of lines and trims each endpoint to its caps; prunes retired endpoints' lines. */
+function lineWriter(db: Db, q: ReturnType<typeof logStatements>, caps: LogCaps) {
   // Lines are written in batches (LOG_FLUSH_MS after the first) with one statement per BLOCK
-  // lines. The lines each endpoint holds are counted once, then tracked: trimming to the cap deletes
-  // its oldest lines once TRIM_SLACK more have come (no walk over the cap's worth of index entries
-  // per batch).
+  // lines. The lines (and characters) each endpoint holds are counted once, then tracked: trimming
+  // to the caps deletes its oldest lines once TRIM_SLACK more lines (or CHARS_SLACK more characters)
+  // have come (no walk over the cap's worth of index entries per batch).
   const BLOCK = 32;
-  const kept = new Map<string, number>();
+  const kept = new Map<string, { lines: number; chars: number }>();
   const insertBlock = db.prepare(`INSERT INTO worker_logs (endpoint_id, worker_id, ts, line) VALUES ${Array(BLOCK).fill("(?, ?, ?, ?)").join(", ")}`);
   const params: unknown[] = new Array(BLOCK * 4);
-  const touched = new Map<string, number>(); // endpoint → lines pending
+  const touched = new Map<string, { lines: number; chars: number }>(); // endpoint → pending
+  const counted = (endpointId: string) => {
+    const row = q.count.get(endpointId)!;
+    return { lines: row.n, chars: row.chars ?? 0 };
+  };
   const flushTx = db.transaction((rows: Array<[string, string, number, string]>) => {
     let i = 0;
     for (; i + BLOCK <= rows.length; i += BLOCK) {
@@ -154,10 +177,15 @@ function lineWriter(db: Db, q: ReturnType<typeof logStatements>, capPerEndpoint:
     for (; i < rows.length; i++) q.insert.run(...rows[i]!);
     for (const [endpointId, added] of touched) {
       const known = kept.get(endpointId);
-      let n = known === undefined ? q.count.get(endpointId)!.n : known + added;
-      if (n > capPerEndpoint + TRIM_SLACK) {
-        q.trimOldest.run(endpointId, n - capPerEndpoint);
-        n = capPerEndpoint;
+      let n = known ? { lines: known.lines + added.lines, chars: known.chars + added.chars } : counted(endpointId);
+      if (n.chars > caps.chars * (1 + CHARS_SLACK)) {
+        const from = q.charsFrom.get(endpointId, caps.chars);
+        if (from) q.trimThrough.run(endpointId, from.id);
+        n = counted(endpointId);
+      }
+      if (n.lines > caps.lines + TRIM_SLACK) {
+        q.trimOldest.run(endpointId, n.lines - caps.lines);
+        n = counted(endpointId);
       }
       kept.set(endpointId, n);
     }

@@ -1,6 +1,7 @@
 /** What a worker of an endpoint runs: which build, which handler, which image and env. */
 import type { Store, EndpointRecord, BuildRow } from "../store/index.ts";
 import { errors } from "../../core/errors.ts";
+import type { RetryPolicy } from "../../core/endpoint-schema.ts";
 
 export interface WorkerTarget {
   build: BuildRow;
@@ -14,7 +15,7 @@ export interface WorkerTarget {
   network: boolean;
 }
 
-type ManifestEndpoints = Record<string, { name?: string; handler?: string; image?: string; type?: string; env?: Record<string, string>; network?: boolean }>;
+type ManifestEndpoints = Record<string, { name?: string; handler?: string; image?: string; type?: string; env?: Record<string, string>; retries?: RetryPolicy; network?: boolean }>;
 
 /**
  * The manifest endpoint a platform endpoint runs: the one with the same name; else the one whose
@@ -27,6 +28,13 @@ export function manifestEndpointFor(endpointName: string, endpoints: ManifestEnd
   const suffix = names.find((n) => endpointName.endsWith(`-${n}`));
   if (suffix) return suffix;
   return names.length === 1 ? names[0] : undefined;
+}
+
+/** The declared retries (`retries=`) of the manifest endpoint a platform endpoint runs in `build`. */
+export function declaredRetries(build: BuildRow, endpointName: string): RetryPolicy | undefined {
+  const endpoints = (build.manifest.endpoints ?? {}) as ManifestEndpoints;
+  const name = manifestEndpointFor(endpointName, endpoints);
+  return name ? endpoints[name]!.retries : undefined;
 }
 
 export function resolveWorkerTarget(store: Store, endpoint: EndpointRecord, buildId: string | null): WorkerTarget {

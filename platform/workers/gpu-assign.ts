@@ -112,6 +112,11 @@ export class WorkerGpus {
     return endpoint.gpuIds && machine > 0 && count > machine ? errors.GPUS_UNAVAILABLE(endpoint.name, count, machine) : undefined;
   }
 
+  /** How many GPUs the machine has (0 before the inventory is read). */
+  machineCount(): number {
+    return this.known?.gpus.length ?? 0;
+  }
+
   /** A worker stops before it started: it stops waiting for GPUs. */
   cancel(workerId: string): void {
     void this.pool?.then((pool) => pool.cancel(workerId));

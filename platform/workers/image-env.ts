@@ -54,9 +54,13 @@ export interface ShellLaunch {
   adjust(launch: WorkerLaunch): WorkerLaunch;
 }
 
-/** Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts); a shell's stdin is a pipe. */
-export function spawnLaunch(launch: WorkerLaunch, { stdin = false } = {}): ChildProcess {
-  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, stdin, netns: launch.channel?.netns?.path });
+/**
+ * Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts); a shell's stdin is a pipe.
+ * `prefix` (the sandbox only) runs first and execs bwrap: it puts the process in the worker's
+ * cgroup (./worker-resources.ts).
+ */
+export function spawnLaunch(launch: WorkerLaunch, { stdin = false, prefix }: { stdin?: boolean; prefix?: string[] } = {}): ChildProcess {
+  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, stdin, prefix, netns: launch.channel?.netns?.path });
   return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
 }
 
@@ -76,6 +80,8 @@ export interface LaunchRequest {
   gpu?: GpuGrant;
   /** The host folder of the endpoint's network volume (../volumes/mount.ts). */
   volumeDir?: string;
+  /** The size of the sandbox's /tmp (./flavours.ts). */
+  tmpBytes?: number;
   /** Run this instead of the handler (`svc shell`). */
   command?: string[];
   /** The platform's worker socket and the worker's id, API base and kind: a sandboxed worker gets its own network (./worker-channel.ts). */
@@ -163,6 +169,7 @@ export class ImageEnvironments {
           volumeDir: req.volumeDir,
           command: req.command ?? [view.executable, "-s", req.handler],
           gpu: req.gpu,
+          tmpBytes: req.tmpBytes,
           network: channel && channelArgs(channel),
         }),
         cwd: req.buildDir,

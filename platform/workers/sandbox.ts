@@ -26,20 +26,30 @@ export interface SandboxUser { uid: number; gid: number }
 /** Where the platform runs as root, the sandbox's user namespace maps the worker to an unprivileged user. */
 export const sandboxUser = (): SandboxUser | undefined => (process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_GID } : undefined);
 
-/** bwrap's options that take the worker's privileges away (and where the seccomp program arrives: `fd`). */
+/**
+ * bwrap's options that take the worker's privileges away (and where the seccomp program arrives: `fd`).
+ * No `--new-session`: a session of its own is a scheduling group of its own where the kernel groups
+ * by session (autogroup, on by default), and every worker in one cost runsync a quarter of its
+ * throughput at 32 clients (issue 28). What the session kept away, the terminal, stays away without
+ * it: the filter refuses TIOCSTI/TIOCLINUX and `/dev/tty` is not there (NO_TERMINAL_ARGS).
+ */
 export function hardeningArgs(user: SandboxUser | undefined, seccompFd: number | undefined): string[] {
-  const args = ["--cap-drop", "ALL", "--new-session"];
+  const args = ["--cap-drop", "ALL"];
   if (user) args.unshift("--unshare-user", "--uid", String(user.uid), "--gid", String(user.gid));
   if (seccompFd !== undefined) args.push("--seccomp", String(seccompFd));
   return args;
 }
 
-/** Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info fd). */
-export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean; netns?: string }) {
+/**
+ * Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info
+ * fd). `prefix` runs first and execs bwrap (./worker-resources.ts: joining the worker's cgroup); in a
+ * network namespace the platform made (./sandbox-egress.ts), nsenter joins it and execs bwrap.
+ */
+export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean; prefix?: string[]; netns?: string }) {
   const filter = seccompProgram();
-  // In a network namespace the platform made (./sandbox-egress.ts): nsenter joins it and execs bwrap (same pid, same fds).
-  const [command, argv] = options.netns ? ["nsenter", [`--net=${options.netns}`, "--", "bwrap", ...args]] : ["bwrap", args];
-  const proc = spawn(command, argv, {
+  const netns = options.netns ? ["nsenter", `--net=${options.netns}`, "--"] : [];
+  const [command, ...before] = [...(options.prefix ?? []), ...netns, "bwrap"];
+  const proc = spawn(command!, [...before, ...args], {
     cwd: options.cwd,
     env: options.env,
     stdio: [options.stdin ? "pipe" : "ignore", "pipe", "pipe", options.infoFd ? "pipe" : "ignore", filter ? "pipe" : "ignore"],
@@ -51,6 +61,9 @@ export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS
   }
   return proc;
 }
+
+/** After `--dev /dev`: the platform's controlling terminal (the one `svc platform start` in the foreground holds) is not reachable by name. */
+export const NO_TERMINAL_ARGS = ["--ro-bind", "/dev/null", "/dev/tty"];
 
 /** fd 4 when there is a program to install (x86_64), else none. */
 export const SECCOMP_FD = seccompProgram() ? 4 : undefined;
@@ -89,6 +102,8 @@ export interface SandboxSpec {
   command: string[];
   /** The worker's GPUs (./gpu-assign.ts): device nodes to `--dev-bind`, driver library folders to show read-only. */
   gpu?: { devices: string[]; libraryDirs: string[] };
+  /** The size of its /tmp tmpfs (./flavours.ts); the kernel's default, half the host's RAM, when not given. */
+  tmpBytes?: number;
   /** Its own network namespace and the platform's channel (./worker-channel.ts channelArgs). */
   network?: string[];
 }
@@ -120,7 +135,8 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   for (const entry of spec.packages) args.push("--ro-bind", entry, entry);
   for (const dir of hidden) args.push("--remount-ro", dir); // after the binds: their mount points are made in the tmpfs
   args.push("--ro-bind", spec.buildDir, SANDBOX_APP_DIR);
-  args.push("--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev");
+  if (spec.tmpBytes) args.push("--size", String(spec.tmpBytes));
+  args.push("--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", ...NO_TERMINAL_ARGS);
   if (spec.gpu) args.push(...gpuArgs(spec.gpu, shown));
   if (spec.volumeDir) args.push("--bind", spec.volumeDir, "/platform-volume");
   if (spec.network) args.push(...spec.network);

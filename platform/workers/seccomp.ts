@@ -3,8 +3,9 @@
  * BPF program (bytes, built here: no libseccomp) that bwrap installs with `--seccomp <fd>` just
  * before it runs the worker. It refuses (EPERM) the calls that reach past the sandbox's walls:
  * handle-based opens, mounts, tracing other processes, new namespaces, keyrings, eBPF, kernel
- * modules, the clocks, swap, reboot. Everything else is allowed. Only x86_64 syscalls pass: the
- * i386 and x32 ABIs (other syscall tables, other numbers) are refused as a whole.
+ * modules, the clocks, swap, reboot, typing into a terminal (TIOCSTI). Everything else is allowed.
+ * Only x86_64 syscalls pass: the i386 and x32 ABIs (other syscall tables, other numbers) are
+ * refused as a whole.
  * docs/platform.md, "Threat model".
  */
 
@@ -36,6 +37,10 @@ export const REFUSED_SYSCALLS: Readonly<Record<string, number>> = {
 const SYS_CLONE = 56;
 const SYS_CLONE3 = 435;
 const SYS_UNSHARE = 272;
+const SYS_IOCTL = 16;
+/** ioctl requests that type into or read from the terminal the worker may share with the platform (bwrap's --new-session is not used: ./sandbox.ts). */
+const TIOCSTI = 0x5412;
+const TIOCLINUX = 0x541c;
 /** CLONE_NEWNS | CLONE_NEWCGROUP | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET */
 const NEW_NAMESPACE_FLAGS = 0x7e020000;
 const AUDIT_ARCH_X86_64 = 0xc000003e;
@@ -55,6 +60,7 @@ const ENOSYS = 38;
 const NR = 0;
 const ARCH = 4;
 const ARG0_LOW = 16; // little-endian: the flags are the low 32 bits
+const ARG1_LOW = 24; // ioctl's request: the kernel reads an unsigned int, so high bits set cannot slip past
 
 interface Insn { code: number; jt?: string; jf?: string; k: number }
 
@@ -96,10 +102,16 @@ export function seccompProgram(arch: string = process.arch): Buffer | undefined 
     { code: JEQ_K, jt: "enosys", k: SYS_CLONE3 }, // its flags sit behind a pointer: glibc then falls back to clone
     { code: JEQ_K, jt: "flags", k: SYS_CLONE },
     { code: JEQ_K, jt: "flags", k: SYS_UNSHARE },
+    { code: JEQ_K, jt: "ioctl", k: SYS_IOCTL },
     { code: RET_K, k: RET_ALLOW },
     "flags",
     { code: LD_W_ABS, k: ARG0_LOW },
     { code: JSET_K, jt: "refuse", k: NEW_NAMESPACE_FLAGS },
+    { code: RET_K, k: RET_ALLOW },
+    "ioctl",
+    { code: LD_W_ABS, k: ARG1_LOW },
+    { code: JEQ_K, jt: "refuse", k: TIOCSTI },
+    { code: JEQ_K, jt: "refuse", k: TIOCLINUX },
     { code: RET_K, k: RET_ALLOW },
     "refuse",
     { code: RET_K, k: RET_ERRNO | EPERM },

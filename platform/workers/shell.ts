@@ -60,10 +60,11 @@ export async function startShell(supervisor: Supervisor, store: Store, endpoint:
     signalWorker(w, "SIGKILL"); // bwrap's child dies with it (--die-with-parent), and with it the sandbox's pid namespace
   };
   const command = shellCommand(request);
-  /** What the launch held: its GPUs, its network channel (./worker-channel.ts). */
+  /** What the launch held: its GPUs, its network channel (./worker-channel.ts), its cgroup (./worker-resources.ts). */
   const release = () => {
     supervisor.gpus.release(w.id);
     if (w.channel) void closeChannel(w.channel);
+    if (w.cgroup) void supervisor.resources.end(w.cgroup);
   };
   let proc: ChildProcess;
   try {

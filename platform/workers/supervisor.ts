@@ -9,9 +9,11 @@
  * Its parts live apart: the process (record, variables, signals, stop timers: ./worker-process.ts),
  * output capture (./worker-logs.ts), LB probing (./lb-health.ts), restart backoff and problems
  * (./restart-policy.ts), signals to a worker (./worker-signals.ts), GPUs (./gpu-assign.ts),
- * unrunnable endpoints (./unrunnable.ts), ready waiters (./ready-waiters.ts).
+ * unrunnable endpoints (./unrunnable.ts), ready waiters (./ready-waiters.ts), resource limits and
+ * cgroups (./worker-resources.ts).
  */
 import type { ChildProcess } from "node:child_process";
+import type { SvcError } from "../../core/errors.ts";
 import { join } from "node:path";
 import type { Store, EndpointRecord } from "../store/index.ts";
 import type { JobQueue } from "../queue/queue.ts";
@@ -20,9 +22,10 @@ import type { ResolvedOptions } from "../options.ts";
 import { newSecret, sha256Hex, digestMatches } from "../_ids.ts";
 import { BuildUnpacker } from "./unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
-import { resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
+import { declaredRetries, resolveWorkerTarget, type WorkerTarget } from "./_target.ts";
+import type { RetryPolicy } from "../../core/endpoint-schema.ts";
 import { ImageEnvironments, spawnLaunch, type ShellLaunch, type WorkerLaunch } from "./image-env.ts";
-import { captureLines } from "./worker-logs.ts";
+import { captureWorkerOutput } from "./worker-logs.ts";
 import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
@@ -36,13 +39,13 @@ import { wakeSignals, waitSignals } from "./worker-signals.ts";
 import { newWorker, readChildPid, signalWorker, stopProcess, workerEnv } from "./worker-process.ts";
 import { ReadyWaiters } from "./ready-waiters.ts";
 import { unrunnable } from "./unrunnable.ts";
+import { joinPrefix, WorkerResources, type LimitsView } from "./worker-resources.ts";
 import type { RemoteWorkers } from "./backends/backend.ts";
 import { remoteLaunch } from "./backends/remote-launch.ts";
 
 export type { WorkerState, WorkerInfo, WorkerError, EndpointProblem } from "./worker-info.ts";
 
 export { RESTART_BACKOFF_MS } from "./restart-policy.ts";
-const LAST_LINES_KEPT = 8;
 
 export interface SupervisorDeps {
   store: Store;
@@ -62,9 +65,10 @@ export interface SupervisorDeps {
 }
 
 /**
- * ~340 lines, over the ~250 a class gets, for a reason: what is left is the worker's life cycle
- * (start, ready, busy, stop, exit, unhealthy), transitions that read and write the same worker
- * records and the same maps; split further, one transition would live apart from the state it changes.
+ * ~380 lines, over the ~250 a class gets, for a reason: what is left is the worker's life cycle
+ * (start, ready, busy, stop, exit, unhealthy, timed out, out of memory), transitions that read and
+ * write the same worker records and the same maps; split further, one transition would live apart
+ * from the state it changes.
  */
 export class Supervisor {
   readonly workers = new Map<string, WorkerInfo>();
@@ -79,6 +83,10 @@ export class Supervisor {
   private readonly restarts = new RestartPolicy();
   /** LB workers' readiness and liveness by GET /ping (./lb-health.ts). */
   private readonly lb: LbHealth;
+  /** Each worker's memory, CPU, process and /tmp limits, and its cgroup (./worker-resources.ts). */
+  readonly resources: WorkerResources;
+  /** Whether workers run in the sandbox (known once one started): its /tmp is sized. */
+  private sandboxed?: boolean;
   private closed = false;
   /** Where workers run when not here (Ray), if anywhere. */
   get remote(): RemoteWorkers | undefined {
@@ -91,6 +99,7 @@ export class Supervisor {
     this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
     this.images = new ImageEnvironments(deps.options.dataDir, (line) => this.log(line), deps.options.isolation);
     this.gpus = new WorkerGpus(deps.options.gpuMachine);
+    this.resources = new WorkerResources(deps.options, (line) => this.log(line));
     const lbHooks = { workers: () => this.workers.values(), ready: (w: WorkerInfo) => this.markReady(w), unhealthy: (w: WorkerInfo, why: string) => this.markUnhealthy(w, why) };
     this.lb = new LbHealth(lbHooks, deps.options.pingIntervalS);
   }
@@ -140,6 +149,14 @@ export class Supervisor {
     return endpoint.buildId;
   }
 
+  /** The endpoint's declared retries, read from its build's manifest (only when a job fails: not on the hot path). */
+  retryPolicy(endpointId: string): RetryPolicy | undefined {
+    const endpoint = this.deps.store.endpoints.get(endpointId);
+    const buildId = endpoint && this.buildIdOf(endpoint);
+    const build = buildId ? this.deps.store.builds.get(buildId) : undefined;
+    return build && declaredRetries(build, endpoint!.name);
+  }
+
   /** Takes work only from workers of the endpoint's current build and settings. */
   takesWork(w: WorkerInfo): boolean {
     return !w.stopping && !w.unhealthy && !w.outdated;
@@ -156,6 +173,12 @@ export class Supervisor {
   canStart(endpoint: EndpointRecord, now = Date.now()): boolean {
     if (this.closed || this.draining || !this.buildIdOf(endpoint)) return false;
     return !this.restarts.backingOff(endpoint.id, now, () => this.configKey(endpoint)); // a redeploy starts at once
+  }
+
+  /** The limits a worker of the endpoint gets (a live worker's, else as the next would get them), and which hold. */
+  limitsOf(endpoint: EndpointRecord): LimitsView {
+    const live = this.forEndpoint(endpoint.id).find((w) => w.limits && !w.outdated);
+    return live?.limits ?? this.resources.view(this.resources.limitsOf(endpoint, endpoint.gpuIds ? this.gpus.machineCount() : 0), this.sandboxed);
   }
 
   /** Why the endpoint's current workers cannot serve (its /health `error`), if they cannot. */
@@ -271,7 +294,8 @@ export class Supervisor {
     const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
     const lb = w.type === "LB" && !shell; // a shell listens for nothing
     const network = { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb, tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()), egress: target.network };
-    const request = { image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, network };
+    const limits = this.resources.limitsOf(endpoint, gpu ? this.gpus.machineCount() : 0);
+    const request = { image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, network, tmpBytes: limits.tmpBytes };
     const workerLaunch = await this.images.launch(shell ? { ...request, command: shell.command } : request);
     const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
     if (gone()) {
@@ -280,11 +304,17 @@ export class Supervisor {
     }
     w.channel = launch.channel;
     if (lb) w.lbSocket = launch.channel?.lbSocket;
-    w.spawnedAt = Date.now();
-    const proc = spawnLaunch(launch, { stdin: shell !== undefined });
+    w.spawnedAt = Date.now(); // the cold start counts making the cgroup
+    w.limits = this.resources.view(limits, (this.sandboxed = launch.sandboxed));
+    const cgroup = (w.cgroup = this.resources.open(w.id, limits));
+    // In the sandbox a shell (sh) joins the cgroup and execs bwrap; without it, the interpreter joins before it can fork.
+    const proc = spawnLaunch(launch, { stdin: shell !== undefined, prefix: cgroup && launch.sandboxed ? joinPrefix(cgroup) : undefined });
     w.proc = proc;
     if (launch.sandboxed) readChildPid(proc, w);
-    else w.pid = proc.pid;
+    else {
+      w.pid = proc.pid;
+      if (cgroup && proc.pid) cgroup.join(proc.pid);
+    }
     return { proc, launch, target };
   }
 
@@ -294,7 +324,8 @@ export class Supervisor {
     try {
       const { proc, launch, target } = await this.spawnProcess(endpoint, w, token);
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
-      this.capture(proc, endpoint.id, w);
+      // its output to its logs, within its log rate, the last few lines kept (./worker-logs.ts)
+      captureWorkerOutput(proc, w, this.deps.options.logRate, { line: (text) => store.logs.append(endpoint.id, w.id, text), note: (text) => this.platformLog(endpoint.id, w.id, text) });
       if (w.type === "LB") this.lb.watchStarts();
       proc.on("error", (error) => {
         this.platformLog(endpoint.id, w.id, `worker ${w.id} could not start ${launch.command}: ${error.message}`);
@@ -327,6 +358,10 @@ export class Supervisor {
 
   private exited(w: WorkerInfo, how: string): void {
     this.platformLog(w.endpointId, w.id, `worker ${w.id} exited (${how})`);
+    if (w.limits && (w.cgroup?.oomKills() ?? 0) > 0) {
+      w.outOfMemory = true;
+      this.platformLog(w.endpointId, w.id, `worker ${w.id} was killed for memory: ${this.resources.outOfMemory(w.limits).message.split("\n")[0]}`);
+    }
     if (!w.stopping && !w.ready) this.startFailed(w, `exited (${how}) before it was ready`);
     this.onExit(w);
   }
@@ -347,16 +382,6 @@ export class Supervisor {
     }
   }
 
-  /** The worker's output lines go to its logs (cut when too long: ./worker-logs.ts); the last few are kept. */
-  private capture(proc: ChildProcess, endpointId: string, w: WorkerInfo): void {
-    const logs = this.deps.store.logs;
-    captureLines([proc.stdout, proc.stderr], (line) => {
-      logs.append(endpointId, w.id, line);
-      w.lastLines.push(line);
-      if (w.lastLines.length > LAST_LINES_KEPT) w.lastLines.shift();
-    });
-  }
-
   private platformLog(endpointId: string, workerId: string, line: string): void {
     this.deps.store.logs.append(endpointId, workerId, `[platform] ${line}`);
   }
@@ -370,7 +395,9 @@ export class Supervisor {
     this.deps.queue.releaseTakers(w.id);
     // At shutdown, running jobs stay IN_PROGRESS in the database: the next start requeues them.
     const held = this.closed || this.draining ? [] : [...this.deps.queue.jobsOf(w.id)];
-    if (held.length > 0) this.deps.queue.handBack(w.id, held);
+    if (w.outOfMemory && w.limits) this.failHeld(w, held, this.resources.outOfMemory(w.limits)); // the same job would only end the next worker too
+    else if (held.length > 0) this.deps.queue.handBack(w.id, held);
+    if (w.cgroup) void this.resources.end(w.cgroup);
     wakeSignals(w);
     forgetLbTarget(w);
     if (w.channel) {
@@ -378,6 +405,25 @@ export class Supervisor {
       this.channelsClosing.add(closing);
     }
     w.resolveExit();
+  }
+
+  private failHeld(w: WorkerInfo, jobIds: string[], error: SvcError): void {
+    const text = JSON.stringify({ error_type: error.code, error_message: error.message.split("\n")[0], remedy: error.remedy });
+    for (const jobId of jobIds) this.deps.queue.fail(w.id, jobId, text, error.code);
+  }
+
+  /**
+   * A job of this worker ran past its execution timeout: the function runs on (nothing interrupts
+   * a thread), so the worker and every process it started end now; its other jobs go back to the
+   * queue and a fresh worker takes them (docs/platform.md, "Resources").
+   */
+  timedOut(workerId: string, jobId: string): void {
+    const w = this.workers.get(workerId);
+    if (!w || w.exited) return;
+    this.platformLog(w.endpointId, w.id, `worker ${w.id} ran job ${jobId} past its execution timeout: ending the worker and its processes`);
+    const held = [...this.deps.queue.jobsOf(w.id)];
+    if (held.length > 0) this.deps.queue.handBack(w.id, held);
+    void this.kill(w);
   }
 
   /** Graceful stop: `stop` signal (QB) or SIGTERM (LB), then SIGTERM/SIGKILL after the grace periods. */
@@ -396,10 +442,11 @@ export class Supervisor {
     return w.exit;
   }
 
-  /** Kills at once (unhealthy, deleted endpoint at shutdown). */
+  /** Kills at once, with every process of its cgroup (unhealthy, timed out, deleted endpoint at shutdown). */
   kill(w: WorkerInfo): Promise<void> {
     w.stopping = true;
     this.gpus.cancel(w.id);
+    if (w.cgroup) void w.cgroup.killAll();
     if (w.proc && w.proc.exitCode === null && !w.exited) signalWorker(w, "SIGKILL");
     else if (!w.proc) {
       signalWorker(w, "SIGKILL"); // a remote worker: its backend stops it; its token ends here
@@ -460,6 +507,8 @@ export class Supervisor {
     for (const w of all) this.onExit(w);
     await Promise.all(this.channelsClosing); // their namespaces and slirp4netns go with the platform
     await this.images.close();
+    await Promise.all(all.map((w) => w.cgroup && this.resources.end(w.cgroup)));
+    this.resources.close();
     await this.deps.remote?.close();
   }
 }

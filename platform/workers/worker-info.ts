@@ -1,5 +1,7 @@
 /** A worker as the supervisor tracks it, and what it reports: shared by the supervisor's parts and the routes. */
 import type { ChildProcess } from "node:child_process";
+import type { WorkerCgroup } from "./cgroups.ts";
+import type { LimitsView } from "./worker-resources.ts";
 import type { RemoteRun } from "./backends/remote-run.ts";
 import type { WorkerChannel } from "./worker-channel.ts";
 
@@ -49,6 +51,12 @@ export interface WorkerInfo {
   cancel: string[];
   stop: boolean;
   signalWaiter?: () => void;
+  /** Its memory, CPU, process and /tmp limits, and which hold (./worker-resources.ts). */
+  limits?: LimitsView;
+  /** Its cgroup, where the machine gives one (./cgroups.ts). */
+  cgroup?: WorkerCgroup;
+  /** The kernel killed it for memory: its jobs fail (WORKER_OUT_OF_MEMORY) rather than go back to the queue. */
+  outOfMemory?: boolean;
   exit: Promise<void>;
   resolveExit: () => void;
 }

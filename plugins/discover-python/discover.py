@@ -50,8 +50,10 @@ ROUTE_METHODS = tuple(method.lower() for method in _SCHEMA.HTTP_METHODS)
 # Positional parameters of Endpoint(...), in order (docs/contracts.md section 3).
 ENDPOINT_PARAMS = _SCHEMA.ENDPOINT_ARGUMENTS
 SVC_MODULES = ("svc", "svc.gpu", "svc.endpoint", "svc.options")
-# svc.Cron and svc.Batch: Endpoint(schedule=Cron(...), batch=Batch(...)) read as dicts of these parameters
-OPTION_PARAMS = {"Cron": ("cron", "timezone", "input"), "Batch": ("max_size", "max_wait_ms")}
+# svc.Cron, svc.Batch and svc.Retries: Endpoint(schedule=Cron(...), batch=Batch(...), retries=Retries(...))
+# read as dicts of these parameters
+OPTION_PARAMS = {"Cron": ("cron", "timezone", "input"), "Batch": ("max_size", "max_wait_ms"),
+                 "Retries": ("max_retries", "backoff", "initial_delay")}
 # Source lines as ast.get_source_segment splits them: only \r\n, \r and \n end a line.
 SOURCE_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")
 
@@ -186,7 +188,7 @@ class Module:
         return isinstance(node, ast.Attribute) and node.attr == "GpuGroup" and self.is_svc_module(node.value)
 
     def option_class(self, node):
-        """'Cron' or 'Batch' when `node` names svc.Cron / svc.Batch, else None."""
+        """'Cron', 'Batch' or 'Retries' when `node` names svc.Cron / svc.Batch / svc.Retries, else None."""
         if isinstance(node, ast.Name):
             return self.option_names.get(node.id)
         if isinstance(node, ast.Attribute) and node.attr in OPTION_PARAMS and self.is_svc_module(node.value):

@@ -18,7 +18,7 @@ import { parseSince } from "../../cli/commands/logs.ts";
 import { fetchWorkerLogLines, followWorkerLogs } from "../../dev/index.ts";
 import { isSvcError } from "../../core/errors.ts";
 import { openDb } from "../../platform/store/db.ts";
-import { createLogsRepo, LOG_RETENTION_MS } from "../../platform/store/logs.ts";
+import { createLogsRepo, DEFAULT_LOG_CHARS, LOG_RETENTION_MS } from "../../platform/store/logs.ts";
 import { startTestPlatform, type TestPlatform } from "../dev/_dev-platform.ts";
 
 const FIXTURE = new URL("../../fixtures/deploy-app/", import.meta.url).pathname;
@@ -191,7 +191,7 @@ describe("svc logs", { timeout: 120_000 }, () => {
 
   it("the store drops a deleted endpoint's lines once the retention has passed, not before", () => {
     const db = openDb(":memory:");
-    const logs = createLogsRepo(db, 100);
+    const logs = createLogsRepo(db, { lines: 100, chars: DEFAULT_LOG_CHARS });
     logs.append("ep_1", "wk_1", "kept a while");
     const deletedAt = Date.now();
     logs.retire({ id: "ep_1", name: "talker", environmentId: "env_1" }, deletedAt);
@@ -206,7 +206,7 @@ describe("svc logs", { timeout: 120_000 }, () => {
 
   it("the store keeps each endpoint near its cap of lines, dropping the oldest, without touching other endpoints", () => {
     const db = openDb(":memory:");
-    const logs = createLogsRepo(db, 100);
+    const logs = createLogsRepo(db, { lines: 100, chars: DEFAULT_LOG_CHARS });
     logs.append("ep_2", "wk_2", "another endpoint's line");
     for (let batch = 0; batch < 10; batch++) {
       for (let i = 0; i < 50; i++) logs.append("ep_1", "wk_1", `line ${batch * 50 + i}`);
@@ -219,6 +219,22 @@ describe("svc logs", { timeout: 120_000 }, () => {
     expect(newest).toHaveLength(100);
     expect(logs.lines("ep_1", { limit: 1000 }).map((l) => l.line)).not.toContain("line 0");
     expect(logs.lines("ep_2", { limit: 10 }).map((l) => l.line)).toEqual(["another endpoint's line"]);
+    db.close();
+  });
+
+  it("the store keeps each endpoint within its characters too: long lines make the oldest go sooner", () => {
+    const db = openDb(":memory:");
+    const logs = createLogsRepo(db, { lines: 5000, chars: 10_000 });
+    const line = (i: number) => `${String(i).padStart(4, "0")} ${"x".repeat(995)}`; // 1,000 characters
+    for (let i = 0; i < 100; i++) {
+      logs.append("ep_1", "wk_1", line(i));
+      if (i % 7 === 0) logs.flush();
+    }
+    logs.flush();
+    const { n, chars } = db.prepare("SELECT COUNT(*) AS n, SUM(length(line)) AS chars FROM worker_logs WHERE endpoint_id = 'ep_1'").get() as { n: number; chars: number };
+    expect(chars).toBeLessThanOrEqual(10_000 * 1.25 + 7 * 1000); // the cap, its slack, one batch
+    expect(n).toBeGreaterThanOrEqual(10);
+    expect(logs.lines("ep_1", { limit: 1 })[0]!.line).toBe(line(99));
     db.close();
   });
 

@@ -34,6 +34,9 @@ describe("svc platform status", { timeout: 90_000 }, () => {
     const running = await svc(["platform", "status", "--dir", dir, "--json"]);
     expect(running.code).toBe(0);
     expect(JSON.parse(running.stdout)).toMatchObject({ running: true, url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) });
+    // which worker limits hold here (docs/platform.md, "Resources"): cgroups as root, else why none
+    const text = await svc(["platform", "status", "--dir", dir]);
+    expect(text.stdout).toMatch(process.getuid?.() === 0 ? /^Worker limits: cgroup v[12] \(memory, pids, cpu\)$/m : /^Worker limits: /m);
 
     // With no PLATFORM_API_URL, svc logs finds this embedded platform (the same client code as for a hosted one).
     const embedded = { SVC_PLATFORM_DIR: dir, PLATFORM_API_URL: "", PLATFORM_API_KEY: "" };

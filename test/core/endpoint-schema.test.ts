@@ -55,6 +55,14 @@ const CASES: Array<Record<string, StaticValue>> = [
   { schedule: "5-1 * * * *" },
   { schedule: "@often" },
   { schedule: 5 },
+  { retries: 3 },
+  { retries: 0 },
+  { retries: 11 },
+  { retries: -1 },
+  { retries: true },
+  { retries: { max_retries: 2, backoff: 2, initial_delay: 0.5 } },
+  { retries: { max_retries: 2, backoff: 0.5 } },
+  { retries: { max_retries: 2, initial_delay: 4000 } },
 ];
 
 const tsVerdict = (args: Record<string, StaticValue>): string => {
@@ -75,10 +83,12 @@ describe("the one Endpoint schema", () => {
   it("the Python SDK accepts and refuses exactly what the build does, with the same message", () => {
     const script = `
 import json, sys
-from svc._config import build_config
+from svc._config import Retries, build_config
 from svc import _schema
 out = []
 for args in json.load(sys.stdin):
+    if isinstance(args.get("retries"), dict):  # Retries(...) as discovery reads it
+        args["retries"] = Retries(**args["retries"])
     try:
         build_config("w", **args)
         out.append("ok")
@@ -121,9 +131,9 @@ print(json.dumps(out))`;
   });
 
   it("discovery (discover.py) names positional arguments from it: every ENDPOINT_ARGUMENTS entry, in order, and no more", async () => {
-    const values = ['"w"', "None", '"cpu3c-2-4"', "None", "(0, 1)", "5", '"QUEUE_DELAY"', "4", "600", "{}", "[]", "True", '"weights"', 'Cron("0 3 * * *", input={"n": 1})', "Batch(16, 50)", "False"];
+    const values = ['"w"', "None", '"cpu3c-2-4"', "None", "(0, 1)", "5", '"QUEUE_DELAY"', "4", "600", "{}", "[]", "True", '"weights"', 'Cron("0 3 * * *", input={"n": 1})', "Batch(16, 50)", "Retries(2, initial_delay=0.5)", "False"];
     expect(values).toHaveLength(ENDPOINT_ARGUMENTS.length);
-    const file = (args: string[]) => ({ path: "app.py", source: Buffer.from(`from svc import Endpoint\n\n@Endpoint(${args.join(", ")})\ndef f():\n    return 1\n`) });
+    const file = (args: string[]) => ({ path: "app.py", source: Buffer.from(`from svc import Batch, Cron, Endpoint, Retries\n\n@Endpoint(${args.join(", ")})\ndef f():\n    return 1\n`) });
     const parser = new PythonParser();
     try {
       const [named, tooMany] = await parser.parse([file(values), file([...values, "1"])]);
@@ -132,6 +142,8 @@ print(json.dumps(out))`;
       expect(named!.functions[0]!.declaration.args.volume).toBe("weights");
       expect(named!.functions[0]!.declaration.args.schedule).toEqual({ cron: "0 3 * * *", input: { n: 1 } }); // Cron(...) read by name
       expect(named!.functions[0]!.declaration.args.batch).toEqual({ max_size: 16, max_wait_ms: 50 });
+      expect(named!.functions[0]!.declaration.args.retries).toEqual({ max_retries: 2, initial_delay: 0.5 }); // Retries(...) read statically
+      expect(normaliseEndpointArguments(named!.functions[0]!.declaration.args, "QB").retries).toEqual({ maxRetries: 2, backoff: 2, initialDelayMs: 500 });
       expect(named!.functions[0]!.declaration.args.network).toBe(false);
       expect(tooMany!.error).toMatchObject({ code: "ENDPOINT_ARGUMENT_INVALID", message: expect.stringContaining(`at most ${ENDPOINT_ARGUMENTS.length} positional`) });
     } finally {

@@ -252,6 +252,7 @@ describe("queue routes without workers", () => {
     expect(health.body).toEqual({
       jobs: { completed: 0, failed: 0, inProgress: 0, inQueue: expect.any(Number), retried: 0 },
       workers: { idle: 0, running: 0, initializing: 0, ready: 0, throttled: 0, unhealthy: 0 },
+      limits: expect.objectContaining({ flavour: "cpu3c-2-4", memoryBytes: 4 * 1024 ** 3, vcpus: 2 }), // docs/platform.md, "Resources"
     });
   });
 });

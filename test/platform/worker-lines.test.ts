@@ -22,6 +22,17 @@ describe("worker output lines", () => {
     expect(split(["x\n"])).toEqual(["x"]);
   });
 
+  it("skips a chunk whole (over the log rate): counts the lines it ends, drops the current one, and the text after its last newline starts the next", () => {
+    const lines: string[] = [];
+    const splitter = new LineSplitter((line) => lines.push(line));
+    splitter.push("kept\npart");
+    expect(splitter.skip("ial\nx\ny\nnext-")).toEqual({ lines: 3, chars: "ial\nx\ny\n".length });
+    expect(splitter.skip("no newline at all")).toEqual({ lines: 0, chars: 17 });
+    splitter.push(" rest\nafter\n"); // the line the skipped chunk began is dropped to its end
+    splitter.push("last\n");
+    expect(lines).toEqual(["kept", "after", "last"]);
+  });
+
   it("cuts a line longer than the limit once, with the marker, and goes on at the next newline", () => {
     const long = "y".repeat(MAX_LOG_LINE * 3 + 5);
     const lines = split(["before\n", long.slice(0, 1000), long.slice(1000, 70_000), long.slice(70_000), "\nafter\n"]);

@@ -4,6 +4,7 @@
  * 4 GiB). A flavour name svc does not know asks for one CPU and no reserved memory.
  */
 import type { EndpointRecord } from "../../store/index.ts";
+import { cpuFlavourSize } from "../flavours.ts";
 
 export interface WorkerResources {
   cpus: number;
@@ -11,11 +12,8 @@ export interface WorkerResources {
   memoryBytes: number;
 }
 
-/** `cpu<generation><class>-<vcpus>-<GiB>`, the hosted platform's CPU flavour names. */
-const CPU_FLAVOUR = /^cpu\d+[a-z]+-(\d+)-(\d+)$/;
-
 export function flavourResources(endpoint: Pick<EndpointRecord, "gpuIds" | "gpuCount" | "instanceIds">): WorkerResources {
   if (endpoint.gpuIds) return { cpus: 1, gpus: endpoint.gpuCount ?? 1, memoryBytes: 0 };
-  const m = CPU_FLAVOUR.exec(endpoint.instanceIds?.[0] ?? "");
-  return m ? { cpus: Number(m[1]), gpus: 0, memoryBytes: Number(m[2]) * 2 ** 30 } : { cpus: 1, gpus: 0, memoryBytes: 0 };
+  const size = cpuFlavourSize(endpoint.instanceIds?.[0] ?? ""); // the same reading as the local workers' limits (../flavours.ts)
+  return size ? { cpus: size.vcpus, gpus: 0, memoryBytes: size.memoryGb * 2 ** 30 } : { cpus: 1, gpus: 0, memoryBytes: 0 };
 }

@@ -3,8 +3,8 @@ from .endpoint import Endpoint
 from .errors import InputValidationError, RemoteCallError
 from .files import save_output_file
 from .gpu import GpuGroup
-from .options import Batch, Cron
+from .options import Batch, Cron, Retries
 
 __version__ = "0.1.0"
 
-__all__ = ["Batch", "Cron", "Endpoint", "GpuGroup", "InputValidationError", "RemoteCallError", "save_output_file", "__version__"]
+__all__ = ["Batch", "Cron", "Endpoint", "GpuGroup", "InputValidationError", "RemoteCallError", "Retries", "save_output_file", "__version__"]

@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from . import _schema as schema
 from ._schema import GpuGroup
 from ._cron import cron_problem
-from .options import Batch, Cron
+from .options import Batch, Cron, Retries
 
 DEFAULT_CPU = schema.DEFAULT_CPU
 _NAME_RE = re.compile(schema.NAME_PATTERN)
@@ -38,6 +38,7 @@ class EndpointConfig:
     volume: Optional[str] = None  # a network volume's name, mounted at /platform-volume
     schedule: Optional[Cron] = None  # when the platform runs the function
     batch: Optional[Batch] = None  # the function takes a list of inputs
+    retries: Optional[Retries] = None  # None: a job whose function raised fails at once
     network: bool = True  # False: the workers get no egress, only their channel to the platform
 
 
@@ -153,7 +154,7 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
                  execution_timeout: Any = schema.DEFAULT_EXECUTION_TIMEOUT_S, env: Any = None,
                  dependencies: Any = None, flashboot: Any = schema.DEFAULT_FLASHBOOT,
                  volume: Any = None, schedule: Any = None, batch: Any = None,
-                 network: Any = schema.DEFAULT_NETWORK) -> EndpointConfig:
+                 retries: Any = None, network: Any = schema.DEFAULT_NETWORK) -> EndpointConfig:
     if name is None:
         _fail(name, "nameMissing")
     if not isinstance(name, str) or not _NAME_RE.match(name):
@@ -184,6 +185,7 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
         _fail(name, "flashboot", flashboot)
     if volume is not None and (not isinstance(volume, str) or not re.fullmatch(schema.VOLUME_NAME_PATTERN, volume)):
         _fail(name, "volume", volume)
+    retries = _retries(name, retries)
     if not isinstance(network, bool):
         _fail(name, "network", network)
     return EndpointConfig(name=name, gpu_ids=gpu_ids, cpu_ids=cpu_ids, gpu_count=gpu_count,
@@ -193,5 +195,16 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
                           dependencies=[d.strip() for d in dependencies], flashboot=flashboot,
                           volume=volume,
                           schedule=None if schedule is None else _schedule(name, schedule),
-                          batch=None if batch is None else _batch(name, batch),
+                          batch=None if batch is None else _batch(name, batch), retries=retries,
                           network=network)
+
+
+def _retries(name: Any, retries: Any) -> Optional[Retries]:
+    given = Retries(max_retries=retries) if _is_int(retries) else retries
+    if given is None:
+        return None
+    if not isinstance(given, Retries) or not _is_int(given.max_retries) or not _within(given.max_retries, schema.MAX_RETRIES) \
+            or not _is_number(given.backoff) or not _within(given.backoff, schema.RETRY_BACKOFF) \
+            or not _is_number(given.initial_delay) or not _within(given.initial_delay, schema.RETRY_INITIAL_DELAY_S):
+        _fail(name, "retries", retries)
+    return given if given.max_retries > 0 else None

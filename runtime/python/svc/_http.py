@@ -35,7 +35,7 @@ _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 _default = urllib.request.build_opener()
 _PROXIES = urllib.request.getproxies()  # what _default's ProxyHandler read at import
 _USER_AGENT = "Python-urllib/%d.%d" % sys.version_info[:2]
-_IDLE_MAX = 8  # idle connections kept per host
+_IDLE_MAX = 64  # idle connections kept per host (fanout.py's .map keeps one per slot)
 _STALE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)  # RemoteDisconnected is a ConnectionResetError
 _REDIRECTS = (301, 302, 303, 307, 308)
 

@@ -1,19 +1,22 @@
-"""The load-balanced worker's HTTP server on 127.0.0.1:$SVC_LB_PORT (contracts section 4).
+"""The load-balanced worker's HTTP server on 127.0.0.1:$SVC_LB_PORT, or its Unix socket (./_lb_unix.py; contracts section 4).
 
 Serves `GET /ping`, every declared route and `POST /execute`. Errors become JSON answers:
 400 bad JSON or input (InputValidationError), 404 unknown path or function, 405 wrong method,
 500 an exception in the app (`{"error", "error_type", "error_message"}`; the traceback goes
 to the log, not to the caller). When the app's module did not import, `UnavailableApp` answers
-every request but `GET /ping` with 503 and the import error (docs/platform.md).
+every request but `GET /ping` with 503 and the import error (docs/platform.md). The HTTP plumbing
+(a selector front end, a bounded pool of threads, timeouts) is ./_lb_transport.py.
 """
 import inspect
 import json
+import os
+import socket
 import traceback
 import urllib.parse
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from ._call import kwargs_for, query_kwargs
+from ._lb_transport import HttpTransport, tcp_listener
 from ._log import logger
 from ._loop import LoopThread
 from .endpoint import Endpoint, Route
@@ -119,55 +122,50 @@ class UnavailableApp:
         raise HttpError(503, self.error["error_message"], **{k: v for k, v in self.error.items() if k != "error"})
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: "LBServer"
-    protocol_version = "HTTP/1.1"  # keep-alive for the platform's proxy
-
-    def _dispatch(self) -> None:
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = self.rfile.read(length) if length else b""
-            try:
-                status, payload = self.server.app.handle(self.command, self.path, body)
-                data = json.dumps(payload).encode("utf-8")
-            except HttpError as err:
-                status, data = err.status, json.dumps(err.body).encode("utf-8")
-            except Exception as err:  # a return value that is not JSON, or a runtime bug: still an answer
-                logger.exception("LB request %s %s failed", self.command, self.path)
-                status, kind = 500, type(err).__name__
-                data = json.dumps({"error": f"{kind}: {err}", "error_type": kind,
-                                   "error_message": str(err)}).encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except OSError as err:  # the client went away: nothing to answer, keep serving
-            logger.warning("LB request %s %s: connection lost: %s", self.command, self.path, err)
-
-    do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _dispatch
-
-    def log_request(self, code: Any = "-", size: Any = "-") -> None:
-        # The platform's health check calls /ping every second: logging each would bury the app's
-        # own output in `svc logs` and `svc run`. A failing /ping is still logged.
-        if code == 200 and self.path == "/ping":
-            return
-        super().log_request(code, size)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        logger.info("%s %s", self.address_string(), format % args)
+def _answer(app: "LBApp | UnavailableApp", method: str, path: str, body: bytes) -> Tuple[int, bytes]:
+    """One request's status and JSON bytes: every failure is still an answer."""
+    try:
+        status, payload = app.handle(method, path, body)
+        return status, json.dumps(payload).encode("utf-8")
+    except HttpError as err:
+        return err.status, json.dumps(err.body).encode("utf-8")
+    except Exception as err:  # a return value that is not JSON, or a runtime bug: still an answer
+        logger.exception("LB request %s %s failed", method, path)
+        kind = type(err).__name__
+        return 500, json.dumps({"error": f"{kind}: {err}", "error_type": kind, "error_message": str(err)}).encode("utf-8")
 
 
-class LBServer(ThreadingHTTPServer):
-    daemon_threads = False  # stop() lets requests in flight finish
-    block_on_close = True
+def _log_request(address: str, path: str, line: str, status: int) -> None:
+    # The platform's health check calls /ping every second: logging each would bury the app's
+    # own output in `svc logs` and `svc run`. A failing /ping is still logged.
+    if status == 200 and path == "/ping":
+        return
+    logger.info('%s "%s" %s -', address, line, status)
 
-    def __init__(self, app: "LBApp | UnavailableApp", port: int, host: str = "127.0.0.1") -> None:
-        super().__init__((host, port), _Handler)
+
+class LBServer(HttpTransport):
+    """The app behind the selector transport (./_lb_transport.py): bounded threads, a real backlog, timeouts."""
+
+    def __init__(self, app: "LBApp | UnavailableApp", listener: socket.socket, **limits: Any) -> None:
+        super().__init__(lambda method, path, body: _answer(app, method, path, body), _log_request, listener, **limits)
         self.app = app
 
 
 def make_server(app: "LBApp | UnavailableApp", port: Optional[int]) -> LBServer:
     if port is None:
         raise RuntimeError("SVC_LB_PORT is not set: a load-balanced worker needs the port to listen on")
-    return LBServer(app, port)
+    return LBServer(app, tcp_listener("127.0.0.1", port), **limits_from_env())
+
+
+def limits_from_env() -> Dict[str, Any]:
+    """SVC_LB_THREADS, SVC_LB_QUEUED, SVC_LB_IDLE_TIMEOUT_S, SVC_LB_REQUEST_TIMEOUT_S (docs/platform.md)."""
+    out: Dict[str, Any] = {}
+    for name, key, kind in (("SVC_LB_THREADS", "threads", int), ("SVC_LB_QUEUED", "queued", int),
+                            ("SVC_LB_IDLE_TIMEOUT_S", "idle_timeout_s", float), ("SVC_LB_REQUEST_TIMEOUT_S", "request_timeout_s", float)):
+        value = os.environ.get(name, "").strip()
+        if value:
+            try:
+                out[key] = kind(value)
+            except ValueError:
+                logger.warning("%s=%r is not a number: using the default", name, value)
+    return out

@@ -20,6 +20,9 @@ def load(directory: Optional[str] = None) -> Dict[str, Any]:
     with _lock:
         if _cached is None or directory is not None:
             path = os.path.join(directory or os.getcwd(), MANIFEST_FILE)
+            if directory is None and not os.path.exists(path):  # outside a worker: the project's last build (.svc/)
+                built = os.path.join(os.getcwd(), ".svc", MANIFEST_FILE)
+                path = built if os.path.exists(built) else path
             try:
                 with open(path, encoding="utf-8") as handle:
                     _cached = json.load(handle)

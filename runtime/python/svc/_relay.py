@@ -34,7 +34,10 @@ def start(environ: Mapping[str, str] = os.environ) -> None:
 def _accept(listener: socket.socket, path: str) -> None:
     while True:
         conn, _ = listener.accept()
-        threading.Thread(target=_relay, args=(conn, path), name="svc-platform-relay-conn", daemon=True).start()
+        try:
+            threading.Thread(target=_relay, args=(conn, path), name="svc-platform-relay-conn", daemon=True).start()
+        except RuntimeError:  # no thread to be had (the worker's process limit): this connection only is refused
+            conn.close()
 
 
 def _relay(conn: socket.socket, path: str) -> None:
@@ -46,7 +49,12 @@ def _relay(conn: socket.socket, path: str) -> None:
         up.close()
         return
     back = threading.Thread(target=_copy, args=(up, conn), name="svc-platform-relay-back", daemon=True)
-    back.start()
+    try:
+        back.start()
+    except RuntimeError:  # no thread to be had (the worker's process limit): this connection only ends
+        conn.close()
+        up.close()
+        return
     _copy(conn, up)
     back.join()
     conn.close()

@@ -3,7 +3,7 @@ scripts/generate-endpoint-schema.ts: do not edit, change the schema and run the 
 """
 from enum import Enum
 
-ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume", "schedule", "batch", "network")
+ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume", "schedule", "batch", "retries", "network")
 GPU_GROUPS = ("AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO")
 SCALER_TYPES = ("QUEUE_DELAY", "REQUEST_COUNT")
 HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
@@ -23,6 +23,9 @@ ENV_VARS = {"max": 500, "nameLength": 256, "valueLength": 65536}
 VOLUME_NAME_PATTERN = "^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
 BATCH_SIZE = {"min": 1, "max": 64}
 BATCH_WAIT_MS = {"min": 0, "max": 10000}
+MAX_RETRIES = {"min": 0, "max": 10}
+RETRY_BACKOFF = {"min": 1, "max": 10}
+RETRY_INITIAL_DELAY_S = {"min": 0, "max": 3600}
 
 DEFAULT_CPU = "cpu3c-2-4"
 DEFAULT_GPU_COUNT = 1
@@ -34,11 +37,13 @@ DEFAULT_EXECUTION_TIMEOUT_S = 600
 DEFAULT_FLASHBOOT = True
 DEFAULT_SCHEDULE_TIME_ZONE = "UTC"
 DEFAULT_BATCH_MAX_WAIT_MS = 10
+DEFAULT_RETRY_BACKOFF = 2
+DEFAULT_RETRY_INITIAL_DELAY_S = 1
 DEFAULT_NETWORK = True
 
 # One message per rule; {got} is the value given.
 MESSAGES = {
-    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume, schedule, batch, network",
+    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume, schedule, batch, retries, network",
     "nameMissing": "name is required (Endpoint(name=\"my-endpoint\", ...))",
     "name": "name must be a string of letters, digits, '-' and '_' starting with a letter or digit, got {got}",
     "gpuAndCpu": "give either gpu= or cpu=, not both",
@@ -69,6 +74,7 @@ MESSAGES = {
     "batchSize": "batch max_size must be an integer from 1 to 64, got {got}",
     "batchWait": "batch max_wait_ms must be a number of milliseconds from 0 to 10000, got {got}",
     "queueBasedOnly": "only a queue-based endpoint (one @Endpoint function) takes {got}, not one with load-balanced routes",
+    "retries": "retries must be an integer from 0 to 10 or Retries(max_retries=0..10, backoff=1..10, initial_delay=0..3600 seconds), got {got}",
     "network": "network must be True (egress: the endpoint's workers may open outside connections) or False (none), got {got}",
 }
 

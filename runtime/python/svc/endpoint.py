@@ -5,11 +5,11 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple, Union
 
-from . import remote
+from . import fanout, remote
 from ._config import EndpointConfig, build_config
 from . import _schema as schema
 from ._schema import HTTP_METHODS, RESERVED_PATHS
-from .options import Batch, Cron
+from .options import Batch, Cron, Retries
 
 # Endpoints created in this process, by name; the worker finds its functions here after import.
 registry: Dict[str, "Endpoint"] = {}
@@ -57,6 +57,7 @@ def _wrap(fn: Callable, endpoint_name: str) -> Callable:
             return fn(*args, **kwargs)
     functools.update_wrapper(wrapper, fn)  # __name__, __doc__, __wrapped__, ...
     wrapper.endpoint_name = endpoint_name  # type: ignore[attr-defined]
+    fanout.attach(wrapper, fn, endpoint_name)  # .remote, .spawn, .map, .local
     return wrapper
 
 
@@ -80,12 +81,12 @@ class Endpoint:
                  env: Optional[Dict[str, str]] = None, dependencies: Optional[List[str]] = None,
                  flashboot: bool = schema.DEFAULT_FLASHBOOT, volume: Optional[str] = None,
                  schedule: Union[str, Cron, None] = None, batch: Optional[Batch] = None,
-                 network: bool = schema.DEFAULT_NETWORK) -> None:
+                 retries: Union[int, Retries, None] = None, network: bool = schema.DEFAULT_NETWORK) -> None:
         self.config: EndpointConfig = build_config(
             name, gpu=gpu, cpu=cpu, gpu_count=gpu_count, workers=workers, idle_timeout=idle_timeout,
             scaler_type=scaler_type, scaler_value=scaler_value, execution_timeout=execution_timeout,
             env=env, dependencies=dependencies, flashboot=flashboot, volume=volume,
-            schedule=schedule, batch=batch, network=network)
+            schedule=schedule, batch=batch, retries=retries, network=network)
         self.name = name
         self.function: Optional[Callable] = None  # set for queue-based endpoints
         self.routes: Dict[Tuple[str, str], Route] = {}  # set for load-balanced endpoints

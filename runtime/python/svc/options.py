@@ -1,4 +1,4 @@
-"""`Cron` and `Batch`: the values of `Endpoint(schedule=...)` and `Endpoint(batch=...)`.
+"""`Cron`, `Batch` and `Retries`: the values of `Endpoint(schedule=...)`, `batch=...` and `retries=...`.
 
 The build reads them from the source without running it (plugins/discover-python), so their
 arguments must be literals or module-level constants; the rules are core/endpoint-schema.ts's.
@@ -32,3 +32,15 @@ class Batch:
 
     max_size: int
     max_wait_ms: float = schema.DEFAULT_BATCH_MAX_WAIT_MS
+
+
+@dataclass(frozen=True)
+class Retries:
+    """`Endpoint(..., retries=Retries(max_retries=3, backoff=2.0, initial_delay=1.0))`: a job whose
+    function raised runs again up to `max_retries` times, the k-th retry `initial_delay` ×
+    `backoff`^(k-1) seconds later, before it FAILs; INPUT_INVALID is never retried. `retries=3` is
+    `Retries(max_retries=3)`. The platform runs the retries (docs/platform.md, "Retries")."""
+
+    max_retries: int
+    backoff: float = schema.DEFAULT_RETRY_BACKOFF
+    initial_delay: float = schema.DEFAULT_RETRY_INITIAL_DELAY_S

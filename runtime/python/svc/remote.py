@@ -1,9 +1,11 @@
-"""Cross-endpoint calls (contracts section 5).
+"""Cross-endpoint calls (contracts section 5), and the calls of `.remote`/`.spawn`/`.map` (fanout.py).
 
 Inside a worker, calling an `@Endpoint` function that belongs to another endpoint sends the
 call to that endpoint through the platform: QB targets via `runsync` (then `status` polls),
 LB targets via `execute`. Endpoint URLs come from the platform's GraphQL `getBuild`, once per
-process.
+process. Outside a worker they are the endpoints `svc deploy` made: with PLATFORM_API_URL and
+PLATFORM_API_KEY, the app's environment's endpoints (SVC_ENV, else the app's only environment,
+else production) asked from the platform; else the manifest's `urls`.
 """
 import json
 import os
@@ -37,18 +39,49 @@ def _api_url() -> str:
     return url.rstrip("/")
 
 
-def _api_key() -> Optional[str]:
+def api_key() -> Optional[str]:
     return os.environ.get("PLATFORM_API_KEY")
+
+
+def _graphql(query: str, variables: Dict[str, Any], what: str) -> Dict[str, Any]:
+    try:
+        resp = _http.request_with_retries("POST", f"{_api_url()}/graphql", {"query": query, "variables": variables}, token=api_key())
+    except _http.TransportError as err:
+        raise RemoteCallError(f"cannot reach the platform API: {err}") from None
+    body = resp.body if isinstance(resp.body, dict) else {}
+    if resp.status != 200 or body.get("errors"):
+        raise RemoteCallError(f"{what} failed: HTTP {resp.status} {body.get('errors') or resp.text[:200]}")
+    return body.get("data") or {}
+
+
+def _deployed_urls(manifest: Dict[str, Any]) -> Dict[str, str]:
+    """Outside a worker: the endpoints of the app's environment, by manifest endpoint name."""
+    app = manifest.get("app")
+    data = _graphql("query($n: String!) { app(name: $n) { environments { name endpoints { name url } } } }", {"n": app}, f"app({app!r})")
+    environments = ((data.get("app") or {}).get("environments")) or []
+    wanted = os.environ.get("SVC_ENV") or (environments[0]["name"] if len(environments) == 1 else "production")
+    env = next((e for e in environments if e.get("name") == wanted), None)
+    if env is None:
+        raise RemoteCallError(f"app {app!r} has no environment {wanted!r} on the platform; deploy it (svc deploy --env {wanted}) or set SVC_ENV")
+    urls: Dict[str, str] = {}
+    for name in manifest.get("endpoints") or {}:
+        match = next((e for e in env["endpoints"] if e["name"] == name or e["name"].endswith(f"-{name}")), None)
+        if match:
+            urls[name] = match["url"]
+    return urls
 
 
 def _fetch_urls() -> Dict[str, str]:
     build_id = os.environ.get("SVC_BUILD_ID")
-    if not build_id:  # not started by a platform: the URLs `svc deploy` wrote into the manifest
-        return dict(_manifest.load().get("urls") or {})
+    if not build_id:  # not started by a platform: the deployed endpoints, else the URLs `svc deploy` wrote into the manifest
+        manifest = _manifest.load()
+        if (os.environ.get("PLATFORM_API_URL") or os.environ.get("SVC_API_BASE")) and api_key():
+            return _deployed_urls(manifest)
+        return dict(manifest.get("urls") or {})
     # The id is inlined as a string literal: the simplest GraphQL any server parses.
     query = "query { getBuild(id: %s) { manifest } }" % json.dumps(build_id)
     try:
-        resp = _http.request_with_retries("POST", f"{_api_url()}/graphql", {"query": query}, token=_api_key())
+        resp = _http.request_with_retries("POST", f"{_api_url()}/graphql", {"query": query}, token=api_key())
     except _http.TransportError as err:
         raise RemoteCallError(f"cannot reach the platform API: {err}") from None
     body = resp.body if isinstance(resp.body, dict) else {}
@@ -80,16 +113,16 @@ def _describe(error: Any) -> str:
     return str(error)
 
 
-def _fail(fn_name: str, endpoint: str, error: Any, status: Any, job_id: Optional[str] = None) -> RemoteCallError:
+def failure(fn_name: str, endpoint: str, error: Any, status: Any, job_id: Optional[str] = None) -> RemoteCallError:
     return RemoteCallError(f"{fn_name} on endpoint {endpoint!r} failed ({status}): {_describe(error)}",
                            endpoint=endpoint, function=fn_name, error=error, status=status, job_id=job_id)
 
 
 def _post(fn_name: str, endpoint: str, url: str, payload: Any) -> _http.Response:
     try:
-        return _http.request("POST", url, payload, token=_api_key(), timeout=REQUEST_TIMEOUT_S)
+        return _http.request("POST", url, payload, token=api_key(), timeout=REQUEST_TIMEOUT_S)
     except _http.TransportError as err:
-        raise _fail(fn_name, endpoint, str(err), "unreachable") from None
+        raise failure(fn_name, endpoint, str(err), "unreachable") from None
 
 
 def _call_qb(fn_name: str, endpoint: str, url: str, payload: Dict[str, Any]) -> Any:
@@ -99,17 +132,17 @@ def _call_qb(fn_name: str, endpoint: str, url: str, payload: Dict[str, Any]) -> 
         job = resp.body if isinstance(resp.body, dict) else {}
         status = job.get("status")
         if resp.status >= 400 and status not in FINAL_STATUSES:
-            raise _fail(fn_name, endpoint, job.get("error") or resp.text[:500], f"HTTP {resp.status}", job.get("id"))
+            raise failure(fn_name, endpoint, job.get("error") or resp.text[:500], f"HTTP {resp.status}", job.get("id"))
         if status == "COMPLETED":
             return job.get("output")
         if status in FINAL_STATUSES:
-            raise _fail(fn_name, endpoint, job.get("error") or status, status, job.get("id"))
+            raise failure(fn_name, endpoint, job.get("error") or status, status, job.get("id"))
         if not job.get("id"):
-            raise _fail(fn_name, endpoint, f"unexpected answer: {resp.text[:500]}", f"HTTP {resp.status}")
+            raise failure(fn_name, endpoint, f"unexpected answer: {resp.text[:500]}", f"HTTP {resp.status}")
         time.sleep(delay)
         delay = min(delay * 2, POLL_INTERVAL_MAX_S)
         try:
-            resp = _http.request("GET", f"{url}/status/{job['id']}", token=_api_key(), timeout=REQUEST_TIMEOUT_S)
+            resp = _http.request("GET", f"{url}/status/{job['id']}", token=api_key(), timeout=REQUEST_TIMEOUT_S)
         except _http.TransportError:
             continue  # the job goes on without us; ask again
 
@@ -118,13 +151,17 @@ def _call_lb(fn_name: str, endpoint: str, url: str, payload: Dict[str, Any]) -> 
     resp = _post(fn_name, endpoint, f"{url}/execute", {"function": fn_name, "input": payload})
     body = resp.body if isinstance(resp.body, dict) else {}
     if resp.status != 200:
-        raise _fail(fn_name, endpoint, body or resp.text[:500], f"HTTP {resp.status}")
+        raise failure(fn_name, endpoint, body or resp.text[:500], f"HTTP {resp.status}")
     return body.get("output")
 
 
 def call(fn: Callable, endpoint: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
     """Run `fn` (declared on `endpoint`) on that endpoint's workers and return its output."""
-    payload = input_for(fn, args, kwargs)
+    return call_payload(fn, endpoint, input_for(fn, args, kwargs))
+
+
+def call_payload(fn: Callable, endpoint: str, payload: Dict[str, Any]) -> Any:
+    """`call` with the job input already made."""
     target = _manifest.owner_of(fn.__name__, endpoint)
     kind = _manifest.endpoint(_manifest.load(), target).get("type", "QB")
     url = endpoint_url(target)
