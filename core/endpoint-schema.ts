@@ -54,6 +54,7 @@ export const ENDPOINT_ARGUMENTS = [
   "schedule",
   "batch",
   "retries",
+  "network",
 ] as const;
 export type EndpointArgument = (typeof ENDPOINT_ARGUMENTS)[number];
 
@@ -97,6 +98,7 @@ export const ENDPOINT_DEFAULTS = {
   batchMaxWaitMs: 10,
   retryBackoff: 2,
   retryInitialDelayS: 1,
+  network: true,
 } as const;
 
 const L = ENDPOINT_LIMITS;
@@ -134,6 +136,7 @@ export const ENDPOINT_MESSAGES = {
   batchWait: `batch max_wait_ms must be a number of milliseconds from ${L.batchWaitMs.min} to ${L.batchWaitMs.max}, got {got}`,
   queueBasedOnly: "only a queue-based endpoint (one @Endpoint function) takes {got}, not one with load-balanced routes",
   retries: `retries must be an integer from ${L.maxRetries.min} to ${L.maxRetries.max} or Retries(max_retries=${L.maxRetries.min}..${L.maxRetries.max}, backoff=${L.retryBackoff.min}..${L.retryBackoff.max}, initial_delay=${L.retryInitialDelayS.min}..${L.retryInitialDelayS.max} seconds), got {got}`,
+  network: "network must be True (egress: the endpoint's workers may open outside connections) or False (none), got {got}",
 } as const;
 export type EndpointRule = keyof typeof ENDPOINT_MESSAGES;
 
@@ -167,6 +170,8 @@ export interface Schedule {
 export interface BatchSettings {
   maxSize: number;
   maxWaitMs: number;
+  /** `network=False`: the endpoint's workers get no egress, only their channel to the platform (docs/platform.md, "Threat model"). */
+  network?: false;
 }
 
 /**
@@ -279,6 +284,9 @@ export function normaliseEndpointArguments(args: Record<string, StaticValue>, ty
   const flashboot = arg("flashboot");
   if (flashboot !== undefined && typeof flashboot !== "boolean") fail("flashboot", flashboot);
 
+  const network = arg("network");
+  if (network !== undefined && typeof network !== "boolean") fail("network", network);
+
   const volume = arg("volume");
   if (volume !== undefined && (typeof volume !== "string" || !new RegExp(L.volumeNamePattern).test(volume))) fail("volume", volume);
 
@@ -294,6 +302,7 @@ export function normaliseEndpointArguments(args: Record<string, StaticValue>, ty
     ...(schedule === undefined ? {} : { schedule: scheduleOf(schedule) }),
     ...(batch === undefined ? {} : { batch: batchOf(batch) }),
     ...(retries && { retries }),
+    ...(network === false ? { network: false as const } : {}),
     scaling: { workersMin, workersMax, idleTimeout: idleTimeout as number, scalerType: scalerType as Scaling["scalerType"], scalerValue: scalerValue as number },
     executionTimeoutMs: Math.round((timeout as number) * 1000),
     env: env as Record<string, string>,

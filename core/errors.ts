@@ -82,6 +82,7 @@ const DOCS = {
   endpointSignature: docRef("contracts.md", "3. Decorator arguments"),
   limits: docRef("platform.md", "Limits"),
   replacingBuiltin: docRef("plugins.md", "Replacing a built-in"),
+  resources: docRef("platform.md", "Resources"),
 };
 
 const AUTH_REMEDY = "Check that PLATFORM_API_KEY is set correctly, in .env or exported in your shell.";
@@ -300,7 +301,7 @@ export const errors = {
   GRAPHQL_TOO_COSTLY: (what: string, value: string, limit: string) =>
     new SvcError("GRAPHQL_TOO_COSTLY", `The GraphQL request is over the platform's ${what} limit (${value}; the limit is ${limit}); nothing of it ran.`, {
       status: 400,
-      remedy: "Ask for less in one request: split it into several (fewer fields, aliases or levels each), or page through lists (docs/platform.md, \"Limits\").",
+      remedy: `Ask for less in one request: split it into several (fewer fields, aliases or levels each), or page through lists (${DOCS.limits}).`,
     }),
   JOB_OUTPUT_INVALID: (why: string) =>
     new SvcError("JOB_OUTPUT_INVALID", `The job's result could not be stored: ${why}.`, {
@@ -366,7 +367,7 @@ export const errors = {
   WORKER_OUT_OF_MEMORY: (limit: string, flavour: string) =>
     new SvcError("WORKER_OUT_OF_MEMORY", `The worker ran out of memory: it is limited to ${limit} (its flavour ${flavour}; its /tmp counts in it), and the kernel ended it. The job failed and the worker was replaced.`, {
       status: 500,
-      remedy: "Use less memory at once (smaller batches, stream files instead of reading them whole, keep less in /tmp), or give the endpoint a larger flavour (cpu=\"cpu3g-2-8\", a larger cpu3c-*, or a GPU type); docs/platform.md, \"Resources\", lists each flavour's memory.",
+      remedy: `Use less memory at once (smaller batches, stream files instead of reading them whole, keep less in /tmp), or give the endpoint a larger flavour (cpu="cpu3g-2-8", a larger cpu3c-*, or a GPU type); ${DOCS.resources} lists each flavour's memory.`,
     }),
   WORKER_TOKEN_INVALID: (workerId: string) =>
     new SvcError("WORKER_TOKEN_INVALID", `Missing or invalid worker token for worker "${workerId}": the worker routes take the token the platform gave that worker (SVC_WORKER_TOKEN), not an API key.`, {

@@ -93,6 +93,8 @@ export const manifestEndpointSchema = z.strictObject({
     .optional(),
   /** `retries=` (core/endpoint-schema.ts RetryPolicy); the platform reads it from the build's manifest when a job fails. */
   retries: z.strictObject({ maxRetries: z.number().int().min(1), backoff: z.number().min(1), initialDelayMs: z.number().int().min(0) }).optional(),
+  /** `network=False`: the workers get no egress (docs/platform.md, "Threat model"); absent: they do. */
+  network: z.literal(false).optional(),
 });
 
 export const manifestSchema = z.looseObject({

@@ -91,6 +91,8 @@ export interface EndpointSpec {
   batch?: BatchSettings;
   /** `retries=`: how often a job whose function raised runs again (docs/platform.md, "Retries"). */
   retries?: RetryPolicy;
+  /** `network=False`: no egress for its workers (docs/platform.md, "Threat model"). */
+  network?: false;
   /** Path of the generated handler inside the artifact, set by svc:python-handlers. */
   handler?: string;
 }

@@ -84,6 +84,7 @@ function manifestEndpoint(endpoint: EndpointSpec): ManifestEndpoint {
     ...(endpoint.schedule ? { schedule: { ...endpoint.schedule } } : {}),
     ...(endpoint.batch ? { batch: { ...endpoint.batch } } : {}),
     ...(endpoint.retries && { retries: { ...endpoint.retries } }),
+    ...(endpoint.network === false ? { network: false as const } : {}),
   };
 }
 

@@ -11,6 +11,9 @@ need=()
 { command -v ffmpeg && command -v ffprobe; } >/dev/null || need+=(ffmpeg)
 # bubblewrap isolates the embedded platform's workers (docs/platform.md, "Image environments").
 command -v bwrap >/dev/null || need+=(bubblewrap)
+# slirp4netns gives each sandboxed worker's own network namespace its egress (user-mode networking,
+# no route to the host's loopback or addresses: docs/platform.md, "Threat model").
+command -v slirp4netns >/dev/null || need+=(slirp4netns)
 # headless Chromium renders `svc build --analyze`'s treemap in test/plugins/analyze.test.ts (driven by playwright-core).
 command -v chromium >/dev/null || need+=(chromium)
 # Another apt or dpkg (unattended-upgrades, a second setup) holds its locks: wait for it, up to

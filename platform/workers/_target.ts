@@ -11,9 +11,11 @@ export interface WorkerTarget {
   handler: string;
   image: string;
   env: Record<string, string>;
+  /** Egress for its workers: false where the endpoint says `network=False` (./sandbox-egress.ts). */
+  network: boolean;
 }
 
-type ManifestEndpoints = Record<string, { name?: string; handler?: string; image?: string; type?: string; env?: Record<string, string>; retries?: RetryPolicy }>;
+type ManifestEndpoints = Record<string, { name?: string; handler?: string; image?: string; type?: string; env?: Record<string, string>; retries?: RetryPolicy; network?: boolean }>;
 
 /**
  * The manifest endpoint a platform endpoint runs: the one with the same name; else the one whose
@@ -56,5 +58,6 @@ export function resolveWorkerTarget(store: Store, endpoint: EndpointRecord, buil
     handler: entry.handler ?? `handlers/${manifestName.replace(/-/g, "_")}.py`,
     image: endpoint.imageName ?? template?.imageName ?? entry.image ?? "python",
     env,
+    network: entry.network !== false,
   };
 }

@@ -8,6 +8,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { mkdir, readlink, symlink } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { errors } from "../../core/errors.ts";
@@ -20,6 +21,7 @@ import { writeSandboxEtc } from "./sandbox-etc.ts";
 import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
 import { sharedAttempt } from "./_shared-attempt.ts";
 import { gpuEnv, type GpuGrant } from "./gpu-assign.ts";
+import { egressAvailable, NetnsPool } from "./sandbox-egress.ts";
 import { channelArgs, channelEnv, netnsUsable, openChannel, type WorkerChannel } from "./worker-channel.ts";
 
 /**
@@ -58,7 +60,7 @@ export interface ShellLaunch {
  * cgroup (./worker-resources.ts).
  */
 export function spawnLaunch(launch: WorkerLaunch, { stdin = false, prefix }: { stdin?: boolean; prefix?: string[] } = {}): ChildProcess {
-  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, stdin, prefix });
+  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, stdin, prefix, netns: launch.channel?.netns?.path });
   return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
 }
 
@@ -83,7 +85,7 @@ export interface LaunchRequest {
   /** Run this instead of the handler (`svc shell`). */
   command?: string[];
   /** The platform's worker socket and the worker's id, API base and kind: a sandboxed worker gets its own network (./worker-channel.ts). */
-  network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean; tunnelPorts?: number[] };
+  network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean; tunnelPorts?: number[]; egress: boolean };
 }
 
 export class ImageEnvironments {
@@ -92,6 +94,9 @@ export class ImageEnvironments {
   private etc?: { dir: string; binds: string[] };
   private netns?: Promise<boolean>;
   private toldNetwork = false;
+  private toldEgress = false;
+  /** Worker namespaces made ahead (./sandbox-egress.ts). */
+  private readonly netnsPool = new NetnsPool(`${process.pid}-${randomBytes(3).toString("hex")}`);
 
   /**
    * @param stateDir the platform's state folder: flags mode keeps its package links there.
@@ -206,7 +211,26 @@ export class ImageEnvironments {
       this.toldNetwork = true;
       return undefined;
     }
-    return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts);
+    const egress = await egressAvailable();
+    if (!egress && !this.toldEgress) {
+      this.toldEgress = true;
+      this.log(
+        "warning: workers have no egress (no network but their channel to the platform): " +
+          (process.getuid?.() === 0 ? "slirp4netns is not installed. Install the Debian package `slirp4netns` (scripts/setup.sh does)." : "user-mode networking needs the platform to run as root."),
+      );
+    }
+    const netns = egress
+      ? await this.netnsPool.take(req.network.egress).catch((error: Error) => {
+          this.log(`worker ${req.network!.workerId} has no egress: ${error.message}`); // bwrap makes its namespace instead
+          return undefined;
+        })
+      : undefined;
+    return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts ?? [], netns);
+  }
+
+  /** The platform closes: the namespaces made ahead go. */
+  close(): Promise<void> {
+    return this.netnsPool.close();
   }
 
   /** Flags mode: a folder holding links to the image's package entries only (the site folder's others stay out). */

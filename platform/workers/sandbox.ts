@@ -42,11 +42,13 @@ export function hardeningArgs(user: SandboxUser | undefined, seccompFd: number |
 
 /**
  * Spawns bwrap with `args`; the seccomp program, if any, is written to its fd 4 (fd 3 is its info
- * fd). `prefix` runs first and execs bwrap (./worker-resources.ts: joining the worker's cgroup).
+ * fd). `prefix` runs first and execs bwrap (./worker-resources.ts: joining the worker's cgroup); in a
+ * network namespace the platform made (./sandbox-egress.ts), nsenter joins it and execs bwrap.
  */
-export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean; prefix?: string[] }) {
+export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean; prefix?: string[]; netns?: string }) {
   const filter = seccompProgram();
-  const [command, ...before] = [...(options.prefix ?? []), "bwrap"];
+  const netns = options.netns ? ["nsenter", `--net=${options.netns}`, "--"] : [];
+  const [command, ...before] = [...(options.prefix ?? []), ...netns, "bwrap"];
   const proc = spawn(command!, [...before, ...args], {
     cwd: options.cwd,
     env: options.env,

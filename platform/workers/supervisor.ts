@@ -72,6 +72,8 @@ export interface SupervisorDeps {
  */
 export class Supervisor {
   readonly workers = new Map<string, WorkerInfo>();
+  /** Exited workers' channels being closed (./worker-channel.ts): close() waits for them. */
+  private readonly channelsClosing = new Set<Promise<void>>();
   private readonly unpacker: BuildUnpacker;
   private readonly images: ImageEnvironments;
   /** Which worker holds which GPU (./gpu-assign.ts). */
@@ -291,14 +293,17 @@ export class Supervisor {
     });
     const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
     const lb = w.type === "LB" && !shell; // a shell listens for nothing
-    const network = { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb, tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()) };
+    const network = { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb, tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()), egress: target.network };
     const limits = this.resources.limitsOf(endpoint, gpu ? this.gpus.machineCount() : 0);
     const request = { image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, network, tmpBytes: limits.tmpBytes };
     const workerLaunch = await this.images.launch(shell ? { ...request, command: shell.command } : request);
     const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
+    if (gone()) {
+      if (launch.channel) await closeChannel(launch.channel); // its exit may have come and gone meanwhile
+      throw new Error("stopped before it started");
+    }
     w.channel = launch.channel;
     if (lb) w.lbSocket = launch.channel?.lbSocket;
-    if (gone()) throw new Error("stopped before it started");
     w.spawnedAt = Date.now(); // the cold start counts making the cgroup
     w.limits = this.resources.view(limits, (this.sandboxed = launch.sandboxed));
     const cgroup = (w.cgroup = this.resources.open(w.id, limits));
@@ -395,7 +400,10 @@ export class Supervisor {
     if (w.cgroup) void this.resources.end(w.cgroup);
     wakeSignals(w);
     forgetLbTarget(w);
-    if (w.channel) void closeChannel(w.channel);
+    if (w.channel) {
+      const closing = closeChannel(w.channel).finally(() => this.channelsClosing.delete(closing));
+      this.channelsClosing.add(closing);
+    }
     w.resolveExit();
   }
 
@@ -497,6 +505,8 @@ export class Supervisor {
     await Promise.race([Promise.all(all.map((w) => w.exit)), deadline]);
     for (const w of all) if (!w.exited) await this.kill(w).catch(() => undefined);
     for (const w of all) this.onExit(w);
+    await Promise.all(this.channelsClosing); // their namespaces and slirp4netns go with the platform
+    await this.images.close();
     await Promise.all(all.map((w) => w.cgroup && this.resources.end(w.cgroup)));
     this.resources.close();
     await this.deps.remote?.close();

@@ -16,6 +16,7 @@ import { mkdirSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
 import { connect, createServer, type Server } from "node:net";
 import { join } from "node:path";
+import { removeNetns, type WorkerNetns } from "./sandbox-egress.ts";
 import { hardeningArgs, SECCOMP_FD, sandboxUser, spawnBwrap, type SandboxUser } from "./sandbox.ts";
 
 /** Where the channel appears inside the sandbox. */
@@ -47,6 +48,8 @@ export interface WorkerChannel {
   lbSocket: string;
   /** The host's loopback ports tunnelled in (the dev server's), each listened for in the worker's folder. */
   tunnels: Array<{ port: number; server: Server }>;
+  /** The namespace the platform made (./sandbox-egress.ts: egress where it can be had); none: bwrap makes one (--unshare-net). */
+  netns?: WorkerNetns;
 }
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
@@ -64,11 +67,11 @@ export function loopbackPorts(urls: unknown, apiBase: string): number[] {
 }
 
 /** Makes the worker's folder beside the platform's socket, with a tunnel socket per port of `tunnelPorts`. */
-export async function openChannel(platformSocket: string, workerId: string, tunnelPorts: number[] = []): Promise<WorkerChannel> {
+export async function openChannel(platformSocket: string, workerId: string, tunnelPorts: number[], netns: WorkerNetns | undefined): Promise<WorkerChannel> {
   const workerDir = join(platformSocket, "..", "w", workerId);
   await mkdir(workerDir, { recursive: true, mode: 0o700 });
   const tunnels = await Promise.all(tunnelPorts.map(async (port) => ({ port, server: await listenTunnel(join(workerDir, tunnelName(port)), port) })));
-  return { platformSocket, workerDir, lbSocket: join(workerDir, "lb.sock"), tunnels };
+  return { platformSocket, workerDir, lbSocket: join(workerDir, "lb.sock"), tunnels, netns };
 }
 
 /** Connections to `path` go on to the host's 127.0.0.1:`port`. */
@@ -86,13 +89,14 @@ async function listenTunnel(path: string, port: number): Promise<Server> {
 /** The worker exited: its tunnels close and its folder goes. */
 export async function closeChannel(channel: WorkerChannel): Promise<void> {
   for (const t of channel.tunnels) t.server.close();
+  if (channel.netns) await removeNetns(channel.netns);
   await rm(channel.workerDir, { recursive: true, force: true });
 }
 
 
-/** bwrap's options: the namespace and the channel's two binds. */
+/** bwrap's options: the namespace (unless the platform made it) and the channel's two binds. */
 export const channelArgs = (channel: WorkerChannel): string[] => [
-  "--unshare-net",
+  ...(channel.netns ? [] : ["--unshare-net"]),
   "--bind", channel.platformSocket, SANDBOX_PLATFORM_SOCKET,
   "--bind", channel.workerDir, SANDBOX_WORKER_DIR,
 ];

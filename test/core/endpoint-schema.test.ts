@@ -131,7 +131,7 @@ print(json.dumps(out))`;
   });
 
   it("discovery (the Python helper) names positional arguments from it: every ENDPOINT_ARGUMENTS entry, in order, and no more", async () => {
-    const values = ['"w"', "None", '"cpu3c-2-4"', "None", "(0, 1)", "5", '"QUEUE_DELAY"', "4", "600", "{}", "[]", "True", '"weights"', 'Cron("0 3 * * *", input={"n": 1})', "Batch(16, 50)", "Retries(2, initial_delay=0.5)"];
+    const values = ['"w"', "None", '"cpu3c-2-4"', "None", "(0, 1)", "5", '"QUEUE_DELAY"', "4", "600", "{}", "[]", "True", '"weights"', 'Cron("0 3 * * *", input={"n": 1})', "Batch(16, 50)", "Retries(2, initial_delay=0.5)", "False"];
     expect(values).toHaveLength(ENDPOINT_ARGUMENTS.length);
     const file = (args: string[]) => ({ path: "app.py", source: Buffer.from(`from svc import Batch, Cron, Endpoint, Retries\n\n@Endpoint(${args.join(", ")})\ndef f():\n    return 1\n`) });
     const parser = new PythonParser();
@@ -144,6 +144,7 @@ print(json.dumps(out))`;
       expect(named!.functions[0]!.declaration.args.batch).toEqual({ max_size: 16, max_wait_ms: 50 });
       expect(named!.functions[0]!.declaration.args.retries).toEqual({ max_retries: 2, initial_delay: 0.5 }); // Retries(...) read statically
       expect(normaliseEndpointArguments(named!.functions[0]!.declaration.args, "QB").retries).toEqual({ maxRetries: 2, backoff: 2, initialDelayMs: 500 });
+      expect(named!.functions[0]!.declaration.args.network).toBe(false);
       expect(tooMany!.error).toMatchObject({ code: "ENDPOINT_ARGUMENT_INVALID", message: expect.stringContaining(`at most ${ENDPOINT_ARGUMENTS.length} positional`) });
     } finally {
       parser.close();

@@ -39,6 +39,7 @@ class EndpointConfig:
     schedule: Optional[Cron] = None  # when the platform runs the function
     batch: Optional[Batch] = None  # the function takes a list of inputs
     retries: Optional[Retries] = None  # None: a job whose function raised fails at once
+    network: bool = True  # False: the workers get no egress, only their channel to the platform
 
 
 def _fail(name: Any, rule: str, got: Any = None, why: str = "") -> None:
@@ -153,7 +154,7 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
                  execution_timeout: Any = schema.DEFAULT_EXECUTION_TIMEOUT_S, env: Any = None,
                  dependencies: Any = None, flashboot: Any = schema.DEFAULT_FLASHBOOT,
                  volume: Any = None, schedule: Any = None, batch: Any = None,
-                 retries: Any = None) -> EndpointConfig:
+                 retries: Any = None, network: Any = schema.DEFAULT_NETWORK) -> EndpointConfig:
     if name is None:
         _fail(name, "nameMissing")
     if not isinstance(name, str) or not _NAME_RE.match(name):
@@ -185,6 +186,8 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
     if volume is not None and (not isinstance(volume, str) or not re.fullmatch(schema.VOLUME_NAME_PATTERN, volume)):
         _fail(name, "volume", volume)
     retries = _retries(name, retries)
+    if not isinstance(network, bool):
+        _fail(name, "network", network)
     return EndpointConfig(name=name, gpu_ids=gpu_ids, cpu_ids=cpu_ids, gpu_count=gpu_count,
                           workers_min=workers_min, workers_max=workers_max, idle_timeout=idle_timeout,
                           scaler_type=scaler_type, scaler_value=scaler_value,
@@ -192,7 +195,8 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
                           dependencies=[d.strip() for d in dependencies], flashboot=flashboot,
                           volume=volume,
                           schedule=None if schedule is None else _schedule(name, schedule),
-                          batch=None if batch is None else _batch(name, batch), retries=retries)
+                          batch=None if batch is None else _batch(name, batch), retries=retries,
+                          network=network)
 
 
 def _retries(name: Any, retries: Any) -> Optional[Retries]:

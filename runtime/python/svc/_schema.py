@@ -3,7 +3,7 @@ scripts/generate-endpoint-schema.ts: do not edit, change the schema and run the 
 """
 from enum import Enum
 
-ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume", "schedule", "batch", "retries")
+ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume", "schedule", "batch", "retries", "network")
 GPU_GROUPS = ("AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO")
 SCALER_TYPES = ("QUEUE_DELAY", "REQUEST_COUNT")
 HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
@@ -39,10 +39,11 @@ DEFAULT_SCHEDULE_TIME_ZONE = "UTC"
 DEFAULT_BATCH_MAX_WAIT_MS = 10
 DEFAULT_RETRY_BACKOFF = 2
 DEFAULT_RETRY_INITIAL_DELAY_S = 1
+DEFAULT_NETWORK = True
 
 # One message per rule; {got} is the value given.
 MESSAGES = {
-    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume, schedule, batch, retries",
+    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume, schedule, batch, retries, network",
     "nameMissing": "name is required (Endpoint(name=\"my-endpoint\", ...))",
     "name": "name must be a string of letters, digits, '-' and '_' starting with a letter or digit, got {got}",
     "gpuAndCpu": "give either gpu= or cpu=, not both",
@@ -74,6 +75,7 @@ MESSAGES = {
     "batchWait": "batch max_wait_ms must be a number of milliseconds from 0 to 10000, got {got}",
     "queueBasedOnly": "only a queue-based endpoint (one @Endpoint function) takes {got}, not one with load-balanced routes",
     "retries": "retries must be an integer from 0 to 10 or Retries(max_retries=0..10, backoff=1..10, initial_delay=0..3600 seconds), got {got}",
+    "network": "network must be True (egress: the endpoint's workers may open outside connections) or False (none), got {got}",
 }
 
 

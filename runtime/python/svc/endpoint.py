@@ -81,12 +81,12 @@ class Endpoint:
                  env: Optional[Dict[str, str]] = None, dependencies: Optional[List[str]] = None,
                  flashboot: bool = schema.DEFAULT_FLASHBOOT, volume: Optional[str] = None,
                  schedule: Union[str, Cron, None] = None, batch: Optional[Batch] = None,
-                 retries: Union[int, Retries, None] = None) -> None:
+                 retries: Union[int, Retries, None] = None, network: bool = schema.DEFAULT_NETWORK) -> None:
         self.config: EndpointConfig = build_config(
             name, gpu=gpu, cpu=cpu, gpu_count=gpu_count, workers=workers, idle_timeout=idle_timeout,
             scaler_type=scaler_type, scaler_value=scaler_value, execution_timeout=execution_timeout,
             env=env, dependencies=dependencies, flashboot=flashboot, volume=volume,
-            schedule=schedule, batch=batch, retries=retries)
+            schedule=schedule, batch=batch, retries=retries, network=network)
         self.name = name
         self.function: Optional[Callable] = None  # set for queue-based endpoints
         self.routes: Dict[Tuple[str, str], Route] = {}  # set for load-balanced endpoints

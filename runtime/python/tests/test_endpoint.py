@@ -151,6 +151,7 @@ def test_queue_endpoint_takes_one_function_and_no_routes():
     ({"volume": "../weights"}, "volume"),
     ({"volume": 3}, "volume"),
     ({"volume": "weights\n"}, "volume"),
+    ({"network": "off"}, "network must be True"),
 ])
 def test_bad_arguments_are_refused_with_a_clear_message(kwargs, message):
     with pytest.raises(ValueError, match=message):
@@ -170,6 +171,7 @@ def test_defaults_and_normalisation():
     assert (cfg.scaler_type, cfg.scaler_value, cfg.flashboot) == (None, 4, True)  # None: by kind
     assert cfg.volume is None
     assert Endpoint(name="with-volume", volume="wan-weights").config.volume == "wan-weights"
+    assert cfg.network is True and Endpoint(name="offline", network=False).config.network is False
     cfg = Endpoint(name="gpus", gpu=[GpuGroup.ADA_24, "AMPERE_48"], workers=5).config
     assert cfg.gpu_ids == ["ADA_24", "AMPERE_48"] and cfg.cpu_ids is None
     assert (cfg.workers_min, cfg.workers_max) == (0, 5)
