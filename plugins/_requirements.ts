@@ -201,3 +201,8 @@ export async function mergeRequirements(list: Requirement[]): Promise<Requiremen
   }
   return [...byName.values()].map((entry) => entry.req);
 }
+
+/** The pip options svc:resolve-deps found (empty when it did not run). */
+export function pipOptionsOf(ctx: BuildContext): string[] {
+  return ctx.meta.get("svc:resolve-deps")?.pipOptions ?? [];
+}

@@ -15,7 +15,7 @@ import type { BuildContext, EndpointSpec, PythonImport, SvcPlugin } from "../cor
 import { HOOK_ORDER } from "../core/pipeline.ts";
 import { modulePath, sharedParser, stdlibWithCache, type PythonParser } from "./_python/index.ts";
 import { IMAGE_PACKAGES, imageKindOf } from "../core/images.ts";
-import { describeReason } from "./exclude-preinstalled.ts";
+import { describeReason } from "./_exclusions.ts";
 
 export const PLUGIN_NAME = "svc:check-imports";
 /** After svc:pip-install (HOOK_ORDER.BUILTIN), which sets ctx.depsDir. */

@@ -12,7 +12,7 @@ import { writeDeployState } from "../core/deploy-state.ts";
 import type { SvcPlugin } from "../core/types.ts";
 import { mapLimit } from "../core/map-limit.ts";
 import { deployTarget, platformClient } from "./_platform.ts";
-import { PROVISION_CONCURRENCY, staleEndpoints } from "./provision.ts";
+import { PROVISION_CONCURRENCY, staleEndpoints } from "./_provisioning.ts";
 
 export const PLUGIN_NAME = "svc:configure";
 

@@ -9,22 +9,12 @@
  */
 import { closestName } from "../core/closest.ts";
 import { errors } from "../core/errors.ts";
-import { droppableFor } from "../core/images.ts";
 import { HOOK_ORDER } from "../core/pipeline.ts";
-import type { BuildContext, ExcludedRequirement, SvcPlugin } from "../core/types.ts";
+import type { BuildContext, SvcPlugin } from "../core/types.ts";
+import { describeReason, exclusionReasons } from "./_exclusions.ts";
 import { normalizeName } from "./_requirements.ts";
 
 export const PLUGIN_NAME = "svc:exclude-preinstalled";
-
-/** Why each excluded (normalised) name is excluded; the user's reason wins for a pre-installed name. */
-export function exclusionReasons(ctx: Pick<BuildContext, "config" | "options" | "endpoints">): Map<string, ExcludedRequirement["reason"]> {
-  const reasons = new Map<string, ExcludedRequirement["reason"]>();
-  for (const name of droppableFor(ctx.endpoints)) reasons.set(name, "preinstalled");
-  for (const raw of [...ctx.config.exclude, ...ctx.options.exclude]) {
-    for (const name of raw.split(",").map((n) => n.trim()).filter(Boolean)) reasons.set(normalizeName(name), "excluded-by-user");
-  }
-  return reasons;
-}
 
 /** The user's exclusions (normalised) and where each was given. */
 function userExclusions(ctx: Pick<BuildContext, "config" | "options">): Map<string, string> {
@@ -35,10 +25,6 @@ function userExclusions(ctx: Pick<BuildContext, "config" | "options">): Map<stri
   for (const raw of ctx.options.exclude) add(raw, "--exclude");
   for (const raw of ctx.config.exclude) add(raw, "config exclude");
   return given;
-}
-
-export function describeReason(reason: ExcludedRequirement["reason"]): string {
-  return reason === "preinstalled" ? "pre-installed in the base image of every endpoint" : "excluded by --exclude / config exclude";
 }
 
 export function excludePreinstalled(): SvcPlugin {

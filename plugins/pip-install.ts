@@ -15,9 +15,8 @@ import type { BuildContext, ExcludedRequirement, Requirement, SvcPlugin } from "
 import { fileIndexOf } from "./_file-index.ts";
 import { writeIfChanged } from "./_fs.ts";
 import { pythonInterpreter, startablePython } from "./_python/index.ts";
-import { normalizeName } from "./_requirements.ts";
-import { describeReason, exclusionReasons } from "./exclude-preinstalled.ts";
-import { pipOptionsOf } from "./resolve-deps.ts";
+import { normalizeName, pipOptionsOf } from "./_requirements.ts";
+import { describeReason, exclusionReasons } from "./_exclusions.ts";
 
 export const PLUGIN_NAME = "svc:pip-install";
 

@@ -22,11 +22,6 @@ declare module "../core/types.ts" {
   }
 }
 
-/** The pip options svc:resolve-deps found (empty when it did not run). */
-export function pipOptionsOf(ctx: BuildContext): string[] {
-  return ctx.meta.get(PLUGIN_NAME)?.pipOptions ?? [];
-}
-
 export async function collectRequirements(ctx: BuildContext): Promise<{ requirements: Requirement[]; pipOptions: string[] }> {
   const collected: Requirement[] = [];
   const pipOptions: string[] = [];

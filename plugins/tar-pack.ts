@@ -14,7 +14,6 @@ import { join, relative } from "node:path";
 import { extract } from "tar";
 import { SVC_PATHS } from "../core/package-root.ts";
 import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/types.ts";
-import { PLUGIN_NAME as PIP_PLUGIN } from "./pip-install.ts";
 import { fileIndexOf, PROGRESS_MIN_BYTES, type FileIndex } from "./_file-index.ts";
 import { readCacheJson } from "./_fs.ts";
 import { mapLimit } from "../core/map-limit.ts";
@@ -116,7 +115,7 @@ async function listGroups(ctx: BuildContext): Promise<Groups> {
   for (const { rel, abs } of await walkFiles(ctx.buildDir)) add(rel, abs, "build");
   const keyed: string[] = [];
   if (ctx.depsDir) {
-    const pip = ctx.meta.get(PIP_PLUGIN);
+    const pip = ctx.meta.get("svc:pip-install");
     if (pip?.hash !== undefined && ctx.depsDir.includes(pip.hash)) keyed.push(`deps:${pip.hash}`);
     else await listDeps(ctx.depsDir, add);
   }

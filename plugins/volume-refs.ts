@@ -5,7 +5,7 @@
  * the command that creates it. The ids found go to svc:provision (networkVolumeId). docs/volumes.md.
  */
 import type { SvcPlugin } from "../core/types.ts";
-import { resolveVolumeIds } from "./provision.ts";
+import { resolveVolumeIds } from "./_provisioning.ts";
 
 export const PLUGIN_NAME = "svc:volume-refs";
 

@@ -20,7 +20,7 @@ import { createDevApp, type DevRoutesState } from "../../dev/routes/routes.ts";
 import { buildRouteTable, matchPath, preferredAlias, resolveRoute } from "../../dev/routes/routes-table.ts";
 import { serve } from "../../dev/server.ts";
 import { isIgnoredPath, watchProject } from "../../dev/watcher.ts";
-import { endpointInput } from "../../plugins/provision.ts";
+import { endpointInput } from "../../plugins/_provisioning.ts";
 import type { Job } from "../../dev/routes/input.ts";
 
 const silent = createLogger("silent");

@@ -8,7 +8,8 @@ import { droppableFor, IMAGE_PACKAGES } from "../../core/images.ts";
 import type { EndpointSpec } from "../../core/types.ts";
 import { excludePreinstalled } from "../../plugins/exclude-preinstalled.ts";
 import { mergeRequirements, normalizeName, parseRequirements } from "../../plugins/_requirements.ts";
-import { collectRequirements, pipOptionsOf, resolveDeps } from "../../plugins/resolve-deps.ts";
+import { collectRequirements, resolveDeps } from "../../plugins/resolve-deps.ts";
+import { pipOptionsOf } from "../../plugins/_requirements.ts";
 import { copyFixture, endpoint, makeCtx, runPlugins } from "./_helpers.ts";
 
 describe("requirement parsing", () => {
