@@ -25,7 +25,7 @@ import { createDeploySteps, type DeploySteps } from "./provisioning/deploy-steps
 import { Provisioner } from "./provisioning/provisioner.ts";
 import { createReloadQueue, type ReloadQueue } from "./reload-queue.ts";
 import { createReloader, type ReloadReport } from "./reload.ts";
-import { createPlatformApp } from "./routes/platform-calls.ts";
+import { createPlatformApp } from "./platform-calls.ts";
 import { serve, type Served } from "./server.ts";
 import { DEBOUNCE_MS, watchProject, type ProjectWatcher } from "./watcher.ts";
 import { followWorkerLogs, type WorkerLogFollower } from "./worker-logs.ts";

@@ -16,7 +16,7 @@ import { errors } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { Manifest } from "../../core/types.ts";
 import { DEV_SERVER_PLUGIN, LIVE_PREFIX, shortSha, uploadedLine, type DevDeploySteps } from "../../plugins/index.ts";
-import { liveProxyUrl } from "../routes/live-proxy.ts";
+import { liveProxyUrl } from "../live-proxy-url.ts";
 import type { Provisioner, RemoteEndpoint } from "./provisioner.ts";
 import { cachedFor, readResourceCache } from "./resource-cache.ts";
 

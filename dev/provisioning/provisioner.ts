@@ -8,19 +8,7 @@ import type { Logger, Manifest, ManifestEndpoint } from "../../core/types.ts";
 import type { PlatformClient } from "../../core/client/index.ts";
 import { mapLimit } from "../../core/map-limit.ts";
 import { endpointInput as provisionInput, LIVE_PREFIX, PROVISION_CONCURRENCY, resolveVolumeIds } from "../../plugins/index.ts";
-import {
-  cachedFor,
-  configHash,
-  dropCached,
-  getCached,
-  planResources,
-  putCached,
-  readResourceCache,
-  writeResourceCache,
-  type CachedResource,
-  type PlanAction,
-  type ResourceCache,
-} from "./resource-cache.ts";
+import { configHash, planResources, PlatformResources, type CachedResource, type PlanAction } from "./resource-cache.ts";
 
 
 /** The platform calls the provisioner makes (a fake in unit tests); listVolumes when an endpoint declares a volume. */
@@ -79,16 +67,16 @@ export interface ProvisionerOptions {
 export class Provisioner {
   readonly prefix: string;
   private readonly states = new Map<string, EndpointState>();
-  private cache: ResourceCache = { version: 1, resources: {} };
+  private readonly cache: PlatformResources;
   private manifest?: Manifest;
   private buildId?: string;
-  private cacheWrite: Promise<void> = Promise.resolve();
   /** Number of saveEndpoint calls in flight, and the most seen at once (for tests and the bench). */
   inFlight = 0;
   maxInFlight = 0;
 
   constructor(private readonly options: ProvisionerOptions) {
     this.prefix = options.prefix ?? LIVE_PREFIX;
+    this.cache = new PlatformResources(options.root, options.platform.url);
   }
 
   /** Volume name → id of the current manifest's endpoints (resolved by init and applyBuild: docs/volumes.md). */
@@ -110,12 +98,12 @@ export class Provisioner {
     this.volumeIds = await resolveVolumes(this.options.platform, manifest, volumeIds);
     this.manifest = manifest;
     this.buildId = buildId;
-    this.cache = await readResourceCache(this.options.root);
+    await this.cache.load();
     const ids = new Map(existing.map((e) => [e.id, e]));
-    for (const entry of cachedFor(this.cache, this.platformUrl)) {
+    for (const entry of this.cache.entries()) {
       const remote = ids.get(entry.id);
       if (!remote) {
-        dropCached(this.cache, this.platformUrl, entry.endpoint);
+        this.cache.drop(entry.endpoint);
         continue;
       }
       if (!manifest.endpoints[entry.endpoint]) {
@@ -129,7 +117,7 @@ export class Provisioner {
         buildId: entry.buildId ?? remote.buildId ?? undefined,
       });
     }
-    await this.saveCache();
+    await this.cache.save();
   }
 
   /** Endpoints that would be created or changed by `provisionAll` (for the > 5 confirmation). */
@@ -170,8 +158,8 @@ export class Provisioner {
         const remote = await this.save({ ...input, ...(id ? { id } : {}) });
         Object.assign(state, { state: "provisioned", remote: { ...remote, url: remote.url || state.remote?.url || "" }, hash, buildId: this.buildId, error: undefined });
         this.options.logger.info(`${id ? "updated" : "deployed"} ${input.name} (${remote.id}) in ${Math.round(performance.now() - started)} ms`);
-        putCached(this.cache, this.entryFor(name, state));
-        await this.saveCache();
+        this.cache.put(this.entryFor(name, state));
+        await this.cache.save();
         return state.remote!;
       } catch (error) {
         state.state = wasProvisioned && state.remote ? "provisioned" : "failed";
@@ -213,7 +201,7 @@ export class Provisioner {
       updated.push(name);
     });
     const added = Object.keys(manifest.endpoints).filter((name) => !before.has(name));
-    await this.saveCache();
+    await this.cache.save();
     return { updated: updated.sort(), removed: removed.sort(), added: added.sort() };
   }
 
@@ -230,7 +218,7 @@ export class Provisioner {
       state.state = "lazy";
       state.remote = undefined;
     });
-    await this.saveCache();
+    await this.cache.save();
     return deleted.sort();
   }
 
@@ -276,7 +264,7 @@ export class Provisioner {
   private cachedEntry(name: string): CachedResource | undefined {
     const state = this.states.get(name);
     if (state?.remote) return this.entryFor(name, state);
-    return getCached(this.cache, this.platformUrl, name);
+    return this.cache.get(name);
   }
 
   private entryFor(name: string, state: EndpointState): CachedResource {
@@ -306,13 +294,7 @@ export class Provisioner {
 
   private async deleteRemote(name: string, id: string): Promise<void> {
     await this.options.platform.deleteEndpoint(id);
-    dropCached(this.cache, this.platformUrl, name);
+    this.cache.drop(name);
     this.options.logger.info(`deleted ${this.prefix}${name} (${id})`);
-  }
-
-  private saveCache(): Promise<void> {
-    const snapshot = JSON.parse(JSON.stringify(this.cache)) as ResourceCache;
-    this.cacheWrite = this.cacheWrite.catch(() => {}).then(() => writeResourceCache(this.options.root, snapshot));
-    return this.cacheWrite;
   }
 }

@@ -76,6 +76,47 @@ export function cachedFor(cache: ResourceCache, platformUrl: string): CachedReso
   return Object.values(cache.resources).filter((entry) => entry.platformUrl.replace(/\/+$/, "") === base);
 }
 
+/**
+ * One dev server's part of the cache file: the entries of its platform, read when it starts and
+ * written after each change, one write at a time, each of the state when it was asked for.
+ */
+export class PlatformResources {
+  private cache: ResourceCache = emptyCache();
+  private writing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly root: string,
+    private readonly platformUrl: string,
+  ) {}
+
+  async load(): Promise<void> {
+    this.cache = await readResourceCache(this.root);
+  }
+
+  /** This platform's entries. */
+  entries(): CachedResource[] {
+    return cachedFor(this.cache, this.platformUrl);
+  }
+
+  get(endpoint: string): CachedResource | undefined {
+    return getCached(this.cache, this.platformUrl, endpoint);
+  }
+
+  put(entry: CachedResource): void {
+    putCached(this.cache, entry);
+  }
+
+  drop(endpoint: string): void {
+    dropCached(this.cache, this.platformUrl, endpoint);
+  }
+
+  save(): Promise<void> {
+    const snapshot = JSON.parse(JSON.stringify(this.cache)) as ResourceCache;
+    this.writing = this.writing.catch(() => {}).then(() => writeResourceCache(this.root, snapshot));
+    return this.writing;
+  }
+}
+
 /** JSON with sorted keys: the same configuration always hashes the same. */
 export function stableStringify(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(stableStringify).join(",")}]`;

@@ -9,12 +9,8 @@
 import type { H3Event } from "h3";
 import { errors } from "../../core/errors.ts";
 import { lbAnswerResponse } from "./responses.ts";
+import { LIVE_PROXY_PREFIX } from "../live-proxy-url.ts";
 import type { DevRoutesState } from "./state.ts";
-
-export const LIVE_PROXY_PREFIX = "/_svc/live";
-
-/** The URL recorded for an endpoint that is not deployed yet. */
-export const liveProxyUrl = (devUrl: string, endpoint: string) => `${devUrl.replace(/\/+$/, "")}${LIVE_PROXY_PREFIX}/${encodeURIComponent(endpoint)}`;
 
 export async function handleLiveProxy(state: DevRoutesState, event: H3Event): Promise<Response> {
   const [endpoint = "", ...rest] = event.url.pathname.slice(LIVE_PROXY_PREFIX.length + 1).split("/");

@@ -2,12 +2,12 @@
  * The platform side of the dev routes (DevRoutesState): deploy an endpoint when a route first
  * needs it, then runsync, status and load-balanced requests on its platform URL.
  */
-import type { PlatformClient } from "../../core/client/index.ts";
-import type { Logger } from "../../core/logger.ts";
-import type { CurrentBuild } from "../current-build.ts";
-import type { Provisioner } from "../provisioning/provisioner.ts";
-import type { Job } from "./input.ts";
-import { createDevApp, type DevRoutesState, type RemoteRef } from "./routes.ts";
+import type { PlatformClient } from "../core/client/index.ts";
+import type { Logger } from "../core/logger.ts";
+import type { CurrentBuild } from "./current-build.ts";
+import type { Provisioner } from "./provisioning/provisioner.ts";
+import type { Job } from "./routes/input.ts";
+import { createDevApp, type DevRoutesState, type RemoteRef } from "./routes/routes.ts";
 
 export interface PlatformCallsOptions {
   client: PlatformClient;
