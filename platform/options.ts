@@ -1,8 +1,6 @@
 /** Options of one embedded platform, with the hosted platform's numbers as defaults. */
-import type { GpuMachine } from "./workers/gpu-assign.ts";
-import { capsFromEnv, type WorkerLimitCaps } from "./workers/flavours.ts";
-import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./api/connection-caps.ts";
-import { DEFAULT_LOG_RATE, type LogRate } from "./workers/log-rate.ts";
+import type { GpuMachine } from "./gpu-machine.ts";
+import { capsFromEnv, DEFAULT_CONNECTION_LIMITS, DEFAULT_LOG_RATE, type ConnectionLimits, type LogRate, type WorkerLimitCaps } from "./limit-options.ts";
 import { workersFromEnv, type WorkersOption } from "./workers-option.ts";
 import { errors } from "../core/errors.ts";
 

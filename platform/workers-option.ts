@@ -3,7 +3,6 @@
  * cluster (docs/platform.md, "Workers on a Ray cluster"). Light on purpose: `svc platform start`
  * checks the flags through platform/local.ts before it loads any server.
  */
-import type { RayBackendOptions } from "./workers/backends/ray.ts";
 import { errors } from "../core/errors.ts";
 
 export type WorkersOption = { backend: "local" } | ({ backend: "ray" } & RayBackendOptions);
@@ -21,4 +20,19 @@ export function workersFromEnv(env: NodeJS.ProcessEnv = process.env): WorkersOpt
   if (!address) throw errors.CLI_USAGE("--workers ray needs the Ray head's dashboard URL: --ray-address http://<head>:8265 (or SVC_RAY_ADDRESS).", "platform");
   const opt = (name: string) => env[name]?.trim() || undefined;
   return { backend: "ray", address, platformUrl: opt("SVC_RAY_PLATFORM_URL"), volumesRoot: opt("SVC_RAY_VOLUMES"), launcher: opt("SVC_RAY_LAUNCHER"), nodeDir: opt("SVC_NODE_DIR") };
+}
+
+export interface RayBackendOptions {
+  /** The Ray head's dashboard (Jobs API), e.g. http://head:8265. */
+  address: string;
+  /** The platform's URL as the Ray nodes reach it (default: the URL it listens on). */
+  platformUrl?: string;
+  /** The job's entrypoint (default: this Node and this svc's `worker launch`: nodes with the same install). */
+  launcher?: string;
+  /** Where every node sees the platform's volumes folder (an operator-mounted shared path), if any. */
+  volumesRoot?: string;
+  /** Where the launcher keeps artifacts and unpacked builds on a node (default: its temp folder). */
+  nodeDir?: string;
+  /** How often each job's status is read. */
+  pollMs?: number;
 }

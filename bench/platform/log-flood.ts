@@ -9,7 +9,7 @@ import { EventEmitter } from "node:events";
 import { captureWorkerOutput } from "../../platform/workers/worker-logs.ts";
 import { openDb } from "../../platform/store/db.ts";
 import { createLogsRepo, DEFAULT_LOG_CHARS } from "../../platform/store/logs.ts";
-import { DEFAULT_LOG_RATE } from "../../platform/workers/log-rate.ts";
+import { DEFAULT_LOG_RATE } from "../../platform/limit-options.ts";
 
 const MB = 64;
 const block = ("x".repeat(99) + "\n").repeat(1000);

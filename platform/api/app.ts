@@ -5,7 +5,7 @@ import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import type { ResolverHooks } from "../graphql/resolvers.ts";
 import { digestMatches, secretDigest } from "../_ids.ts";
-import { createLbProxy } from "../workers/lb-proxy.ts";
+import { createLbProxy } from "./lb-proxy.ts";
 import { errorReply, json, onRouteError, presentedKey } from "./_http.ts";
 import { registerQueueRoutes } from "./queue-routes.ts";
 import { registerWorkerRoutes } from "./worker-routes.ts";

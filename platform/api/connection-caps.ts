@@ -13,20 +13,8 @@ import { readFileSync } from "node:fs";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { errors } from "../../core/errors.ts";
+import type { ConnectionLimits } from "../limit-options.ts";
 import { errorReply } from "./_http.ts";
-
-export interface ConnectionLimits {
-  /** Open connections over all servers (kept under the descriptor limit, with room for the platform's files). */
-  total: number;
-  /** Per key (a user's tools, or one app's workers calling the API). */
-  perClient: number;
-  /** Per worker on its own routes (`/v2/_worker/<id>/...`). */
-  perWorker: number;
-  /** A connection that sent no request within this is closed. */
-  firstRequestMs: number;
-}
-
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { total: 16_384, perClient: 1024, perWorker: 256, firstRequestMs: 10_000 };
 /** Descriptors kept for the platform's own files, pipes and workers beside its connections. */
 const RESERVED_DESCRIPTORS = 2048;
 

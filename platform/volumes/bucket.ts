@@ -2,21 +2,27 @@
 import { createHash, randomBytes } from "node:crypto";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import type { PlatformContext } from "../context.ts";
-import type { ObjectRecord, VolumeRecord } from "../store/index.ts";
+import type { ResolvedOptions } from "../options.ts";
+import type { ObjectRecord, Store, VolumeRecord } from "../store/index.ts";
 import { stagingDir, uploadDir, usedBytes, volumeDir } from "./paths.ts";
 import { s3Errors } from "./s3-error.ts";
 
 /** A volume's size is in decimal GB, as the hosted platform counts them. */
 export const GB = 1_000_000_000;
 
+/** What the S3 API reads of the platform: the store, the state folder and the log. */
+export interface VolumesContext {
+  store: Store;
+  options: Pick<ResolvedOptions, "dataDir" | "log">;
+}
+
 export interface Bucket {
-  ctx: PlatformContext;
+  ctx: VolumesContext;
   volume: VolumeRecord;
   root: string;
 }
 
-export const bucketOf = (ctx: PlatformContext, volume: VolumeRecord): Bucket => ({ ctx, volume, root: volumeDir(ctx.options.dataDir, volume.id) });
+export const bucketOf = (ctx: VolumesContext, volume: VolumeRecord): Bucket => ({ ctx, volume, root: volumeDir(ctx.options.dataDir, volume.id) });
 
 /** A fresh file name in the staging folder (same file system as the volumes: a rename moves it in). */
 export const stagingFile = (b: Bucket, what: string) => join(stagingDir(b.ctx.options.dataDir), `${what}-${randomBytes(8).toString("hex")}`);

@@ -7,10 +7,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createHash } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import type { PlatformContext } from "../context.ts";
 import { verify, type SignedRequest, type Verified } from "./sigv4.ts";
 import { s3Credentials } from "./credentials.ts";
-import { bucketOf, type Bucket } from "./bucket.ts";
+import { bucketOf, type Bucket, type VolumesContext } from "./bucket.ts";
 import { stagingDir } from "./paths.ts";
 import { S3Error, s3Errors } from "./s3-error.ts";
 import { isoDate, sendEmpty, sendError, sendXml } from "./s3-reply.ts";
@@ -59,7 +58,7 @@ export interface S3Api {
   handle(req: IncomingMessage, res: ServerResponse): void;
 }
 
-export function createS3Api(ctx: PlatformContext): S3Api {
+export function createS3Api(ctx: VolumesContext): S3Api {
   mkdirSync(stagingDir(ctx.options.dataDir), { recursive: true, mode: 0o700 });
   const credentials = s3Credentials(ctx.store);
   const secretFor = (id: string) => (id === credentials.accessKeyId ? credentials.secretAccessKey : undefined);

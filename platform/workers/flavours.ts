@@ -6,6 +6,7 @@
  * (./cgroups.ts) and the sandbox's /tmp (./sandbox.ts) enforce them. docs/platform.md, "Resources".
  */
 import { cpus, totalmem } from "node:os";
+import type { WorkerLimitCaps } from "../limit-options.ts";
 import type { EndpointRecord } from "../store/index.ts";
 
 const GB = 1024 ** 3;
@@ -39,12 +40,6 @@ export interface WorkerLimits {
   tmpBytes: number;
 }
 
-/** The platform's settings over every worker's limits (PlatformOptions.workerLimits; SVC_WORKER_MEMORY_MB, SVC_WORKER_PIDS): memory at most this, pids this many. */
-export interface WorkerLimitCaps {
-  memoryMb?: number;
-  pids?: number;
-}
-
 export interface HostSize {
   memoryBytes: number;
   cpus: number;
@@ -52,14 +47,6 @@ export interface HostSize {
 }
 
 export const hostSize = (gpus = 0): HostSize => ({ memoryBytes: totalmem(), cpus: cpus().length, gpus });
-
-const positive = (text: string | undefined): number | undefined => {
-  const n = Number(text?.trim());
-  return text && Number.isFinite(n) && n > 0 ? n : undefined;
-};
-
-/** The caps from the environment (what a detached platform inherits). */
-export const capsFromEnv = (env: NodeJS.ProcessEnv = process.env): WorkerLimitCaps => ({ memoryMb: positive(env.SVC_WORKER_MEMORY_MB), pids: positive(env.SVC_WORKER_PIDS) });
 
 /** The size a CPU flavour's name says (`cpu3c-2-4`, or any `<name>-<vCPUs>-<GB>`); undefined for a name of no size. */
 export function cpuFlavourSize(name: string): { vcpus: number; memoryGb: number } | undefined {

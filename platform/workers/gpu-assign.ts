@@ -8,7 +8,8 @@
  */
 import { errors, type SvcError } from "../../core/errors.ts";
 import type { EndpointRecord } from "../store/index.ts";
-import { cudaVisibleDevices, deviceNodes, queryDriverLibraryDirs, queryGpus, type GpuDevice } from "./gpus.ts";
+import type { GpuDevice, GpuMachine } from "../gpu-machine.ts";
+import { cudaVisibleDevices, deviceNodes, queryDriverLibraryDirs, queryGpus } from "./gpus.ts";
 import { GpuPool } from "./gpu-pool.ts";
 
 /** What a worker holding GPUs gets (ImageEnvironments.launch puts it in the sandbox and the env). */
@@ -19,13 +20,6 @@ export interface GpuGrant {
   /** Folders of the driver's libraries: bound read-only where the sandbox does not show them, and on LD_LIBRARY_PATH. */
   libraryDirs: string[];
   env: { CUDA_VISIBLE_DEVICES: string };
-}
-
-/** The machine's side (a fake in tests: no GPU can exist on the test machines). */
-export interface GpuMachine {
-  gpus(): Promise<GpuDevice[]>;
-  libraryDirs(): Promise<string[]>;
-  exists?(path: string): boolean;
 }
 
 const HOST_MACHINE: GpuMachine = { gpus: () => queryGpus(), libraryDirs: queryDriverLibraryDirs };

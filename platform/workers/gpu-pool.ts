@@ -5,7 +5,7 @@
  * waits, and so do the ones after it (a 2-GPU worker is not starved by 1-GPU ones); a release serves
  * the waiting ones in order. docs/platform.md, "GPUs".
  */
-import type { GpuDevice } from "./gpus.ts";
+import type { GpuDevice } from "../gpu-machine.ts";
 
 export interface GpuRequest {
   workerId: string;

@@ -7,14 +7,7 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname } from "node:path";
-
-export interface GpuDevice {
-  /** nvidia-smi's index: the N of /dev/nvidia<N>. */
-  index: number;
-  uuid: string;
-  name: string;
-  memoryMiB: number;
-}
+import type { GpuDevice } from "../gpu-machine.ts";
 
 /** What the platform asks nvidia-smi (one line per GPU, no header). */
 const NVIDIA_SMI_QUERY = ["--query-gpu=index,uuid,name,memory.total", "--format=csv,noheader"];

@@ -5,16 +5,8 @@
  * from a timer, or at the worker's exit), so a reader of `svc logs` sees the gap. A function writing 10 GB of logs then costs the platform the
  * reading of its pipe, not a database of it. docs/platform.md, "Worker logs".
  */
+import type { LogRate } from "../limit-options.ts";
 import { formatBytes } from "./flavours.ts";
-
-export interface LogRate {
-  /** Characters per second a worker's lines may average. */
-  perSecond: number;
-  /** Characters it may write at once above that. */
-  burst: number;
-}
-
-export const DEFAULT_LOG_RATE: LogRate = { perSecond: 1024 * 1024, burst: 8 * 1024 * 1024 };
 
 export class LogBudget {
   private tokens: number;

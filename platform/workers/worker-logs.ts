@@ -7,7 +7,8 @@
 import type { ChildProcess } from "node:child_process";
 import type { Readable } from "node:stream";
 import { CUT_MARKER, MAX_LOG_LINE } from "../store/logs.ts";
-import { LogBudget, type LogRate } from "./log-rate.ts";
+import type { LogRate } from "../limit-options.ts";
+import { LogBudget } from "./log-rate.ts";
 import type { WorkerInfo } from "./worker-info.ts";
 
 /** A worker's last lines kept in memory: why it exited, when it exits before it is ready. */

@@ -7,7 +7,8 @@
 import { errors } from "../../core/errors.ts";
 import type { EndpointRecord } from "../store/index.ts";
 import { detectCgroups, removeOwnCgroups, removeStaleCgroups, WorkerCgroup, type CgroupSupport, type Controller } from "./cgroups.ts";
-import { formatBytes, hostSize, workerLimits, type WorkerLimitCaps, type WorkerLimits } from "./flavours.ts";
+import type { WorkerLimitCaps } from "../limit-options.ts";
+import { formatBytes, hostSize, workerLimits, type WorkerLimits } from "./flavours.ts";
 
 /** What a worker's limits are and which of them hold here (/health, `svc platform status`). */
 export interface LimitsView extends WorkerLimits {

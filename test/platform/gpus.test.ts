@@ -14,9 +14,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bwrapArgs } from "../../platform/workers/sandbox.ts";
-import { deviceNodes, driverLibraryDirs, parseNvidiaSmi, visibleGpus, type GpuDevice } from "../../platform/workers/gpus.ts";
+import type { GpuDevice, GpuMachine } from "../../platform/gpu-machine.ts";
+import { deviceNodes, driverLibraryDirs, parseNvidiaSmi, visibleGpus } from "../../platform/workers/gpus.ts";
 import { ImageEnvironments } from "../../platform/workers/image-env.ts";
-import { CPU_ONLY_MESSAGE, gpuEnv, SHARE_GPUS_ENV, WorkerGpus, type GpuMachine } from "../../platform/workers/gpu-assign.ts";
+import { CPU_ONLY_MESSAGE, gpuEnv, SHARE_GPUS_ENV, WorkerGpus } from "../../platform/workers/gpu-assign.ts";
 import { firstCudaPython } from "../../platform/workers/interpreter.ts";
 import { formatGpuStatus } from "../../cli/commands/_gpu-status.ts";
 

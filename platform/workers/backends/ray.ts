@@ -13,26 +13,12 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { EndpointRecord } from "../../store/index.ts";
+import type { RayBackendOptions } from "../../workers-option.ts";
 import type { WorkerInfo } from "../worker-info.ts";
 import type { ClusterView, RemoteHooks, RemoteLaunch, RemoteRun, RemoteWorkers } from "./backend.ts";
 import { RAY_FINAL, RayJobsApi, type RayJob, type RayNode } from "./ray-jobs.ts";
 import { flavourResources, type WorkerResources } from "./resources.ts";
 import { sha256Hex } from "../../_ids.ts";
-
-export interface RayBackendOptions {
-  /** The Ray head's dashboard (Jobs API), e.g. http://head:8265. */
-  address: string;
-  /** The platform's URL as the Ray nodes reach it (default: the URL it listens on). */
-  platformUrl?: string;
-  /** The job's entrypoint (default: this Node and this svc's `worker launch`: nodes with the same install). */
-  launcher?: string;
-  /** Where every node sees the platform's volumes folder (an operator-mounted shared path), if any. */
-  volumesRoot?: string;
-  /** Where the launcher keeps artifacts and unpacked builds on a node (default: its temp folder). */
-  nodeDir?: string;
-  /** How often each job's status is read. */
-  pollMs?: number;
-}
 
 /** How long a job may stay PENDING (runtime env, scheduling) before it counts as not placed. */
 const PLACE_GRACE_MS = 2000;

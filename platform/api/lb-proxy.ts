@@ -9,8 +9,8 @@ import { Readable } from "node:stream";
 import { request } from "undici";
 import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
-import type { WorkerInfo } from "./worker-info.ts";
-import { lbTarget } from "./lb-target.ts";
+import type { WorkerInfo } from "../workers/worker-info.ts";
+import { lbTarget } from "../workers/lb-target.ts";
 
 const HOP_BY_HOP = new Set([
   "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "authorization",
