@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import type { EndpointRecord } from "../store/index.ts";
-import { manifestEndpointFor } from "../workers/_target.ts";
+import { manifestEndpointFor } from "../workers/target.ts";
 import { nameSchema, parseInput } from "./inputs.ts";
 import { mustApp, mustBuild, mustEnvironment } from "./_lookup.ts";
 import { removeEndpoint, type ResolverHooks } from "./endpoints.ts";

@@ -4,7 +4,7 @@ import { parseManifest } from "../../core/manifest.ts";
 import type { PlatformContext } from "../context.ts";
 import { newSecret, sha256Hex } from "../_ids.ts";
 import type { KeyScope } from "../worker-keys.ts";
-import { ARTIFACT_ROUTE } from "../api/uploads.ts";
+import { ARTIFACT_ROUTE } from "../artifacts/receive.ts";
 import { sha256Schema, uploadSizeSchema, urlsSchema, parseInput } from "./inputs.ts";
 import { mustApp, mustBuild, safeJson } from "./_lookup.ts";
 import { iso, type Views } from "./views.ts";

@@ -19,7 +19,7 @@ import { volumeEnv, VOLUME_MOUNT_PATH } from "../volumes/mount.ts";
 import { bwrapArgs, bwrapUsable, SANDBOX_APP_DIR, sandboxUser, spawnBwrap, type SandboxUser } from "./sandbox.ts";
 import { writeSandboxEtc } from "./sandbox-etc.ts";
 import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
-import { sharedAttempt } from "./_shared-attempt.ts";
+import { sharedAttempt } from "../_shared-attempt.ts";
 import { gpuEnv, type GpuGrant } from "./gpu-assign.ts";
 import { egressAvailable, NetnsPool } from "./sandbox-egress.ts";
 import { channelArgs, channelEnv, netnsUsable, openChannel, type WorkerChannel } from "./worker-channel.ts";

@@ -10,7 +10,7 @@ import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
 import { freePort } from "../_free-port.ts";
 import { newId, sha256Hex, secretDigest } from "../_ids.ts";
-import type { WorkerTarget } from "./_target.ts";
+import type { WorkerTarget } from "./target.ts";
 import type { WorkerInfo } from "./worker-info.ts";
 
 /** Platform variables a user's env may not override. */

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { BuildUnpacker, checkArtifact, unpackArtifact } from "../../platform/workers/unpack.ts";
+import { BuildUnpacker, checkArtifact, unpackArtifact } from "../../platform/artifacts/unpack.ts";
 import { tempDir } from "./_support.ts";
 import { rawHeader, rawTar, zeroBomb, type RawEntry } from "./_raw-tar.ts";
 

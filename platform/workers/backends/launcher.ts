@@ -17,7 +17,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { request } from "undici";
 import { errors } from "../../../core/errors.ts";
-import { BuildUnpacker } from "../unpack.ts";
+import { BuildUnpacker } from "../../artifacts/unpack.ts";
 import { ImageEnvironments, spawnLaunch } from "../image-env.ts";
 import { defaultPythonForImage } from "../interpreter.ts";
 import { deviceNodes, queryDriverLibraryDirs, queryGpus } from "../gpus.ts";

@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import type { EndpointRecord } from "../../store/index.ts";
 import type { WorkerInfo } from "../worker-info.ts";
-import { resolveWorkerTarget } from "../_target.ts";
+import { resolveWorkerTarget } from "../target.ts";
 import { workerEnv, type WorkerEnvDeps } from "../worker-process.ts";
 import type { RemoteLaunch } from "./backend.ts";
 import type { Store } from "../../store/index.ts";

@@ -16,7 +16,7 @@ import { createGunzip } from "node:zlib";
 import { errors, isSvcError, SvcError } from "../../core/errors.ts";
 import { formatBytes } from "../../core/format-bytes.ts";
 import { DEFAULT_MAX_ARTIFACT_BYTES } from "../../core/config.ts";
-import { sharedAttempt } from "./_shared-attempt.ts";
+import { sharedAttempt } from "../_shared-attempt.ts";
 
 const FILE_TYPES = new Set(["File", "OldFile", "ContiguousFile"]);
 
