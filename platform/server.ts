@@ -12,7 +12,7 @@ import { errors } from "../core/errors.ts";
 import { resolveOptions, type PlatformOptions } from "./options.ts";
 import { ensureApiKey, DB_FILE, API_KEY_FILE } from "./state-dir.ts";
 import { createStore } from "./store/index.ts";
-import { JobQueue, PRUNE_CHUNK } from "./queue/queue.ts";
+import { JobQueue } from "./queue/queue.ts";
 import { createWebhookSender } from "./queue/webhooks.ts";
 import { createScheduler } from "./queue/scheduler.ts";
 import { statusBody } from "./queue/views.ts";
@@ -20,15 +20,14 @@ import { Supervisor } from "./workers/supervisor.ts";
 import { Autoscaler } from "./workers/autoscaler.ts";
 import { platformSocketPath, runDir } from "./workers/worker-channel.ts";
 import { createApi } from "./api/app.ts";
-import { sweepFiles } from "./api/files.ts";
 import { createS3Api } from "./volumes/s3-handler.ts";
 import { createShellRoute, type ShellRoute } from "./api/shell-route.ts";
-import { sweepUploads } from "./volumes/multipart.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
 import { createSecrets } from "./secrets.ts";
 import { connectRay } from "./workers/backends/ray.ts";
 import type { PlatformContext } from "./context.ts";
+import { startSweep } from "./sweep.ts";
 
 export interface RunningPlatform {
   /** `http://127.0.0.1:<port>` */
@@ -225,46 +224,4 @@ async function listenChannel(server: Server, dataDir: string, log: (line: string
     log(`sandboxed workers keep the host's network: no worker socket at ${path} (${(error as Error).message})`);
     return undefined;
   }
-}
-
-/** Background work every sweep interval: timeouts and expiry, schedules, liveness, retention, log batches, connections, files. */
-function startSweep(ctx: PlatformContext, closing: () => boolean, caps: ConnectionCaps): NodeJS.Timeout {
-  const { queue, supervisor, store, options } = ctx;
-  /** Expired jobs go PRUNE_CHUNK at a time, requests answered in between (one delete of thousands stalled them). */
-  const pruneExpired = (now: number): void => {
-    if (closing()) return;
-    try {
-      if (queue.prune(now, PRUNE_CHUNK) === PRUNE_CHUNK) setImmediate(() => pruneExpired(now));
-    } catch (error) {
-      options.log(`pruning expired jobs failed: ${(error as Error).stack ?? error}`);
-    }
-  };
-
-  let sweeping = false;
-  let ticks = 0;
-  const sweep = setInterval(() => {
-    if (sweeping) return;
-    sweeping = true;
-    try {
-      const now = Date.now();
-      queue.sweep(now);
-      if (!closing()) ctx.scheduler.tick(now); // scheduled endpoints' due slots; none while stopping: no worker would take them (docs/platform.md, "Schedules")
-      supervisor.sweep(now);
-      caps.sweep(now);
-      pruneExpired(now);
-      store.logs.flush(now); // lines go on their own timer; this applies the retention when due
-      if (ticks++ % 5 === 0) store.builds.pruneUploads(now);
-      if (ticks % 60 === 0) {
-        void sweepFiles(ctx, now).catch((error) => options.log(`file sweep failed: ${(error as Error).message}`));
-        void sweepUploads(ctx, now).catch((error) => options.log(`volume upload sweep failed: ${(error as Error).message}`));
-        store.workers.prune(now - 24 * 3600_000);
-      }
-    } catch (error) {
-      options.log(`sweep failed: ${(error as Error).stack ?? error}`);
-    } finally {
-      sweeping = false;
-    }
-  }, options.sweepIntervalMs);
-  sweep.unref();
-  return sweep;
 }
