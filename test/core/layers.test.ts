@@ -9,7 +9,7 @@
  *   types is a loop a reader must hold in their head as well).
  */
 import { readdirSync, readFileSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
@@ -25,6 +25,8 @@ const LAYERS: Record<string, readonly string[]> = {
   cli: ["core", "plugins", "platform", "dev"],
 };
 const FOLDERS = Object.keys(LAYERS);
+/** The folders whose rooms are held to one-way imports among themselves (docs/architecture.md, "Layers"). */
+const ROOM_FOLDERS = ["plugins", "platform", "dev"];
 
 /** The modules of each folder that other folders may import (repository-relative). */
 const PUBLIC: Record<string, RegExp> = {
@@ -154,5 +156,34 @@ describe("layers", () => {
     const graph = importGraph();
     expect(graph.size).toBeGreaterThan(100);
     expect(cycles(graph)).toEqual([]);
+  });
+
+  // Inside a folder too: its rooms (the files and sub-folders right under it) import one way, and no
+  // room reaches into another room's private `_*.ts` (a folder's own top-level `_*.ts` serves all its rooms).
+  for (const folder of ROOM_FOLDERS) {
+    it(`${folder}/'s rooms import one way, and none reaches another room's private modules`, () => {
+      const roomOf = (path: string) => path.split("/").slice(0, 2).join("/");
+      const rooms = new Map<string, Set<string>>();
+      const privateReaches: string[] = [];
+      for (const [from, targets] of importGraph()) {
+        if (folderOf(from) !== folder) continue;
+        for (const to of targets.filter((t) => folderOf(t) === folder && roomOf(t) !== roomOf(from))) {
+          for (const room of [roomOf(from), roomOf(to)]) if (!rooms.has(room)) rooms.set(room, new Set());
+          rooms.get(roomOf(from))!.add(roomOf(to));
+          if (to.split("/").length > 2 && basename(to).startsWith("_")) privateReaches.push(`${from} -> ${to}`);
+        }
+      }
+      expect(cycles(new Map([...rooms].map(([room, to]) => [room, [...to]])))).toEqual([]);
+      expect(privateReaches).toEqual([]);
+    });
+  }
+
+  it("a plugin imports no other plugin: they share core and plugins/'s own `_*` modules (plugins/index.ts lists them all)", () => {
+    const isPlugin = (path: string) => /^plugins\/(?!_|index\.ts$)[\w-]+/.test(path);
+    const room = (path: string) => path.split("/")[1]!;
+    const crossings = [...importGraph()].flatMap(([from, targets]) =>
+      isPlugin(from) ? targets.filter((to) => isPlugin(to) && room(to) !== room(from)).map((to) => `${from} -> ${to}`) : [],
+    );
+    expect(crossings).toEqual([]);
   });
 });
