@@ -24,6 +24,8 @@ import { sweepFiles } from "./api/files.ts";
 import { createS3Api } from "./volumes/s3-handler.ts";
 import { createShellRoute, type ShellRoute } from "./api/shell-route.ts";
 import { sweepUploads } from "./volumes/multipart.ts";
+import { mountDisks, unmountDisks } from "./volumes/volume-disk.ts";
+import { volumeDir } from "./volumes/paths.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
 import { createSecrets } from "./secrets.ts";
@@ -72,6 +74,8 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const apiKeyHash = sha256Hex(key.apiKey);
   store.meta.set("api_key_hash", apiKeyHash);
 
+  const volumesAt = () => store.volumes.list().map((v) => ({ id: v.id, sizeGb: v.sizeGb, dir: volumeDir(options.dataDir, v.id) }));
+  await mountDisks(options.dataDir, volumesAt(), options.log); // before any worker binds a volume's folder
   const queue = new JobQueue(store.jobs, { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs });
   const webhooks = createWebhookSender({ retries: options.webhookRetries, delayMs: options.webhookRetryDelayMs, log: options.log });
   const address = { baseUrl: "", workerSocket: undefined as string | undefined, channelSocket: undefined as string | undefined };
@@ -122,6 +126,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
         await supervisor.close();
         webhooks.close();
         await closed;
+        await unmountDisks(volumesAt(), options.log);
         store.close();
       })();
       return closing;
