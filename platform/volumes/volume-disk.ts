@@ -9,7 +9,7 @@
  */
 import { execFile } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { chmod, mkdir, open, rm, stat } from "node:fs/promises";
+import { chmod, mkdir, open, rm, rmdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 
@@ -46,6 +46,7 @@ async function mountImage(image: string, dir: string): Promise<void> {
   // nosuid,nodev: a worker's files on the volume are data, never a way to a device or root.
   await run("mount", ["-t", "ext4", "-o", "loop,nosuid,nodev", image, dir]);
   await chmod(dir, 0o777); // the workers that mount it may run as another user than the platform
+  await rmdir(join(dir, "lost+found")).catch(() => undefined); // not the volume's: e2fsck makes it again when needed
 }
 
 /** Makes a volume's image of `sizeGb` and mounts it at `dir`. */

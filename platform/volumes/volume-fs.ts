@@ -202,7 +202,7 @@ export async function moveInto(staged: string, dir: FileHandle, name: string, to
     const target = await open(inFolder(dir, fresh), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, 0o644);
     try {
       for await (const chunk of createReadStream(staged)) await target.write(chunk as Buffer);
-      await target.utimes(info.atime, info.mtime);
+      await target.utimes(info.atimeMs / 1000, info.mtimeMs / 1000); // seconds as numbers: a Date would round away the ms fraction
     } finally {
       await target.close();
     }
