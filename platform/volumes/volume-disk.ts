@@ -12,9 +12,9 @@ import { existsSync, statSync } from "node:fs";
 import { chmod, mkdir, open, rm, rmdir, stat } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { GB } from "./bucket.ts"; // decimal, as the S3 API counts a volume's size
 
 const run = promisify(execFile);
-const GB = 1024 ** 3;
 
 export const diskImage = (dataDir: string, id: string) => join(dataDir, "volume-disks", `${id}.ext4`);
 

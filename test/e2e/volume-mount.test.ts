@@ -83,7 +83,7 @@ describe("endpoints with a network volume", { timeout: 180_000 }, () => {
 
   it.skipIf(!diskSupport().ok)("holds the volume's size for a worker writing through the mount, and grows it in place", async () => {
     const filler = (await client.getApp("volume-app"))!.environments[0]!.endpoints.find((e) => e.name === "filler")!;
-    const GB = 1024 ** 3;
+    const GB = 1e9; // a volume's size is in decimal GB (docs/volumes.md)
     const first = await client.runsync(filler.id, { name: "big.bin", mb: 1100 }, { timeoutMs: 120_000 });
     expect(first.output, JSON.stringify(first)).toMatchObject({ stopped_by: "ENOSPC" });
     expect((first.output as { written: number }).written).toBeLessThan(GB);
@@ -92,6 +92,7 @@ describe("endpoints with a network volume", { timeout: 180_000 }, () => {
     const { used, volume } = JSON.parse(got.stdout) as { used: number; volume: { id: string; size: number } };
     expect(used).toBeGreaterThan(0.9 * GB); // what the worker wrote before the size stopped it
     expect(used).toBeLessThanOrEqual(volume.size * GB);
+    console.log(`a 1 GB volume took ${used} bytes through the mount before ENOSPC`);
 
     await gqlOk(platform, "mutation($input: UpdateNetworkVolumeInput!) { updateNetworkVolume(input: $input) { id size } }", { input: { id: volume.id, size: 2 } });
     const again = await client.runsync(filler.id, { name: "big.bin", mb: 1100 }, { timeoutMs: 120_000 });
