@@ -334,12 +334,12 @@ export const errors = {
   WORKER_OUT_OF_MEMORY: (limit: string, flavour: string) =>
     new SvcError("WORKER_OUT_OF_MEMORY", `The worker ran out of memory: it is limited to ${limit} (its flavour ${flavour}; its /tmp counts in it), and the kernel ended it. The job failed and the worker was replaced.`, {
       status: 500,
-      remedy: "Use less memory at once (smaller batches, stream files instead of reading them whole, keep less in /tmp), or give the endpoint a larger flavour (cpu=\"cpu3g-2-8\", a larger cpu3c-*, or a GPU type); docs/platform.md, \"Resources\", lists each flavour's memory.",
+      remedy: `Use less memory at once (smaller batches, stream files instead of reading them whole, keep less in /tmp), or give the endpoint a larger flavour (cpu="cpu3g-2-8", a larger cpu3c-*, or a GPU type); ${docRef("platform.md", "Resources")} lists each flavour's memory.`,
     }),
   GRAPHQL_TOO_COSTLY: (what: string, value: string, limit: string) =>
     new SvcError("GRAPHQL_TOO_COSTLY", `The GraphQL request is over the platform's ${what} limit (${value}; the limit is ${limit}); nothing of it ran.`, {
       status: 400,
-      remedy: "Ask for less in one request: split it into several (fewer fields, aliases or levels each), or page through lists (docs/platform.md, \"Limits\").",
+      remedy: `Ask for less in one request: split it into several (fewer fields, aliases or levels each), or page through lists (${docRef("platform.md", "Limits")}).`,
     }),
   CONNECTION_LIMIT: (limit: number, who: "worker" | "client") =>
     new SvcError("CONNECTION_LIMIT", `Too many connections from this ${who}: the platform keeps at most ${limit} open per ${who === "worker" ? "worker" : "key"}, and closed this one.`, {

@@ -55,7 +55,8 @@ export function createProgress(label: string, total: number, out: ProgressOutput
     if (total > 0) {
       const share = Math.min(1, done / total);
       const rate = seconds > 0 ? (done - skipped) / seconds : 0;
-      const eta = rate > 0 ? (total - done) / rate : Number.POSITIVE_INFINITY;
+      // done can pass an estimated total (a tar stream's headers and padding): never a negative ETA
+      const eta = rate > 0 ? Math.max(0, total - done) / rate : Number.POSITIVE_INFINITY;
       const filled = Math.round(share * BAR_WIDTH);
       text += ` [${"#".repeat(filled)}${"-".repeat(BAR_WIDTH - filled)}] ${Math.floor(share * 100)}% ${formatBytes(done)}/${formatBytes(total)} ${formatBytes(rate)}/s ETA ${clock(eta)}`;
     } else text += ` ${clock(seconds)}`;

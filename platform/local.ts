@@ -7,4 +7,4 @@
 export { ensureLocalPlatform, platformAnswers, runningPlatform, startDetached } from "./ensure.ts";
 export { API_KEY_FILE, isAlive, platformDir, readApiKey, readState, removeState, writeState } from "./state-dir.ts";
 // Reads SVC_WORKERS / SVC_RAY_ADDRESS so `svc platform start` checks them before it starts anything.
-export { workersFromEnv } from "./options.ts";
+export { workersFromEnv } from "./workers-option.ts";

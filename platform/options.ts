@@ -3,11 +3,12 @@ import type { GpuMachine } from "./workers/gpu-assign.ts";
 import { capsFromEnv, type WorkerLimitCaps } from "./workers/flavours.ts";
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from "./api/connection-caps.ts";
 import { DEFAULT_LOG_RATE, type LogRate } from "./workers/log-rate.ts";
-import type { RayBackendOptions } from "./workers/backends/ray.ts";
+import { workersFromEnv, type WorkersOption } from "./workers-option.ts";
 import { errors } from "../core/errors.ts";
 
+export type { WorkersOption };
+
 /** Where workers run: processes on this machine (default), or Ray jobs on a cluster (docs/platform.md, "Workers on a Ray cluster"). */
-export type WorkersOption = { backend: "local" } | ({ backend: "ray" } & RayBackendOptions);
 
 export interface RateLimit {
   /** Requests per window. */
@@ -100,20 +101,6 @@ export const HOSTED_RATE_LIMITS: RateLimits = {
 /** `SVC_PLATFORM_RATE_LIMITS=off` (what `svc platform start --no-rate-limits` sets) turns the limits off. */
 export const rateLimitsOff = (env: NodeJS.ProcessEnv = process.env): boolean => /^(off|false|0|no)$/i.test(env.SVC_PLATFORM_RATE_LIMITS?.trim() ?? "");
 
-/**
- * The env form of `--workers ray --ray-address <url>` (what `svc platform start` sets, so that a
- * detached platform inherits it): SVC_WORKERS=ray, SVC_RAY_ADDRESS, and optionally
- * SVC_RAY_PLATFORM_URL, SVC_RAY_VOLUMES, SVC_RAY_LAUNCHER, SVC_NODE_DIR.
- */
-export function workersFromEnv(env: NodeJS.ProcessEnv = process.env): WorkersOption {
-  const backend = env.SVC_WORKERS?.trim().toLowerCase() || "local";
-  if (backend === "local") return { backend: "local" };
-  if (backend !== "ray") throw errors.CLI_USAGE(`SVC_WORKERS (--workers) takes local or ray, not "${env.SVC_WORKERS}".`, "platform");
-  const address = env.SVC_RAY_ADDRESS?.trim();
-  if (!address) throw errors.CLI_USAGE("--workers ray needs the Ray head's dashboard URL: --ray-address http://<head>:8265 (or SVC_RAY_ADDRESS).", "platform");
-  const opt = (name: string) => env[name]?.trim() || undefined;
-  return { backend: "ray", address, platformUrl: opt("SVC_RAY_PLATFORM_URL"), volumesRoot: opt("SVC_RAY_VOLUMES"), launcher: opt("SVC_RAY_LAUNCHER"), nodeDir: opt("SVC_NODE_DIR") };
-}
 
 /** `SVC_ISOLATION=strict` (what `svc platform start --isolation strict` sets): no worker without the sandbox. */
 const isolationFromEnv = (env: NodeJS.ProcessEnv = process.env): "auto" | "strict" => (env.SVC_ISOLATION?.trim().toLowerCase() === "strict" ? "strict" : "auto");

@@ -6,7 +6,7 @@
  */
 import { createServer } from "node:http";
 import { describe, expect, it } from "vitest";
-import { workersFromEnv } from "../../platform/options.ts";
+import { workersFromEnv } from "../../platform/workers-option.ts";
 import { flavourResources } from "../../platform/workers/backends/resources.ts";
 import { freePort } from "../../platform/_free-port.ts";
 import { startTestPlatform } from "./_support.ts";

@@ -78,7 +78,9 @@ describe("typed parameters", () => {
     const source = renderTypedClient({ ...manifest, urls: { api: "http://p/lb/ep_1", "cpu-worker": "http://p/v2/ep_2", "gpu-worker": "http://p/v2/ep_3" } });
     expect(source).toContain("export type GenerateInput = {\n  prompt: string;\n  /** Default: 20. */ steps?: number;\n};");
     expect(source).toContain("export type EchoInput = {\n  text: string;\n  /** Default: 1. */ repeat?: number;\n};");
-    expect(source).toMatch(/ {4}generate: \(input: GenerateInput\): Promise<GenerateOutput> => runsync<GenerateOutput>\("gpu-worker", input\),/);
+    expect(source).toContain('    generate: Object.assign((input: GenerateInput): Promise<GenerateOutput> => runsync<GenerateOutput>("gpu-worker", input), {');
+    expect(source).toContain('      map: mapper<GenerateInput, GenerateOutput>("generate", (input) => runsync<GenerateOutput>("gpu-worker", input)),');
+    expect(source).toContain('      spawn: (input: GenerateInput): Promise<JobHandle<GenerateOutput>> => spawn<GenerateOutput>("gpu-worker", input),');
     expect(source).toMatch(/ {4}describe: \(input\?: DescribeInput\)/);
     expect(source).toMatch(/ {4}echo: \(input: EchoInput\): Promise<EchoOutput> => route<EchoOutput>\("api", "POST", "\/echo"/);
     expect(source).toMatch(/ {4}health: \(input\?: HealthInput\): Promise<HealthOutput> => route<HealthOutput>\("api", "GET", "\/health"/);
