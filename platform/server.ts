@@ -75,7 +75,6 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   store.meta.set("api_key_hash", apiKeyHash);
 
   const volumesAt = () => store.volumes.list().map((v) => ({ id: v.id, sizeGb: v.sizeGb, dir: volumeDir(options.dataDir, v.id) }));
-  await mountDisks(options.dataDir, volumesAt(), options.log); // before any worker binds a volume's folder
   const queue = new JobQueue(store.jobs, { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs });
   const webhooks = createWebhookSender({ retries: options.webhookRetries, delayMs: options.webhookRetryDelayMs, log: options.log });
   const address = { baseUrl: "", workerSocket: undefined as string | undefined, channelSocket: undefined as string | undefined };
@@ -95,6 +94,9 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const scheduler = createScheduler(store, queue, options.log);
   const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, scheduler, baseUrl: () => address.baseUrl };
   const servers = await serve(ctx, address);
+  // Once nothing can fail the start (no mount left behind), before any worker binds a volume's folder:
+  // workers start with the autoscaler, and no one has the platform's URL until this returns.
+  await mountDisks(options.dataDir, volumesAt(), options.log);
   let closing: Promise<void> | undefined;
   const sweep = startSweep(ctx, () => closing !== undefined, servers.caps);
   autoscaler.start();
