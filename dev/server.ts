@@ -40,7 +40,7 @@ export async function serve(app: H3, options: ServeOptions): Promise<Served> {
     port === 0
       ? 0
       : { port, portRange: [port + 1, Math.min(65535, port + PORT_ATTEMPTS)] as [number, number], alternativePortRange: [] as number[], random: false };
-  let listener;
+  let listener: Awaited<ReturnType<typeof listen>>;
   try {
     listener = await listen(toNodeHandler(app) as Parameters<typeof listen>[0], {
       port: portOption as never,

@@ -84,7 +84,7 @@ export async function watchProject(options: WatchOptions): Promise<ProjectWatche
     pending.clear();
     const hashes = await Promise.all(candidates.map(contentOf));
     const files = candidates.filter((rel, i) => seen.get(rel) !== hashes[i]);
-    candidates.forEach((rel, i) => seen.set(rel, hashes[i]!));
+    for (const [i, rel] of candidates.entries()) seen.set(rel, hashes[i]!);
     if (!closed && files.length) options.onChange(files);
   };
   watcher.on("all", (event, path) => {

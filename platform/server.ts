@@ -22,6 +22,8 @@ import { platformSocketPath, runDir } from "./workers/worker-channel.ts";
 import { createApi } from "./api/app.ts";
 import { createS3Api } from "./volumes/s3-handler.ts";
 import { createShellRoute, type ShellRoute } from "./api/shell-route.ts";
+import { mountDisks, unmountDisks } from "./volumes/volume-disk.ts";
+import { volumeDir } from "./volumes/paths.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
 import { createSecrets } from "./secrets.ts";
@@ -71,6 +73,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const apiKeyHash = sha256Hex(key.apiKey);
   store.meta.set("api_key_hash", apiKeyHash);
 
+  const volumesAt = () => store.volumes.list().map((v) => ({ id: v.id, sizeGb: v.sizeGb, dir: volumeDir(options.dataDir, v.id) }));
   const queue = new JobQueue(store.jobs, { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs });
   const webhooks = createWebhookSender({ retries: options.webhookRetries, delayMs: options.webhookRetryDelayMs, log: options.log });
   const address = { baseUrl: "", workerSocket: undefined as string | undefined, channelSocket: undefined as string | undefined };
@@ -90,6 +93,9 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const scheduler = createScheduler(store, queue, options.log);
   const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, scheduler, baseUrl: () => address.baseUrl };
   const servers = await serve(ctx, address);
+  // Once nothing can fail the start (no mount left behind), before any worker binds a volume's folder:
+  // workers start with the autoscaler, and no one has the platform's URL until this returns.
+  await mountDisks(options.dataDir, volumesAt(), options.log);
   let closing: Promise<void> | undefined;
   const sweep = startSweep(ctx, () => closing !== undefined, servers.caps);
   autoscaler.start();
@@ -121,6 +127,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
         await supervisor.close();
         webhooks.close();
         await closed;
+        await unmountDisks(volumesAt(), options.log);
         store.close();
       })();
       return closing;

@@ -26,7 +26,7 @@ export async function parseRequirements(lines: readonly string[], parser: Python
   const missing = [...new Set(lines.filter((line) => !known.has(key(line))))];
   if (missing.length > 0) {
     const parsed = await parser.requirements(missing);
-    missing.forEach((line, index) => known.set(key(line), parsed[index] ?? null));
+    for (const [index, line] of missing.entries()) known.set(key(line), parsed[index] ?? null);
   }
   return lines.map((line) => known.get(key(line)) ?? undefined);
 }

@@ -161,7 +161,10 @@ async function removeVolumePath(client: PlatformClient, first: string | undefine
 }
 
 function print(action: string, result: Record<string, any>): void {
-  if (result.volumes) return printTable(HEADERS, (result.volumes as PlatformVolume[]).map(row));
+  if (result.volumes) {
+    printTable(HEADERS, (result.volumes as PlatformVolume[]).map(row));
+    return;
+  }
   if (action === "get") {
     printTable([...HEADERS, "USED", "OBJECTS"], [[...row(result.volume), formatBytes(result.used), result.objects]]);
     return;

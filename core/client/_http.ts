@@ -63,7 +63,7 @@ export interface HttpOptions {
 
 /** One request; always reads the whole body. Throws only on transport failure and 401. */
 export async function httpRequest(baseUrl: string, url: string, options: HttpOptions): Promise<HttpResponse> {
-  let response;
+  let response: Awaited<ReturnType<typeof request>>;
   try {
     response = await request(url, {
       method: options.method as "GET",

@@ -48,7 +48,7 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
     if (!digestMatches(key, apiKeyDigest)) {
       // not the platform's key: a worker's key (its scope's routes only), else 401
       const scope = ctx.workerKeys.verify(key);
-      const error = scope ? scopeRefusal(ctx.workerKeys, scope, event, host?.[1]!.toLowerCase()) : errors.UNAUTHORIZED();
+      const error = scope ? scopeRefusal(ctx.workerKeys, scope, event, host?.[1]?.toLowerCase()) : errors.UNAUTHORIZED();
       // GraphQL clients read `errors` (the same body beside them); every other route's refusal goes to onError.
       if (error && path === "/graphql") return json(error.status, { error: error.message, code: error.code, errors: [{ message: error.message, extensions: { code: error.code } }] });
       if (error) throw error;

@@ -60,7 +60,7 @@ export function createWorkerJobs(ctx: PlatformContext) {
   const waitForJobs = async (ex: Exchange, w: WorkerInfo, n: number, waitMs?: number): Promise<string[]> => {
     if (!supervisor.takesWork(w)) return [];
     w.openPolls++;
-    let job;
+    let job: Awaited<ReturnType<typeof queue.take>>;
     try {
       job = await queue.take(w.id, w.endpointId, Math.min(options.longPollMs, waitMs ?? Infinity), ex.onGone);
     } finally {

@@ -1,6 +1,6 @@
 /** One request's view of a volume as an S3 bucket: its folder, its free bytes, its stored object facts. */
 import { createHash, randomBytes } from "node:crypto";
-import { readdir, stat } from "node:fs/promises";
+import { readdir, stat, statfs } from "node:fs/promises";
 import { join } from "node:path";
 import type { ResolvedOptions } from "../options.ts";
 import type { ObjectRecord, Store, VolumeRecord } from "../store/index.ts";
@@ -41,7 +41,10 @@ async function stagedBytes(b: Bucket): Promise<number> {
 
 /** Bytes a write may still add, counting `replacing` (the object or part it overwrites) as freed. */
 export async function freeBytes(b: Bucket, replacing = 0): Promise<number> {
-  return Math.max(0, b.volume.sizeGb * GB - (await usedBytes(b.root)) - (await stagedBytes(b)) + replacing);
+  const byRecord = b.volume.sizeGb * GB - (await usedBytes(b.root)) - (await stagedBytes(b));
+  // The file system's own free space too: a volume's image (./volume-disk.ts) a worker filled, or the host's disk.
+  const fs = await statfs(b.root).catch(() => undefined);
+  return Math.max(0, Math.min(byRecord, fs ? fs.bavail * fs.bsize : Infinity) + replacing);
 }
 
 export const tooLarge = (b: Bucket, free: number) => () => s3Errors.entityTooLarge(b.volume.name, b.volume.sizeGb, free);

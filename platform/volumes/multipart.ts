@@ -14,7 +14,7 @@ import { newId } from "../_ids.ts";
 import type { UploadRecord } from "../store/index.ts";
 import type { Verified } from "./sigv4.ts";
 import { keySegments, placeOf, uploadDir } from "./paths.ts";
-import { entryIn, inFolder } from "./volume-fs.ts";
+import { entryIn, inFolder, moveInto } from "./volume-fs.ts";
 import { receiveBody } from "./receive-body.ts";
 import { freeBytes, stagingFile, tooLarge, type Bucket } from "./bucket.ts";
 import { checksumElement, compositeChecksum, formatChecksum, isChecksumAlgorithm, parseChecksum, type ChecksumAlgorithm } from "./checksums.ts";
@@ -148,7 +148,7 @@ export async function completeUpload(b: Bucket, key: string, params: URLSearchPa
     const place = (await placeOf(b.root, key, true))!;
     try {
       if ((await entryIn(place.dir, place.name))?.isDirectory()) throw s3Errors.invalidKey(`"${key}" is a folder on the volume`);
-      await rename(tmp, inFolder(place.dir, place.name));
+      await moveInto(tmp, place.dir, place.name, tooLarge(b, await freeBytes(b)));
     } finally {
       await place.close();
     }

@@ -1,10 +1,10 @@
 /** PutObject, GetObject (with Range), HeadObject, DeleteObject(s) and ListObjects(V2) over a volume's folder. */
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { mkdir, rename, rm, stat } from "node:fs/promises";
+import { mkdir, rm, stat } from "node:fs/promises";
 import { pipeline } from "node:stream/promises";
 import type { Verified } from "./sigv4.ts";
 import { keySegments, placeOf, walk } from "./paths.ts";
-import { entryIn, inFolder, openObject, pruneEmpty, removeIn } from "./volume-fs.ts";
+import { entryIn, inFolder, moveInto, openObject, pruneEmpty, removeIn } from "./volume-fs.ts";
 import { receiveBody } from "./receive-body.ts";
 import { freeBytes, objectFacts, stagingFile, tooLarge, type Bucket } from "./bucket.ts";
 import { formatChecksum, parseChecksum } from "./checksums.ts";
@@ -30,7 +30,7 @@ export async function putObject(b: Bucket, key: string, req: IncomingMessage, re
       return;
     }
     const info = await stat(tmp); // the staged file is the platform's; a rename keeps its mtime
-    await rename(tmp, inFolder(place.dir, place.name));
+    await moveInto(tmp, place.dir, place.name, tooLarge(b, free));
     b.ctx.store.volumes.putObject(b.volume.id, {
       key, size: got.size, mtimeMs: Math.trunc(info.mtimeMs), etag: got.md5Hex,
       checksum: got.checksum ? formatChecksum(got.checksum.algorithm, got.checksum.value) : null,

@@ -10,8 +10,9 @@
  * Node has no openat(2): `/proc/self/fd/<fd>/<name>` is the same lookup, since the kernel resolves
  * the magic link to the open folder itself, not to its path (no helper process, no native module).
  */
-import { constants, type Dirent, type Stats } from "node:fs";
-import { lstat, mkdir, open, readdir, rmdir, unlink, type FileHandle } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { constants, createReadStream, type Dirent, type Stats } from "node:fs";
+import { lstat, mkdir, open, readdir, rename, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
 import { s3Errors } from "./s3-error.ts";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -179,5 +180,35 @@ export async function deleteVolumeFolder(root: string): Promise<void> {
       await dir.close();
     }
     if (await rmdir(root).then(() => true, () => false)) return;
+  }
+}
+
+/**
+ * Moves the platform's staged file `staged` to `name` in `dir`: a rename where both are on one file
+ * system; where the volume is an image of its own (./volume-disk.ts: EXDEV), its bytes are copied into
+ * a fresh name made with O_EXCL (a link a worker put there is refused, never followed), given the
+ * staged file's times, and renamed to `name` inside `dir`. ENOSPC there is `tooLarge()`.
+ */
+export async function moveInto(staged: string, dir: FileHandle, name: string, tooLarge: () => Error): Promise<void> {
+  try {
+    await rename(staged, inFolder(dir, name));
+    return;
+  } catch (error) {
+    if (codeOf(error) !== "EXDEV") throw error;
+  }
+  const fresh = `.svc-incoming-${randomBytes(8).toString("hex")}`;
+  try {
+    const info = await stat(staged);
+    const target = await open(inFolder(dir, fresh), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW, 0o644);
+    try {
+      for await (const chunk of createReadStream(staged)) await target.write(chunk as Buffer);
+      await target.utimes(info.atimeMs / 1000, info.mtimeMs / 1000); // seconds as numbers: a Date would round away the ms fraction
+    } finally {
+      await target.close();
+    }
+    await rename(inFolder(dir, fresh), inFolder(dir, name));
+  } catch (error) {
+    await unlink(inFolder(dir, fresh)).catch(() => undefined);
+    throw codeOf(error) === "ENOSPC" || codeOf(error) === "EDQUOT" ? tooLarge() : error;
   }
 }

@@ -71,7 +71,10 @@ export class Autoscaler {
     if (endpoint.type === "QB") {
       const stats = this.queue.stats(endpoint.id, now);
       const unrunnable = stats.queued > 0 ? this.supervisor.unrunnable(endpoint) : undefined;
-      if (unrunnable) return this.supervisor.failUnrunnable(endpoint, unrunnable);
+      if (unrunnable) {
+        this.supervisor.failUnrunnable(endpoint, unrunnable);
+        return;
+      }
       if (stats.queuedNormal > 0) {
         if (n === 0) target = Math.max(target, 1);
         if (endpoint.scalerType === "REQUEST_COUNT") {

@@ -10,6 +10,7 @@
  * docs/platform.md, "Threat model".
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 
 const READY_TIMEOUT_MS = 10_000;
@@ -24,9 +25,18 @@ export interface WorkerNetns {
 
 let available: Promise<boolean> | undefined;
 
-/** Can the platform make namespaces with egress here (root, `ip`, slirp4netns)? Checked once per process. */
+/**
+ * Can the platform make namespaces with egress here (root, `ip`, slirp4netns)? Checked once per
+ * process; where it can, the namespaces a dead platform left behind are removed first.
+ */
 export function egressAvailable(): Promise<boolean> {
-  available ??= process.getuid?.() !== 0 ? Promise.resolve(false) : run("slirp4netns", ["--version"]).then(() => run("ip", ["-V"])).then(() => true, () => false);
+  available ??=
+    process.getuid?.() !== 0
+      ? Promise.resolve(false)
+      : run("slirp4netns", ["--version"])
+          .then(() => run("ip", ["-V"]))
+          .then(() => removeOrphanNetns())
+          .then(() => true, () => false);
   return available;
 }
 
@@ -51,8 +61,10 @@ function run(command: string, args: string[], input?: string): Promise<void> {
 
 /** slirp4netns on the namespace, once it says it is ready. */
 async function startSlirp(path: string): Promise<ChildProcess> {
-  const slirp = spawn("slirp4netns", ["--configure", "--mtu=65520", "--disable-host-loopback", "--ready-fd=3", "--netns-type=path", path, "tap0"], {
-    stdio: ["ignore", "ignore", "pipe", "pipe"],
+  // fd 4 (--exit-fd) is a pipe only this process holds: if the platform dies (kill -9), the pipe
+  // closes and slirp4netns exits with it instead of outliving it.
+  const slirp = spawn("slirp4netns", ["--configure", "--mtu=65520", "--disable-host-loopback", "--ready-fd=3", "--exit-fd=4", "--netns-type=path", path, "tap0"], {
+    stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
   });
   let err = "";
   slirp.stderr!.on("data", (d: Buffer) => (err = (err + d).slice(-2000)));
@@ -95,6 +107,32 @@ export async function createNetns(id: string, egress: boolean): Promise<WorkerNe
 export async function removeNetns(netns: WorkerNetns): Promise<void> {
   netns.slirp?.kill();
   await run("ip", ["netns", "del", netns.name]).catch(() => undefined);
+}
+
+/**
+ * Namespaces a platform that died (kill -9) left behind: `svc-<pid>-…` whose pid no longer runs.
+ * Their slirp4netns went with that platform (--exit-fd); the names stay until removed.
+ */
+export async function removeOrphanNetns(): Promise<void> {
+  let names: string[];
+  try {
+    names = readdirSync("/run/netns");
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(/^svc-(\d+)-/.exec(name)?.[1]);
+    if (pid && pid !== process.pid && !pidRuns(pid)) await run("ip", ["netns", "del", name]).catch(() => undefined);
+  }
+}
+
+function pidRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 /** How long after a start the next namespace is made: off the starting worker's way (2 CPUs here). */

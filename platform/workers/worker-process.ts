@@ -121,7 +121,10 @@ export function readChildPid(proc: ChildProcess, w: WorkerInfo): void {
 
 /** SIGTERM goes to the Python process (bwrap does not forward signals); SIGKILL to it and to bwrap. */
 export function signalWorker(w: WorkerInfo, signal: NodeJS.Signals): void {
-  if (w.remote) return w.exited ? undefined : w.remote.signal(signal); // a worker on another node: its backend stops it
+  if (w.remote) {
+    if (!w.exited) w.remote.signal(signal); // a worker on another node: its backend stops it
+    return;
+  }
   const proc = w.proc;
   if (w.exited || !proc || proc.exitCode !== null) return;
   const inner = w.pid !== undefined && w.pid !== proc.pid;

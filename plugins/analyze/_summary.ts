@@ -71,7 +71,7 @@ export function summarize(artifact: Pick<Artifact, "entries" | "size" | "unpacke
   }
   const bySize = <T extends { size: number; name: string }>(a: T, b: T) => b.size - a.size || (a.name < b.name ? -1 : 1);
   const packages = [...groups.values()].filter((g) => g.kind === "package").sort(bySize);
-  packages.forEach((group, i) => (group.colour = packageColour(i)));
+  for (const [i, group] of packages.entries()) group.colour = packageColour(i);
   const ordered = [...groups.values()]
     .map((group) => {
       if (group.kind !== "package") group.colour = KIND_COLOURS[group.kind];

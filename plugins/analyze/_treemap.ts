@@ -74,7 +74,7 @@ export function squarify(sizes: readonly number[], rect: Rect): Rect[] {
   return out;
 }
 
-const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const pct = (n: number, of: number) => `${of > 0 ? Math.round((n / of) * 1e5) / 1e3 : 0}%`;
 /** `r` placed inside a parent of `outer`'s size, in percentages of it. */
 const box = (r: Rect, outer: { w: number; h: number }) => `left:${pct(r.x, outer.w)};top:${pct(r.y, outer.h)};width:${pct(r.w, outer.w)};height:${pct(r.h, outer.h)}`;
@@ -95,10 +95,10 @@ function renderGroup(group: ColourGroup, r: Rect, total: number): string {
   const children = parts
     .map((cell, i) => {
       const tip = `${group.name}: ${cell.name} — ${formatBytes(cell.size)} (${share(cell.size, total)}), ${cell.files} file${cell.files === 1 ? "" : "s"}`;
-      return `<div class="cell" style="${box(rects[i]!, r)};background:${group.colour}" title="${escape(tip)}"><span>${escape(cell.name)} ${formatBytes(cell.size)}</span></div>`;
+      return `<div class="cell" style="${box(rects[i]!, r)};background:${group.colour}" title="${escapeHtml(tip)}"><span>${escapeHtml(cell.name)} ${formatBytes(cell.size)}</span></div>`;
     })
     .join("");
-  return `<div class="group" data-group="${escape(group.name)}" data-kind="${group.kind}" style="${box(r, { w: WIDTH, h: HEIGHT })};border-color:${group.colour}" title="${escape(title)}"><span class="label">${escape(group.name)} ${formatBytes(group.size)}</span>${children}</div>`;
+  return `<div class="group" data-group="${escapeHtml(group.name)}" data-kind="${group.kind}" style="${box(r, { w: WIDTH, h: HEIGHT })};border-color:${group.colour}" title="${escapeHtml(title)}"><span class="label">${escapeHtml(group.name)} ${formatBytes(group.size)}</span>${children}</div>`;
 }
 
 export function renderTreemap(summary: AnalysisSummary): string {
@@ -109,13 +109,13 @@ export function renderTreemap(summary: AnalysisSummary): string {
     return `<div class="meter"><span class="what">${label}</span><span class="bar"><span style="width:${(used * 100).toFixed(1)}%;background:${size > summary.limit ? "#c0392b" : "#2f6db5"}"></span></span><span class="value">${formatBytes(size)} of ${formatBytes(summary.limit)} (${share(size, summary.limit)})</span></div>`;
   };
   const packages = summary.topPackages.length
-    ? `<ol id="top-packages">${summary.topPackages.map((p) => `<li><span class="swatch" style="background:${p.colour}"></span>${escape(p.name)} <b>${formatBytes(p.size)}</b></li>`).join("")}</ol>`
+    ? `<ol id="top-packages">${summary.topPackages.map((p) => `<li><span class="swatch" style="background:${p.colour}"></span>${escapeHtml(p.name)} <b>${formatBytes(p.size)}</b></li>`).join("")}</ol>`
     : `<p id="top-packages">No installed packages.</p>`;
   const legend = summary.groups
-    .map((g) => `<li data-group="${escape(g.name)}"><span class="swatch" style="background:${g.colour}"></span>${escape(g.name)} <b>${formatBytes(g.size)}</b></li>`)
+    .map((g) => `<li data-group="${escapeHtml(g.name)}"><span class="swatch" style="background:${g.colour}"></span>${escapeHtml(g.name)} <b>${formatBytes(g.size)}</b></li>`)
     .join("");
   return `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>${escape(summary.app)} artifact — svc build --analyze</title>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(summary.app)} artifact — svc build --analyze</title>
 <style>
 html,body{height:100%}
 body{font:13px system-ui,sans-serif;margin:0;padding:12px 16px;box-sizing:border-box;color:#222;display:flex;flex-direction:column}
@@ -132,7 +132,7 @@ h1{font-size:18px;margin:0 0 8px}
 .cell{position:absolute;box-sizing:border-box;border:1px solid #fff;overflow:hidden;color:#fff}
 .cell span{display:block;padding:2px 3px;font-size:11px;white-space:nowrap;text-shadow:0 0 2px #0008}
 </style></head><body>
-<header id="summary"><div><h1>${escape(summary.app)} artifact</h1>
+<header id="summary"><div><h1>${escapeHtml(summary.app)} artifact</h1>
 <p id="totals">${formatBytes(summary.compressed)} compressed, ${formatBytes(summary.unpacked)} unpacked; limit ${formatBytes(summary.limit)}</p>
 ${meter("compressed", summary.compressed)}${meter("unpacked", summary.unpacked)}</div>
 <div><h2 style="font-size:14px;margin:0 0 4px">Largest packages</h2>${packages}</div></header>

@@ -4,7 +4,9 @@
  * once it exists, the deploy resolves the name to its id (manifest and listing show it), the
  * endpoint's worker reads what the S3 API wrote and writes what the S3 API reads back, at
  * /platform-volume (in the sandbox) — and an endpoint without the volume sees none. `svc run` (the
- * dev server) gives its live- endpoint the same volume.
+ * dev server) gives its live- endpoint the same volume. As root with a loop device the volume is an
+ * ext4 image of its size: a worker writing past it through the mount meets ENOSPC, and a resize
+ * grows it in place so that the same write then fits.
  */
 import { cp, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -15,7 +17,8 @@ import { GetObjectCommand, PutObjectCommand, S3Client } from "@aws-sdk/client-s3
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import { startDevServer } from "../../dev/index.ts";
-import { startTestPlatform, type TestPlatform } from "../platform/_support.ts";
+import { gqlOk, startTestPlatform, type TestPlatform } from "../platform/_support.ts";
+import { diskSupport } from "../../platform/volumes/volume-disk.ts";
 
 const FIXTURE = new URL("../../fixtures/volume-app/", import.meta.url).pathname;
 
@@ -76,6 +79,25 @@ describe("endpoints with a network volume", { timeout: 180_000 }, () => {
     expect(other.output).toEqual({ mounted: false, env: null });
     // Which of the two the machine gave (bwrap or flags mode), for the reader of the log.
     console.log(`worker saw the volume at ${(job.output as { volume: string }).volume} (${sandboxed ? "bwrap" : "flags mode"})`);
+  });
+
+  it.skipIf(!diskSupport().ok)("holds the volume's size for a worker writing through the mount, and grows it in place", async () => {
+    const filler = (await client.getApp("volume-app"))!.environments[0]!.endpoints.find((e) => e.name === "filler")!;
+    const GB = 1e9; // a volume's size is in decimal GB (docs/volumes.md)
+    const first = await client.runsync(filler.id, { name: "big.bin", mb: 1100 }, { timeoutMs: 120_000 });
+    expect(first.output, JSON.stringify(first)).toMatchObject({ stopped_by: "ENOSPC" });
+    expect((first.output as { written: number }).written).toBeLessThan(GB);
+    const got = await svc(["volume", "get", "shared-data", "--json"]);
+    expect(got.code, got.stderr).toBe(0);
+    const { used, volume } = JSON.parse(got.stdout) as { used: number; volume: { id: string; size: number } };
+    expect(used).toBeGreaterThan(0.9 * GB); // what the worker wrote before the size stopped it
+    expect(used).toBeLessThanOrEqual(volume.size * GB);
+    console.log(`a 1 GB volume took ${used} bytes through the mount before ENOSPC`);
+
+    await gqlOk(platform, "mutation($input: UpdateNetworkVolumeInput!) { updateNetworkVolume(input: $input) { id size } }", { input: { id: volume.id, size: 2 } });
+    const again = await client.runsync(filler.id, { name: "big.bin", mb: 1100 }, { timeoutMs: 120_000 });
+    expect(again.output, JSON.stringify(again)).toEqual({ written: 1100 * 1024 * 1024, stopped_by: null });
+    expect((await svc(["volume", "rm", "shared-data:big.bin"])).code).toBe(0); // the image's blocks stay, but the host's disk is not read again
   });
 
   it("svc run: the live- endpoint gets the same volume", async () => {

@@ -370,7 +370,7 @@ describe("GraphQL management API", () => {
     expect(early.errors?.[0]?.message).toMatch(/PUT the artifact/);
     const badManifest = await gql(p, "mutation($k: String!, $m: JSON!) { finalizeArtifactUpload(objectKey: $k, manifest: $m) { id } }", { k: up.objectKey, m: { version: 2 } });
     expect(badManifest.errors?.[0]?.message).toMatch(/Invalid manifest/);
-    expect((badManifest.errors?.[0] as any).extensions.code).toBe("MANIFEST_INVALID");
+    expect((badManifest.errors?.[0] as { extensions?: { code?: string } } | undefined)?.extensions?.code).toBe("MANIFEST_INVALID");
   });
 
   it("reads worker logs of an endpoint, newest last", async () => {

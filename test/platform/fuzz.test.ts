@@ -182,7 +182,7 @@ function send(sent: Sent, timeoutMs: number): Promise<number | null> {
     const finish = () => {
       clearTimeout(timer);
       socket.destroy();
-      const m = /^HTTP\/1\.[01] (\d{3})/.exec(data.replace(/^HTTP\/1\.1 1\d\d[^]*?\r\n\r\n/, "")); // past a 100 Continue
+      const m = /^HTTP\/1\.[01] (\d{3})/.exec(data.replace(/^HTTP\/1\.1 1\d\d[\s\S]*?\r\n\r\n/, "")); // past a 100 Continue
       resolve(m ? Number(m[1]) : null);
     };
     const timer = setTimeout(finish, timeoutMs);

@@ -95,7 +95,7 @@ describe("the analyze summary", () => {
     const sizes = [6, 6, 4, 3, 2, 2, 1];
     const rects = squarify(sizes, { x: 0, y: 0, w: 600, h: 400 });
     const total = sizes.reduce((a, b) => a + b, 0);
-    rects.forEach((r, i) => expect(r.w * r.h).toBeCloseTo((sizes[i]! / total) * 600 * 400, 3));
+    for (const [i, r] of rects.entries()) expect(r.w * r.h).toBeCloseTo((sizes[i]! / total) * 600 * 400, 3);
     for (const r of rects) {
       expect(r.x).toBeGreaterThanOrEqual(-1e-9);
       expect(r.x + r.w).toBeLessThanOrEqual(600 + 1e-6);

@@ -43,7 +43,7 @@ export class RayJobsApi {
   constructor(readonly address: string) {}
 
   private async call(method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; value: any }> {
-    let res;
+    let res: Awaited<ReturnType<typeof request>>;
     try {
       res = await request(`${this.address}${path}`, { method, ...TIMEOUTS, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
     } catch (error) {
