@@ -16,7 +16,11 @@ export function usageError(error: Error, cli: CAC): SvcError {
   if (!unknown || !command) return errors.CLI_USAGE(error.message, cli.matchedCommandName);
   // cac camel-cases option names (--keep-bild → keepBild): compare without dashes and case
   const flags = [...command.options, ...cli.globalCommand.options].flatMap((option) =>
-    option.rawName.replace(/[<[].*$/, "").split(",").map((flag) => flag.trim()).filter((flag) => flag.startsWith("--")),
+    option.rawName
+      .replace(/[<[].*$/, "")
+      .split(",")
+      .map((flag) => flag.trim())
+      .filter((flag) => flag.startsWith("--")),
   );
   const plain = (flag: string) => flag.replace(/-/g, "").toLowerCase();
   const byPlain = new Map(flags.map((flag) => [plain(flag), flag]));

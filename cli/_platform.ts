@@ -38,7 +38,10 @@ export async function connect(root: string): Promise<{ client: PlatformClient; p
     await client.listApps();
   } catch (error) {
     if (isSvcError(error) && error.code === "AUTH_FAILED" && platform.embedded && platform.keySource === "user") {
-      throw errors.AUTH_FAILED(platform.url, `set in PLATFORM_API_KEY (the embedded platform's own key is in ${await embeddedKeyFile()}; with PLATFORM_API_KEY unset svc uses it)`);
+      throw errors.AUTH_FAILED(
+        platform.url,
+        `set in PLATFORM_API_KEY (the embedded platform's own key is in ${await embeddedKeyFile()}; with PLATFORM_API_KEY unset svc uses it)`,
+      );
     }
     throw error;
   }

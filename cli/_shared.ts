@@ -19,7 +19,11 @@ export function projectRoot(flags: CommonFlags): string {
 
 /** `--exclude a,b --exclude c` → ["a", "b", "c"]. */
 export function parseList(value: string | string[] | undefined): string[] {
-  return [value ?? []].flat().flatMap((item) => String(item).split(",")).map((item) => item.trim()).filter(Boolean);
+  return [value ?? []]
+    .flat()
+    .flatMap((item) => String(item).split(","))
+    .map((item) => item.trim())
+    .filter(Boolean);
 }
 
 /** `--port`: an integer from 0 to 65535 (0: any free port), `fallback` when absent; CLI_USAGE otherwise. */

@@ -18,5 +18,8 @@ export function mappedStack(error: unknown): string | undefined {
 /** `file:line:column` of a stack's first frame, without node: internals. */
 export function firstStackFrame(stack: string): string | undefined {
   const frame = stack.split("\n").find((line) => /^\s+at /.test(line) && !line.includes("node:"));
-  return frame?.trim().replace(/^at (?:.*? \()?(.*?)\)?$/, "$1").replace(/^file:\/\//, "");
+  return frame
+    ?.trim()
+    .replace(/^at (?:.*? \()?(.*?)\)?$/, "$1")
+    .replace(/^file:\/\//, "");
 }

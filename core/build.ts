@@ -34,7 +34,10 @@ export function resolvePluginList(config: ResolvedConfig, builtins: readonly Svc
   for (const name of disabled) {
     if (known.includes(name)) continue;
     const closest = closestName(name, known);
-    throw errors.CONFIG_INVALID(`disablePlugins names "${name}", which is no plugin of this build${closest ? `; did you mean "${closest}"?` : ` (the built-ins are ${builtins.map((p) => p.name).join(", ")})`}`, config.configFile);
+    throw errors.CONFIG_INVALID(
+      `disablePlugins names "${name}", which is no plugin of this build${closest ? `; did you mean "${closest}"?` : ` (the built-ins are ${builtins.map((p) => p.name).join(", ")})`}`,
+      config.configFile,
+    );
   }
   const userByName = new Map(config.plugins.map((plugin) => [plugin.name, plugin]));
   const list = builtins.filter((plugin) => !disabled.has(plugin.name)).map((plugin) => userByName.get(plugin.name) ?? plugin);
@@ -84,7 +87,16 @@ export interface RunOptions {
   prepare?: (ctx: BuildContext) => void | Promise<void>;
 }
 
-export async function runPipeline({ root: given, builtins, options, logger = createLogger(), env, plugins = [], disable = [], prepare }: RunOptions): Promise<BuildContext> {
+export async function runPipeline({
+  root: given,
+  builtins,
+  options,
+  logger = createLogger(),
+  env,
+  plugins = [],
+  disable = [],
+  prepare,
+}: RunOptions): Promise<BuildContext> {
   const root = resolve(given); // `buildFolder("app")` as docs/plugins.md writes it: relative to the working folder
   const config = await loadConfig(root, env ?? { command: "build", mode: "production" });
   const pipeline = new Pipeline([...resolvePluginList({ ...config, disablePlugins: [...config.disablePlugins, ...disable] }, builtins), ...plugins]);
@@ -102,6 +114,7 @@ export async function runPipeline({ root: given, builtins, options, logger = cre
 function assertStagesFilled(pipeline: Pipeline, ctx: BuildContext): void {
   for (const stage of stagesOf(ctx.options.until)) {
     const produces = STAGE_PRODUCES[stage];
-    if (produces && pipeline.hooks[stage].taps.length === 0) throw errors.STAGE_UNFILLED(stage, produces, ctx.config.disablePlugins, ctx.config.configFile && relative(ctx.root, ctx.config.configFile));
+    if (produces && pipeline.hooks[stage].taps.length === 0)
+      throw errors.STAGE_UNFILLED(stage, produces, ctx.config.disablePlugins, ctx.config.configFile && relative(ctx.root, ctx.config.configFile));
   }
 }

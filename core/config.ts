@@ -39,8 +39,14 @@ const pluginOption: z.ZodType<PluginOption> = z.lazy(() =>
 );
 
 const configSchema = z.strictObject({
-  app: z.string().regex(/^[a-z0-9][a-z0-9-]*$/, "lowercase letters, digits and '-'").optional(),
-  pythonVersion: z.string().regex(/^3\.\d+$/, "like 3.11").optional(),
+  app: z
+    .string()
+    .regex(/^[a-z0-9][a-z0-9-]*$/, "lowercase letters, digits and '-'")
+    .optional(),
+  pythonVersion: z
+    .string()
+    .regex(/^3\.\d+$/, "like 3.11")
+    .optional(),
   plugins: z.array(pluginOption).optional(),
   disablePlugins: z.array(z.string()).optional(),
   images: z.strictObject({ gpu: z.string().min(1).optional(), cpu: z.string().min(1).optional() }).optional(),
@@ -99,7 +105,12 @@ export async function resolveConfig(root: string, raw: unknown, file?: string): 
 
 /** An app name the platform and the config schema accept (lowercase letters, digits and '-'), from a folder name. */
 export function toAppName(raw: string): string {
-  return raw.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/^-+|-+$/g, "") || "app";
+  return (
+    raw
+      .toLowerCase()
+      .replace(/[^a-z0-9-]+/g, "-")
+      .replace(/^-+|-+$/g, "") || "app"
+  );
 }
 
 /** `["svc-plugin-x", { ... }]`: a package name with options (a nested list never ends in a plain object). */
@@ -128,7 +139,8 @@ async function importPluginPackage(root: string, name: string, options?: Record<
   }
   const module = await import(pathToFileURL(entry).href);
   const exported = module.default ?? module;
-  if (options && typeof exported !== "function") throw errors.PLUGIN_INVALID(name, "it was given options but its default export is a plugin, not a function taking options");
+  if (options && typeof exported !== "function")
+    throw errors.PLUGIN_INVALID(name, "it was given options but its default export is a plugin, not a function taking options");
   let plugin: SvcPlugin;
   try {
     plugin = typeof exported === "function" ? await exported(options) : exported;

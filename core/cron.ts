@@ -57,7 +57,8 @@ export interface Cron {
 function parseValue(text: string, field: FieldSpec): number {
   const index = field.names?.indexOf(text.toUpperCase()) ?? -1;
   if (index >= 0) return index + field.min;
-  if (!/^\d+$/.test(text)) throw new CronError(`${field.name} field: "${text}" is not a number${field.names ? ` or a name (${field.names.slice(0, 3).join(", ")}, ...)` : ""}`);
+  if (!/^\d+$/.test(text))
+    throw new CronError(`${field.name} field: "${text}" is not a number${field.names ? ` or a name (${field.names.slice(0, 3).join(", ")}, ...)` : ""}`);
   const value = Number(text);
   if (value < field.min || value > field.max) throw new CronError(`${field.name} field: ${value} is out of range ${field.min}-${field.max}`);
   return value;
@@ -98,7 +99,8 @@ export function parseCron(expression: string): Cron {
   const expanded = MACROS[source.toLowerCase()] ?? source;
   if (expanded.startsWith("@")) throw new CronError(`unknown shorthand "${source}" (${Object.keys(MACROS).join(", ")})`);
   const fields = expanded.split(/\s+/);
-  if (fields.length !== 5 && fields.length !== 6) throw new CronError(`it has ${fields.length} field(s); give 5 (minute hour day-of-month month day-of-week) or 6 (a seconds field first)`);
+  if (fields.length !== 5 && fields.length !== 6)
+    throw new CronError(`it has ${fields.length} field(s); give 5 (minute hour day-of-month month day-of-week) or 6 (a seconds field first)`);
   const hasSeconds = fields.length === 6;
   const [sec, min, hour, day, month, weekday] = hasSeconds ? fields : ["0", ...fields];
   const days = parseField(day!, DAY);
@@ -124,7 +126,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat("en-US", { timeZone, hourCycle: "h23", year: "numeric", month: "numeric", day: "numeric", hour: "numeric", minute: "numeric", second: "numeric" });
+    f = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric",
+    });
     formatters.set(timeZone, f);
   }
   return f;

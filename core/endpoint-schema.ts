@@ -190,8 +190,20 @@ export function retryPolicyOf(value: StaticValue | undefined): RetryPolicy | und
   const given = isInt(value) ? { max_retries: value } : value;
   if (typeof given !== "object" || given === null || Array.isArray(given)) return fail("retries", value);
   for (const key of Object.keys(given)) if (!["max_retries", "backoff", "initial_delay"].includes(key)) fail("retries", value);
-  const { max_retries: max, backoff = ENDPOINT_DEFAULTS.retryBackoff, initial_delay: delay = ENDPOINT_DEFAULTS.retryInitialDelayS } = given as Record<string, StaticValue>;
-  if (!isInt(max) || !within(max, L.maxRetries) || !isNumber(backoff) || !within(backoff, L.retryBackoff) || !isNumber(delay) || !within(delay, L.retryInitialDelayS)) fail("retries", value);
+  const {
+    max_retries: max,
+    backoff = ENDPOINT_DEFAULTS.retryBackoff,
+    initial_delay: delay = ENDPOINT_DEFAULTS.retryInitialDelayS,
+  } = given as Record<string, StaticValue>;
+  if (
+    !isInt(max) ||
+    !within(max, L.maxRetries) ||
+    !isNumber(backoff) ||
+    !within(backoff, L.retryBackoff) ||
+    !isNumber(delay) ||
+    !within(delay, L.retryInitialDelayS)
+  )
+    fail("retries", value);
   return (max as number) === 0 ? undefined : { maxRetries: max as number, backoff: backoff as number, initialDelayMs: Math.round((delay as number) * 1000) };
 }
 
@@ -303,7 +315,13 @@ export function normaliseEndpointArguments(args: Record<string, StaticValue>, ty
     ...(batch === undefined ? {} : { batch: batchOf(batch) }),
     ...(retries && { retries }),
     ...(network === false ? { network: false as const } : {}),
-    scaling: { workersMin, workersMax, idleTimeout: idleTimeout as number, scalerType: scalerType as Scaling["scalerType"], scalerValue: scalerValue as number },
+    scaling: {
+      workersMin,
+      workersMax,
+      idleTimeout: idleTimeout as number,
+      scalerType: scalerType as Scaling["scalerType"],
+      scalerValue: scalerValue as number,
+    },
     executionTimeoutMs: Math.round((timeout as number) * 1000),
     env: env as Record<string, string>,
     dependencies: (dependencies as string[]).map((dep) => dep.trim()),

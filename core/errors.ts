@@ -27,7 +27,11 @@ export class SvcError extends Error {
   readonly hook?: string;
   readonly pluginCode?: string;
 
-  constructor(code: ErrorCode, message: string, extra: { remedy?: string; loc?: SourceLocation; status?: number; cause?: unknown; plugin?: { name: string; hook: string; code?: string } } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    extra: { remedy?: string; loc?: SourceLocation; status?: number; cause?: unknown; plugin?: { name: string; hook: string; code?: string } } = {},
+  ) {
     const where = extra.loc ? `${extra.loc.file}:${extra.loc.line}: ` : "";
     super(`${where}${message}${extra.remedy ? `\n  → ${extra.remedy}` : ""}`, { cause: extra.cause });
     this.name = "SvcError";
@@ -44,7 +48,16 @@ export class SvcError extends Error {
   }
 
   toJSON() {
-    return { code: this.code, message: this.message, file: this.file, line: this.line, remedy: this.remedy, plugin: this.plugin, hook: this.hook, pluginCode: this.pluginCode };
+    return {
+      code: this.code,
+      message: this.message,
+      file: this.file,
+      line: this.line,
+      remedy: this.remedy,
+      plugin: this.plugin,
+      hook: this.hook,
+      pluginCode: this.pluginCode,
+    };
   }
 }
 
@@ -110,11 +123,15 @@ export const errors = {
     const code = typeof thrown?.code === "string" || typeof thrown?.code === "number" ? String(thrown.code) : undefined;
     const stack = mappedStack(cause);
     const at = stack ? firstStackFrame(stack) : undefined;
-    return new SvcError("PLUGIN_ERROR", `Plugin "${plugin}" failed in hook "${hook}": ${String(thrown?.message ?? cause)}${code ? ` [${code}]` : ""}${at ? `\n  at ${at}` : ""}`, {
-      remedy: `Fix the plugin or report it to its author; remove "${plugin}" from plugins in svc.config.ts (or add it to disablePlugins) to build without it.`,
-      cause,
-      plugin: { name: plugin, hook, code },
-    });
+    return new SvcError(
+      "PLUGIN_ERROR",
+      `Plugin "${plugin}" failed in hook "${hook}": ${String(thrown?.message ?? cause)}${code ? ` [${code}]` : ""}${at ? `\n  at ${at}` : ""}`,
+      {
+        remedy: `Fix the plugin or report it to its author; remove "${plugin}" from plugins in svc.config.ts (or add it to disablePlugins) to build without it.`,
+        cause,
+        plugin: { name: plugin, hook, code },
+      },
+    );
   },
   PLUGIN_HOOK_NOT_PROMISE: (plugin: string, hook: string) =>
     new SvcError("PLUGIN_HOOK_NOT_PROMISE", `Plugin "${plugin}" tapped hook "${hook}" with tapPromise but its callback did not return a promise.`, {
@@ -145,9 +162,13 @@ export const errors = {
       remedy: "Run svc from the project folder or pass --root <folder>; `svc init` creates a project.",
     }),
   STAGE_UNFILLED: (stage: string, produces: string, disabled: string[], file?: string) =>
-    new SvcError("STAGE_UNFILLED", `No plugin taps the "${stage}" stage, which produces ${produces}${disabled.length ? `: disablePlugins${file ? ` in ${file}` : ""} removes ${disabled.map((n) => `"${n}"`).join(", ")}` : ""}.`, {
-      remedy: `Remove the stage's built-in from disablePlugins, or add a plugin that taps "${stage}" in its place (${DOCS.replacingBuiltin}).`,
-    }),
+    new SvcError(
+      "STAGE_UNFILLED",
+      `No plugin taps the "${stage}" stage, which produces ${produces}${disabled.length ? `: disablePlugins${file ? ` in ${file}` : ""} removes ${disabled.map((n) => `"${n}"`).join(", ")}` : ""}.`,
+      {
+        remedy: `Remove the stage's built-in from disablePlugins, or add a plugin that taps "${stage}" in its place (${DOCS.replacingBuiltin}).`,
+      },
+    ),
 
   // discovery and grouping (docs/contracts.md section 3)
   DUPLICATE_ENDPOINT: (name: string, first: SourceLocation, second: SourceLocation) =>
@@ -166,7 +187,10 @@ export const errors = {
       remedy: "Each METHOD + path may appear once per endpoint.",
     }),
   ENDPOINT_ARGUMENT_INVALID: (loc: SourceLocation, message: string) =>
-    new SvcError("ENDPOINT_ARGUMENT_INVALID", `Invalid Endpoint(...) argument: ${message}`, { loc, remedy: `See the Endpoint signature in ${DOCS.endpointSignature}.` }),
+    new SvcError("ENDPOINT_ARGUMENT_INVALID", `Invalid Endpoint(...) argument: ${message}`, {
+      loc,
+      remedy: `See the Endpoint signature in ${DOCS.endpointSignature}.`,
+    }),
   MIXED_ENDPOINT_KINDS: (name: string, loc: SourceLocation) =>
     new SvcError("MIXED_ENDPOINT_KINDS", `Endpoint "${name}" mixes a queue-based function with load-balanced routes.`, {
       loc,
@@ -200,7 +224,13 @@ export const errors = {
       remedy: "Build again once nothing writes to the app folder (or leave that file out with .svcignore).",
     }),
   /** `which` size broke the limit: the .tar.gz file (artifact size) or the tree it unpacks to (deployment size); spec 8. */
-  ARTIFACT_TOO_LARGE: (which: "compressed" | "unpacked", sizes: { compressed: number; unpacked: number }, limit: number, biggest: string, big: { packages: string[]; appFiles: string[] }) =>
+  ARTIFACT_TOO_LARGE: (
+    which: "compressed" | "unpacked",
+    sizes: { compressed: number; unpacked: number },
+    limit: number,
+    biggest: string,
+    big: { packages: string[]; appFiles: string[] },
+  ) =>
     new SvcError(
       "ARTIFACT_TOO_LARGE",
       `${
@@ -217,9 +247,13 @@ export const errors = {
         : `Exclude one of the requirements (${requirements.slice(0, 10).join(", ") || "there are none"}), or drop "${name}" from ${from}.`,
     }),
   IMAGE_PIN_IGNORED: (spec: string, source: string, name: string, version: string | null, python: string) =>
-    new SvcError("IMAGE_PIN_IGNORED", `${source} pins ${spec}, but ${name} is pre-installed in the GPU image and left out of the artifact: workers import the image's ${name} ${version ?? "(not installed there)"} (${python}), not ${spec}.`, {
-      remedy: `Loosen the pin to what the image has (${version ? `${name}==${version}, or drop the version` : `drop ${name} from the requirements`}), or run the GPU image on an interpreter with the version you need (SVC_PYTHON_GPU=<python> for svc's embedded platform).`,
-    }),
+    new SvcError(
+      "IMAGE_PIN_IGNORED",
+      `${source} pins ${spec}, but ${name} is pre-installed in the GPU image and left out of the artifact: workers import the image's ${name} ${version ?? "(not installed there)"} (${python}), not ${spec}.`,
+      {
+        remedy: `Loosen the pin to what the image has (${version ? `${name}==${version}, or drop the version` : `drop ${name} from the requirements`}), or run the GPU image on an interpreter with the version you need (SVC_PYTHON_GPU=<python> for svc's embedded platform).`,
+      },
+    ),
   /** `fix`: what else would make it importable, true for the case ("add numpy to requirements.txt", "remove numpy from --exclude"). */
   IMPORT_NOT_IN_IMAGE: (loc: SourceLocation, pkg: string, fix: string, endpoints: string[], why: string) =>
     new SvcError(
@@ -233,20 +267,26 @@ export const errors = {
         "Check the package names and versions. Dependencies are installed for Linux x86_64 as binary wheels only; pick a version that has a manylinux wheel, or exclude the package with --exclude.",
     }),
   STRICT_CHECKS_FAILED: (problems: ReadonlyArray<Error & { code: string }>) =>
-    new SvcError("STRICT_CHECKS_FAILED", `${problems.length} build checks failed under --strict:\n${problems.map((p, i) => `  ${i + 1}. [${p.code}] ${p.message.replace(/\n/g, "\n     ")}`).join("\n")}`, {
-      remedy: "Fix each (its remedy is under it), or build without --strict (config strict: false) to get them as warnings.",
-    }),
+    new SvcError(
+      "STRICT_CHECKS_FAILED",
+      `${problems.length} build checks failed under --strict:\n${problems.map((p, i) => `  ${i + 1}. [${p.code}] ${p.message.replace(/\n/g, "\n     ")}`).join("\n")}`,
+      {
+        remedy: "Fix each (its remedy is under it), or build without --strict (config strict: false) to get them as warnings.",
+      },
+    ),
 
   // the project's build and manifest (docs/manifest.md)
-  BUILD_MISSING: (root: string) =>
-    new SvcError("BUILD_MISSING", `No build found in ${root}/.svc.`, { remedy: "Run `svc build` first." }),
+  BUILD_MISSING: (root: string) => new SvcError("BUILD_MISSING", `No build found in ${root}/.svc.`, { remedy: "Run `svc build` first." }),
   INIT_WOULD_OVERWRITE: (files: string[]) =>
-    new SvcError("INIT_WOULD_OVERWRITE", `svc init would overwrite: ${files.join(", ")}.`, { remedy: "Use --force to overwrite, or init into an empty folder." }),
+    new SvcError("INIT_WOULD_OVERWRITE", `svc init would overwrite: ${files.join(", ")}.`, {
+      remedy: "Use --force to overwrite, or init into an empty folder.",
+    }),
   MANIFEST_INVALID: (issues: string, file?: string) =>
     new SvcError("MANIFEST_INVALID", `Invalid manifest${file ? ` ${file}` : ""}: ${issues}`, { remedy: "Rebuild with `svc build`." }),
   NOT_DEPLOYED: (dir: string) =>
     new SvcError("NOT_DEPLOYED", `${dir} holds no deploy: the app has not been deployed from this folder.`, {
-      remedy: "Run `svc deploy` first; it records each environment's endpoint URLs in .svc/deployments/<env>.json (kept across builds), or pass --env <name> to ask the platform.",
+      remedy:
+        "Run `svc deploy` first; it records each environment's endpoint URLs in .svc/deployments/<env>.json (kept across builds), or pass --env <name> to ask the platform.",
     }),
 
   // platform client (docs/deploy.md)
@@ -259,9 +299,18 @@ export const errors = {
       remedy: "Choose one with --env <name>.",
     }),
   ENVIRONMENT_NAME_INVALID: (name: string, max: number) =>
-    new SvcError("ENVIRONMENT_NAME_INVALID", `--env ${JSON.stringify(name)} is not an environment name the platform accepts: letters, digits, '.', '-' and '_', starting with a letter or digit, at most ${max} characters.`, {
-      remedy: `Pick a name such as ${JSON.stringify(name.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/^[^A-Za-z0-9]+|-+$/g, "").slice(0, max) || "staging")}; \`svc env list\` shows the app's environments.`,
-    }),
+    new SvcError(
+      "ENVIRONMENT_NAME_INVALID",
+      `--env ${JSON.stringify(name)} is not an environment name the platform accepts: letters, digits, '.', '-' and '_', starting with a letter or digit, at most ${max} characters.`,
+      {
+        remedy: `Pick a name such as ${JSON.stringify(
+          name
+            .replace(/[^A-Za-z0-9._-]+/g, "-")
+            .replace(/^[^A-Za-z0-9]+|-+$/g, "")
+            .slice(0, max) || "staging",
+        )}; \`svc env list\` shows the app's environments.`,
+      },
+    ),
   JOB_WAIT_FAILED: (endpoint: string, jobId: string, cause: unknown) =>
     new SvcError("JOB_WAIT_FAILED", `Lost contact while waiting on job ${jobId} of endpoint ${endpoint}: ${String((cause as Error)?.message ?? cause)}`, {
       remedy: `The job may still be running: ask for its status (GET <endpoint url>/status/${jobId}) once the platform answers again.`,
@@ -273,7 +322,8 @@ export const errors = {
     new SvcError("PLATFORM_ERROR", `The platform answered an error to ${operation}: ${message}`, { status: 502 }),
   PLATFORM_NOT_CONFIGURED: () =>
     new SvcError("PLATFORM_NOT_CONFIGURED", "PLATFORM_API_URL is not set and no embedded platform was given to start.", {
-      remedy: "Set PLATFORM_API_URL and PLATFORM_API_KEY (in .env or exported), or run the svc CLI, which starts the embedded platform when PLATFORM_API_URL is empty.",
+      remedy:
+        "Set PLATFORM_API_URL and PLATFORM_API_KEY (in .env or exported), or run the svc CLI, which starts the embedded platform when PLATFORM_API_URL is empty.",
     }),
   PLATFORM_UNREACHABLE: (url: string, cause: unknown) =>
     new SvcError("PLATFORM_UNREACHABLE", `Cannot reach the platform at ${url}: ${String((cause as Error)?.message ?? cause)}`, {
@@ -294,10 +344,15 @@ export const errors = {
       remedy: "Encode the JSON as UTF-8; send bytes that are not text as base64 in a string.",
     }),
   CONNECTION_LIMIT: (limit: number, who: "worker" | "client") =>
-    new SvcError("CONNECTION_LIMIT", `Too many connections from this ${who}: the platform keeps at most ${limit} open per ${who === "worker" ? "worker" : "key"}, and closed this one.`, {
-      status: 429,
-      remedy: "Reuse connections (one HTTP client with keep-alive, a pool of a few dozen) instead of opening one per request, and close the ones you no longer use.",
-    }),
+    new SvcError(
+      "CONNECTION_LIMIT",
+      `Too many connections from this ${who}: the platform keeps at most ${limit} open per ${who === "worker" ? "worker" : "key"}, and closed this one.`,
+      {
+        status: 429,
+        remedy:
+          "Reuse connections (one HTTP client with keep-alive, a pool of a few dozen) instead of opening one per request, and close the ones you no longer use.",
+      },
+    ),
   GRAPHQL_TOO_COSTLY: (what: string, value: string, limit: string) =>
     new SvcError("GRAPHQL_TOO_COSTLY", `The GraphQL request is over the platform's ${what} limit (${value}; the limit is ${limit}); nothing of it ran.`, {
       status: 400,
@@ -321,7 +376,8 @@ export const errors = {
   RATE_LIMITED: (route: string, limit: string) =>
     new SvcError("RATE_LIMITED", `Too many requests to ${route}: over the limit of ${limit} per endpoint (the hosted platform's).`, {
       status: 429,
-      remedy: "Slow down and retry. On the embedded platform (local load tests) lift the limits with `svc platform start --no-rate-limits` or SVC_PLATFORM_RATE_LIMITS=off.",
+      remedy:
+        "Slow down and retry. On the embedded platform (local load tests) lift the limits with `svc platform start --no-rate-limits` or SVC_PLATFORM_RATE_LIMITS=off.",
     }),
   UNAUTHORIZED: () => new SvcError("UNAUTHORIZED", "Missing or invalid API key.", { remedy: AUTH_REMEDY, status: 401 }),
 
@@ -345,15 +401,26 @@ export const errors = {
     new SvcError(
       "IMAGE_NOT_RUNNABLE",
       `Endpoint "${endpoint}" runs the container image "${image}" and no svc build: the embedded platform cannot run container images; it runs svc builds (an app deployed with \`svc deploy\`) in its CPU and GPU image environments (svc/worker-cpu:py3.11, svc/worker-gpu:py3.11-torch).`,
-      { status: 503, remedy: "Deploy the app with `svc deploy` (or `svc run`) and send jobs to its endpoints, or run this image on the hosted platform (set PLATFORM_API_URL)." },
+      {
+        status: 503,
+        remedy:
+          "Deploy the app with `svc deploy` (or `svc run`) and send jobs to its endpoints, or run this image on the hosted platform (set PLATFORM_API_URL).",
+      },
     ),
   KEY_SCOPE: (scope: string, request: string) =>
-    new SvcError("KEY_SCOPE", `This is a worker's key, scoped to ${scope}: it reaches only the queue routes (run, runsync, status, stream, cancel, health) of that scope's endpoints and getBuild of its app's builds, not ${request}.`, {
-      status: 403,
-      remedy: "Use the platform's API key (PLATFORM_API_KEY outside workers) for anything else; a worker calls only its own app's endpoints.",
-    }),
+    new SvcError(
+      "KEY_SCOPE",
+      `This is a worker's key, scoped to ${scope}: it reaches only the queue routes (run, runsync, status, stream, cancel, health) of that scope's endpoints and getBuild of its app's builds, not ${request}.`,
+      {
+        status: 403,
+        remedy: "Use the platform's API key (PLATFORM_API_KEY outside workers) for anything else; a worker calls only its own app's endpoints.",
+      },
+    ),
   NO_WORKER_READY: (endpoint: string, why?: string) =>
-    new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, { status: 503, remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing." }),
+    new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, {
+      status: 503,
+      remedy: "Retry shortly; see the endpoint's worker logs if it keeps failing.",
+    }),
   SANDBOX_REQUIRED: (why: string) =>
     new SvcError("SANDBOX_REQUIRED", `Refusing to start a worker without the sandbox (isolation is strict; bubblewrap's \`bwrap\` is ${why}).`, {
       status: 503,
@@ -362,61 +429,94 @@ export const errors = {
   WORKER_LIMITS_UNAVAILABLE: (why: string) =>
     new SvcError("WORKER_LIMITS_UNAVAILABLE", `Refusing to start a worker without its resource limits (isolation is strict): ${why}.`, {
       status: 503,
-      remedy: "Run the platform as root on a machine whose cgroups (v1 memory, pids and cpu, or v2 with those controllers delegated) it may write, or start it without --isolation strict / SVC_ISOLATION=strict.",
+      remedy:
+        "Run the platform as root on a machine whose cgroups (v1 memory, pids and cpu, or v2 with those controllers delegated) it may write, or start it without --isolation strict / SVC_ISOLATION=strict.",
     }),
   WORKER_OUT_OF_MEMORY: (limit: string, flavour: string) =>
-    new SvcError("WORKER_OUT_OF_MEMORY", `The worker ran out of memory: it is limited to ${limit} (its flavour ${flavour}; its /tmp counts in it), and the kernel ended it. The job failed and the worker was replaced.`, {
-      status: 500,
-      remedy: `Use less memory at once (smaller batches, stream files instead of reading them whole, keep less in /tmp), or give the endpoint a larger flavour (cpu="cpu3g-2-8", a larger cpu3c-*, or a GPU type); ${DOCS.resources} lists each flavour's memory.`,
-    }),
+    new SvcError(
+      "WORKER_OUT_OF_MEMORY",
+      `The worker ran out of memory: it is limited to ${limit} (its flavour ${flavour}; its /tmp counts in it), and the kernel ended it. The job failed and the worker was replaced.`,
+      {
+        status: 500,
+        remedy: `Use less memory at once (smaller batches, stream files instead of reading them whole, keep less in /tmp), or give the endpoint a larger flavour (cpu="cpu3g-2-8", a larger cpu3c-*, or a GPU type); ${DOCS.resources} lists each flavour's memory.`,
+      },
+    ),
   WORKER_TOKEN_INVALID: (workerId: string) =>
-    new SvcError("WORKER_TOKEN_INVALID", `Missing or invalid worker token for worker "${workerId}": the worker routes take the token the platform gave that worker (SVC_WORKER_TOKEN), not an API key.`, {
-      status: 401,
-      remedy: "A worker whose token is refused is no longer registered (stopped, or its platform restarted): let the platform start a new one. PLATFORM_API_KEY does not open these routes.",
-    }),
+    new SvcError(
+      "WORKER_TOKEN_INVALID",
+      `Missing or invalid worker token for worker "${workerId}": the worker routes take the token the platform gave that worker (SVC_WORKER_TOKEN), not an API key.`,
+      {
+        status: 401,
+        remedy:
+          "A worker whose token is refused is no longer registered (stopped, or its platform restarted): let the platform start a new one. PLATFORM_API_KEY does not open these routes.",
+      },
+    ),
 
   // platform server: workers on a Ray cluster (docs/platform.md, "Workers on a Ray cluster")
   RAY_UNREACHABLE: (address: string, why: string) =>
     new SvcError("RAY_UNREACHABLE", `The Ray cluster's Jobs API at ${address} does not answer as Ray's dashboard: ${why}.`, {
       status: 503,
-      remedy: "Give --ray-address (SVC_RAY_ADDRESS) the head node's dashboard URL, http://<head>:8265, and start the head with `ray start --head` and the dashboard (`pip install 'ray[default]'`).",
+      remedy:
+        "Give --ray-address (SVC_RAY_ADDRESS) the head node's dashboard URL, http://<head>:8265, and start the head with `ray start --head` and the dashboard (`pip install 'ray[default]'`).",
     }),
   WORKER_LAUNCH_TAKEN: (workerId: string) =>
     new SvcError("WORKER_LAUNCH_TAKEN", `Worker "${workerId}"'s launch description was already handed out: a worker is launched once.`, {
       status: 409,
-      remedy: "A launcher that runs again (a retried Ray job, a copied command) gets nothing: let the platform start a new worker (it does when this one exits).",
+      remedy:
+        "A launcher that runs again (a retried Ray job, a copied command) gets nothing: let the platform start a new worker (it does when this one exits).",
     }),
 
   // secrets (docs/platform.md, "Secrets")
   SECRET_EXISTS: (name: string) =>
-    new SvcError("SECRET_EXISTS", `A secret named "${name}" exists already.`, { status: 400, remedy: `Delete it first (\`svc secret delete ${name}\`), or pick another name.` }),
-  SECRET_INVALID: (why: string) =>
-    new SvcError("SECRET_INVALID", `Cannot store the secret: ${why}.`, { status: 400, remedy: "A name is letters, digits, _ and - (at most 64); a value is 1 byte to 64 KiB, from stdin or --from-env VAR." }),
-  SECRET_MISSING: (names: string[], endpoint?: string) =>
-    new SvcError("SECRET_MISSING", `${endpoint ? `Endpoint "${endpoint}"` : "The endpoint's env"} references ${names.length === 1 ? "a secret" : "secrets"} the platform does not have: ${names.join(", ")}.`, {
+    new SvcError("SECRET_EXISTS", `A secret named "${name}" exists already.`, {
       status: 400,
-      remedy: `Create ${names.length === 1 ? "it" : "each"} with \`svc secret create ${names[0]}\` (the value from stdin or --from-env VAR), or remove the {{ PLATFORM_SECRET_${names[0]} }} reference; \`svc secret list\` shows the names there are.`,
+      remedy: `Delete it first (\`svc secret delete ${name}\`), or pick another name.`,
     }),
+  SECRET_INVALID: (why: string) =>
+    new SvcError("SECRET_INVALID", `Cannot store the secret: ${why}.`, {
+      status: 400,
+      remedy: "A name is letters, digits, _ and - (at most 64); a value is 1 byte to 64 KiB, from stdin or --from-env VAR.",
+    }),
+  SECRET_MISSING: (names: string[], endpoint?: string) =>
+    new SvcError(
+      "SECRET_MISSING",
+      `${endpoint ? `Endpoint "${endpoint}"` : "The endpoint's env"} references ${names.length === 1 ? "a secret" : "secrets"} the platform does not have: ${names.join(", ")}.`,
+      {
+        status: 400,
+        remedy: `Create ${names.length === 1 ? "it" : "each"} with \`svc secret create ${names[0]}\` (the value from stdin or --from-env VAR), or remove the {{ PLATFORM_SECRET_${names[0]} }} reference; \`svc secret list\` shows the names there are.`,
+      },
+    ),
   SECRET_NOT_FOUND: (name: string) =>
     new SvcError("SECRET_NOT_FOUND", `No secret named "${name}".`, { status: 404, remedy: "`svc secret list` shows the names there are." }),
 
   // network volumes (docs/volumes.md)
   VOLUME_EXISTS: (name: string) =>
-    new SvcError("VOLUME_EXISTS", `Network volume "${name}" already exists.`, { remedy: "Pick another name, or use the one there (`svc volume get " + name + "`).", status: 409 }),
+    new SvcError("VOLUME_EXISTS", `Network volume "${name}" already exists.`, {
+      remedy: "Pick another name, or use the one there (`svc volume get " + name + "`).",
+      status: 409,
+    }),
   VOLUME_IN_USE: (name: string, endpoints: string[]) =>
     new SvcError("VOLUME_IN_USE", `Network volume "${name}" is attached to endpoint(s) ${endpoints.join(", ")}.`, {
       remedy: "Undeploy those endpoints (or deploy them without volume=...) first, or pass --force to detach it from them and delete it with its data.",
       status: 409,
     }),
   VOLUME_NOT_FOUND: (name: string, endpoint?: string) =>
-    new SvcError("VOLUME_NOT_FOUND", `Network volume "${name}" does not exist on this platform${endpoint ? ` (endpoint "${endpoint}" declares volume="${name}")` : ""}.`, {
-      remedy: `Create it first: svc volume create ${name} --size <GB> (\`svc volume list\` shows the volumes).`,
-      status: 404,
-    }),
+    new SvcError(
+      "VOLUME_NOT_FOUND",
+      `Network volume "${name}" does not exist on this platform${endpoint ? ` (endpoint "${endpoint}" declares volume="${name}")` : ""}.`,
+      {
+        remedy: `Create it first: svc volume create ${name} --size <GB> (\`svc volume list\` shows the volumes).`,
+        status: 404,
+      },
+    ),
   VOLUME_PATH_INVALID: (path: string, why: string) =>
-    new SvcError("VOLUME_PATH_INVALID", `"${path}" is not a path in a volume: ${why}.`, { remedy: "Write it as <volume>[:<folder/file>], e.g. wan-weights:models/Wan2.2 (no '..' segments)." }),
+    new SvcError("VOLUME_PATH_INVALID", `"${path}" is not a path in a volume: ${why}.`, {
+      remedy: "Write it as <volume>[:<folder/file>], e.g. wan-weights:models/Wan2.2 (no '..' segments).",
+    }),
   VOLUME_TRANSFER_FAILED: (what: string, why: string) =>
-    new SvcError("VOLUME_TRANSFER_FAILED", `${what} failed: ${why}`, { remedy: "Run the same command again: uploads resume where they stopped (only the missing parts are sent)." }),
+    new SvcError("VOLUME_TRANSFER_FAILED", `${what} failed: ${why}`, {
+      remedy: "Run the same command again: uploads resume where they stopped (only the missing parts are sent).",
+    }),
 
   // dev server routes (docs/dev-server.md)
   AMBIGUOUS: (message: string) => new SvcError("AMBIGUOUS", message, { status: 400 }),
@@ -442,21 +542,30 @@ export const errors = {
     }),
   PORT_IN_USE: (port: number, triedNext = true) =>
     new SvcError("PORT_IN_USE", triedNext ? `Port ${port} is in use and no free port was found after it.` : `Port ${port} is in use.`, {
-      remedy: triedNext ? "Pass --port with a free port." : "Pass --port with a free port (--port 0 takes any), or stop what listens on it (`svc platform status` names a running platform).",
+      remedy: triedNext
+        ? "Pass --port with a free port."
+        : "Pass --port with a free port (--port 0 takes any), or stop what listens on it (`svc platform status` names a running platform).",
     }),
   SHELL_UNAVAILABLE: (platform: string, answer: string) =>
     new SvcError("SHELL_UNAVAILABLE", `The platform at ${platform} does not offer shells in an endpoint's environment (it answered ${answer}).`, {
-      remedy: "svc shell runs on svc's embedded platform: unset PLATFORM_API_URL (or point it at a platform started with `svc platform start`) and deploy there; on a hosted platform use its own console.",
+      remedy:
+        "svc shell runs on svc's embedded platform: unset PLATFORM_API_URL (or point it at a platform started with `svc platform start`) and deploy there; on a hosted platform use its own console.",
     }),
   UNKNOWN_COMMAND: (name: string, closest?: string) =>
-    new SvcError("UNKNOWN_COMMAND", `Unknown command "${name}".${closest ? ` Did you mean \`svc ${closest}\`?` : ""}`, { remedy: "Run `svc --help` for the list of commands." }),
+    new SvcError("UNKNOWN_COMMAND", `Unknown command "${name}".${closest ? ` Did you mean \`svc ${closest}\`?` : ""}`, {
+      remedy: "Run `svc --help` for the list of commands.",
+    }),
 };
 
 /** What to do about what is big: packages → --exclude (spec 7); the app's own files → .svcignore or a network volume. */
 function sizeRemedy({ packages, appFiles }: { packages: string[]; appFiles: string[] }): string {
   const steps = [];
-  if (packages.length) steps.push(`leave out big packages with --exclude ${packages.join(",")} (those pre-installed in every endpoint's image are excluded already)`);
-  if (appFiles.length) steps.push(`keep ${appFiles.join(", ")} out of the artifact with .svcignore and read such data from a network volume (mounted at /platform-volume) instead`);
+  if (packages.length)
+    steps.push(`leave out big packages with --exclude ${packages.join(",")} (those pre-installed in every endpoint's image are excluded already)`);
+  if (appFiles.length)
+    steps.push(
+      `keep ${appFiles.join(", ")} out of the artifact with .svcignore and read such data from a network volume (mounted at /platform-volume) instead`,
+    );
   if (!steps.length) steps.push("use --exclude <packages> to leave out more packages (those pre-installed in every endpoint's image are excluded already)");
   const text = steps.join("; ");
   return `${text[0]!.toUpperCase()}${text.slice(1)}.`;

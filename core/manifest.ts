@@ -41,7 +41,10 @@ const manifestFunction = z.strictObject({
     .record(
       z.string(),
       z.union([
-        z.strictObject({ kind: z.enum(["TypedDict", "dataclass"]), fields: z.array(z.strictObject({ name: z.string(), annotation: z.string(), required: z.boolean() })) }),
+        z.strictObject({
+          kind: z.enum(["TypedDict", "dataclass"]),
+          fields: z.array(z.strictObject({ name: z.string(), annotation: z.string(), required: z.boolean() })),
+        }),
         z.strictObject({ kind: z.literal("Enum"), values: z.array(z.union([z.string(), z.number()])) }),
       ]),
     )

@@ -10,7 +10,18 @@ import { errors, fromPlugin } from "./errors.ts";
 import { formatBytes } from "./format-bytes.ts";
 import { parsePluginOptions } from "./plugin-options.ts";
 import type { Manifest } from "./manifest.ts";
-import type { Artifact, BuildContext, DeployedEndpoint, DiscoveredFunction, EndpointSpec, PipelineHooks, Pipeline as PipelineShape, Requirement, StageName, SvcPlugin } from "./types.ts";
+import type {
+  Artifact,
+  BuildContext,
+  DeployedEndpoint,
+  DiscoveredFunction,
+  EndpointSpec,
+  PipelineHooks,
+  Pipeline as PipelineShape,
+  Requirement,
+  StageName,
+  SvcPlugin,
+} from "./types.ts";
 
 /** The hooks PipelineHooks (core/types.ts) describes, one per stage. */
 function createHooks(): PipelineHooks {
@@ -253,7 +264,10 @@ function attributeTaps(hookName: string, hook: { intercept(i: object): void }, a
  * against it on each call, unknown keys named with the closest known one (./plugin-options.ts).
  */
 export function definePlugin<T extends SvcPlugin | ((...args: never[]) => SvcPlugin)>(plugin: T): T;
-export function definePlugin<O>(factory: (options: O) => SvcPlugin, declared: { name: string; options: z.ZodType<O> }): (options?: z.input<z.ZodType<O>>) => SvcPlugin;
+export function definePlugin<O>(
+  factory: (options: O) => SvcPlugin,
+  declared: { name: string; options: z.ZodType<O> },
+): (options?: z.input<z.ZodType<O>>) => SvcPlugin;
 export function definePlugin(plugin: SvcPlugin | ((options: unknown) => SvcPlugin), declared?: { name: string; options: z.ZodType }): unknown {
   if (!declared || typeof plugin !== "function") return plugin;
   const checked = (options?: unknown) => plugin(parsePluginOptions(declared.name, declared.options, options));

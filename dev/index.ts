@@ -154,7 +154,14 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
 
 /** What a session holds, stopped in this order; the `live-` endpoints and the apps made for them last, unless kept. */
 async function closeSession(
-  session: { reloads: ReloadQueue<ReloadReport>; watcher?: ProjectWatcher; served: Served; workerLogs: WorkerLogFollower; provisioner: Provisioner; steps: DeploySteps },
+  session: {
+    reloads: ReloadQueue<ReloadReport>;
+    watcher?: ProjectWatcher;
+    served: Served;
+    workerLogs: WorkerLogFollower;
+    provisioner: Provisioner;
+    steps: DeploySteps;
+  },
   keepEndpoints: boolean,
 ): Promise<void> {
   const reloadsDone = session.reloads.close(); // at once: a batch queued from now on does not run

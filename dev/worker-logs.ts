@@ -42,7 +42,8 @@ export async function fetchWorkerLogLines(client: LogsClient, queries: LogQuery[
     const data = await client.graphql<Record<string, WorkerLogLine[]>>("workerLogLines", document, variables);
     return queries.map((_, i) => data[`l${i}`] ?? []);
   } catch (error) {
-    if (isSvcError(error) && error.code === "PLATFORM_ERROR" && /Cannot query field "workerLogLines"/.test(error.message)) throw errors.LOGS_UNAVAILABLE(client.url);
+    if (isSvcError(error) && error.code === "PLATFORM_ERROR" && /Cannot query field "workerLogLines"/.test(error.message))
+      throw errors.LOGS_UNAVAILABLE(client.url);
     throw error;
   }
 }

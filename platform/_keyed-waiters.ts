@@ -46,10 +46,10 @@ export class KeyedWaiters<T extends {} | null> {
     for (const answer of [...set]) answer(value);
   }
 
-  /** Answers every wait on each key with `valueOf(key)`, or leaves it to its timer where that is undefined (shutdown). */
-  close(valueOf: (key: string) => T | undefined): void {
+  /** Answers every wait on each key with `answerFor(key)`, or leaves it to its timer where that is undefined (shutdown). */
+  close(answerFor: (key: string) => T | undefined): void {
     for (const [key, set] of this.waiters) {
-      const value = valueOf(key);
+      const value = answerFor(key);
       if (value !== undefined) for (const answer of [...set]) answer(value);
     }
     this.waiters.clear();

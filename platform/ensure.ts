@@ -66,7 +66,18 @@ export function spawnDetached(options: DetachOptions): number {
   mkdirSync(options.dir, { recursive: true, mode: 0o700 });
   const log = openSync(join(options.dir, LOG_FILE), "a");
   try {
-    const args = [...PLATFORM_NODE_FLAGS, BIN, "platform", "start", "--dir", options.dir, "--host", options.host ?? "127.0.0.1", "--port", String(options.port ?? DEFAULT_PORT)];
+    const args = [
+      ...PLATFORM_NODE_FLAGS,
+      BIN,
+      "platform",
+      "start",
+      "--dir",
+      options.dir,
+      "--host",
+      options.host ?? "127.0.0.1",
+      "--port",
+      String(options.port ?? DEFAULT_PORT),
+    ];
     const child = spawn(process.execPath, args, { detached: true, stdio: ["ignore", log, log], env: process.env });
     child.unref();
     return child.pid ?? 0;

@@ -16,7 +16,10 @@ const positive = (text: string | undefined): number | undefined => {
 };
 
 /** The caps from the environment (what a detached platform inherits). */
-export const capsFromEnv = (env: NodeJS.ProcessEnv = process.env): WorkerLimitCaps => ({ memoryMb: positive(env.SVC_WORKER_MEMORY_MB), pids: positive(env.SVC_WORKER_PIDS) });
+export const capsFromEnv = (env: NodeJS.ProcessEnv = process.env): WorkerLimitCaps => ({
+  memoryMb: positive(env.SVC_WORKER_MEMORY_MB),
+  pids: positive(env.SVC_WORKER_PIDS),
+});
 
 export interface LogRate {
   /** Characters per second a worker's lines may average. */

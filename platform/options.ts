@@ -99,9 +99,9 @@ export const HOSTED_RATE_LIMITS: RateLimits = {
 /** `SVC_PLATFORM_RATE_LIMITS=off` (what `svc platform start --no-rate-limits` sets) turns the limits off. */
 export const rateLimitsOff = (env: NodeJS.ProcessEnv = process.env): boolean => /^(off|false|0|no)$/i.test(env.SVC_PLATFORM_RATE_LIMITS?.trim() ?? "");
 
-
 /** `SVC_ISOLATION=strict` (what `svc platform start --isolation strict` sets): no worker without the sandbox. */
-const isolationFromEnv = (env: NodeJS.ProcessEnv = process.env): "auto" | "strict" => (env.SVC_ISOLATION?.trim().toLowerCase() === "strict" ? "strict" : "auto");
+const isolationFromEnv = (env: NodeJS.ProcessEnv = process.env): "auto" | "strict" =>
+  env.SVC_ISOLATION?.trim().toLowerCase() === "strict" ? "strict" : "auto";
 
 export type ResolvedOptions = Required<Omit<PlatformOptions, "apiKey" | "pythonForImage" | "rateLimits" | "gpuMachine" | "connectionLimits">> & {
   connectionLimits: ConnectionLimits;
@@ -132,7 +132,8 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     stopGraceMs: options.stopGraceMs ?? 10_000,
     killGraceMs: options.killGraceMs ?? 5000,
     streamWaitMs: options.streamWaitMs ?? 1000,
-    rateLimits: options.rateLimits === false || (options.rateLimits === undefined && rateLimitsOff()) ? false : { ...HOSTED_RATE_LIMITS, ...options.rateLimits },
+    rateLimits:
+      options.rateLimits === false || (options.rateLimits === undefined && rateLimitsOff()) ? false : { ...HOSTED_RATE_LIMITS, ...options.rateLimits },
     maxRunBytes: options.maxRunBytes ?? 10_000_000,
     maxRunsyncBytes: options.maxRunsyncBytes ?? 20_000_000,
     logLinesPerEndpoint: options.logLinesPerEndpoint ?? 5000,

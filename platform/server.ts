@@ -66,10 +66,11 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 export async function startPlatform(input: PlatformOptions): Promise<RunningPlatform> {
   const options = resolveOptions(input);
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
-  const key = options.apiKey
-    ? { apiKey: options.apiKey, created: false, file: undefined }
-    : ensureApiKey(options.dataDir);
-  const store = createStore(join(options.dataDir, DB_FILE), { logLinesPerEndpoint: options.logLinesPerEndpoint, logCharsPerEndpoint: options.logCharsPerEndpoint });
+  const key = options.apiKey ? { apiKey: options.apiKey, created: false, file: undefined } : ensureApiKey(options.dataDir);
+  const store = createStore(join(options.dataDir, DB_FILE), {
+    logLinesPerEndpoint: options.logLinesPerEndpoint,
+    logCharsPerEndpoint: options.logCharsPerEndpoint,
+  });
   const apiKeyHash = sha256Hex(key.apiKey);
   store.meta.set("api_key_hash", apiKeyHash);
 
@@ -79,11 +80,24 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const address = { baseUrl: "", workerSocket: undefined as string | undefined, channelSocket: undefined as string | undefined };
   const workerKeys = createWorkerKeys(key.apiKey, store);
   const secrets = createSecrets(options.dataDir, store);
-  const remote = options.workers.backend === "ray" ? await connectRay(options.workers, () => address.baseUrl, options).catch((error) => {
-    store.close();
-    throw error;
-  }) : undefined;
-  const supervisor = new Supervisor({ store, queue, options, workerKeys, secrets, apiBase: () => address.baseUrl, workerSocket: () => address.workerSocket, channelSocket: () => address.channelSocket, remote });
+  const remote =
+    options.workers.backend === "ray"
+      ? await connectRay(options.workers, () => address.baseUrl, options).catch((error) => {
+          store.close();
+          throw error;
+        })
+      : undefined;
+  const supervisor = new Supervisor({
+    store,
+    queue,
+    options,
+    workerKeys,
+    secrets,
+    apiBase: () => address.baseUrl,
+    workerSocket: () => address.workerSocket,
+    channelSocket: () => address.channelSocket,
+    remote,
+  });
   supervisor.killOrphans();
   const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
   wireQueue(queue, supervisor, autoscaler, webhooks);
@@ -91,7 +105,19 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
 
   const scheduler = createScheduler(store, queue, options.log);
-  const ctx: PlatformContext = { store, queue, supervisor, autoscaler, webhooks, options, apiKeyHash, workerKeys, secrets, scheduler, baseUrl: () => address.baseUrl };
+  const ctx: PlatformContext = {
+    store,
+    queue,
+    supervisor,
+    autoscaler,
+    webhooks,
+    options,
+    apiKeyHash,
+    workerKeys,
+    secrets,
+    scheduler,
+    baseUrl: () => address.baseUrl,
+  };
   const servers = await serve(ctx, address);
   // Once nothing can fail the start (no mount left behind), before any worker binds a volume's folder:
   // workers start with the autoscaler, and no one has the platform's URL until this returns.
@@ -154,7 +180,10 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
  * The HTTP API on the options' host and port (and, on Linux, an abstract Unix socket for local
  * workers); fills `address` once listening. On a listen error the supervisor and store close.
  */
-async function serve(ctx: PlatformContext, address: { baseUrl: string; workerSocket?: string; channelSocket?: string }): Promise<{ server: Server; socketServer?: Server; channelServer?: Server; shells: ShellRoute; caps: ConnectionCaps }> {
+async function serve(
+  ctx: PlatformContext,
+  address: { baseUrl: string; workerSocket?: string; channelSocket?: string },
+): Promise<{ server: Server; socketServer?: Server; channelServer?: Server; shells: ShellRoute; caps: ConnectionCaps }> {
   const { options, queue, supervisor, autoscaler, store } = ctx;
   const { app, limiter, hot } = createApi(ctx, {
     async endpointRemoved(endpointId) {

@@ -19,7 +19,14 @@ export function workersFromEnv(env: NodeJS.ProcessEnv = process.env): WorkersOpt
   const address = env.SVC_RAY_ADDRESS?.trim();
   if (!address) throw errors.CLI_USAGE("--workers ray needs the Ray head's dashboard URL: --ray-address http://<head>:8265 (or SVC_RAY_ADDRESS).", "platform");
   const opt = (name: string) => env[name]?.trim() || undefined;
-  return { backend: "ray", address, platformUrl: opt("SVC_RAY_PLATFORM_URL"), volumesRoot: opt("SVC_RAY_VOLUMES"), launcher: opt("SVC_RAY_LAUNCHER"), nodeDir: opt("SVC_NODE_DIR") };
+  return {
+    backend: "ray",
+    address,
+    platformUrl: opt("SVC_RAY_PLATFORM_URL"),
+    volumesRoot: opt("SVC_RAY_VOLUMES"),
+    launcher: opt("SVC_RAY_LAUNCHER"),
+    nodeDir: opt("SVC_NODE_DIR"),
+  };
 }
 
 export interface RayBackendOptions {

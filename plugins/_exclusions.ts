@@ -11,7 +11,11 @@ export function exclusionReasons(ctx: Pick<BuildContext, "config" | "options" | 
   const reasons = new Map<string, ExcludedRequirement["reason"]>();
   for (const name of droppableFor(ctx.endpoints)) reasons.set(name, "preinstalled");
   for (const raw of [...ctx.config.exclude, ...ctx.options.exclude]) {
-    for (const name of raw.split(",").map((n) => n.trim()).filter(Boolean)) reasons.set(normalizeName(name), "excluded-by-user");
+    for (const name of raw
+      .split(",")
+      .map((n) => n.trim())
+      .filter(Boolean))
+      reasons.set(normalizeName(name), "excluded-by-user");
   }
   return reasons;
 }

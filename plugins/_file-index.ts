@@ -56,7 +56,13 @@ interface StatKey {
 function statKey(file: string): StatKey {
   const info = statSync(file, { bigint: true });
   const changed = info.mtimeNs > info.ctimeNs ? info.mtimeNs : info.ctimeNs;
-  return { size: Number(info.size), mtimeNs: String(info.mtimeNs), ctimeNs: String(info.ctimeNs), ino: String(info.ino), changedMs: Number(changed / 1_000_000n) };
+  return {
+    size: Number(info.size),
+    mtimeNs: String(info.mtimeNs),
+    ctimeNs: String(info.ctimeNs),
+    ino: String(info.ino),
+    changedMs: Number(changed / 1_000_000n),
+  };
 }
 
 const sameStat = (entry: Entry, key: StatKey) => entry[0] === key.size && entry[1] === key.mtimeNs && entry[2] === key.ctimeNs && entry[3] === key.ino;
@@ -112,7 +118,10 @@ export class FileIndex {
    * digested or written in this run is not looked at again. `keepBytes` answers the bytes too when
    * the file had to be read whole (up to 1 MB), so a caller that needs them reads it once.
    */
-  async digest(path: string, { keepBytes = false, onBytes }: { keepBytes?: boolean; onBytes?: (bytes: number) => void } = {}): Promise<FileDigest & { bytes?: Buffer }> {
+  async digest(
+    path: string,
+    { keepBytes = false, onBytes }: { keepBytes?: boolean; onBytes?: (bytes: number) => void } = {},
+  ): Promise<FileDigest & { bytes?: Buffer }> {
     const found = this.lookup(path);
     if ("digest" in found) return found.digest;
     const { key } = found;
@@ -128,7 +137,8 @@ export class FileIndex {
     this.stats.hashedFiles++;
     this.stats.hashedBytes += key.size;
     // changed while being read: answer what was read but do not record it
-    if (sameStat([after.size, after.mtimeNs, after.ctimeNs, after.ino, "", 0], key)) this.set(path, [key.size, key.mtimeNs, key.ctimeNs, key.ino, sha256, hashedAt]);
+    if (sameStat([after.size, after.mtimeNs, after.ctimeNs, after.ino, "", 0], key))
+      this.set(path, [key.size, key.mtimeNs, key.ctimeNs, key.ino, sha256, hashedAt]);
     return { size: bytes?.length ?? key.size, sha256, ...(keepBytes && bytes ? { bytes } : {}) };
   }
 
@@ -190,7 +200,11 @@ export class FileIndex {
     const total = found.reduce((sum, f) => sum + ("key" in f ? f.key.size : 0), 0);
     const bar = total >= PROGRESS_MIN_BYTES ? progress?.(total) : undefined;
     try {
-      await mapLimit([...digests.keys()].filter((i) => !digests[i]), concurrency, async (i) => (digests[i] = await this.digest(paths[i]!, { onBytes: bar?.add })));
+      await mapLimit(
+        [...digests.keys()].filter((i) => !digests[i]),
+        concurrency,
+        async (i) => (digests[i] = await this.digest(paths[i]!, { onBytes: bar?.add })),
+      );
     } finally {
       bar?.end();
     }

@@ -13,9 +13,15 @@ export async function platformClient(ctx: BuildContext): Promise<PlatformClient>
 }
 
 /** The app, environment and build svc:upload resolved; a clear error when a stage before it was removed. */
-export function deployTarget(ctx: BuildContext, stage: string): { app: { id: string; name: string }; environment: { id: string; name: string }; buildId: string } {
+export function deployTarget(
+  ctx: BuildContext,
+  stage: string,
+): { app: { id: string; name: string }; environment: { id: string; name: string }; buildId: string } {
   if (!ctx.app || !ctx.environment || !ctx.buildId) {
-    throw errors.PLATFORM_ERROR(stage, "no uploaded build in this run (svc:upload did not run or was replaced by a plugin that did not set ctx.app, ctx.environment and ctx.buildId)");
+    throw errors.PLATFORM_ERROR(
+      stage,
+      "no uploaded build in this run (svc:upload did not run or was replaced by a plugin that did not set ctx.app, ctx.environment and ctx.buildId)",
+    );
   }
   return { app: ctx.app, environment: ctx.environment, buildId: ctx.buildId };
 }

@@ -60,7 +60,11 @@ export function staleEndpoints(current: readonly PlatformEndpoint[], names: Iter
 }
 
 /** `known` plus the ids of declared volumes it lacks (svc:volume-refs removed or replaced); VOLUME_NOT_FOUND for a missing one. svc:volume-refs and the dev server's provisioner look names up here too. */
-export async function resolveVolumeIds(client: Pick<PlatformClient, "listVolumes">, endpoints: readonly ManifestEndpoint[], known: Record<string, string>): Promise<Record<string, string>> {
+export async function resolveVolumeIds(
+  client: Pick<PlatformClient, "listVolumes">,
+  endpoints: readonly ManifestEndpoint[],
+  known: Record<string, string>,
+): Promise<Record<string, string>> {
   const missing = endpoints.filter((e) => e.volume && !known[e.volume]);
   if (missing.length === 0) return known;
   const byName = new Map((await client.listVolumes()).map((v) => [v.name, v.id]));

@@ -51,7 +51,18 @@ export function comparePaths(a: string, b: string): number {
 }
 
 function headerBlocks(path: string, type: "File" | "Directory", size: number): Buffer {
-  const header = new Header({ path, mode: type === "File" ? FILE_MODE : DIR_MODE, uid: 0, gid: 0, size, mtime: ARTIFACT_MTIME, type, uname: "", gname: "", linkpath: "" });
+  const header = new Header({
+    path,
+    mode: type === "File" ? FILE_MODE : DIR_MODE,
+    uid: 0,
+    gid: 0,
+    size,
+    mtime: ARTIFACT_MTIME,
+    type,
+    uname: "",
+    gname: "",
+    linkpath: "",
+  });
   const block = Buffer.alloc(BLOCK);
   header.encode(block);
   if (!header.needPax) return block;
@@ -123,11 +134,13 @@ async function compresses(file: TarFile, bytes: Buffer | undefined): Promise<boo
   else {
     const handle = await open(file.source, "r");
     try {
-      const slices = await Promise.all(offsets.map(async (o) => {
-        const slice = Buffer.alloc(SAMPLE_SLICE);
-        const { bytesRead } = await handle.read(slice, 0, SAMPLE_SLICE, o);
-        return slice.subarray(0, bytesRead);
-      }));
+      const slices = await Promise.all(
+        offsets.map(async (o) => {
+          const slice = Buffer.alloc(SAMPLE_SLICE);
+          const { bytesRead } = await handle.read(slice, 0, SAMPLE_SLICE, o);
+          return slice.subarray(0, bytesRead);
+        }),
+      );
       sample = Buffer.concat(slices);
     } finally {
       await handle.close();

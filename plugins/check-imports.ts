@@ -33,15 +33,39 @@ const IMPORT_NAMES: Record<string, string[]> = {
   beautifulsoup4: ["bs4"],
   "python-dateutil": ["dateutil"],
   "python-dotenv": ["dotenv"],
-  "protobuf": ["google"],
-  "pyjwt": ["jwt"],
-  "attrs": ["attr", "attrs"],
+  protobuf: ["google"],
+  pyjwt: ["jwt"],
+  attrs: ["attr", "attrs"],
 };
 
 /** Python versions from which these stdlib modules are gone (the host's Python may be older than the image's). */
 const REMOVED_FROM_STDLIB: Array<[version: number, modules: string[]]> = [
   [3.12, ["asynchat", "asyncore", "distutils", "imp", "smtpd"]],
-  [3.13, ["aifc", "audioop", "cgi", "cgitb", "chunk", "crypt", "imghdr", "lib2to3", "mailcap", "msilib", "nis", "nntplib", "ossaudiodev", "pipes", "sndhdr", "spwd", "sunau", "telnetlib", "uu", "xdrlib"]],
+  [
+    3.13,
+    [
+      "aifc",
+      "audioop",
+      "cgi",
+      "cgitb",
+      "chunk",
+      "crypt",
+      "imghdr",
+      "lib2to3",
+      "mailcap",
+      "msilib",
+      "nis",
+      "nntplib",
+      "ossaudiodev",
+      "pipes",
+      "sndhdr",
+      "spwd",
+      "sunau",
+      "telnetlib",
+      "uu",
+      "xdrlib",
+    ],
+  ],
 ];
 
 export interface CheckImportsOptions {
@@ -65,8 +89,10 @@ export function checkImports(options: CheckImportsOptions = {}): SvcPlugin {
         if (!ctx.pythonImports) return; // discovery did not report imports (a replaced svc:discover-python)
         const stdlib = await stdlibFor(ctx, options.parser ?? sharedParser());
         const installed = await installedImportNames(ctx);
-        const found = findUnavailableImports(ctx.endpoints, ctx.pythonImports, (name, endpoint) =>
-          stdlib.has(name) || installed.has(name) || IMAGE_PACKAGES[imageKindOf(endpoint)].includes(name),
+        const found = findUnavailableImports(
+          ctx.endpoints,
+          ctx.pythonImports,
+          (name, endpoint) => stdlib.has(name) || installed.has(name) || IMAGE_PACKAGES[imageKindOf(endpoint)].includes(name),
         );
         for (const item of found) ctx.problem(toError(ctx, item)); // file:line, message and remedy: a warning, or under --strict all of them at once
       });
@@ -171,7 +197,10 @@ function toError(ctx: BuildContext, item: UnavailableImport): SvcError {
   const requirement = Object.entries(IMPORT_NAMES).find(([, imports]) => imports.includes(item.name))?.[0] ?? item.name;
   // A pre-installed package is dropped only when every endpoint's image holds it (core/images.ts), so an excluded one here is the user's.
   const [why, fix] = excluded
-    ? [`it is excluded from the artifact (${describeReason(excluded.reason)}) and ${image} does not have it`, `remove ${excluded.name} from --exclude / config exclude`]
+    ? [
+        `it is excluded from the artifact (${describeReason(excluded.reason)}) and ${image} does not have it`,
+        `remove ${excluded.name} from --exclude / config exclude`,
+      ]
     : [`it is not in the stdlib, ${image}, the requirements, or the app's own modules`, `add ${requirement} to requirements.txt`];
   return errors.IMPORT_NOT_IN_IMAGE({ file: item.file, line: item.line }, item.name, fix, item.endpoints, why);
 }

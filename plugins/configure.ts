@@ -37,7 +37,15 @@ export function configure(): SvcPlugin {
         });
         if (ctx.manifest) {
           ctx.manifest = { ...ctx.manifest, urls };
-          const state = { app: app.name, environment: environment.name, platform: client.url, buildId, deployedAt: new Date().toISOString(), urls, manifest: ctx.manifest };
+          const state = {
+            app: app.name,
+            environment: environment.name,
+            platform: client.url,
+            buildId,
+            deployedAt: new Date().toISOString(),
+            urls,
+            manifest: ctx.manifest,
+          };
           await writeDeployState(ctx.outDir, state);
         }
         ctx.logger.info(`  build ${buildId} is active in ${app.name}/${environment.name}`);

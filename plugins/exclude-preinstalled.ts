@@ -20,7 +20,11 @@ export const PLUGIN_NAME = "svc:exclude-preinstalled";
 function userExclusions(ctx: Pick<BuildContext, "config" | "options">): Map<string, string> {
   const given = new Map<string, string>();
   const add = (raw: string, from: string) => {
-    for (const name of raw.split(",").map((n) => n.trim()).filter(Boolean)) if (!given.has(normalizeName(name))) given.set(normalizeName(name), from);
+    for (const name of raw
+      .split(",")
+      .map((n) => n.trim())
+      .filter(Boolean))
+      if (!given.has(normalizeName(name))) given.set(normalizeName(name), from);
   };
   for (const raw of ctx.options.exclude) add(raw, "--exclude");
   for (const raw of ctx.config.exclude) add(raw, "config exclude");

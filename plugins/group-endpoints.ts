@@ -57,7 +57,11 @@ export function groupFunctions(functions: readonly DiscoveredFunction[]): Endpoi
     const d = group.declaration;
     const first = group.functions[0]!;
     const settings = normaliseArguments(d, group.type);
-    if (settings.batch && first.isGenerator) throw errors.ENDPOINT_ARGUMENT_INVALID(locOf(d), `batch needs a function that returns one result per input, and ${first.name}() is a generator (a batched function cannot stream).`);
+    if (settings.batch && first.isGenerator)
+      throw errors.ENDPOINT_ARGUMENT_INVALID(
+        locOf(d),
+        `batch needs a function that returns one result per input, and ${first.name}() is a generator (a batched function cannot stream).`,
+      );
     return {
       name,
       type: group.type,

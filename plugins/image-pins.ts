@@ -60,7 +60,10 @@ export function imagePins(): SvcPlugin {
         const pinned = ctx.excluded.filter((r) => r.reason === "preinstalled" && /[<>=!~]/.test(r.spec.split(";")[0]!));
         if (pinned.length === 0) return requirements;
         const python = gpuImagePython();
-        const found = await probe(python, pinned.map((r) => r.spec));
+        const found = await probe(
+          python,
+          pinned.map((r) => r.spec),
+        );
         if (!found) {
           ctx.logger.debug(`${PLUGIN_NAME}: could not read the image's package versions with ${python}`);
           return requirements;

@@ -45,7 +45,9 @@ export async function createManifest(ctx: BuildContext): Promise<Manifest> {
     version: MANIFEST_VERSION,
     app: ctx.config.app,
     pythonVersion: ctx.config.pythonVersion,
-    fingerprint: await fingerprint(ctx.root, ctx.sourceFiles, await fileIndexOf(ctx), (total) => ctx.logger.progress("manifest: hashing the app's files", total)),
+    fingerprint: await fingerprint(ctx.root, ctx.sourceFiles, await fileIndexOf(ctx), (total) =>
+      ctx.logger.progress("manifest: hashing the app's files", total),
+    ),
     endpoints,
     functions,
     routes,

@@ -151,7 +151,13 @@ export async function pruneExcluded(target: string, excluded: Set<string>): Prom
       for (let dir = dirname(absolute); inside(dir); dir = dirname(dir)) dirs.add(dir);
     }
     const topLevel = await readFile(join(distInfo, "top_level.txt"), "utf8").catch(() => "");
-    for (const name of [...topLevel.split("\n").map((n) => n.trim()).filter(Boolean), match[1]!]) {
+    for (const name of [
+      ...topLevel
+        .split("\n")
+        .map((n) => n.trim())
+        .filter(Boolean),
+      match[1]!,
+    ]) {
       for (const candidate of [name, `${name}.libs`]) {
         const absolute = resolve(root, candidate);
         if (inside(absolute)) await rm(absolute, { recursive: true, force: true });

@@ -59,7 +59,14 @@ export function provision(): SvcPlugin {
         const result = await provisionEndpoints(
           client,
           endpoints,
-          { appId: app.id, environmentName: environment.name, environmentId: environment.id, buildId, prefix: ctx.options.endpointPrefix, volumeIds: ctx.meta.get("svc:volume-refs") },
+          {
+            appId: app.id,
+            environmentName: environment.name,
+            environmentId: environment.id,
+            buildId,
+            prefix: ctx.options.endpointPrefix,
+            volumeIds: ctx.meta.get("svc:volume-refs"),
+          },
           (line) => ctx.logger.info(line),
         );
         ctx.meta.set(PLUGIN_NAME, result);

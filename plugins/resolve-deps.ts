@@ -31,7 +31,9 @@ export async function collectRequirements(ctx: BuildContext): Promise<{ requirem
     collected.push(...parsed.requirements);
     pipOptions.push(...parsed.pipOptions);
   }
-  const declared = ctx.endpoints.flatMap((endpoint) => (endpoint.dependencies ?? []).map((spec) => ({ spec: spec.trim(), source: `endpoint ${endpoint.name}` }))).filter(({ spec }) => spec);
+  const declared = ctx.endpoints
+    .flatMap((endpoint) => (endpoint.dependencies ?? []).map((spec) => ({ spec: spec.trim(), source: `endpoint ${endpoint.name}` })))
+    .filter(({ spec }) => spec);
   collected.push(...(await namedRequirements(declared)));
   return { requirements: await mergeRequirements(collected), pipOptions };
 }

@@ -107,7 +107,8 @@ async function listGroups(ctx: BuildContext): Promise<Groups> {
   const add = (path: string, source: string, group: string) => {
     const previous = groupOf.get(path);
     // the resolved requirements.txt replacing the app's own is the contract, not a clash
-    if (previous && previous !== group && path !== "requirements.txt") ctx.logger.warn(`${path}: the ${group} file replaces the ${previous} file of the same path in the artifact`);
+    if (previous && previous !== group && path !== "requirements.txt")
+      ctx.logger.warn(`${path}: the ${group} file replaces the ${previous} file of the same path in the artifact`);
     groupOf.set(path, group);
     others.push({ path, source });
   };
@@ -132,7 +133,11 @@ async function tarFiles(ctx: BuildContext, groups: Groups, index: FileIndex): Pr
   for (const { path, source } of groups.others) byPath.set(path, source);
   // sizes the run's file index already knows (sources, build files) need no second stat; -1: not known, stat below
   const files: TarFile[] = [...byPath].map(([path, source]) => ({ path, source, size: index.knownSize(source) ?? -1 }));
-  await mapLimit(files.filter((file) => file.size < 0), FILE_CONCURRENCY, async (file) => (file.size = (await stat(file.source)).size));
+  await mapLimit(
+    files.filter((file) => file.size < 0),
+    FILE_CONCURRENCY,
+    async (file) => (file.size = (await stat(file.source)).size),
+  );
   files.sort((a, b) => comparePaths(a.path, b.path));
   return files;
 }
@@ -147,7 +152,9 @@ const HASH_CONCURRENCY = 16;
  */
 async function fingerprint(ctx: BuildContext, groups: Groups, index: FileIndex): Promise<string> {
   const hash = createHash("sha256");
-  hash.update(`svc-artifact-v${FORMAT_VERSION}\0${groups.keyed.join("\0")}\0sources\0${await index.listDigest(ctx.root, groups.sources, (total) => ctx.logger.progress("pack: hashing the app's files", total))}\0`);
+  hash.update(
+    `svc-artifact-v${FORMAT_VERSION}\0${groups.keyed.join("\0")}\0sources\0${await index.listDigest(ctx.root, groups.sources, (total) => ctx.logger.progress("pack: hashing the app's files", total))}\0`,
+  );
   const parts = await index.digestAll(
     groups.others.map((file) => file.source),
     HASH_CONCURRENCY,
@@ -209,7 +216,9 @@ async function keepTree(ctx: BuildContext): Promise<void> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   await extract({ file: ctx.artifact.path, cwd: dir });
-  ctx.logger.info(`kept the build: the artifact's tree in ${relative(ctx.root, dir)}/ (what a worker sees at /app), the generated files in ${relative(ctx.root, ctx.buildDir)}/`);
+  ctx.logger.info(
+    `kept the build: the artifact's tree in ${relative(ctx.root, dir)}/ (what a worker sees at /app), the generated files in ${relative(ctx.root, ctx.buildDir)}/`,
+  );
 }
 
 export function tarPack(): SvcPlugin {

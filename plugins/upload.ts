@@ -33,7 +33,10 @@ export function upload(): SvcPlugin {
         ctx.environment = { id: target.environment.id, name: target.environment.name };
 
         // one line (or a bar on a terminal) while the bytes go; a content-addressed hit sends none
-        const bar = ctx.logger.progress(`  uploading the artifact (${shortSha(ctx.artifact.sha256)}) to ${appName}/${target.environment.name}`, ctx.artifact.size);
+        const bar = ctx.logger.progress(
+          `  uploading the artifact (${shortSha(ctx.artifact.sha256)}) to ${appName}/${target.environment.name}`,
+          ctx.artifact.size,
+        );
         const result = await client.uploadArtifact(target.app.id, ctx.artifact, ctx.manifest, bar.add).finally(() => bar.end());
         ctx.logger.info(uploadedLine(ctx.artifact.sha256, result.skipped));
         ctx.upload = { buildId: result.buildId, skipped: result.skipped };

@@ -6,7 +6,16 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { ENDPOINT_ARGUMENTS, ENDPOINT_DEFAULTS, ENDPOINT_LIMITS, ENDPOINT_MESSAGES, GPU_GROUPS, HTTP_METHODS, RESERVED_PATHS, SCALER_TYPES } from "../core/endpoint-schema.ts";
+import {
+  ENDPOINT_ARGUMENTS,
+  ENDPOINT_DEFAULTS,
+  ENDPOINT_LIMITS,
+  ENDPOINT_MESSAGES,
+  GPU_GROUPS,
+  HTTP_METHODS,
+  RESERVED_PATHS,
+  SCALER_TYPES,
+} from "../core/endpoint-schema.ts";
 
 export const PYTHON_SCHEMA_FILE = fileURLToPath(new URL("../runtime/python/svc/_schema.py", import.meta.url));
 
@@ -16,7 +25,10 @@ function py(value: unknown): string {
   if (value === true) return "True";
   if (value === false) return "False";
   if (Array.isArray(value)) return `(${value.map(py).join(", ")}${value.length === 1 ? "," : ""})`;
-  if (typeof value === "object") return `{${Object.entries(value as Record<string, unknown>).map(([k, v]) => `${JSON.stringify(k)}: ${py(v)}`).join(", ")}}`;
+  if (typeof value === "object")
+    return `{${Object.entries(value as Record<string, unknown>)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${py(v)}`)
+      .join(", ")}}`;
   return JSON.stringify(value);
 }
 

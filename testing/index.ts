@@ -98,7 +98,10 @@ export interface BuildFolderOptions {
  * `ctx.artifact`, after "configure" `ctx.deployed` (with the platform's URLs). A plugin's error
  * rejects with the PLUGIN_ERROR (or PLUGIN_REFUSED) the CLI would print.
  */
-export async function buildFolder(root: string, { until = "pack", plugins = [], options = {}, logger = createLogger("silent"), platform }: BuildFolderOptions = {}): Promise<BuildContext> {
+export async function buildFolder(
+  root: string,
+  { until = "pack", plugins = [], options = {}, logger = createLogger("silent"), platform }: BuildFolderOptions = {},
+): Promise<BuildContext> {
   const copy = await copyFolder(root);
   if (until !== "configure") return runBuild({ root: copy, plugins, logger, options: { ...options, until } });
   const target = platform ?? (await startTestPlatform());

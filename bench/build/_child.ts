@@ -30,7 +30,9 @@ if (mode === "build" && root) {
   ctx.sourceFiles = (await walkFiles(root, (name) => name === ".svc")).map((f) => f.rel);
   const started = performance.now();
   const artifact = await packArtifact(ctx);
-  console.log(JSON.stringify({ ms: performance.now() - started, bytes: artifact.size, unpacked: artifact.unpackedSize, sha256: artifact.sha256, maxRssMB: maxRssMB() }));
+  console.log(
+    JSON.stringify({ ms: performance.now() - started, bytes: artifact.size, unpacked: artifact.unpackedSize, sha256: artifact.sha256, maxRssMB: maxRssMB() }),
+  );
 } else {
   console.error("usage: _child.ts build <root> [--no-deps] | pack <dir>");
   process.exit(2);

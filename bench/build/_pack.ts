@@ -49,7 +49,13 @@ export async function benchPack(child: Child, sizeMB: number, sourceMB = 256) {
     mkdirSync(sub, { recursive: true });
     await writeRandomFile(join(sub, `blob-${String(i).padStart(4, "0")}.bin`), fileMB);
   }
-  const random = await packTwice(child, dir, "incompressible", sizeMB, (mbps, rss) => `≥ 150 MB/s: ${mbps >= 150 ? "met" : "MISSED"}; ≤ 250 MB RSS: ${rss <= 250 ? "met" : "MISSED"}`);
+  const random = await packTwice(
+    child,
+    dir,
+    "incompressible",
+    sizeMB,
+    (mbps, rss) => `≥ 150 MB/s: ${mbps >= 150 ? "met" : "MISSED"}; ≤ 250 MB RSS: ${rss <= 250 ? "met" : "MISSED"}`,
+  );
   rmSync(join(dir, ".."), { recursive: true, force: true });
 
   const src = join(mkdtempSync(join(tmpdir(), "svc-bench-pack-src-")), "src-app");

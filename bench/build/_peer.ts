@@ -44,7 +44,9 @@ export function timeCommand(command: string, argv: string[], cwd: string, env: N
     child.stdout.on("data", collect);
     child.stderr.on("data", collect);
     child.on("error", (error) => resolvePromise({ code: -1, wallMs: performance.now() - started, tail: String(error) }));
-    child.on("close", (code) => resolvePromise({ code, wallMs: performance.now() - started, cpuMs: cpuMs(), tail: output.trim().split("\n").slice(-12).join("\n") }));
+    child.on("close", (code) =>
+      resolvePromise({ code, wallMs: performance.now() - started, cpuMs: cpuMs(), tail: output.trim().split("\n").slice(-12).join("\n") }),
+    );
   });
 }
 

@@ -98,7 +98,14 @@ async function benchBuilds(): Promise<void> {
   appendFileSync(join(dir, "requirements.txt"), "six==1.17.0\n");
 
   const cold = await child(["build", dir], { PIP_NO_CACHE_DIR: "1" });
-  rows.push({ case: "init app: cold build (2 PyPI deps)", pipeline: s(cold.result.ms), process: s(cold.wallMs), peakRss: mb(cold.result.maxRssMB), goal: "", note: `pip ran: ${cold.result.pipRan}` });
+  rows.push({
+    case: "init app: cold build (2 PyPI deps)",
+    pipeline: s(cold.result.ms),
+    process: s(cold.wallMs),
+    peakRss: mb(cold.result.maxRssMB),
+    goal: "",
+    note: `pip ran: ${cold.result.pipRan}`,
+  });
 
   const warm = await child(["build", dir]);
   rows.push({
@@ -112,7 +119,14 @@ async function benchBuilds(): Promise<void> {
 
   appendFileSync(join(dir, "workers", "cpu_worker.py"), "\n# touched by the benchmark\n");
   const touched = await child(["build", dir]);
-  rows.push({ case: "init app: one .py edited", pipeline: s(touched.result.ms), process: s(touched.wallMs), peakRss: mb(touched.result.maxRssMB), goal: "", note: `artifact reused: ${touched.result.reusedArtifact}` });
+  rows.push({
+    case: "init app: one .py edited",
+    pipeline: s(touched.result.ms),
+    process: s(touched.wallMs),
+    peakRss: mb(touched.result.maxRssMB),
+    goal: "",
+    note: `artifact reused: ${touched.result.reusedArtifact}`,
+  });
   notes.push(`stage times of the one-.py-edited rebuild (ms): ${JSON.stringify(touched.result.stages)}`);
   rmSync(join(dir, ".."), { recursive: true, force: true });
 }
@@ -191,7 +205,8 @@ async function benchScale(): Promise<void> {
   if (warms[0]!.length === 0) throw new Error("every nothing-changed round packed anew: svc's own files kept changing");
   const [oneCold, manyCold, treeCold] = colds.map(typical) as [Measured, Measured, Measured];
   const [oneWarm, manyWarm, treeWarm] = warms.map(typical) as [Measured, Measured, Measured];
-  const perRound = (list: Measured[][], figure: (one: Measured, other: Measured) => number, other: number) => spread(list[0]!.map((r, i) => figure(r, list[other]![i]!)));
+  const perRound = (list: Measured[][], figure: (one: Measured, other: Measured) => number, other: number) =>
+    spread(list[0]!.map((r, i) => figure(r, list[other]![i]!)));
   const perFile = (oneRun: Measured, manyRun: Measured) => (manyRun.ms - oneRun.ms) / (fileCount - 1);
   const perCold = perRound(colds, perFile, 1);
   const perWarm = perRound(warms, perFile, 1);
@@ -201,7 +216,8 @@ async function benchScale(): Promise<void> {
     const rounds = spread(treeRuns.map((value, i) => value / oneRuns[i]!));
     return { ofMedians: median(treeRuns) / median(oneRuns), rounds, fastest: Math.min(...treeRuns) / Math.min(...oneRuns) };
   };
-  const describe = (r: ReturnType<typeof treeRatio>) => `${fixed(r.ofMedians)}× (per round ${fixed(r.rounds.median)}×, ${range(r.rounds, 2, "×")}; fastest builds ${fixed(r.fastest)}×)`;
+  const describe = (r: ReturnType<typeof treeRatio>) =>
+    `${fixed(r.ofMedians)}× (per round ${fixed(r.rounds.median)}×, ${range(r.rounds, 2, "×")}; fastest builds ${fixed(r.fastest)}×)`;
   const wallRatio = treeRatio((r) => r.ms);
   const cpuRatio = treeRatio((r) => r.cpuMs!);
   const processRatio = treeRatio((r) => r.wallMs);
@@ -210,8 +226,18 @@ async function benchScale(): Promise<void> {
     rows.push({ case: name, pipeline: s(r.ms), process: s(r.wallMs), peakRss: mb(r.maxRssMB), goal, note: note || `artifact reused: ${r.reusedArtifact}` });
   add("1-file app: cold", oneCold);
   add("1-file app: nothing changed", oneWarm);
-  add(`${fileCount}-file app: cold`, manyCold, `≤ 1 ms/file: ${verdict(perCold.median <= 1)}`, `${fixed(perCold.median)} ms per file over the 1-file app (${range(perCold)})`);
-  add(`${fileCount}-file app: nothing changed`, manyWarm, `≤ 0.5 ms/file: ${verdict(perWarm.median <= 0.5)}`, `${fixed(perWarm.median)} ms per file over the 1-file app (${range(perWarm)})`);
+  add(
+    `${fileCount}-file app: cold`,
+    manyCold,
+    `≤ 1 ms/file: ${verdict(perCold.median <= 1)}`,
+    `${fixed(perCold.median)} ms per file over the 1-file app (${range(perCold)})`,
+  );
+  add(
+    `${fileCount}-file app: nothing changed`,
+    manyWarm,
+    `≤ 0.5 ms/file: ${verdict(perWarm.median <= 0.5)}`,
+    `${fixed(perWarm.median)} ms per file over the 1-file app (${range(perWarm)})`,
+  );
   add(`${dataMB} MB data tree (${files} files): cold`, treeCold, `≤ 200 MB: ${verdict(treeCold.maxRssMB <= 200)}`);
   add(
     `${dataMB} MB data tree: nothing changed`,
@@ -223,10 +249,13 @@ async function benchScale(): Promise<void> {
     `scale: the built package under plain node; ${rounds} cold and ${warms[0]!.length} nothing-changed rounds, each app once per round; per-file costs per round, median (min–max) over the rounds; load average ${loadBefore} before, ${loadavg()[0]!.toFixed(1)} after`,
   );
   const left = valid.filter((ok) => !ok).length;
-  if (left) notes.push(`scale: ${left} of ${warmRounds} nothing-changed rounds left out: an app's artifact was packed anew (svc's own files changed during the run)`);
+  if (left)
+    notes.push(`scale: ${left} of ${warmRounds} nothing-changed rounds left out: an app's artifact was packed anew (svc's own files changed during the run)`);
   const ms = (list: Measured[], key: "ms" | "cpuMs") => list.map((r) => Math.round(r[key]!)).join(" ");
   for (const key of ["ms", "cpuMs"] as const) {
-    notes.push(`scale: nothing-changed pipeline ${key === "ms" ? "wall" : "CPU"} ms by round: 1-file ${ms(warms[0]!, key)} | ${fileCount}-file ${ms(warms[1]!, key)} | data tree ${ms(warms[2]!, key)}`);
+    notes.push(
+      `scale: nothing-changed pipeline ${key === "ms" ? "wall" : "CPU"} ms by round: 1-file ${ms(warms[0]!, key)} | ${fileCount}-file ${ms(warms[1]!, key)} | data tree ${ms(warms[2]!, key)}`,
+    );
   }
   notes.push(`stage times, ${fileCount}-file app cold (ms): ${JSON.stringify(manyCold.stages)}`);
   notes.push(`stage times, ${fileCount}-file app nothing changed (ms): ${JSON.stringify(manyWarm.stages)}`);
@@ -304,7 +333,9 @@ async function benchPeer(): Promise<void> {
     for (const tool of ["built", "sources"] as const) {
       const svc = median(times[kind]![tool]);
       const ratio = svc / peer;
-      const cpuNote = cpu[kind]![tool].length ? `; CPU ${s(median(cpu[kind]![tool]))} / ${s(median(cpu[kind]!.flash))} = ${(median(cpu[kind]![tool]) / median(cpu[kind]!.flash)).toFixed(2)}×` : "";
+      const cpuNote = cpu[kind]![tool].length
+        ? `; CPU ${s(median(cpu[kind]![tool]))} / ${s(median(cpu[kind]!.flash))} = ${(median(cpu[kind]![tool]) / median(cpu[kind]!.flash)).toFixed(2)}×`
+        : "";
       rows.push({
         case: `vs flash: ${labels[kind]}, svc ${svcLabels[tool]}`,
         pipeline: "",
@@ -316,7 +347,9 @@ async function benchPeer(): Promise<void> {
     }
   }
   const rounded = (list: number[]) => list.map((ms) => +(ms / 1000).toFixed(2));
-  notes.push(`peer: every wall time in order (s): ${JSON.stringify(Object.fromEntries(kinds.map((kind) => [kind, Object.fromEntries(tools.map((tool) => [tool, rounded(times[kind]![tool])]))])))}`);
+  notes.push(
+    `peer: every wall time in order (s): ${JSON.stringify(Object.fromEntries(kinds.map((kind) => [kind, Object.fromEntries(tools.map((tool) => [tool, rounded(times[kind]![tool])]))])))}`,
+  );
   rmSync(base, { recursive: true, force: true });
 }
 
@@ -326,7 +359,12 @@ async function section(name: string, run: () => Promise<void>): Promise<void> {
   try {
     await run();
   } catch (error) {
-    notes.push(`${name}: not measured: ${String((error as Error).message ?? error).split("\n").slice(0, 6).join(" | ")}`);
+    notes.push(
+      `${name}: not measured: ${String((error as Error).message ?? error)
+        .split("\n")
+        .slice(0, 6)
+        .join(" | ")}`,
+    );
   }
 }
 await section("build", benchBuilds);
@@ -339,7 +377,9 @@ await section("pack", async () => {
 const columns: Array<keyof Row> = ["case", "pipeline", "process", "peakRss", "goal", "note"];
 const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => r[c].length)));
 const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join("  ");
-const load = loadavg().map((value) => value.toFixed(1)).join(" ");
+const load = loadavg()
+  .map((value) => value.toFixed(1))
+  .join(" ");
 console.log(`svc build benchmark — node ${process.version}, ${process.platform}/${process.arch}, ${rounds} round(s), load average at the end ${load}`);
 console.log(line(columns));
 console.log(line(widths.map((w) => "-".repeat(w))));

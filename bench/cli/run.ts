@@ -39,7 +39,12 @@ function measure(args: string[], cwd: string): { median: number; min: number } {
 }
 
 try {
-  const bins: Array<[string, string]> = flags.bin ? [[flags.label ?? "given", resolve(flags.bin)]] : [["built", builtPackage(tmp)], ["sources", join(REPO, "bin", "svc.mjs")]];
+  const bins: Array<[string, string]> = flags.bin
+    ? [[flags.label ?? "given", resolve(flags.bin)]]
+    : [
+        ["built", builtPackage(tmp)],
+        ["sources", join(REPO, "bin", "svc.mjs")],
+      ];
   const app = join(tmp, "app");
   mkdirSync(app);
   execFileSync(process.execPath, [bins[0]![1], "init", "--root", app], { env, stdio: "ignore" });

@@ -92,10 +92,15 @@ async function caseRows(name: string, n: number, step: () => Promise<{ report: R
 }
 
 try {
-  await caseRows("edit, no deps", rounds, () => {
-    const edit = nextGreeting();
-    return editAndMeasure(edit.write, edit.greeting);
-  }, "one .py edited");
+  await caseRows(
+    "edit, no deps",
+    rounds,
+    () => {
+      const edit = nextGreeting();
+      return editAndMeasure(edit.write, edit.greeting);
+    },
+    "one .py edited",
+  );
 
   let online = false;
   try {
@@ -104,20 +109,35 @@ try {
     online = false;
   }
   if (online) {
-    await caseRows("dependency added", 1, () => editAndMeasure(() => writeFile(join(root, "requirements.txt"), "six==1.17.0\n")), "requirements.txt += six (pip install)");
-    await caseRows("edit, deps cached", rounds, () => {
-      const edit = nextGreeting();
-      return editAndMeasure(edit.write, edit.greeting);
-    }, "one .py edited, deps from the requirement-hash cache");
+    await caseRows(
+      "dependency added",
+      1,
+      () => editAndMeasure(() => writeFile(join(root, "requirements.txt"), "six==1.17.0\n")),
+      "requirements.txt += six (pip install)",
+    );
+    await caseRows(
+      "edit, deps cached",
+      rounds,
+      () => {
+        const edit = nextGreeting();
+        return editAndMeasure(edit.write, edit.greeting);
+      },
+      "one .py edited, deps from the requirement-hash cache",
+    );
   } else {
     rows.push({ case: "dependency added", reload: "-", saveToReloaded: "-", saveToOutput: "-", note: "skipped: PyPI unreachable" });
   }
 
-  await caseRows("unchanged save", 1, async () => {
-    const started = performance.now();
-    const report = await server.reload(["workers/hello.py"]);
-    return { report, toReloaded: performance.now() - started, toOutput: Number.NaN };
-  }, "same bytes (reload forced)");
+  await caseRows(
+    "unchanged save",
+    1,
+    async () => {
+      const started = performance.now();
+      const report = await server.reload(["workers/hello.py"]);
+      return { report, toReloaded: performance.now() - started, toOutput: Number.NaN };
+    },
+    "same bytes (reload forced)",
+  );
 } finally {
   await server.close();
   await platform.close();

@@ -56,9 +56,15 @@ try {
   const url = JSON.parse(await readFile(join(app, ".svc", "svc_manifest.json"), "utf8")).urls.cuda as string;
   const key = (await readFile(join(platformDir, "api-key"), "utf8")).trim();
   const started = Date.now();
-  const res = await fetch(`${url}/runsync?wait=300000`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: '{"input": {}}' });
+  const res = await fetch(`${url}/runsync?wait=300000`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: '{"input": {}}',
+  });
   const body = (await res.json()) as { status?: string; output?: unknown; error?: string };
-  console.log(`inside the worker (${((Date.now() - started) / 1000).toFixed(1)} s, cold start included): ${body.status} ${JSON.stringify(body.output ?? body.error)}`);
+  console.log(
+    `inside the worker (${((Date.now() - started) / 1000).toFixed(1)} s, cold start included): ${body.status} ${JSON.stringify(body.output ?? body.error)}`,
+  );
   process.stdout.write((await svc(["platform", "status"], app, env)).stdout);
   const log = await readFile(join(platformDir, "platform.log"), "utf8").catch(() => "");
   for (const line of log.split("\n")) if (/GPU|image svc\/worker-gpu/.test(line)) console.log(`platform log: ${line}`);

@@ -27,7 +27,16 @@ export async function deployToEnvironment(p: { url: string; apiKey: string }, ar
   const client = createPlatformClient(p);
   const { appId, buildId } = await uploadArtifact(p, artifact, "platform-app");
   const env = (await client.getEnvironment(appId, "production")) ?? (await client.createEnvironment(appId, "production"));
-  await client.saveEndpoint({ name: "work", type: "QB", template: { imageName: "svc/worker-cpu:py3.11" }, instanceIds: ["cpu3c-2-4"], workersMin: workers, workersMax: workers, environmentId: env.id, buildId });
+  await client.saveEndpoint({
+    name: "work",
+    type: "QB",
+    template: { imageName: "svc/worker-cpu:py3.11" },
+    instanceIds: ["cpu3c-2-4"],
+    workersMin: workers,
+    workersMax: workers,
+    environmentId: env.id,
+    buildId,
+  });
   const switched = await client.deployBuildToEnvironment(env.id, buildId);
   const work = switched.endpoints.find((e) => e.name === "work")!;
   return { id: work.id, url: work.url };
@@ -58,7 +67,9 @@ console.log(JSON.stringify({ perSecond: n / ((performance.now() - t0) / 1000), r
 
 const run = (file: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) =>
   new Promise<FanOutSide>((done, fail) =>
-    execFile(file, args, { ...options, maxBuffer: 1 << 20, timeout: 600_000 }, (error, stdout, stderr) => (error ? fail(new Error(`${file} failed: ${stderr}`)) : done(JSON.parse(stdout) as FanOutSide))),
+    execFile(file, args, { ...options, maxBuffer: 1 << 20, timeout: 600_000 }, (error, stdout, stderr) =>
+      error ? fail(new Error(`${file} failed: ${stderr}`)) : done(JSON.parse(stdout) as FanOutSide),
+    ),
   );
 
 /** Python `.map` over `n` no-op inputs, from the fixture app's folder (its manifest), outside any worker. */
@@ -73,7 +84,16 @@ export function buildTsCaller(dir: string, p: { apiKey: string }, workUrl: strin
   writeFileSync(join(dir, "client.ts"), renderTypedClient({ ...manifest, endpoints: { work: manifest.endpoints.work! }, urls: { work: workUrl } }));
   writeFileSync(join(dir, "main.ts"), TS_CALLER(p.apiKey));
   writeFileSync(join(dir, "package.json"), '{ "type": "module" }\n');
-  const options = { strict: true, target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", lib: ["ES2022", "DOM"], types: ["node"], typeRoots: [join(REPO, "node_modules/@types")], outDir: "dist" };
+  const options = {
+    strict: true,
+    target: "ES2022",
+    module: "NodeNext",
+    moduleResolution: "NodeNext",
+    lib: ["ES2022", "DOM"],
+    types: ["node"],
+    typeRoots: [join(REPO, "node_modules/@types")],
+    outDir: "dist",
+  };
   writeFileSync(join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: options, files: ["main.ts"] }));
   execFileSync(process.execPath, [join(REPO, "node_modules/typescript/bin/tsc"), "-p", "."], { cwd: dir, stdio: "inherit" });
   return join(dir, "dist", "main.js");

@@ -45,12 +45,18 @@ export async function startPeer(): Promise<Peer> {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, "handler.py"), HANDLER);
   const port = await freePort();
-  const child: ChildProcess = spawn(python, ["handler.py", "--rp_serve_api", "--rp_api_host", "127.0.0.1", "--rp_api_port", String(port)], { cwd: dir, stdio: "ignore" });
+  const child: ChildProcess = spawn(python, ["handler.py", "--rp_serve_api", "--rp_api_host", "127.0.0.1", "--rp_api_port", String(port)], {
+    cwd: dir,
+    stdio: "ignore",
+  });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the peer server exited (${child.exitCode})`);
-    const up = await fetch(`${url}/runsync`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"input":{"op":"noop"}}' }).then((r) => r.ok, () => false);
+    const up = await fetch(`${url}/runsync`, { method: "POST", headers: { "content-type": "application/json" }, body: '{"input":{"op":"noop"}}' }).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
     if (Date.now() > deadline) throw new Error("the peer server did not answer within 60 s");
     await new Promise((r) => setTimeout(r, 200));

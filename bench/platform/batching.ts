@@ -55,7 +55,9 @@ def batched32(x: List[int]) -> List[dict]:
 `;
 
 async function startPlatform(dir: string) {
-  const child = spawn(process.execPath, [BIN, "platform", "start", "--dir", join(dir, "platform"), "--port", "0", "--no-rate-limits", "--json"], { stdio: ["ignore", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [BIN, "platform", "start", "--dir", join(dir, "platform"), "--port", "0", "--no-rate-limits", "--json"], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   const started = await new Promise<{ url: string; apiKeyFile: string }>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (chunk: Buffer) => {
@@ -116,10 +118,20 @@ try {
   const single = await load(platform.url, path("single"), headers);
   const rows: string[][] = [["endpoint", "requests/s", "p50 ms", "p99 ms", "× unbatched", `p99 goal < ${MAX_WAIT_MS + COST_MS} ms`]];
   rows.push(["unbatched", single.rps.toFixed(1), pct(single.latencies, 50).toFixed(1), pct(single.latencies, 99).toFixed(1), "1.0", ""]);
-  for (const [name, label] of [["batched16", "Batch(16, 50 ms)"], ["batched32", "Batch(32, 50 ms)"]] as const) {
+  for (const [name, label] of [
+    ["batched16", "Batch(16, 50 ms)"],
+    ["batched32", "Batch(32, 50 ms)"],
+  ] as const) {
     const r = await load(platform.url, path(name), headers);
     const p99 = pct(r.latencies, 99);
-    rows.push([label, r.rps.toFixed(1), pct(r.latencies, 50).toFixed(1), p99.toFixed(1), (r.rps / single.rps).toFixed(1), p99 < MAX_WAIT_MS + COST_MS ? "met" : "missed"]);
+    rows.push([
+      label,
+      r.rps.toFixed(1),
+      pct(r.latencies, 50).toFixed(1),
+      p99.toFixed(1),
+      (r.rps / single.rps).toFixed(1),
+      p99 < MAX_WAIT_MS + COST_MS ? "met" : "missed",
+    ]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((row) => row[i]!.length)));
   for (const row of rows) console.log(row.map((cell, i) => cell.padEnd(widths[i]!)).join("  "));

@@ -20,7 +20,9 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 
 function manyEntries(count: number): Buffer {
   const zeros = Buffer.alloc(1 << 20);
-  return Buffer.concat(Array.from({ length: count }, (_, i) => gzipSync(Buffer.concat([rawHeader({ name: `data/part-${i}.bin` }, zeros.length), zeros]), { level: 1 })));
+  return Buffer.concat(
+    Array.from({ length: count }, (_, i) => gzipSync(Buffer.concat([rawHeader({ name: `data/part-${i}.bin` }, zeros.length), zeros]), { level: 1 })),
+  );
 }
 
 const dir = await tempDir("svc-platform-bomb-");
@@ -37,7 +39,11 @@ try {
     ["one 2 GiB entry", zeroBomb(rawHeader({ name: "app/zeros.bin" }, 2 * 1024 ** 3), 2)],
     ["2,048 entries of 1 MiB", manyEntries(2048)],
   ] as const) {
-    const { prepareArtifactUpload: prep } = await gqlOk<{ prepareArtifactUpload: { uploadUrl: string } }>(p, "mutation($a: String!, $s: Int!) { prepareArtifactUpload(appId: $a, size: $s) { uploadUrl } }", { a: createApp.id, s: bomb.length });
+    const { prepareArtifactUpload: prep } = await gqlOk<{ prepareArtifactUpload: { uploadUrl: string } }>(
+      p,
+      "mutation($a: String!, $s: Int!) { prepareArtifactUpload(appId: $a, size: $s) { uploadUrl } }",
+      { a: createApp.id, s: bomb.length },
+    );
     const rssBefore = rssMb(pid);
     let peak = rssBefore;
     const latencies: number[] = [];

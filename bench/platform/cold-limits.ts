@@ -25,7 +25,11 @@ const sides = await Promise.all(
 
 async function coldStart(side: (typeof sides)[number]): Promise<number> {
   const ep = await saveEndpoint(side.platform, side.buildId, { name: "awork", workersMin: 0, workersMax: 1 });
-  const r = await fetch(`${side.platform.url}/v2/${ep.id}/runsync`, { method: "POST", headers: { authorization: `Bearer ${side.platform.apiKey}`, "content-type": "application/json" }, body: JSON.stringify({ input: { value: 1 } }) });
+  const r = await fetch(`${side.platform.url}/v2/${ep.id}/runsync`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${side.platform.apiKey}`, "content-type": "application/json" },
+    body: JSON.stringify({ input: { value: 1 } }),
+  });
   await r.text();
   const logs = await gqlOk<{ workerLogs: string[] }>(side.platform, "query($e: String!) { workerLogs(endpointId: $e) }", { e: ep.id });
   await gqlOk(side.platform, "mutation($id: String!) { deleteEndpoint(id: $id) }", { id: ep.id });
@@ -37,7 +41,10 @@ await coldStart(sides[0]!); // the interpreter's files in the page cache for bot
 for (let i = 0; i < ROUNDS; i++) for (const side of i % 2 ? [...sides].reverse() : sides) side.colds.push(await coldStart(side));
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-for (const side of sides) console.log(`${side.name.padEnd(8)} cold start median ${median(side.colds)} ms (min ${Math.min(...side.colds)}, max ${Math.max(...side.colds)}, n ${side.colds.length})`);
+for (const side of sides)
+  console.log(
+    `${side.name.padEnd(8)} cold start median ${median(side.colds)} ms (min ${Math.min(...side.colds)}, max ${Math.max(...side.colds)}, n ${side.colds.length})`,
+  );
 console.log(`ratio cgroups/none: ${(median(sides[0]!.colds) / median(sides[1]!.colds)).toFixed(2)}`);
 for (const side of sides) {
   await side.platform.close();

@@ -20,7 +20,10 @@ const cpuS = (pid: number) => {
 };
 const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const sizes = process.argv
+  .slice(2)
+  .map(Number)
+  .filter((n) => n > 0);
 const dir = await tempDir("svc-platform-long-line-");
 const { child, url, apiKey, pid } = await startBuiltPlatform(dir);
 const p = { url, apiKey };

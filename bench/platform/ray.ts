@@ -10,7 +10,17 @@
  *   npx tsx bench/platform/ray.ts [--cold 3] [--runsync 200]
  */
 import { parseArgs } from "node:util";
-import { api, buildFixtureArtifact, deploy, saveEndpoint, startTestPlatform, tempDir, waitFinal, waitFor, type TestPlatform } from "../../test/platform/_support.ts";
+import {
+  api,
+  buildFixtureArtifact,
+  deploy,
+  saveEndpoint,
+  startTestPlatform,
+  tempDir,
+  waitFinal,
+  waitFor,
+  type TestPlatform,
+} from "../../test/platform/_support.ts";
 import { RayCluster } from "../../test/platform/_ray-cluster.ts";
 import type { PlatformOptions } from "../../platform/options.ts";
 
@@ -48,7 +58,9 @@ async function measure(label: string, workers: PlatformOptions["workers"]): Prom
       if (r.body.status !== "COMPLETED") throw new Error(`runsync: ${JSON.stringify(r.body)}`);
       lat.push(performance.now() - t0);
     }
-    console.log(`${label.padEnd(6)} cold start: first runsync ${firsts.map((x) => x.toFixed(0)).join(", ")} ms (median ${median(firsts).toFixed(0)}); spawn → ready ${spawnReady.map((x) => x.toFixed(0)).join(", ")} ms`);
+    console.log(
+      `${label.padEnd(6)} cold start: first runsync ${firsts.map((x) => x.toFixed(0)).join(", ")} ms (median ${median(firsts).toFixed(0)}); spawn → ready ${spawnReady.map((x) => x.toFixed(0)).join(", ")} ms`,
+    );
     console.log(`${label.padEnd(6)} warm runsync (${RUNSYNC} sequential): p50 ${median(lat).toFixed(2)} ms, p99 ${pct(lat, 0.99).toFixed(2)} ms`);
   } finally {
     await p.dispose();
@@ -61,11 +73,15 @@ async function nodeDeath(cluster: RayCluster): Promise<void> {
     const { endpoints } = await deploy(p, await buildFixtureArtifact(), [{ name: "work", workersMax: 1, idleTimeout: 600 }]);
     const id = endpoints.work!.id;
     const run = await api(p, "POST", `/v2/${id}/run`, { input: { op: "sleep", seconds: 2 } });
-    const first = await waitFor("the job running on a placed worker", async () => {
-      const s = (await api(p, "GET", `/v2/${id}/status/${run.body.id}`)).body;
-      const w = s.status === "IN_PROGRESS" ? p.context.supervisor.workers.get(s.workerId) : undefined;
-      return w?.remote?.node ? w : undefined;
-    }, 120_000);
+    const first = await waitFor(
+      "the job running on a placed worker",
+      async () => {
+        const s = (await api(p, "GET", `/v2/${id}/status/${run.body.id}`)).body;
+        const w = s.status === "IN_PROGRESS" ? p.context.supervisor.workers.get(s.workerId) : undefined;
+        return w?.remote?.node ? w : undefined;
+      },
+      120_000,
+    );
     const t0 = performance.now();
     await cluster.killNode(cluster.nodes.find((n) => n.id === first.remote!.node)!);
     await waitFor("the job handed back", async () => (await api(p, "GET", `/v2/${id}/status/${run.body.id}`)).body.status !== "IN_PROGRESS", 60_000, 20);
@@ -73,7 +89,9 @@ async function nodeDeath(cluster: RayCluster): Promise<void> {
     const final = await waitFinal(p, id, run.body.id, 120_000);
     const done = performance.now() - t0;
     const second = p.context.supervisor.workers.get(final.workerId);
-    console.log(`node death → job handed back ${handedBack.toFixed(0)} ms → ${final.status} on another node ${done.toFixed(0)} ms (the job itself sleeps 2 s; the new worker's spawn → ready ${second?.coldStartMs ?? "?"} ms)`);
+    console.log(
+      `node death → job handed back ${handedBack.toFixed(0)} ms → ${final.status} on another node ${done.toFixed(0)} ms (the job itself sleeps 2 s; the new worker's spawn → ready ${second?.coldStartMs ?? "?"} ms)`,
+    );
   } finally {
     await p.dispose();
   }

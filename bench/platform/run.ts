@@ -100,7 +100,10 @@ const fmt = (n: number, digits = 2) => n.toFixed(digits);
 /** The floor (bench/platform/_relay.ts): the same four crossings as a svc runsync with no platform work between them. */
 async function startRelay(dir: string): Promise<{ url: string; stop(): Promise<void> }> {
   const socket = resolve(dir, "relay.sock");
-  const relay = spawn(process.execPath, [...PLATFORM_NODE_FLAGS, "--import", "tsx", resolve(import.meta.dirname, "_relay.ts"), socket], { stdio: ["ignore", "pipe", "inherit"], cwd: resolve(import.meta.dirname, "../..") });
+  const relay = spawn(process.execPath, [...PLATFORM_NODE_FLAGS, "--import", "tsx", resolve(import.meta.dirname, "_relay.ts"), socket], {
+    stdio: ["ignore", "pipe", "inherit"],
+    cwd: resolve(import.meta.dirname, "../.."),
+  });
   const line = await new Promise<string>((res, rej) => {
     createInterface({ input: relay.stdout! }).once("line", res);
     relay.once("exit", (code) => rej(new Error(`the relay exited (${code})`)));
@@ -195,7 +198,11 @@ async function versusPeer(buildId: string): Promise<void> {
   try {
     for (const side of [svcSide, peerSide, relaySide]) await sequential(side.base, side.path, side.hdrs, WARMUP);
     // Short slices in turn, the order rotating: a noisy second of the machine lands on every side alike.
-    const sides = [["svc", svcSide], ["peer", peerSide], ["relay", relaySide]] as const;
+    const sides = [
+      ["svc", svcSide],
+      ["peer", peerSide],
+      ["relay", relaySide],
+    ] as const;
     for (let slice = 0; slice < SLICES; slice++) {
       for (let k = 0; k < sides.length; k++) {
         const [name, side] = sides[(slice + k) % sides.length]!;
@@ -203,7 +210,10 @@ async function versusPeer(buildId: string): Promise<void> {
       }
     }
     for (let round = 0; round < CONCURRENT_ROUNDS; round++) {
-      for (const [name, side] of [["svc", svcSide], ["peer", peerSide]] as const) {
+      for (const [name, side] of [
+        ["svc", svcSide],
+        ["peer", peerSide],
+      ] as const) {
         const cpu0 = name === "svc" ? cpuSeconds(server.pid) : undefined;
         const r = await concurrent(side.base, side.path, side.hdrs, 32, SECONDS);
         rps[name].push(r.rps);
@@ -233,9 +243,17 @@ async function versusPeer(buildId: string): Promise<void> {
     "",
   ]);
   const runs = (xs: number[], digits: number) => xs.map((x) => fmt(x, digits)).join(" · ");
-  results.push(["  32 concurrent runsync clients, requests/s", `${fmt(mean(rps.svc), 0)} / ${fmt(mean(rps.peer), 0)} / ${ratio(mean(rps.svc), mean(rps.peer))}`, "≥ 1.2×"]);
+  results.push([
+    "  32 concurrent runsync clients, requests/s",
+    `${fmt(mean(rps.svc), 0)} / ${fmt(mean(rps.peer), 0)} / ${ratio(mean(rps.svc), mean(rps.peer))}`,
+    "≥ 1.2×",
+  ]);
   results.push(["    each run, alternating: svc; peer", `${runs(rps.svc, 0)}; ${runs(rps.peer, 0)}`, ""]);
-  results.push(["  32 concurrent runsync clients, p50", `${fmt(mean(p50.svc))} / ${fmt(mean(p50.peer))} ms / ${ratio(mean(p50.svc), mean(p50.peer))}`, "≤ 1.5×"]);
+  results.push([
+    "  32 concurrent runsync clients, p50",
+    `${fmt(mean(p50.svc))} / ${fmt(mean(p50.peer))} ms / ${ratio(mean(p50.svc), mean(p50.peer))}`,
+    "≤ 1.5×",
+  ]);
   results.push(["  svc CPU per job meanwhile: platform / workers", `${fmt(mean(cpuPerJob.platform) * 1000)} / ${fmt(mean(cpuPerJob.workers) * 1000)} ms`, ""]);
 }
 
@@ -273,8 +291,18 @@ async function fanOut(artifact: Awaited<ReturnType<typeof buildFixtureArtifact>>
  * worker only once a job waited 4 s, REQUEST_COUNT keeps ceil((queued + running) / 4) workers.
  */
 async function scaling(buildId: string): Promise<void> {
-  for (const [scalerType, goal] of [["QUEUE_DELAY", "more only past a 4 s wait"], ["REQUEST_COUNT", "all 4 workers"]] as const) {
-    const ep = await saveEndpoint(p, buildId, { name: `scale-${scalerType.toLowerCase().replace("_", "")}-work`, workersMin: 0, workersMax: 4, scalerType, scalerValue: 4, idleTimeout: 5 });
+  for (const [scalerType, goal] of [
+    ["QUEUE_DELAY", "more only past a 4 s wait"],
+    ["REQUEST_COUNT", "all 4 workers"],
+  ] as const) {
+    const ep = await saveEndpoint(p, buildId, {
+      name: `scale-${scalerType.toLowerCase().replace("_", "")}-work`,
+      workersMin: 0,
+      workersMax: 4,
+      scalerType,
+      scalerValue: 4,
+      idleTimeout: 5,
+    });
     try {
       const r = await concurrent(p.url, `/v2/${ep.id}/runsync`, headers, 200, Math.max(SECONDS, 15));
       results.push([
@@ -312,12 +340,12 @@ try {
       const { rt, exec } = await once();
       rts.push(rt);
       execs.push(exec);
-  }
-  rts.sort((a, b) => a - b);
-  execs.sort((a, b) => a - b);
-  results.push(["runsync round trip p50 / p99", `${fmt(pct(rts, 50))} ms / ${fmt(pct(rts, 99))} ms`, "p50 ≤ 2 ms, p99 ≤ 10 ms"]);
-  results.push(["  of which the worker (executionTime p50)", `${pct(execs, 50)} ms`, "(Python runtime: take → done)"]);
-  await single.close();
+    }
+    rts.sort((a, b) => a - b);
+    execs.sort((a, b) => a - b);
+    results.push(["runsync round trip p50 / p99", `${fmt(pct(rts, 50))} ms / ${fmt(pct(rts, 99))} ms`, "p50 ≤ 2 ms, p99 ≤ 10 ms"]);
+    results.push(["  of which the worker (executionTime p50)", `${pct(execs, 50)} ms`, "(Python runtime: take → done)"]);
+    await single.close();
   }
 
   // health counts retained jobs (runsync results are pruned after 1 min): wait for an empty queue instead
@@ -339,7 +367,9 @@ try {
   };
   // ---- /run throughput, 4 workers
   if (want("throughput")) {
-    const { saveEndpoint: four } = await gqlOk<any>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id } }", { i: { id: work, name: "work", workersMin: 4, workersMax: 4, buildId } });
+    const { saveEndpoint: four } = await gqlOk<any>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id } }", {
+      i: { id: work, name: "work", workersMin: 4, workersMax: 4, buildId },
+    });
     await waitFor("4 warm workers", async () => (await call("GET", `/v2/${four.id}/health`)).body.workers.idle === 4, 30_000);
     const cpu0 = cpuSeconds(server.pid);
     const client0 = process.cpuUsage();
@@ -373,9 +403,13 @@ try {
       colds.push(Number(ready?.[1] ?? NaN));
       if (i === 0) results.push(["  first runsync on a cold endpoint", `${fmt(firstJob, 0)} ms`, ""]);
       await gqlOk(p, "mutation($id: String!) { deleteEndpoint(id: $id) }", { id: cold.id });
-  }
-  colds.sort((a, b) => a - b);
-  results.splice(results.length - 1, 0, ["worker cold start (process start → first job-take), median of 5", `${colds[2]} ms (min ${colds[0]}, max ${colds[4]})`, "≤ 300 ms"]);
+    }
+    colds.sort((a, b) => a - b);
+    results.splice(results.length - 1, 0, [
+      "worker cold start (process start → first job-take), median of 5",
+      `${colds[2]} ms (min ${colds[0]}, max ${colds[4]})`,
+      "≤ 300 ms",
+    ]);
   }
 
   if (want("peer")) await versusPeer(buildId);
@@ -392,7 +426,11 @@ try {
       await waitFor("jobs to complete", drained, 600_000, 200);
       samples.push(`${fmt(rssMb(server.pid), 0)}`);
     }
-    results.push([`platform RSS: start / before / after each ${chunk} jobs (MB)`, `${fmt(rssStart, 0)} / ${fmt(rssBefore, 0)} / ${samples.join(" / ")}`, "flat, ≤ 300 MB"]);
+    results.push([
+      `platform RSS: start / before / after each ${chunk} jobs (MB)`,
+      `${fmt(rssStart, 0)} / ${fmt(rssBefore, 0)} / ${samples.join(" / ")}`,
+      "flat, ≤ 300 MB",
+    ]);
   }
 } finally {
   await pool.close().catch(() => {});

@@ -31,9 +31,11 @@ async function smallObjects(n: number) {
   const rate = async (what: string, fn: (i: number) => Promise<unknown>) => {
     let next = 0;
     const started = performance.now();
-    await Promise.all(Array.from({ length: 8 }, async () => {
-      while (next < n) await fn(next++);
-    }));
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < n) await fn(next++);
+      }),
+    );
     const seconds = (performance.now() - started) / 1000;
     console.log(`small objects: ${n} ${what} in ${seconds.toFixed(2)} s, ${(n / seconds).toFixed(0)}/s`);
   };
@@ -54,7 +56,9 @@ const work = await tempDir("svc-bench-volumes-");
 const env = { ...process.env, NO_COLOR: "1", CI: "1", PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey };
 const svc = (cliArgs: string[]) =>
   new Promise<string>((resolve, reject) =>
-    execFile(process.execPath, [BIN, ...cliArgs, "--root", work], { env, maxBuffer: 64 * 1024 * 1024 }, (e, so, se) => (e ? reject(new Error(se)) : resolve(so))),
+    execFile(process.execPath, [BIN, ...cliArgs, "--root", work], { env, maxBuffer: 64 * 1024 * 1024 }, (e, so, se) =>
+      e ? reject(new Error(se)) : resolve(so),
+    ),
   );
 
 try {
@@ -93,7 +97,11 @@ try {
   child.kill("SIGKILL");
   if (!exited) await new Promise((r) => child.once("exit", r));
   const rerunStarted = performance.now();
-  const rerun = JSON.parse(await svc(["volume", "upload", file, "bench:two/weights.bin", "--json"])).uploaded[0] as { sentBytes: number; reusedBytes: number; action: string };
+  const rerun = JSON.parse(await svc(["volume", "upload", file, "bench:two/weights.bin", "--json"])).uploaded[0] as {
+    sentBytes: number;
+    reusedBytes: number;
+    action: string;
+  };
   const rerunSeconds = (performance.now() - rerunStarted) / 1000;
   console.log(
     `interrupted at ${seen}/${parts} parts: the rerun (${rerun.action}) sent ${rerun.sentBytes} bytes (${((rerun.sentBytes / size) * 100).toFixed(1)} % of the file), ` +

@@ -37,7 +37,9 @@ export function formatLimitsStatus(status: LimitsStatusView): string {
   for (const w of status.workers) {
     const l = w.limits;
     const used = w.memory ? `, using ${mb(w.memory.current)}${w.memory.peak !== undefined ? ` (peak ${mb(w.memory.peak)})` : ""}` : "";
-    lines.push(`  ${w.workerId}${w.endpointName ? ` (${w.endpointName})` : ""}  ${l.flavour}: ${mb(l.memoryBytes)}, ${l.vcpus} vCPU, ${l.pids} processes, /tmp ${mb(l.tmpBytes)}${used}`);
+    lines.push(
+      `  ${w.workerId}${w.endpointName ? ` (${w.endpointName})` : ""}  ${l.flavour}: ${mb(l.memoryBytes)}, ${l.vcpus} vCPU, ${l.pids} processes, /tmp ${mb(l.tmpBytes)}${used}`,
+    );
   }
   return `${lines.join("\n")}\n`;
 }

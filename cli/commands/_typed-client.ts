@@ -70,7 +70,10 @@ function operations(manifest: Manifest): Operation[] {
     for (const declared of endpoint.functions) {
       const fn = perJob(declared, Boolean(endpoint.batch)); // a batched function: one element per job
       const input = paramsSchema(fn.params, fn.types);
-      const params = (fn.params ?? []).map((p) => `${p.name}${p.annotation ? `: ${p.annotation}` : ""}${p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : p.defaultSource ? ` = ${p.defaultSource}` : ""}`);
+      const params = (fn.params ?? []).map(
+        (p) =>
+          `${p.name}${p.annotation ? `: ${p.annotation}` : ""}${p.default !== undefined ? ` = ${JSON.stringify(p.default)}` : p.defaultSource ? ` = ${p.defaultSource}` : ""}`,
+      );
       list.push({
         fn: fn.name,
         endpoint: endpoint.name,
@@ -88,7 +91,18 @@ function operations(manifest: Manifest): Operation[] {
 /** The client module for a deployed manifest (its `urls` are the endpoints' addresses). */
 export function renderTypedClient(manifest: Manifest & { urls: Record<string, string> }): string {
   const ops = operations(manifest);
-  return [...moduleHeader(manifest), ...operationTypes(ops), ...CLIENT_RUNTIME, ...clientMembers(ops), ...submitMembers(ops), "  };", "}", "", "export type Client = ReturnType<typeof createClient>;", ""].join("\n");
+  return [
+    ...moduleHeader(manifest),
+    ...operationTypes(ops),
+    ...CLIENT_RUNTIME,
+    ...clientMembers(ops),
+    ...submitMembers(ops),
+    "  };",
+    "}",
+    "",
+    "export type Client = ReturnType<typeof createClient>;",
+    "",
+  ].join("\n");
 }
 
 /** The banner, ENDPOINT_URLS and the types every generated client shares. */
@@ -263,7 +277,9 @@ const MAP_RUNTIME: readonly string[] = String.raw`
   }
   const mapper = <Input, Output>(name: string, one: (input: Input) => Promise<Output>): Mapper<Input, Output> =>
     ((inputs: Iterable<Input> | AsyncIterable<Input>, options?: MapOptions) => mapInOrder(name, one, inputs, options)) as Mapper<Input, Output>;
-`.slice(1, -1).split("\n");
+`
+  .slice(1, -1)
+  .split("\n");
 
 /**
  * Under Node, unless the caller passes its own `fetch`: requests go through node:http(s) with
@@ -296,7 +312,9 @@ const NODE_TRANSPORT: readonly string[] = String.raw`
         request.end(body ?? undefined);
       });
   }
-`.slice(1, -1).split("\n");
+`
+  .slice(1, -1)
+  .split("\n");
 
 /** createClient's body up to its returned object: fetch, /status polling, /run, LB routes (the same for every app). */
 const CLIENT_RUNTIME: readonly string[] = [
@@ -321,7 +339,7 @@ const CLIENT_RUNTIME: readonly string[] = [
   "  return { summary: type ? `${type}: ${message}` : message, type, traceback };",
   "}",
   "/** The platform's or the function's error, appended to an EndpointCallError's message. */",
-  'const reasonOf = (error: unknown): string => {',
+  "const reasonOf = (error: unknown): string => {",
   "  const view = errorOf(error);",
   '  return view ? `: ${view.summary}` : "";',
   "};",
@@ -329,7 +347,7 @@ const CLIENT_RUNTIME: readonly string[] = [
   "export function createClient(options: ClientOptions) {",
   "  const doFetch = options.fetch ?? fetch;",
   "  const timeoutMs = options.timeoutMs ?? 600_000;",
-  "  const urlOf = (endpoint: EndpointName): string => (options.urls?.[endpoint] ?? ENDPOINT_URLS[endpoint]).replace(/\\/+$/, \"\");",
+  '  const urlOf = (endpoint: EndpointName): string => (options.urls?.[endpoint] ?? ENDPOINT_URLS[endpoint]).replace(/\\/+$/, "");',
   ...NODE_TRANSPORT,
   "  async function call(method: string, url: string, body?: unknown): Promise<{ status: number; json: unknown }> {",
   '    const headers: Record<string, string> = { authorization: `Bearer ${options.apiKey}`, accept: "application/json", ...(body === undefined ? {} : { "content-type": "application/json" }) };',
@@ -351,29 +369,29 @@ const CLIENT_RUNTIME: readonly string[] = [
   "    while (!FINAL.includes(job.status)) {",
   "      if (Date.now() > deadline) throw new EndpointCallError(`job ${job.id} of ${endpoint} did not finish in ${waitMs} ms`, job.status, job);",
   "      await new Promise((resolve) => setTimeout(resolve, 250));",
-  "      job = (await call(\"GET\", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>;",
+  '      job = (await call("GET", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>;',
   "    }",
   '    if (job.status !== "COMPLETED") throw new EndpointCallError(`job ${job.id} of ${endpoint} ended ${job.status}${reasonOf(job.error)}`, job.status, job.error ?? job, errorOf(job.error));',
   "    return job.output as Output;",
   "  }",
   "  const runsync = async <Output>(endpoint: EndpointName, input: unknown): Promise<Output> =>",
-  "    finish(endpoint, (await call(\"POST\", `${urlOf(endpoint)}/runsync`, { input: input ?? {} })).json as Job<Output>);",
+  '    finish(endpoint, (await call("POST", `${urlOf(endpoint)}/runsync`, { input: input ?? {} })).json as Job<Output>);',
   "  const submit = async <Output>(endpoint: EndpointName, input: unknown) => {",
-  "    const job = (await call(\"POST\", `${urlOf(endpoint)}/run`, { input: input ?? {} })).json as Job<Output>;",
-  "    return { id: job.id, status: async () => (await call(\"GET\", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>, wait: () => finish(endpoint, job) };",
+  '    const job = (await call("POST", `${urlOf(endpoint)}/run`, { input: input ?? {} })).json as Job<Output>;',
+  '    return { id: job.id, status: async () => (await call("GET", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>, wait: () => finish(endpoint, job) };',
   "  };",
   "  const spawn = async <Output>(endpoint: EndpointName, input: unknown): Promise<JobHandle<Output>> => {",
-  "    const job = (await call(\"POST\", `${urlOf(endpoint)}/run`, { input: input ?? {} })).json as Job<Output>;",
-  "    const status = async () => (await call(\"GET\", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>;",
-  "    const cancel = async () => (await call(\"POST\", `${urlOf(endpoint)}/cancel/${job.id}`)).json as Job<Output>;",
+  '    const job = (await call("POST", `${urlOf(endpoint)}/run`, { input: input ?? {} })).json as Job<Output>;',
+  '    const status = async () => (await call("GET", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>;',
+  '    const cancel = async () => (await call("POST", `${urlOf(endpoint)}/cancel/${job.id}`)).json as Job<Output>;',
   "    return { id: job.id, status, cancel, get: async (waitMs = timeoutMs) => finish(endpoint, await status(), waitMs) };",
   "  };",
   ...MAP_RUNTIME,
   "  const route = async <Output>(endpoint: EndpointName, method: string, path: string, input: Record<string, unknown> | undefined): Promise<Output> => {",
   '    if (method !== "GET" && method !== "DELETE") return (await call(method, `${urlOf(endpoint)}${path}`, input ?? {})).json as Output;',
   "    const query = new URLSearchParams();",
-  "    for (const [name, value] of Object.entries(input ?? {})) if (value !== undefined) query.set(name, typeof value === \"string\" ? value : JSON.stringify(value));",
-  "    const search = query.toString() ? `?${query}` : \"\";",
+  '    for (const [name, value] of Object.entries(input ?? {})) if (value !== undefined) query.set(name, typeof value === "string" ? value : JSON.stringify(value));',
+  '    const search = query.toString() ? `?${query}` : "";',
   "    return (await call(method, `${urlOf(endpoint)}${path}${search}`)).json as Output;",
   "  };",
   "  return {",
@@ -400,9 +418,11 @@ function clientMembers(ops: Operation[]): string[] {
 
 /** `submit.<fn>` for the queue-based functions (over /run). */
 function submitMembers(ops: Operation[]): string[] {
-  const queued = ops.filter((op) => !op.route).map((op) => {
-    const type = pascal(op.fn);
-    return `      ${op.fn}: (input${op.inputRequired ? "" : "?"}: ${type}Input) => submit<${type}Output>(${JSON.stringify(op.endpoint)}, input),`;
-  });
+  const queued = ops
+    .filter((op) => !op.route)
+    .map((op) => {
+      const type = pascal(op.fn);
+      return `      ${op.fn}: (input${op.inputRequired ? "" : "?"}: ${type}Input) => submit<${type}Output>(${JSON.stringify(op.endpoint)}, input),`;
+    });
   return ["    /** Queue-based functions over /run: answers the job id at once, with status() and wait(). */", "    submit: {", ...queued, "    },"];
 }

@@ -38,7 +38,8 @@ export async function appCommand(client: PlatformClient, action: string, name: s
     case "delete": {
       const app = await namedApp(client, action, name);
       const count = endpointCount(app.environments);
-      if (!(await confirm(`Delete app ${name} with ${app.environments.length} environment(s) and ${count} endpoint(s)?`, flags, `delete app ${name}`))) return undefined;
+      if (!(await confirm(`Delete app ${name} with ${app.environments.length} environment(s) and ${count} endpoint(s)?`, flags, `delete app ${name}`)))
+        return undefined;
       const endpoints = await deleteEnvironmentEndpoints(client, app.environments);
       for (const environment of app.environments) await client.deleteEnvironment(environment.id);
       await client.deleteApp(app.id);
@@ -66,7 +67,6 @@ export function registerApp(cli: CAC): void {
       else if (result.app) {
         printTable(APP_HEADERS, [appRow(result.app)]);
         if (action === "get") for (const environment of result.app.environments) printEnvironmentEndpoints(environment);
-      }
-      else if (result.deleted) process.stdout.write(`Deleted app ${result.deleted.app} (${result.deleted.endpoints.length} endpoint(s)).\n`);
+      } else if (result.deleted) process.stdout.write(`Deleted app ${result.deleted.app} (${result.deleted.endpoints.length} endpoint(s)).\n`);
     });
 }

@@ -51,7 +51,12 @@ function printSummary(ctx: BuildContext, started: number): void {
     lines.push(`  ${endpoint.name.padEnd(24)} ${endpoint.type}  ${what}${endpoint.image ? `  [${endpoint.image}]` : ""}`);
   }
   if (ctx.excluded.length) lines.push(`excluded  ${ctx.excluded.map((r) => r.name).join(", ")}`);
-  lines.push(`built in ${wholeWait(ctx.logger.timings.reduce((sum, t) => sum + t.ms, 0), started)}`);
+  lines.push(
+    `built in ${wholeWait(
+      ctx.logger.timings.reduce((sum, t) => sum + t.ms, 0),
+      started,
+    )}`,
+  );
   process.stdout.write(`${lines.join("\n")}\n`);
 }
 

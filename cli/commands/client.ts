@@ -37,7 +37,12 @@ async function localManifest(root: string): Promise<DeployedManifest> {
 export async function environmentManifest(client: PlatformClient, app: string, env: string): Promise<DeployedManifest> {
   const { environment } = await findEnvironment(client, app, env);
   const build = environment.activeBuildId ? await client.getBuild(environment.activeBuildId) : null;
-  if (!build) throw errors.NOT_FOUND(`Deployed build of environment "${environment.name}" of app "${app}"`, environment.name, `Run \`svc deploy --env ${environment.name}\` first.`);
+  if (!build)
+    throw errors.NOT_FOUND(
+      `Deployed build of environment "${environment.name}" of app "${app}"`,
+      environment.name,
+      `Run \`svc deploy --env ${environment.name}\` first.`,
+    );
   const names = new Set(Object.keys(build.manifest.endpoints));
   const urls = Object.fromEntries(environment.endpoints.filter((e) => names.has(e.name)).map((e) => [e.name, e.url]));
   return { ...build.manifest, urls };
@@ -67,6 +72,8 @@ export function registerClient(cli: CAC): void {
         manifest = await environmentManifest(client, await appName(flags, "client"), String(flags.env));
       }
       const file = await writeTypedClient(root, flags.out ?? clientFileFor(flags.env), manifest);
-      process.stdout.write(`wrote ${relative(process.cwd(), file) || file}: import { createClient } from it, then createClient({ apiKey }).<function>(input)\n`);
+      process.stdout.write(
+        `wrote ${relative(process.cwd(), file) || file}: import { createClient } from it, then createClient({ apiKey }).<function>(input)\n`,
+      );
     });
 }

@@ -133,9 +133,18 @@ export function registerDeploy(cli: CAC): void {
       }
       const { client, platform } = await connect(root); // loads .env first
       const { ctx, summary } = await runDeploy({ root, client, env: flags.env, exclude: parseList(flags.exclude), noDeps: flags.deps === false, logger });
-      logger.info(`deployed in ${wholeWait(ctx.logger.timings.reduce((sum, t) => sum + t.ms, 0), started, "config, platform and clean-up")}`);
+      logger.info(
+        `deployed in ${wholeWait(
+          ctx.logger.timings.reduce((sum, t) => sum + t.ms, 0),
+          started,
+          "config, platform and clean-up",
+        )}`,
+      );
       if (flags.json) printJson(summary);
       // The embedded platform's key lives in its state folder, not in the user's environment.
-      else process.stdout.write(`${formatDeploySummary(summary, platform.keySource === "embedded" ? `$(cat ${join(platformDir(), API_KEY_FILE)})` : undefined)}\n`);
+      else
+        process.stdout.write(
+          `${formatDeploySummary(summary, platform.keySource === "embedded" ? `$(cat ${join(platformDir(), API_KEY_FILE)})` : undefined)}\n`,
+        );
     });
 }

@@ -38,7 +38,8 @@ export async function envCommand(client: PlatformClient, app: string, action: st
     case "create": {
       if (!name) throw errors.CLI_USAGE("Usage: svc env create <name>", "env");
       const found = (await client.getApp(app)) ?? (await client.createApp(app));
-      if (found.environments.some((environment) => environment.name === name)) throw errors.PLATFORM_ERROR("createEnvironment", `environment "${name}" already exists in app "${app}"`);
+      if (found.environments.some((environment) => environment.name === name))
+        throw errors.PLATFORM_ERROR("createEnvironment", `environment "${name}" already exists in app "${app}"`);
       return { app, environment: await client.createEnvironment(found.id, name) };
     }
     case "delete": {
@@ -74,7 +75,7 @@ export function registerEnv(cli: CAC): void {
       else if (result.environment) {
         printTable(ENV_HEADERS, [envRow(result.environment)]);
         if (action === "get") printEnvironmentEndpoints(result.environment);
-      }
-      else if (result.deleted) process.stdout.write(`Deleted environment ${result.deleted.environment} of ${app} (${result.deleted.endpoints.length} endpoint(s)).\n`);
+      } else if (result.deleted)
+        process.stdout.write(`Deleted environment ${result.deleted.environment} of ${app} (${result.deleted.endpoints.length} endpoint(s)).\n`);
     });
 }

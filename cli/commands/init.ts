@@ -38,7 +38,10 @@ export interface InitResult {
 export async function initProject(dir: string, options: { name?: string; force?: boolean } = {}): Promise<InitResult> {
   const name = toAppName(options.name ?? basename(dir));
   const plan = (await templateFiles()).map((file) => {
-    const target = file.split("/").map((part) => RENAMES[part] ?? part).join("/");
+    const target = file
+      .split("/")
+      .map((part) => RENAMES[part] ?? part)
+      .join("/");
     return { source: join(TEMPLATE_DIR, file), target };
   });
   const clashes = plan.filter(({ target }) => existsSync(join(dir, target))).map(({ target }) => target);

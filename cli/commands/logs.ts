@@ -44,7 +44,8 @@ export function parseSince(value: string, now = Date.now()): string {
   const duration = /^(\d+)\s*([smhd])$/.exec(value.trim());
   if (duration) return new Date(now - Number(duration[1]) * UNITS[duration[2]!]!).toISOString();
   const ms = Date.parse(value);
-  if (!Number.isFinite(ms)) throw errors.CLI_USAGE(`--since takes a duration such as 10m, 2h or 1d, or an ISO time such as 2026-11-23T14:00:00Z, not "${value}".`, "logs");
+  if (!Number.isFinite(ms))
+    throw errors.CLI_USAGE(`--since takes a duration such as 10m, 2h or 1d, or an ISO time such as 2026-11-23T14:00:00Z, not "${value}".`, "logs");
   return new Date(ms).toISOString();
 }
 
@@ -87,7 +88,9 @@ export async function findLogTarget(client: PlatformClient, endpoint: string, ap
       if (deployed) return { id: deployed.id, name: deployed.name };
     }
   }
-  const deleted = (await deletedEndpoints(client)).find((e) => e.id === endpoint || (e.name === endpoint && (environmentId === undefined || e.environmentId === environmentId)));
+  const deleted = (await deletedEndpoints(client)).find(
+    (e) => e.id === endpoint || (e.name === endpoint && (environmentId === undefined || e.environmentId === environmentId)),
+  );
   if (deleted) return { id: deleted.id, name: deleted.name, deletedAt: deleted.deletedAt };
   throw errors.NOT_FOUND(
     "Endpoint",

@@ -44,7 +44,8 @@ async function start(flags: PlatformCommandFlags): Promise<void> {
   // --no-rate-limits is the env switch, so that a detached platform inherits it (docs/platform.md).
   if (flags.rateLimits === false) process.env.SVC_PLATFORM_RATE_LIMITS = "off";
   if (flags.isolation !== undefined) {
-    if (flags.isolation !== "strict" && flags.isolation !== "auto") throw errors.CLI_USAGE(`--isolation takes strict or auto, not "${flags.isolation}".`, "platform");
+    if (flags.isolation !== "strict" && flags.isolation !== "auto")
+      throw errors.CLI_USAGE(`--isolation takes strict or auto, not "${flags.isolation}".`, "platform");
     process.env.SVC_ISOLATION = flags.isolation; // the env form, inherited by a detached platform
   }
   workersFlagsToEnv(flags);
@@ -130,15 +131,37 @@ async function status(flags: PlatformCommandFlags): Promise<void> {
   const { fetchGpuStatus, formatGpuStatus } = await import("./_gpu-status.ts");
   const { fetchLimitsStatus, formatLimitsStatus } = await import("./_limits-status.ts");
   const { fetchClusterStatus, formatClusterStatus } = await import("./_cluster-status.ts");
-  const [gpus, cluster, limits] = running ? await Promise.all([fetchGpuStatus(running.url, running.apiKey), fetchClusterStatus(running.url, running.apiKey), fetchLimitsStatus(running.url, running.apiKey)]) : [];
+  const [gpus, cluster, limits] = running
+    ? await Promise.all([
+        fetchGpuStatus(running.url, running.apiKey),
+        fetchClusterStatus(running.url, running.apiKey),
+        fetchLimitsStatus(running.url, running.apiKey),
+      ])
+    : [];
   if (flags.json) {
-    return printJson(running ? { ok: true, running: true, url: running.url, pid: running.pid, dir, apiKeyFile: keyFile, gpus: gpus ?? null, cluster: cluster ?? null, limits: limits ?? null } : { ok: true, running: false, dir, lastState: readState(dir) ?? null });
+    return printJson(
+      running
+        ? {
+            ok: true,
+            running: true,
+            url: running.url,
+            pid: running.pid,
+            dir,
+            apiKeyFile: keyFile,
+            gpus: gpus ?? null,
+            cluster: cluster ?? null,
+            limits: limits ?? null,
+          }
+        : { ok: true, running: false, dir, lastState: readState(dir) ?? null },
+    );
   }
   if (!running) {
     process.stdout.write(`No platform is running for ${dir}. Start one with \`svc platform start\` (or --detach).\n`);
     return;
   }
-  process.stdout.write(`svc platform running at ${running.url} (pid ${running.pid}, data in ${dir})\nAPI key: ${keyFile}\n${gpus ? formatGpuStatus(gpus) : ""}${cluster ? formatClusterStatus(cluster) : ""}${limits ? formatLimitsStatus(limits) : ""}`);
+  process.stdout.write(
+    `svc platform running at ${running.url} (pid ${running.pid}, data in ${dir})\nAPI key: ${keyFile}\n${gpus ? formatGpuStatus(gpus) : ""}${cluster ? formatClusterStatus(cluster) : ""}${limits ? formatLimitsStatus(limits) : ""}`,
+  );
 }
 
 export function registerPlatform(cli: CAC): void {
@@ -148,7 +171,10 @@ export function registerPlatform(cli: CAC): void {
     .option("--host <host>", "Address to listen on (start)", { default: "127.0.0.1" })
     .option("--detach", "Run in the background (start)")
     .option("--no-rate-limits", "Turn off the hosted platform's rate limits, for local load tests (start; also SVC_PLATFORM_RATE_LIMITS=off)")
-    .option("--isolation <mode>", "strict: refuse to start workers without the bwrap sandbox or their resource limits (start; also SVC_ISOLATION=strict; default auto)")
+    .option(
+      "--isolation <mode>",
+      "strict: refuse to start workers without the bwrap sandbox or their resource limits (start; also SVC_ISOLATION=strict; default auto)",
+    )
     .option("--workers <backend>", "Where workers run: local (processes on this machine, the default) or ray (Ray jobs; also SVC_WORKERS) (start)")
     .option("--ray-address <url>", "The Ray head's dashboard, http://<head>:8265, for --workers ray (start; also SVC_RAY_ADDRESS)")
     .option("--ray-platform-url <url>", "This platform's URL as the Ray nodes reach it (start; default: the URL it listens on; also SVC_RAY_PLATFORM_URL)")

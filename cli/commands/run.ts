@@ -78,7 +78,9 @@ function stopSignals(logger: { info(m: string): void; warn(m: string): void }): 
   };
   function onSignal(signal: NodeJS.Signals) {
     if (state.received) {
-      logger.warn(`${signal} again: exiting now; live- endpoints not yet deleted stay in .platform/resources.pkl and are reused or deleted by the next svc run`);
+      logger.warn(
+        `${signal} again: exiting now; live- endpoints not yet deleted stay in .platform/resources.pkl and are reused or deleted by the next svc run`,
+      );
       process.exit(130);
     }
     state.received = signal;

@@ -16,7 +16,16 @@ interface ScheduleFlags extends PlatformFlags {
 export interface ScheduledEndpoint {
   id: string;
   name: string;
-  schedule: { cron: string; timezone: string; input: unknown; lastRunAt: string | null; lastJobId: string | null; lastStatus: string | null; nextRunAt: string | null; skipped: number };
+  schedule: {
+    cron: string;
+    timezone: string;
+    input: unknown;
+    lastRunAt: string | null;
+    lastJobId: string | null;
+    lastStatus: string | null;
+    nextRunAt: string | null;
+    skipped: number;
+  };
 }
 
 const DOCUMENT = `query endpointSchedule($id: String!) { endpoint(id: $id) { id name schedule { cron timezone input lastRunAt lastJobId lastStatus nextRunAt skipped } } }`;
@@ -35,7 +44,9 @@ export function registerSchedule(cli: CAC): void {
       const app = await appName(flags, "schedule");
       const { environment } = await findEnvironment(client, app, flags.env);
       const found = await Promise.all(
-        environment.endpoints.filter((e) => e.type === "QB").map(async (e) => (await client.graphql<{ endpoint: ScheduledEndpoint | null }>("endpointSchedule", DOCUMENT, { id: e.id })).endpoint),
+        environment.endpoints
+          .filter((e) => e.type === "QB")
+          .map(async (e) => (await client.graphql<{ endpoint: ScheduledEndpoint | null }>("endpointSchedule", DOCUMENT, { id: e.id })).endpoint),
       );
       const scheduled = found.filter((e): e is ScheduledEndpoint => Boolean(e?.schedule));
       if (flags.json) return printJson({ ok: true, app, environment: environment.name, schedules: scheduled });
@@ -45,7 +56,14 @@ export function registerSchedule(cli: CAC): void {
       }
       printTable(
         ["ENDPOINT", "CRON", "TIME ZONE", "LAST RUN", "LAST JOB", "NEXT RUN"],
-        scheduled.map(({ name, schedule: s }) => [name, s.cron, s.timezone, s.lastRunAt ?? "never", s.lastJobId ? `${s.lastJobId} ${s.lastStatus ?? ""}`.trim() : "-", s.nextRunAt ?? "never"]),
+        scheduled.map(({ name, schedule: s }) => [
+          name,
+          s.cron,
+          s.timezone,
+          s.lastRunAt ?? "never",
+          s.lastJobId ? `${s.lastJobId} ${s.lastStatus ?? ""}`.trim() : "-",
+          s.nextRunAt ?? "never",
+        ]),
       );
     });
 }

@@ -20,7 +20,9 @@ async function readStdin(): Promise<string> {
   if (stdin.isTTY) return readHidden();
   const chunks: Buffer[] = [];
   for await (const chunk of stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  return Buffer.concat(chunks)
+    .toString("utf8")
+    .replace(/\r?\n$/, "");
 }
 
 /** One line typed at a terminal, not echoed. */
@@ -34,7 +36,8 @@ function readHidden(): Promise<string> {
     const onData = (chunk: Buffer) => {
       for (const char of chunk.toString("utf8")) {
         if (char === "\r" || char === "\n") return finish(() => resolve(value));
-        if (char === "\u0003") return finish(() => reject(errors.CONFIRMATION_DECLINED("create the secret", "Run it again and type the value, or pipe it in.")));
+        if (char === "\u0003")
+          return finish(() => reject(errors.CONFIRMATION_DECLINED("create the secret", "Run it again and type the value, or pipe it in.")));
         if (char === "\u007f") value = value.slice(0, -1);
         else value += char;
       }
@@ -88,13 +91,24 @@ export function registerSecret(cli: CAC): void {
     .option("--root <dir>", "Project folder, for its .env (default: current folder)")
     .action(async (action: string, name: string | undefined, flags: SecretFlags) => {
       // `svc secret create name value`: refused before anything is sent (argv shows in ps and shell history)
-      if (cli.args.length > 2) throw errors.CLI_USAGE("A secret's value never comes from the command line: pipe it in (`printf %s \"$VALUE\" | svc secret create <name>`) or pass --from-env VAR.", "secret");
+      if (cli.args.length > 2)
+        throw errors.CLI_USAGE(
+          'A secret\'s value never comes from the command line: pipe it in (`printf %s "$VALUE" | svc secret create <name>`) or pass --from-env VAR.',
+          "secret",
+        );
       const { client } = await connect(projectRoot(flags));
-      const result = (await secretCommand(client, action, name, flags)) as { secrets?: PlatformSecret[]; secret?: PlatformSecret; deleted?: string } | undefined;
+      const result = (await secretCommand(client, action, name, flags)) as
+        | { secrets?: PlatformSecret[]; secret?: PlatformSecret; deleted?: string }
+        | undefined;
       if (!result) return void process.stderr.write("Nothing deleted.\n");
       if (flags.json) return printJson({ ok: true, ...result });
-      if (result.secrets) printTable(["NAME", "ID", "CREATED"], result.secrets.map((s) => [s.name, s.id, s.createdAt]));
-      else if (result.secret) process.stdout.write(`Created secret ${result.secret.name}. Reference it in an endpoint's env as "{{ PLATFORM_SECRET_${result.secret.name} }}".\n`);
+      if (result.secrets)
+        printTable(
+          ["NAME", "ID", "CREATED"],
+          result.secrets.map((s) => [s.name, s.id, s.createdAt]),
+        );
+      else if (result.secret)
+        process.stdout.write(`Created secret ${result.secret.name}. Reference it in an endpoint's env as "{{ PLATFORM_SECRET_${result.secret.name} }}".\n`);
       else if (result.deleted) process.stdout.write(`Deleted secret ${result.deleted}.\n`);
     });
 }

@@ -26,7 +26,11 @@ async function findEndpoint(client: PlatformClient, endpoint: string, app: () =>
   const deployed = environment.endpoints.find((e) => e.name === endpoint);
   if (deployed) return deployed.id;
   const names = environment.endpoints.map((e) => e.name);
-  throw errors.NOT_FOUND(`Endpoint of environment "${environment.name}"`, endpoint, `Its endpoints: ${names.join(", ") || "none"} (\`svc env get ${environment.name}\`); a live- name while \`svc run\` runs, or an endpoint id.`);
+  throw errors.NOT_FOUND(
+    `Endpoint of environment "${environment.name}"`,
+    endpoint,
+    `Its endpoints: ${names.join(", ") || "none"} (\`svc env get ${environment.name}\`); a live- name while \`svc run\` runs, or an endpoint id.`,
+  );
 }
 
 export function registerShell(cli: CAC): void {
@@ -36,16 +40,23 @@ export function registerShell(cli: CAC): void {
     .option("--env <name>", "Environment of the endpoint (default: the app's only one)")
     .option("--app <name>", "App name (default: from svc.config.ts or the folder name)")
     .option("--root <dir>", "Project folder (default: current folder)")
-    .example('svc shell generate -c "ls /app && python -c \'import torch; print(torch.__version__)\'"')
+    .example("svc shell generate -c \"ls /app && python -c 'import torch; print(torch.__version__)'\"")
     .action(async (endpoint: string, flags: ShellFlags) => {
-      if (flags.c !== undefined && typeof flags.c !== "string") throw errors.CLI_USAGE("-c takes a command line, e.g. -c \"ls /app\".", "shell");
+      if (flags.c !== undefined && typeof flags.c !== "string") throw errors.CLI_USAGE('-c takes a command line, e.g. -c "ls /app".', "shell");
       const { client, platform } = await connect(projectRoot(flags));
       const endpointId = await findEndpoint(client, String(endpoint), () => appName(flags, "shell"), flags.env);
       const terminal = process.stdin.isTTY && process.stdout.isTTY;
       const tty = terminal ? { rows: process.stdout.rows || 24, cols: process.stdout.columns || 80, term: process.env.TERM } : undefined;
       if (terminal) process.stdin.setRawMode(true);
       try {
-        process.exitCode = await runShell(platform, { endpointId, command: flags.c, tty, stdin: process.stdin, stdout: process.stdout, stderr: process.stderr });
+        process.exitCode = await runShell(platform, {
+          endpointId,
+          command: flags.c,
+          tty,
+          stdin: process.stdin,
+          stdout: process.stdout,
+          stderr: process.stderr,
+        });
       } finally {
         if (terminal) process.stdin.setRawMode(false);
         process.stdin.pause(); // nothing more to read: the process can end

@@ -22,7 +22,9 @@ export async function undeployTargets(client: PlatformClient, app: string, flags
 }
 
 export async function deleteEnvironmentEndpoints(client: PlatformClient, environments: PlatformEnvironment[]): Promise<UndeployResult["deleted"]> {
-  const work = environments.flatMap((environment) => environment.endpoints.map((endpoint) => ({ environment: environment.name, name: endpoint.name, id: endpoint.id })));
+  const work = environments.flatMap((environment) =>
+    environment.endpoints.map((endpoint) => ({ environment: environment.name, name: endpoint.name, id: endpoint.id })),
+  );
   await mapLimit(work, PROVISION_CONCURRENCY, (item) => client.deleteEndpoint(item.id));
   return work;
 }
@@ -55,7 +57,10 @@ export function registerUndeploy(cli: CAC): void {
       const deleted = await deleteEnvironmentEndpoints(client, environments);
       if (flags.json) printJson({ ok: true, app, deleted });
       else {
-        printTable(["ENVIRONMENT", "ENDPOINT", "ID"], deleted.map((item) => [item.environment, item.name, item.id]));
+        printTable(
+          ["ENVIRONMENT", "ENDPOINT", "ID"],
+          deleted.map((item) => [item.environment, item.name, item.id]),
+        );
         process.stderr.write(`Deleted ${deleted.length} endpoint(s).\n`);
       }
     });

@@ -23,7 +23,8 @@ export interface VolumeFlags extends PlatformFlags {
   recursive?: boolean;
 }
 
-const USAGE = "svc volume create <name> --size <GB> [--datacenter <id>] | list | get <name> | delete <name> [--force] | ls <name>[:path] | upload <local> <name>[:path] | download <name>[:path] <local> | rm <name>:<path> [--recursive] | credentials [name]";
+const USAGE =
+  "svc volume create <name> --size <GB> [--datacenter <id>] | list | get <name> | delete <name> [--force] | ls <name>[:path] | upload <local> <name>[:path] | download <name>[:path] <local> | rm <name>:<path> [--recursive] | credentials [name]";
 const HEADERS = ["NAME", "ID", "SIZE", "DATA CENTER"];
 const row = (v: PlatformVolume) => [v.name, v.id, `${v.size} GB`, v.dataCenterId];
 
@@ -112,12 +113,21 @@ async function listVolumePath(client: PlatformClient, first: string | undefined)
 }
 
 /** `upload <local> <name>[:path]` with a progress bar. */
-async function uploadToVolume(client: PlatformClient, first: string | undefined, second: string | undefined, logger: Logger, signal?: AbortSignal): Promise<unknown> {
+async function uploadToVolume(
+  client: PlatformClient,
+  first: string | undefined,
+  second: string | undefined,
+  logger: Logger,
+  signal?: AbortSignal,
+): Promise<unknown> {
   if (!first || !second) throw errors.CLI_USAGE("Usage: svc volume upload <local file or folder> <name>[:path]", "volume");
   const { volume, path } = parseVolumePath(second);
   const v = await openVolume(client, await mustVolume(client, volume, "upload"));
   const files = await localFiles(first, path);
-  const progress = logger.progress(`upload ${volume}`, files.reduce((n, f) => n + f.size, 0));
+  const progress = logger.progress(
+    `upload ${volume}`,
+    files.reduce((n, f) => n + f.size, 0),
+  );
   try {
     const results = await uploadFiles(v, files, path.endsWith("/") || files.length > 1 ? asFolder(path) : path, progress, signal);
     return { uploaded: results };
@@ -134,7 +144,10 @@ async function downloadFromVolume(client: PlatformClient, first: string | undefi
   const { volume, path } = parseVolumePath(first);
   const v = await openVolume(client, await mustVolume(client, volume, "download"));
   const planned = await planDownload(v, path, second).catch((e) => Promise.reject(s3Failure(`Listing ${first}`, e)));
-  const progress = logger.progress(`download ${volume}`, planned.reduce((n, p) => n + p.object.size, 0));
+  const progress = logger.progress(
+    `download ${volume}`,
+    planned.reduce((n, p) => n + p.object.size, 0),
+  );
   try {
     return { downloaded: await downloadFiles(v, planned, progress) };
   } catch (error) {
@@ -152,7 +165,8 @@ async function removeVolumePath(client: PlatformClient, first: string | undefine
   const v = await openVolume(client, await mustVolume(client, volume, "rm"));
   const { objects } = await listAll(v, flags.recursive ? asFolder(path) : path);
   const keys = flags.recursive ? objects.map((o) => o.key) : objects.filter((o) => o.key === path).map((o) => o.key);
-  if (keys.length === 0 && !flags.recursive && objects.some((o) => o.key.startsWith(asFolder(path)))) throw errors.CLI_USAGE(`${first} is a folder: pass --recursive to remove it and what it holds.`, "volume");
+  if (keys.length === 0 && !flags.recursive && objects.some((o) => o.key.startsWith(asFolder(path))))
+    throw errors.CLI_USAGE(`${first} is a folder: pass --recursive to remove it and what it holds.`, "volume");
   for (let i = 0; i < keys.length; i += 1000) {
     await v.s3.send(new DeleteObjectsCommand({ Bucket: v.bucket, Delete: { Objects: keys.slice(i, i + 1000).map((Key) => ({ Key })), Quiet: true } }));
   }
@@ -176,14 +190,17 @@ function print(action: string, result: Record<string, any>): void {
   }
   if (result.deleted) return void process.stdout.write(`Deleted volume ${result.deleted.name} (${result.deleted.id}).\n`);
   if (result.env) {
-    for (const [k, v] of Object.entries(result.env as Record<string, string>)) process.stdout.write(`export ${k}=${JSON.stringify(v).replace(/^"|"$/g, "'")}\n`);
+    for (const [k, v] of Object.entries(result.env as Record<string, string>))
+      process.stdout.write(`export ${k}=${JSON.stringify(v).replace(/^"|"$/g, "'")}\n`);
     process.stderr.write("The platform's S3 API takes path-style requests: aws configure set default.s3.addressing_style path\n");
     return;
   }
   if (action === "ls") {
     for (const f of result.folders as string[]) process.stdout.write(`${"PRE".padStart(30)} ${f.slice(result.prefix.length)}\n`);
     for (const o of result.objects as Array<{ key: string; size: number; lastModified?: Date }>) {
-      process.stdout.write(`${(o.lastModified?.toISOString().slice(0, 19).replace("T", " ") ?? "").padEnd(19)} ${String(o.size).padStart(10)} ${o.key.slice(result.prefix.length) || o.key}\n`);
+      process.stdout.write(
+        `${(o.lastModified?.toISOString().slice(0, 19).replace("T", " ") ?? "").padEnd(19)} ${String(o.size).padStart(10)} ${o.key.slice(result.prefix.length) || o.key}\n`,
+      );
     }
     return;
   }
@@ -191,7 +208,9 @@ function print(action: string, result: Record<string, any>): void {
     const r = result.uploaded as Array<{ action: string; sentBytes: number; reusedBytes: number }>;
     const sent = r.reduce((n, x) => n + x.sentBytes, 0);
     const changed = r.filter((x) => x.action !== "unchanged").length;
-    process.stdout.write(`Uploaded ${changed} file(s), ${r.length - changed} unchanged; ${sent} bytes sent, ${r.reduce((n, x) => n + x.reusedBytes, 0)} bytes already on the volume.\n`);
+    process.stdout.write(
+      `Uploaded ${changed} file(s), ${r.length - changed} unchanged; ${sent} bytes sent, ${r.reduce((n, x) => n + x.reusedBytes, 0)} bytes already on the volume.\n`,
+    );
     return;
   }
   if (result.downloaded) return void process.stdout.write(`Downloaded ${result.downloaded.downloaded} file(s), ${result.downloaded.unchanged} unchanged.\n`);

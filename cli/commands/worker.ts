@@ -8,11 +8,9 @@ import type { CAC } from "cac";
 import { errors } from "../../core/errors.ts";
 
 export function registerWorker(cli: CAC): void {
-  cli
-    .command("worker <action>", "Run one worker of a platform on this node (what a Ray job runs): launch")
-    .action(async (action: string) => {
-      if (action !== "launch") throw errors.CLI_USAGE(`Unknown action "${action}": use svc worker launch.`, "worker");
-      const { launchWorker } = await import("../../platform/index.ts");
-      process.exitCode = await launchWorker();
-    });
+  cli.command("worker <action>", "Run one worker of a platform on this node (what a Ray job runs): launch").action(async (action: string) => {
+    if (action !== "launch") throw errors.CLI_USAGE(`Unknown action "${action}": use svc worker launch.`, "worker");
+    const { launchWorker } = await import("../../platform/index.ts");
+    process.exitCode = await launchWorker();
+  });
 }

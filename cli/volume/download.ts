@@ -15,7 +15,10 @@ import { asFolder } from "./volume-path.ts";
 import { listAll, type OpenVolume, type RemoteObject } from "./s3.ts";
 import type { Progress } from "../../core/progress.ts";
 
-export interface Planned { object: RemoteObject; target: string }
+export interface Planned {
+  object: RemoteObject;
+  target: string;
+}
 
 /** What `path` names: one object (to `local`, or `local/<name>` when local is a folder), or a folder's objects under `local/`. */
 export async function planDownload(v: OpenVolume, path: string, local: string): Promise<Planned[]> {

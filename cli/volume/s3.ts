@@ -33,7 +33,8 @@ export async function openVolume(client: PlatformClient, volume: PlatformVolume)
   // the SigV4 SHA-256 of the body would hash every byte once more on each side (docs/volumes.md, "Measuring").
   s3.middlewareStack.add(
     (next, context) => async (args) => {
-      if (UNSIGNED_BODIES.has(context.commandName ?? "")) (args.request as { headers: Record<string, string> }).headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
+      if (UNSIGNED_BODIES.has(context.commandName ?? ""))
+        (args.request as { headers: Record<string, string> }).headers["x-amz-content-sha256"] = "UNSIGNED-PAYLOAD";
       return next(args);
     },
     { step: "build", name: "svcUnsignedBodies" },
@@ -41,7 +42,12 @@ export async function openVolume(client: PlatformClient, volume: PlatformVolume)
   return { volume, s3, bucket: volume.id, ...access };
 }
 
-export interface RemoteObject { key: string; size: number; etag: string; lastModified?: Date }
+export interface RemoteObject {
+  key: string;
+  size: number;
+  etag: string;
+  lastModified?: Date;
+}
 
 /** Every object under `prefix` (all pages), and the folders one level down when `delimiter` is given. */
 export async function listAll(v: OpenVolume, prefix: string, delimiter?: string): Promise<{ objects: RemoteObject[]; folders: string[] }> {

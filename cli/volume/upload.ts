@@ -9,8 +9,15 @@
 import { open, readdir, stat } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import {
-  AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, HeadObjectCommand,
-  ListMultipartUploadsCommand, ListPartsCommand, PutObjectCommand, UploadPartCommand, type CompletedPart,
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  ListPartsCommand,
+  PutObjectCommand,
+  UploadPartCommand,
+  type CompletedPart,
 } from "@aws-sdk/client-s3";
 import { errors } from "../../core/errors.ts";
 import { multipartEtag } from "../../core/multipart-etag.ts";
@@ -21,7 +28,11 @@ import type { Progress } from "../../core/progress.ts";
 /** Parts in flight at once per file. */
 const CONCURRENCY = 4;
 
-export interface LocalFile { path: string; key: string; size: number }
+export interface LocalFile {
+  path: string;
+  key: string;
+  size: number;
+}
 
 /** The files to upload: one file to `<path>` (or `<path>/<name>` when path names a folder), a folder's files under `<path>/`. */
 export async function localFiles(local: string, path: string): Promise<LocalFile[]> {
@@ -45,15 +56,24 @@ export async function localFiles(local: string, path: string): Promise<LocalFile
   return out.sort((a, b) => (a.key < b.key ? -1 : 1));
 }
 
-export interface FileResult { key: string; size: number; action: "unchanged" | "uploaded" | "resumed"; sentBytes: number; reusedBytes: number }
+export interface FileResult {
+  key: string;
+  size: number;
+  action: "unchanged" | "uploaded" | "resumed";
+  sentBytes: number;
+  reusedBytes: number;
+}
 
 async function putWhole(v: OpenVolume, file: LocalFile, progress: Progress): Promise<FileResult> {
   const handle = await open(file.path, "r");
   try {
     const body = await readPart(handle, file.size, 1);
     const digest = md5(body);
-    const out = await v.s3.send(new PutObjectCommand({ Bucket: v.bucket, Key: file.key, Body: body, ContentMD5: digest.toString("base64"), ChecksumAlgorithm: "CRC32" }));
-    if (out.ETag?.replace(/"/g, "") !== digest.toString("hex")) throw errors.VOLUME_TRANSFER_FAILED(`Uploading ${file.key}`, "the volume's ETag does not match the file's MD5");
+    const out = await v.s3.send(
+      new PutObjectCommand({ Bucket: v.bucket, Key: file.key, Body: body, ContentMD5: digest.toString("base64"), ChecksumAlgorithm: "CRC32" }),
+    );
+    if (out.ETag?.replace(/"/g, "") !== digest.toString("hex"))
+      throw errors.VOLUME_TRANSFER_FAILED(`Uploading ${file.key}`, "the volume's ETag does not match the file's MD5");
     progress.add(file.size);
     return { key: file.key, size: file.size, action: "uploaded", sentBytes: file.size, reusedBytes: 0 };
   } finally {
@@ -61,7 +81,11 @@ async function putWhole(v: OpenVolume, file: LocalFile, progress: Progress): Pro
   }
 }
 
-interface RemotePart { etag: string; size: number; checksum?: string }
+interface RemotePart {
+  etag: string;
+  size: number;
+  checksum?: string;
+}
 
 /** The newest unfinished upload of this key and its parts, if any. */
 async function unfinishedUpload(v: OpenVolume, key: string): Promise<{ uploadId: string; parts: Map<number, RemotePart> } | undefined> {
@@ -81,7 +105,8 @@ async function unfinishedUpload(v: OpenVolume, key: string): Promise<{ uploadId:
 
 async function putInParts(v: OpenVolume, file: LocalFile, progress: Progress, signal?: AbortSignal): Promise<FileResult> {
   const found = await unfinishedUpload(v, file.key);
-  const uploadId = found?.uploadId ?? (await v.s3.send(new CreateMultipartUploadCommand({ Bucket: v.bucket, Key: file.key, ChecksumAlgorithm: "CRC32" }))).UploadId!;
+  const uploadId =
+    found?.uploadId ?? (await v.s3.send(new CreateMultipartUploadCommand({ Bucket: v.bucket, Key: file.key, ChecksumAlgorithm: "CRC32" }))).UploadId!;
   const count = partCount(file.size);
   const md5s: Buffer[] = new Array(count);
   const completed: CompletedPart[] = new Array(count);
@@ -105,10 +130,19 @@ async function putInParts(v: OpenVolume, file: LocalFile, progress: Progress, si
           continue;
         }
         const out = await v.s3.send(
-          new UploadPartCommand({ Bucket: v.bucket, Key: file.key, UploadId: uploadId, PartNumber: n, Body: body, ContentMD5: digest.toString("base64"), ChecksumAlgorithm: "CRC32" }),
+          new UploadPartCommand({
+            Bucket: v.bucket,
+            Key: file.key,
+            UploadId: uploadId,
+            PartNumber: n,
+            Body: body,
+            ContentMD5: digest.toString("base64"),
+            ChecksumAlgorithm: "CRC32",
+          }),
           { abortSignal: signal },
         );
-        if (out.ETag?.replace(/"/g, "") !== digest.toString("hex")) throw errors.VOLUME_TRANSFER_FAILED(`Uploading part ${n} of ${file.key}`, "the volume's ETag does not match the part's MD5");
+        if (out.ETag?.replace(/"/g, "") !== digest.toString("hex"))
+          throw errors.VOLUME_TRANSFER_FAILED(`Uploading part ${n} of ${file.key}`, "the volume's ETag does not match the part's MD5");
         completed[n - 1] = { PartNumber: n, ETag: out.ETag, ChecksumCRC32: out.ChecksumCRC32 };
         sentBytes += body.length;
         progress.add(body.length);
@@ -119,10 +153,15 @@ async function putInParts(v: OpenVolume, file: LocalFile, progress: Progress, si
     await handle.close();
   }
   const expected = multipartEtag(md5s);
-  const done = await v.s3.send(new CompleteMultipartUploadCommand({ Bucket: v.bucket, Key: file.key, UploadId: uploadId, MultipartUpload: { Parts: completed } }));
+  const done = await v.s3.send(
+    new CompleteMultipartUploadCommand({ Bucket: v.bucket, Key: file.key, UploadId: uploadId, MultipartUpload: { Parts: completed } }),
+  );
   const head = await v.s3.send(new HeadObjectCommand({ Bucket: v.bucket, Key: file.key }));
   if (done.ETag?.replace(/"/g, "") !== expected || head.ContentLength !== file.size) {
-    throw errors.VOLUME_TRANSFER_FAILED(`Uploading ${file.key}`, `the volume holds ${head.ContentLength} bytes with ETag ${done.ETag}, the file ${file.size} bytes with ETag "${expected}"`);
+    throw errors.VOLUME_TRANSFER_FAILED(
+      `Uploading ${file.key}`,
+      `the volume holds ${head.ContentLength} bytes with ETag ${done.ETag}, the file ${file.size} bytes with ETag "${expected}"`,
+    );
   }
   return { key: file.key, size: file.size, action: found ? "resumed" : "uploaded", sentBytes, reusedBytes };
 }
@@ -140,7 +179,9 @@ export async function uploadFiles(v: OpenVolume, files: LocalFile[], prefix: str
       continue;
     }
     const result = isMultipart(file.size) ? await putInParts(v, file, progress, signal) : await putWhole(v, file, progress);
-    progress.line(`${result.action === "resumed" ? "resumed" : "uploaded"} ${file.key} (${result.sentBytes} bytes sent${result.reusedBytes ? `, ${result.reusedBytes} already there` : ""})`);
+    progress.line(
+      `${result.action === "resumed" ? "resumed" : "uploaded"} ${file.key} (${result.sentBytes} bytes sent${result.reusedBytes ? `, ${result.reusedBytes} already there` : ""})`,
+    );
     results.push(result);
   }
   return results;

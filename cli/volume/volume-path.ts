@@ -1,7 +1,10 @@
 /** `<volume>[:<path>]` as the volume commands take it: the volume's name and a key prefix with no `..`. */
 import { errors } from "../../core/errors.ts";
 
-export interface VolumePath { volume: string; path: string }
+export interface VolumePath {
+  volume: string;
+  path: string;
+}
 
 export function parseVolumePath(text: string): VolumePath {
   const at = text.indexOf(":");

@@ -1,7 +1,7 @@
 /** REST over undici, with the platform's failures mapped onto the error catalogue. */
 import type { Readable } from "node:stream";
 import { request } from "undici";
-import { errors, isSvcError, SvcError } from "../errors.ts";
+import { errors, isSvcError, type SvcError } from "../errors.ts";
 
 const CONNECTION_CODES = new Set([
   "ECONNREFUSED",

@@ -20,7 +20,8 @@ export const PLATFORM_NAME = { pattern: /^[A-Za-z0-9][A-Za-z0-9._-]*$/, max: 191
 
 /** An `--env` the platform would refuse fails here, before any build: ENVIRONMENT_NAME_INVALID. */
 export function checkEnvironmentName(name: string | undefined): void {
-  if (name !== undefined && (name.length > PLATFORM_NAME.max || !PLATFORM_NAME.pattern.test(name))) throw errors.ENVIRONMENT_NAME_INVALID(name, PLATFORM_NAME.max);
+  if (name !== undefined && (name.length > PLATFORM_NAME.max || !PLATFORM_NAME.pattern.test(name)))
+    throw errors.ENVIRONMENT_NAME_INVALID(name, PLATFORM_NAME.max);
 }
 
 export type EnvironmentPlan =
@@ -69,7 +70,11 @@ export async function resolveDeployTarget(client: AppsClient, appName: string, r
  * For commands that act on an existing environment (undeploy, status): the same rules without
  * creating anything. Missing app or environment → NOT_FOUND.
  */
-export async function findEnvironment(client: Pick<AppsClient, "getApp">, appName: string, requested?: string): Promise<{ app: PlatformApp; environment: PlatformEnvironment }> {
+export async function findEnvironment(
+  client: Pick<AppsClient, "getApp">,
+  appName: string,
+  requested?: string,
+): Promise<{ app: PlatformApp; environment: PlatformEnvironment }> {
   const app = await client.getApp(appName);
   if (!app) throw errors.NOT_FOUND("App", appName, APPS_REMEDY);
   const plan = planEnvironment(appName, app, requested);

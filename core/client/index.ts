@@ -28,7 +28,16 @@ import { createVolumesApi, type VolumesApi } from "./volumes.ts";
 
 export * from "./types.ts";
 export { resolvePlatform, type ResolvedPlatform, type ResolveOptions, type StartEmbedded, type EmbeddedPlatform } from "./resolve.ts";
-export { planEnvironment, resolveDeployTarget, findEnvironment, checkEnvironmentName, DEFAULT_ENVIRONMENT, PLATFORM_NAME, type EnvironmentPlan, type ResolvedTarget } from "./environments.ts";
+export {
+  planEnvironment,
+  resolveDeployTarget,
+  findEnvironment,
+  checkEnvironmentName,
+  DEFAULT_ENVIRONMENT,
+  PLATFORM_NAME,
+  type EnvironmentPlan,
+  type ResolvedTarget,
+} from "./environments.ts";
 export { queueUrl } from "./queue.ts";
 export { runShell, exitCodeOf, type ShellOptions } from "./shell.ts";
 export { jobErrorView, type JobErrorView } from "./job-error.ts";
@@ -198,11 +207,13 @@ function buildsApi(url: string, apiKey: string, gql: GraphQLRunner): BuildsApi {
       return (await gql<{ getBuild: PlatformBuild | null }>("getBuild", documents.getBuild, { id })).getBuild;
     },
     async deployBuildToEnvironment(environmentId: string, buildId: string): Promise<PlatformEnvironment> {
-      return (await gql<{ deployBuildToEnvironment: PlatformEnvironment }>("deployBuildToEnvironment", documents.deployBuildToEnvironment, { environmentId, buildId }))
-        .deployBuildToEnvironment;
+      return (
+        await gql<{ deployBuildToEnvironment: PlatformEnvironment }>("deployBuildToEnvironment", documents.deployBuildToEnvironment, { environmentId, buildId })
+      ).deployBuildToEnvironment;
     },
     async setBuildEndpointUrls(buildId: string, urls: Record<string, string>): Promise<PlatformBuild> {
-      return (await gql<{ setBuildEndpointUrls: PlatformBuild }>("setBuildEndpointUrls", documents.setBuildEndpointUrls, { buildId, urls })).setBuildEndpointUrls;
+      return (await gql<{ setBuildEndpointUrls: PlatformBuild }>("setBuildEndpointUrls", documents.setBuildEndpointUrls, { buildId, urls }))
+        .setBuildEndpointUrls;
     },
     async workerLogs(endpointId: string, limit?: number): Promise<string[]> {
       return (await gql<{ workerLogs: string[] }>("workerLogs", documents.workerLogs, { endpointId, limit })).workerLogs;
@@ -211,7 +222,13 @@ function buildsApi(url: string, apiKey: string, gql: GraphQLRunner): BuildsApi {
 }
 
 function lbRequester(url: string, apiKey: string): PlatformClient["lbRequest"] {
-  return async function lbRequest(endpointUrl: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<LbResponse> {
+  return async function lbRequest(
+    endpointUrl: string,
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<LbResponse> {
     const target = `${trimUrl(endpointUrl)}${path.startsWith("/") ? path : `/${path}`}`;
     const hasBody = body !== undefined && !["GET", "HEAD"].includes(method.toUpperCase());
     const response = await httpRequest(url, target, {

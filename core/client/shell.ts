@@ -51,7 +51,9 @@ export function runShell(platform: { url: string; apiKey: string }, options: She
         socket.destroy();
         return reject(errors.SHELL_UNAVAILABLE(platform.url, `101 to another protocol (${res.headers.upgrade ?? "none"})`));
       }
-      attach(socket, head, options, resolve, () => reject(errors.PLATFORM_UNREACHABLE(platform.url, new Error("the connection closed before the shell exited"))));
+      attach(socket, head, options, resolve, () =>
+        reject(errors.PLATFORM_UNREACHABLE(platform.url, new Error("the connection closed before the shell exited"))),
+      );
     });
     req.end();
   });

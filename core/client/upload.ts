@@ -38,15 +38,18 @@ export async function uploadArtifact(
     const headers: Record<string, string> = { "content-type": "application/gzip", "content-length": String(size) };
     // Our key goes only to our platform; a presigned URL elsewhere (object storage) carries its own auth.
     if (target.origin === new URL(baseUrl).origin) headers.authorization = `Bearer ${apiKey}`;
-    const response = await httpRequest(baseUrl, target.href, { method: "PUT", headers, body: onBytes ? Readable.from(counted(artifact.path, onBytes)) : createReadStream(artifact.path) });
+    const response = await httpRequest(baseUrl, target.href, {
+      method: "PUT",
+      headers,
+      body: onBytes ? Readable.from(counted(artifact.path, onBytes)) : createReadStream(artifact.path),
+    });
     if (response.status >= 300) throw httpError("artifact upload (PUT)", response);
   }
 
-  const { finalizeArtifactUpload: build } = await gql<{ finalizeArtifactUpload: PlatformBuild }>(
-    "finalizeArtifactUpload",
-    documents.finalizeArtifactUpload,
-    { objectKey: prepared.objectKey, manifest },
-  );
+  const { finalizeArtifactUpload: build } = await gql<{ finalizeArtifactUpload: PlatformBuild }>("finalizeArtifactUpload", documents.finalizeArtifactUpload, {
+    objectKey: prepared.objectKey,
+    manifest,
+  });
   if (!build?.id) throw errors.PLATFORM_ERROR("finalizeArtifactUpload", "no build id in the answer");
   return { buildId: build.id, skipped: prepared.alreadyUploaded, build: { id: build.id, sha256: build.sha256, size: build.size } };
 }

@@ -1,8 +1,17 @@
 /** The platform client's network volume calls (reference/platform-api.md section 3b; docs/volumes.md). */
 import type { GraphQLRunner } from "./_graphql.ts";
 
-export interface PlatformVolume { id: string; name: string; size: number; dataCenterId: string }
-export interface S3Access { endpointUrl: string; accessKeyId: string; secretAccessKey: string }
+export interface PlatformVolume {
+  id: string;
+  name: string;
+  size: number;
+  dataCenterId: string;
+}
+export interface S3Access {
+  endpointUrl: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+}
 
 const VOLUME_FIELDS = "id name size dataCenterId";
 const documents = {

@@ -123,7 +123,13 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
 }
 
 /** The first provision of a session: every endpoint now (--auto-provision, asking first), else the build recorded for lazy deploys. */
-async function provisionAtStartup(options: DeployStepsOptions, manifest: Manifest, buildId: string, volumeIds: Record<string, string>, logger: Logger): Promise<void> {
+async function provisionAtStartup(
+  options: DeployStepsOptions,
+  manifest: Manifest,
+  buildId: string,
+  volumeIds: Record<string, string>,
+  logger: Logger,
+): Promise<void> {
   const { provisioner } = options;
   await provisioner.init(manifest, buildId, options.existing, volumeIds);
   if (!options.autoProvision) {
@@ -131,7 +137,10 @@ async function provisionAtStartup(options: DeployStepsOptions, manifest: Manifes
     return;
   }
   await confirmStartup(options);
-  const reused = provisioner.plan().filter((step) => step.action === "reuse").map((step) => `${LIVE_PREFIX}${step.endpoint}`);
+  const reused = provisioner
+    .plan()
+    .filter((step) => step.action === "reuse")
+    .map((step) => `${LIVE_PREFIX}${step.endpoint}`);
   if (reused.length) logger.info(`  reusing cached ${reused.join(", ")}`);
   await provisioner.provisionAll();
 }
@@ -145,7 +154,10 @@ async function confirmStartup(options: DeployStepsOptions): Promise<void> {
   if (!options.confirm) throw errors.CONFIRMATION_REQUIRED(action);
   const question = `Deploy ${changes.length} ${LIVE_PREFIX} endpoints (${changes.map((c) => c.endpoint).join(", ")}) to ${client.url}?`;
   if (!(await options.confirm(question))) {
-    throw errors.CONFIRMATION_DECLINED(action, "Run `svc run` without --auto-provision to deploy each endpoint on its first call, or answer y (or pass --yes) to deploy them all now.");
+    throw errors.CONFIRMATION_DECLINED(
+      action,
+      "Run `svc run` without --auto-provision to deploy each endpoint on its first call, or answer y (or pass --yes) to deploy them all now.",
+    );
   }
 }
 

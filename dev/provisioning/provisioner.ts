@@ -10,7 +10,6 @@ import { mapLimit } from "../../core/map-limit.ts";
 import { endpointInput as provisionInput, LIVE_PREFIX, PROVISION_CONCURRENCY, resolveVolumeIds } from "../../plugins/index.ts";
 import { configHash, planResources, PlatformResources, type CachedResource, type PlanAction } from "./resource-cache.ts";
 
-
 /** The platform calls the provisioner makes (a fake in unit tests); listVolumes when an endpoint declares a volume. */
 export type ProvisionClient = Pick<PlatformClient, "url" | "saveEndpoint" | "deleteEndpoint"> & Partial<Pick<PlatformClient, "listVolumes">>;
 
@@ -21,7 +20,6 @@ export interface RemoteEndpoint {
   url: string;
   buildId?: string | null;
 }
-
 
 /**
  * The ids of the volumes the manifest's endpoints declare: those svc:volume-refs found in this build
@@ -156,7 +154,13 @@ export class Provisioner {
       this.options.logger.info(`${verb} ${input.name}…`);
       try {
         const remote = await this.save({ ...input, ...(id ? { id } : {}) });
-        Object.assign(state, { state: "provisioned", remote: { ...remote, url: remote.url || state.remote?.url || "" }, hash, buildId: this.buildId, error: undefined });
+        Object.assign(state, {
+          state: "provisioned",
+          remote: { ...remote, url: remote.url || state.remote?.url || "" },
+          hash,
+          buildId: this.buildId,
+          error: undefined,
+        });
         this.options.logger.info(`${id ? "updated" : "deployed"} ${input.name} (${remote.id}) in ${Math.round(performance.now() - started)} ms`);
         this.cache.put(this.entryFor(name, state));
         await this.cache.save();
@@ -178,7 +182,11 @@ export class Provisioner {
    * build id, or their new configuration); endpoints the app lost are deleted; new ones stay lazy.
    * Answers what changed, for the reload report.
    */
-  async applyBuild(manifest: Manifest, buildId: string, volumeIds: Record<string, string> = {}): Promise<{ updated: string[]; removed: string[]; added: string[] }> {
+  async applyBuild(
+    manifest: Manifest,
+    buildId: string,
+    volumeIds: Record<string, string> = {},
+  ): Promise<{ updated: string[]; removed: string[]; added: string[] }> {
     const before = new Set(Object.keys(this.manifest?.endpoints ?? {}));
     await Promise.allSettled([...this.states.values()].map((s) => s.pending));
     this.volumeIds = await resolveVolumes(this.options.platform, manifest, volumeIds);

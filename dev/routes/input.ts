@@ -28,13 +28,13 @@ export function parseRunsyncBody(text: string): ParsedInput {
   const parsed = parseJsonBody(text);
   if (!parsed.ok) return parsed;
   const { body } = parsed;
-  if (!isPlainObject(body)) return { ok: false, message: "The request body must be a JSON object: the function's keyword arguments, or {\"input\": {...}}." };
+  if (!isPlainObject(body)) return { ok: false, message: 'The request body must be a JSON object: the function\'s keyword arguments, or {"input": {...}}.' };
   const keys = Object.keys(body);
   const isEnvelope = keys.includes("input") && keys.every((key) => ENVELOPE_KEYS.has(key));
   if (!isEnvelope) return { ok: true, input: body };
   const input = body.input;
   if (input === null || input === undefined) return { ok: true, input: {} };
-  if (!isPlainObject(input)) return { ok: false, message: "\"input\" must be a JSON object: the function's keyword arguments." };
+  if (!isPlainObject(input)) return { ok: false, message: '"input" must be a JSON object: the function\'s keyword arguments.' };
   return { ok: true, input };
 }
 
@@ -42,7 +42,8 @@ export function isPlainObject(value: unknown): value is Record<string, unknown> 
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-const isInputErrorObject = (error: unknown): boolean => isPlainObject(error) && (error.error_type === "InputValidationError" || error.error_type === "InputError");
+const isInputErrorObject = (error: unknown): boolean =>
+  isPlainObject(error) && (error.error_type === "InputValidationError" || error.error_type === "InputError");
 
 /** True when a FAILED job failed because the function rejected its input. */
 export function isInputError(job: Job): boolean {

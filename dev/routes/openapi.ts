@@ -28,7 +28,15 @@ const jobSchema: Schema = {
 
 /** The job schema with `output` typed by the function's return annotation. */
 const jobWithOutput = (returns: string | undefined): Schema =>
-  returns ? { ...jobSchema, properties: { ...(jobSchema.properties as Schema), output: { ...schemaForAnnotation(returns), description: `The function's return value (COMPLETED): ${returns}.` } } } : jobSchema;
+  returns
+    ? {
+        ...jobSchema,
+        properties: {
+          ...(jobSchema.properties as Schema),
+          output: { ...schemaForAnnotation(returns), description: `The function's return value (COMPLETED): ${returns}.` },
+        },
+      }
+    : jobSchema;
 
 const errorSchema: Schema = {
   type: "object",
@@ -42,7 +50,11 @@ export interface OpenApiOptions {
 
 export function generateOpenApi(manifest: Manifest, options: OpenApiOptions = {}): Record<string, unknown> {
   const table = options.table ?? buildRouteTable(manifest);
-  const byName = new Map(Object.values(manifest.endpoints).flatMap((endpoint) => endpoint.functions.map((fn) => [`${fn.module}:${fn.name}`, perJob(fn, Boolean(endpoint.batch))] as const)));
+  const byName = new Map(
+    Object.values(manifest.endpoints).flatMap((endpoint) =>
+      endpoint.functions.map((fn) => [`${fn.module}:${fn.name}`, perJob(fn, Boolean(endpoint.batch))] as const),
+    ),
+  );
   const paths: Record<string, Record<string, unknown>> = {};
   const add = (path: string, method: string, operation: Record<string, unknown>) => {
     (paths[path] ??= {})[method.toLowerCase()] = operation;
@@ -71,12 +83,18 @@ export function generateOpenApi(manifest: Manifest, options: OpenApiOptions = {}
         operationId: `${target.function}_runsync`,
         summary: `Run ${target.function} (queue-based endpoint "${target.endpoint}") and wait for its result.`,
         description:
-          "The body is the function's keyword arguments, bare or as {\"input\": {...}}. Deploys the endpoint on its first call (lazy mode). " +
+          'The body is the function\'s keyword arguments, bare or as {"input": {...}}. Deploys the endpoint on its first call (lazy mode). ' +
           "Answers 202 with the job id and a status URL when the job is not final in time.",
         tags: [target.endpoint],
         requestBody: {
           required: false,
-          content: { "application/json": { schema: { oneOf: [paramsSchema(params, fn?.types), { type: "object", required: ["input"], properties: { input: paramsSchema(params, fn?.types) } }] } } },
+          content: {
+            "application/json": {
+              schema: {
+                oneOf: [paramsSchema(params, fn?.types), { type: "object", required: ["input"], properties: { input: paramsSchema(params, fn?.types) } }],
+              },
+            },
+          },
         },
         responses: {
           "200": { description: "The final job", content: { "application/json": { schema: jobWithOutput(fn?.returns) } } },

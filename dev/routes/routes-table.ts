@@ -101,7 +101,10 @@ export function resolveRoute(table: RouteTable, method: string, pathname: string
     return { kind: "error", error: errors.UNKNOWN_MODULE(alias, known) };
   }
   if (meant.length > 1)
-    return { kind: "error", error: errors.AMBIGUOUS(`"${alias}" names several modules (${meant.join(", ")}); use the dotted module path, e.g. /${meant[0]}/...`) };
+    return {
+      kind: "error",
+      error: errors.AMBIGUOUS(`"${alias}" names several modules (${meant.join(", ")}); use the dotted module path, e.g. /${meant[0]}/...`),
+    };
   const entry = table.modules.get(meant[0]!)!;
   const upper = method.toUpperCase();
 
@@ -119,14 +122,22 @@ export function resolveRoute(table: RouteTable, method: string, pathname: string
       return { kind: "error", error: errors.METHOD_NOT_ALLOWED(`${path} of ${entry.module} accepts ${allowed.join(", ")}, not ${upper}.`) };
     }
   }
-  return { kind: "error", error: errors.NOT_FOUND("Route", `${method} ${pathname}`, `Module ${entry.module} has no such route: /openapi.json lists its routes.`) };
+  return {
+    kind: "error",
+    error: errors.NOT_FOUND("Route", `${method} ${pathname}`, `Module ${entry.module} has no such route: /openapi.json lists its routes.`),
+  };
 }
 
 function resolveQb(entry: ModuleEntry, method: string, rest: string[]): Resolution | undefined {
   const byName = (name: string) => entry.qb.find((t) => t.function === name);
   const only = (): QbTarget | Resolution => {
     if (entry.qb.length === 1) return entry.qb[0]!;
-    return { kind: "error", error: errors.AMBIGUOUS(`Module ${entry.module} has several queue-based functions (${entry.qb.map((t) => t.function).join(", ")}); use /<module>/<function>/runsync.`) };
+    return {
+      kind: "error",
+      error: errors.AMBIGUOUS(
+        `Module ${entry.module} has several queue-based functions (${entry.qb.map((t) => t.function).join(", ")}); use /<module>/<function>/runsync.`,
+      ),
+    };
   };
   const isError = (value: QbTarget | Resolution): value is Resolution => "kind" in value;
   const wrongMethod = (expected: string): Resolution => ({ kind: "error", error: errors.METHOD_NOT_ALLOWED(`Use ${expected} for this route.`) });

@@ -57,30 +57,33 @@ export const optionsSchema = z.strictObject({
 });
 
 /** The plugin. */
-export default definePlugin((options) => {
-  const allow = new Set(options.allow);
-  const envFile = options.envFile;
-  return {
-    name: PLUGIN_NAME,
-    apply(pipeline) {
-      pipeline.hooks.pack.tapPromise({ name: PLUGIN_NAME, stage: HOOK_ORDER.BEFORE_BUILTINS }, async (artifact, ctx) => {
-        const env = envValues(await readFile(join(ctx.root, envFile), "utf8").catch(() => ""));
-        const findings = [];
-        for (const file of ctx.sourceFiles) {
-          if (allow.has(file)) continue;
-          const data = await readFile(join(ctx.root, file));
-          if (data.length > MAX_SCANNED_BYTES || data.includes(0)) continue;
-          for (const { line, what } of findSecrets(data.toString("utf8"), env)) findings.push(`${file}:${line}: ${what}`);
-        }
-        if (findings.length) {
-          // A verdict, not a crash: svc shows it as PLUGIN_REFUSED with this code and remedy.
-          throw pluginError(SECRET_FOUND, `the artifact would hold ${findings.length} secret(s):\n    ${findings.join("\n    ")}`, {
-            remedy: `Read them from environment variables at run time instead, or list files with fake ones in ${PLUGIN_NAME}'s "allow" option.`,
-          });
-        }
-        ctx.meta.set(PLUGIN_NAME, { scanned: ctx.sourceFiles.length - allow.size });
-        return artifact;
-      });
-    },
-  };
-}, { name: PLUGIN_NAME, options: optionsSchema });
+export default definePlugin(
+  (options) => {
+    const allow = new Set(options.allow);
+    const envFile = options.envFile;
+    return {
+      name: PLUGIN_NAME,
+      apply(pipeline) {
+        pipeline.hooks.pack.tapPromise({ name: PLUGIN_NAME, stage: HOOK_ORDER.BEFORE_BUILTINS }, async (artifact, ctx) => {
+          const env = envValues(await readFile(join(ctx.root, envFile), "utf8").catch(() => ""));
+          const findings = [];
+          for (const file of ctx.sourceFiles) {
+            if (allow.has(file)) continue;
+            const data = await readFile(join(ctx.root, file));
+            if (data.length > MAX_SCANNED_BYTES || data.includes(0)) continue;
+            for (const { line, what } of findSecrets(data.toString("utf8"), env)) findings.push(`${file}:${line}: ${what}`);
+          }
+          if (findings.length) {
+            // A verdict, not a crash: svc shows it as PLUGIN_REFUSED with this code and remedy.
+            throw pluginError(SECRET_FOUND, `the artifact would hold ${findings.length} secret(s):\n    ${findings.join("\n    ")}`, {
+              remedy: `Read them from environment variables at run time instead, or list files with fake ones in ${PLUGIN_NAME}'s "allow" option.`,
+            });
+          }
+          ctx.meta.set(PLUGIN_NAME, { scanned: ctx.sourceFiles.length - allow.size });
+          return artifact;
+        });
+      },
+    };
+  },
+  { name: PLUGIN_NAME, options: optionsSchema },
+);

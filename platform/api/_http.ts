@@ -1,7 +1,7 @@
 /** Small helpers of the HTTP layer: JSON answers, errors as `{"error"}`, bodies read with a limit. */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { isUtf8 } from "node:buffer";
-import { HTTPError, HTTPResponse, type H3Event } from "h3";
+import { type HTTPError, HTTPResponse, type H3Event } from "h3";
 import { errors, isSvcError } from "../../core/errors.ts";
 import { errorReply, thrownBy, type Reply } from "../../core/http-errors.ts";
 import { parseJson, type ParsedJson } from "./_json.ts";

@@ -50,7 +50,8 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
       const scope = ctx.workerKeys.verify(key);
       const error = scope ? scopeRefusal(ctx.workerKeys, scope, event, host?.[1]?.toLowerCase()) : errors.UNAUTHORIZED();
       // GraphQL clients read `errors` (the same body beside them); every other route's refusal goes to onError.
-      if (error && path === "/graphql") return json(error.status, { error: error.message, code: error.code, errors: [{ message: error.message, extensions: { code: error.code } }] });
+      if (error && path === "/graphql")
+        return json(error.status, { error: error.message, code: error.code, errors: [{ message: error.message, extensions: { code: error.code } }] });
       if (error) throw error;
       event.context.workerScope = scope;
     }

@@ -105,7 +105,11 @@ export function raiseDescriptorLimit(limits: ConnectionLimits, log: (line: strin
   let target = before.hard;
   if (process.getuid?.() === 0) target = Math.max(target === Infinity ? 0 : target, Number(readFileSync("/proc/sys/fs/nr_open", "utf8")) || 0);
   if (Number.isFinite(target) && target > before.soft) {
-    const set = spawnSync("prlimit", ["--pid", String(process.pid), `--nofile=${target}:${Math.max(target, before.hard === Infinity ? target : before.hard)}`], { stdio: "ignore" });
+    const set = spawnSync(
+      "prlimit",
+      ["--pid", String(process.pid), `--nofile=${target}:${Math.max(target, before.hard === Infinity ? target : before.hard)}`],
+      { stdio: "ignore" },
+    );
     if (set.status !== 0) log(`open files: could not raise the limit of ${before.soft} (prlimit ${set.error ? "is missing" : `exited ${set.status}`})`);
   }
   const after = descriptorLimit() ?? before;

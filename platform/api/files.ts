@@ -38,7 +38,11 @@ export async function saveOutputFile(ctx: PlatformContext, event: H3Event, endpo
   const now = Date.now();
   const expiresAt = now + ctx.options.fileRetentionMs;
   ctx.store.files.add({
-    id, name, path, size, endpointId,
+    id,
+    name,
+    path,
+    size,
+    endpointId,
     contentType: event.req.headers.get("content-type") ?? "application/octet-stream",
     createdAt: now,
     expiresAt,

@@ -6,7 +6,7 @@
  */
 import type { H3, H3Event } from "h3";
 import { readFileSync } from "node:fs";
-import { buildSchema, execute, parse, validate, GraphQLError, type DocumentNode, type ExecutionResult } from "graphql";
+import { buildSchema, execute, parse, validate, type GraphQLError, type DocumentNode, type ExecutionResult } from "graphql";
 import { packagePath } from "../../core/package-root.ts";
 import { errors, isSvcError, type SvcError } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
@@ -32,7 +32,8 @@ function formatError(error: GraphQLError) {
 
 const badRequest = (message: string) => json(400, { errors: [{ message }] });
 /** A catalogue error in GraphQL's shape, with `error` and `code` beside it as every other route has them. */
-const refusal = (error: SvcError) => json(error.status, { error: error.message, code: error.code, errors: [{ message: error.message, extensions: { code: error.code } }] });
+const refusal = (error: SvcError) =>
+  json(error.status, { error: error.message, code: error.code, errors: [{ message: error.message, extensions: { code: error.code } }] });
 const TOO_MANY_TOKENS = /contains more tha[nt] \d+ tokens/; // graphql-js 16 writes "more that"
 
 export function registerGraphql(app: H3, ctx: PlatformContext, hooks: ResolverHooks): void {
@@ -50,7 +51,8 @@ export function registerGraphql(app: H3, ctx: PlatformContext, hooks: ResolverHo
     try {
       document = parse(query, { maxTokens: GRAPHQL_LIMITS.tokens });
     } catch (error) {
-      if (TOO_MANY_TOKENS.test((error as Error).message)) return errors.GRAPHQL_TOO_COSTLY("tokens", `more than ${GRAPHQL_LIMITS.tokens}`, `${GRAPHQL_LIMITS.tokens} tokens`);
+      if (TOO_MANY_TOKENS.test((error as Error).message))
+        return errors.GRAPHQL_TOO_COSTLY("tokens", `more than ${GRAPHQL_LIMITS.tokens}`, `${GRAPHQL_LIMITS.tokens} tokens`);
       return [error as GraphQLError];
     }
     const costly = checkQueryCost(document); // before validation, whose cost grows with the square of a selection's fields
@@ -70,10 +72,12 @@ export function registerGraphql(app: H3, ctx: PlatformContext, hooks: ResolverHo
       const res = errorResponse(error, ctx.options.log);
       return isSvcError(error) ? json(error.status, { errors: [{ message: error.message }] }) : res;
     }
-    if (!body || typeof body !== "object" || Array.isArray(body)) return badRequest('The body must be a JSON object {"query", "variables"?, "operationName"?}.');
+    if (!body || typeof body !== "object" || Array.isArray(body))
+      return badRequest('The body must be a JSON object {"query", "variables"?, "operationName"?}.');
     const { query, variables, operationName } = body as Record<string, unknown>;
     if (typeof query !== "string" || query.trim() === "") return badRequest("query must be a non-empty string.");
-    if (variables !== undefined && variables !== null && (typeof variables !== "object" || Array.isArray(variables))) return badRequest("variables must be an object.");
+    if (variables !== undefined && variables !== null && (typeof variables !== "object" || Array.isArray(variables)))
+      return badRequest("variables must be an object.");
     if (operationName !== undefined && operationName !== null && typeof operationName !== "string") return badRequest("operationName must be a string.");
 
     const document = documentOf(query);

@@ -13,7 +13,16 @@ import type { WorkerInfo } from "../workers/worker-info.ts";
 import { lbTarget } from "../workers/lb-target.ts";
 
 const HOP_BY_HOP = new Set([
-  "connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host", "authorization",
+  "connection",
+  "keep-alive",
+  "proxy-authenticate",
+  "proxy-authorization",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+  "host",
+  "authorization",
 ]);
 /** Bodies without a length are buffered (the worker's HTTP server reads Content-Length only). */
 const MAX_BUFFERED_BODY = 20_000_000;
@@ -22,8 +31,7 @@ export function createLbProxy(ctx: PlatformContext) {
   const { store, supervisor, autoscaler, options } = ctx;
   const turn = new Map<string, number>();
 
-  const readyWorkers = (endpointId: string) =>
-    supervisor.forEndpoint(endpointId).filter((w) => w.ready && w.lbPort && supervisor.takesWork(w) && !w.exited);
+  const readyWorkers = (endpointId: string) => supervisor.forEndpoint(endpointId).filter((w) => w.ready && w.lbPort && supervisor.takesWork(w) && !w.exited);
 
   async function pick(endpointId: string, name: string, signal: AbortSignal): Promise<WorkerInfo> {
     const deadline = Date.now() + options.lbReadyWaitMs;

@@ -15,7 +15,12 @@ export function registerLimitsRoutes(app: H3, ctx: PlatformContext): void {
     const { version, controllers, why } = supervisor.resources.support;
     const workers = [...supervisor.workers.values()]
       .filter((w) => w.limits && !w.exited)
-      .map((w) => ({ workerId: w.id, endpointName: store.endpoints.get(w.endpointId)?.name ?? null, limits: w.limits, memory: w.cgroup?.memoryUsage() ?? null }));
+      .map((w) => ({
+        workerId: w.id,
+        endpointName: store.endpoints.get(w.endpointId)?.name ?? null,
+        limits: w.limits,
+        memory: w.cgroup?.memoryUsage() ?? null,
+      }));
     return json(200, { cgroups: { version, controllers, ...(why && { why }) }, settings: options.workerLimits, isolation: options.isolation, workers });
   });
 }

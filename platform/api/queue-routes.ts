@@ -38,7 +38,12 @@ export function registerQueueRoutes(app: H3, ctx: PlatformContext): QueueRoutes 
    * Runs `fn` for the endpoint within its rate limit. An error is thrown on to h3's onError
    * (_http.ts onRouteError), or answered by `onError` on the hot path, which has no h3.
    */
-  const guarded = async <T>(endpointId: string, cls: RouteClass | null, fn: (endpoint: EndpointRecord) => Promise<T> | T, onError?: (error: unknown) => T): Promise<T> => {
+  const guarded = async <T>(
+    endpointId: string,
+    cls: RouteClass | null,
+    fn: (endpoint: EndpointRecord) => Promise<T> | T,
+    onError?: (error: unknown) => T,
+  ): Promise<T> => {
     let release: (() => void) | undefined;
     try {
       const endpoint = store.endpoints.get(endpointId);
@@ -81,7 +86,8 @@ const jobNotFound = (id: string) => errors.NOT_FOUND("Job", id);
 
 async function enqueue(ctx: PlatformContext, ex: Exchange, endpoint: EndpointRecord, kind: "run" | "runsync") {
   const { options } = ctx;
-  if (endpoint.type === "LB") throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is load-balanced: call its routes under ${ctx.baseUrl()}/lb/${endpoint.id}/`);
+  if (endpoint.type === "LB")
+    throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is load-balanced: call its routes under ${ctx.baseUrl()}/lb/${endpoint.id}/`);
   const parsed = parseBody(await ex.text(kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes));
   const body = parseRunBody(parsed?.value);
   return ctx.queue.enqueue({

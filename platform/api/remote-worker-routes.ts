@@ -40,7 +40,10 @@ export function registerRemoteWorkerRoutes(app: H3, ctx: PlatformContext): void 
     const artifact = build && ctx.store.builds.artifact(build.sha256);
     if (!artifact) throw errors.NOT_FOUND("Artifact of build", w.remote.buildId);
     const stream = Readable.toWeb(createReadStream(artifact.path)) as unknown as ReadableStream;
-    return new Response(stream, { status: 200, headers: { "content-type": "application/gzip", "content-length": String(artifact.size), "x-svc-sha256": build.sha256 } });
+    return new Response(stream, {
+      status: 200,
+      headers: { "content-type": "application/gzip", "content-length": String(artifact.size), "x-svc-sha256": build.sha256 },
+    });
   });
 
   app.post("/v2/_worker/:worker/logs", async (event) => {

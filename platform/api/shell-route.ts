@@ -30,7 +30,8 @@ export interface ShellRoute {
 /** The request's shell: `command` (absent: interactive), `tty=1` with `rows`, `cols`, `term`. */
 export function shellRequestOf(params: URLSearchParams): ShellRequest {
   const command = params.get("command") ?? undefined;
-  if (command !== undefined && (command.length > MAX_COMMAND || command.includes("\0"))) throw errors.BAD_REQUEST(`command must be at most ${MAX_COMMAND} characters, without NUL.`);
+  if (command !== undefined && (command.length > MAX_COMMAND || command.includes("\0")))
+    throw errors.BAD_REQUEST(`command must be at most ${MAX_COMMAND} characters, without NUL.`);
   if (params.get("tty") !== "1") return { command };
   const size = (name: string) => {
     const n = Number(params.get(name) ?? 24);
@@ -45,7 +46,9 @@ export function shellRequestOf(params: URLSearchParams): ShellRequest {
 function refuse(socket: Duplex, error: unknown, log: (line: string) => void): void {
   const { status, text } = errorReply(error, log);
   const body = Buffer.from(text);
-  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${body.byteLength}\r\nconnection: close\r\n\r\n${text}`);
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${body.byteLength}\r\nconnection: close\r\n\r\n${text}`,
+  );
 }
 
 export function createShellRoute(ctx: PlatformContext): ShellRoute {
@@ -63,7 +66,8 @@ export function createShellRoute(ctx: PlatformContext): ShellRoute {
       const scope = ctx.workerKeys.verify(key);
       throw scope ? errors.KEY_SCOPE(ctx.workerKeys.describe(scope), `${req.method} ${url.pathname}`) : errors.UNAUTHORIZED();
     }
-    if (req.method !== "GET" || req.headers.upgrade?.toLowerCase() !== SHELL_PROTOCOL) throw errors.BAD_REQUEST(`The shell route takes GET with \`Upgrade: ${SHELL_PROTOCOL}\` (svc shell sends it).`);
+    if (req.method !== "GET" || req.headers.upgrade?.toLowerCase() !== SHELL_PROTOCOL)
+      throw errors.BAD_REQUEST(`The shell route takes GET with \`Upgrade: ${SHELL_PROTOCOL}\` (svc shell sends it).`);
     const endpointId = decodeURIComponent(match[1]!);
     const endpoint = ctx.store.endpoints.get(endpointId);
     if (!endpoint) throw errors.NOT_FOUND("Endpoint", endpointId);

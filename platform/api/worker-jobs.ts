@@ -52,7 +52,8 @@ export function createWorkerJobs(ctx: PlatformContext) {
   const takeUpTo = (w: WorkerInfo, n: number): string[] => {
     const bodies: string[] = [];
     if (!supervisor.takesWork(w)) return bodies;
-    for (let next = n > 0 ? queue.takeNow(w.id, w.endpointId) : null; next; next = bodies.length < n ? queue.takeNow(w.id, w.endpointId) : null) bodies.push(takeBody(next));
+    for (let next = n > 0 ? queue.takeNow(w.id, w.endpointId) : null; next; next = bodies.length < n ? queue.takeNow(w.id, w.endpointId) : null)
+      bodies.push(takeBody(next));
     return bodies;
   };
 
@@ -115,7 +116,8 @@ export async function applyResults(ctx: PlatformContext, jobs: WorkerJobs, w: Wo
     }
     const id = (parsed.value as { id?: unknown } | null)?.id;
     if (typeof id !== "string") throw errors.BAD_REQUEST('jobs-done needs one JSON object per line: {"id": ..., "output": ...} or {"id": ..., "error": ...}');
-    if ((parsed.value as { status?: unknown }).status === "IN_PROGRESS") throw errors.BAD_REQUEST("jobs-done carries final results only: send progress to job-done");
+    if ((parsed.value as { status?: unknown }).status === "IN_PROGRESS")
+      throw errors.BAD_REQUEST("jobs-done carries final results only: send progress to job-done");
     results.push({ id, parsed });
   }
   const gone: string[] = [];

@@ -119,7 +119,8 @@ function registerWorkerStateRoutes(app: H3, ctx: PlatformContext, route: Route):
     route(async (event, w) => {
       const body = (await readJson(event, MAX_CHUNK_BYTES)) as { error?: Record<string, unknown> } | null;
       const e = body?.error;
-      if (!e || typeof e.error_type !== "string" || typeof e.error_message !== "string") throw errors.BAD_REQUEST('error needs {"error": {"error_type", "error_message", ...}}');
+      if (!e || typeof e.error_type !== "string" || typeof e.error_message !== "string")
+        throw errors.BAD_REQUEST('error needs {"error": {"error_type", "error_message", ...}}');
       supervisor.reportFailure(w, {
         error_type: e.error_type,
         error_message: e.error_message,

@@ -18,7 +18,13 @@ import { checkArtifact } from "./unpack.ts";
 export const ARTIFACT_ROUTE = "/v2/_artifacts";
 
 /** The artifact `body` of `upload`, checked and stored; `received` counts its bytes as they come (a cut-short upload's log line says how many). */
-export async function receiveArtifact(dataDir: string, key: string, upload: UploadRow, body: ReadableStream, received: { bytes: number }): Promise<ArtifactRow> {
+export async function receiveArtifact(
+  dataDir: string,
+  key: string,
+  upload: UploadRow,
+  body: ReadableStream,
+  received: { bytes: number },
+): Promise<ArtifactRow> {
   const dir = join(dataDir, "artifacts");
   await mkdir(dir, { recursive: true });
   const tmp = join(dir, `.${key}.part`);

@@ -107,15 +107,20 @@ class Tally {
 
   entry(path: string, size: number): void {
     this.last = path;
-    if (++this.entries > this.limits.maxEntries) throw errors.ARTIFACT_LIMIT(path, `the artifact has more than ${this.limits.maxEntries} entries, the platform's limit`);
+    if (++this.entries > this.limits.maxEntries)
+      throw errors.ARTIFACT_LIMIT(path, `the artifact has more than ${this.limits.maxEntries} entries, the platform's limit`);
     this.bytes += size;
-    if (this.bytes > this.limits.maxBytes) throw errors.ARTIFACT_LIMIT(path, `the artifact unpacks to more than ${formatBytes(this.limits.maxBytes)}, the platform's limit`);
+    if (this.bytes > this.limits.maxBytes)
+      throw errors.ARTIFACT_LIMIT(path, `the artifact unpacks to more than ${formatBytes(this.limits.maxBytes)}, the platform's limit`);
   }
 
   /** `total` bytes of tar stream decompressed so far (catches data that is no entry, e.g. zeros after the end). */
   stream(total: number): void {
     if (total <= this.limits.maxBytes + STREAM_SLACK_BYTES && total <= this.bytes + STREAM_SLACK_BYTES + this.entries * STREAM_BYTES_PER_ENTRY) return;
-    throw errors.ARTIFACT_LIMIT(this.last || "(first entry)", `the artifact's tar stream holds ${formatBytes(total)}, more than its entries' ${formatBytes(this.bytes)}`);
+    throw errors.ARTIFACT_LIMIT(
+      this.last || "(first entry)",
+      `the artifact's tar stream holds ${formatBytes(total)}, more than its entries' ${formatBytes(this.bytes)}`,
+    );
   }
 }
 
@@ -242,7 +247,12 @@ export async function unpackArtifact(file: string, dest: string, limits: UnpackL
     await rm(tmp, { recursive: true, force: true });
     if (error instanceof SvcError) throw error;
     // fs errors name paths under the platform's folder: show them relative to the artifact
-    throw errors.ARTIFACT_UNSAFE("(the artifact)", `could not unpack (${String((error as Error)?.message ?? error).replaceAll(`${tmp}/`, "").replaceAll(tmp, ".")})`);
+    throw errors.ARTIFACT_UNSAFE(
+      "(the artifact)",
+      `could not unpack (${String((error as Error)?.message ?? error)
+        .replaceAll(`${tmp}/`, "")
+        .replaceAll(tmp, ".")})`,
+    );
   }
 }
 

@@ -60,12 +60,22 @@ export function appResolvers(ctx: PlatformContext, hooks: ResolverHooks, views: 
       // build, the settings staged for it, and the retirement of the endpoints it does not have.
       const names = (build.manifest.endpoints ?? {}) as Record<string, { name?: string }>;
       const runs = (e: EndpointRecord) => manifestEndpointFor(e.name, names) !== undefined;
-      const next = new Map(store.endpoints.list().filter((e) => e.environmentId === env.id).map((e) => [e.id, e]));
+      const next = new Map(
+        store.endpoints
+          .list()
+          .filter((e) => e.environmentId === env.id)
+          .map((e) => [e.id, e]),
+      );
       for (const e of store.endpoints.staged(env.id, build.id)) next.set(e.id, e);
       const apply = [...next.values()].filter((e) => runs(e) && e !== store.endpoints.get(e.id));
       const retire = [...next.values()].filter((e) => !runs(e) && store.endpoints.get(e.id));
       for (const e of retire) store.logs.retire(e);
-      store.endpoints.switchBuild(env.id, build.id, apply, retire.map((e) => e.id));
+      store.endpoints.switchBuild(
+        env.id,
+        build.id,
+        apply,
+        retire.map((e) => e.id),
+      );
       for (const e of retire) void hooks.endpointRemoved(e.id);
       for (const e of store.endpoints.list()) if (e.environmentId === env.id) hooks.endpointChanged(e.id);
       return views.environmentView(store.apps.environment(env.id)!);

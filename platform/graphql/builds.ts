@@ -16,7 +16,8 @@ export function buildResolvers(ctx: PlatformContext, views: Views) {
   return {
     getBuild: ({ id }: Record<string, unknown>, context?: { workerScope?: KeyScope }) => {
       const scope = context?.workerScope;
-      if (scope && !ctx.workerKeys.readsBuild(scope, String(id))) throw errors.KEY_SCOPE(ctx.workerKeys.describe(scope), `getBuild(id: ${JSON.stringify(String(id))})`);
+      if (scope && !ctx.workerKeys.readsBuild(scope, String(id)))
+        throw errors.KEY_SCOPE(ctx.workerKeys.describe(scope), `getBuild(id: ${JSON.stringify(String(id))})`);
       const b = store.builds.get(String(id));
       return b ? views.buildView(b) : null;
     },
@@ -50,7 +51,9 @@ export function buildResolvers(ctx: PlatformContext, views: Views) {
       mustApp(store, upload.appId);
       const value = typeof manifest === "string" ? safeJson(manifest) : manifest;
       const parsed = parseManifest(value);
-      return views.buildView(store.builds.create({ appId: upload.appId, sha256: artifact.sha256, size: artifact.size, manifest: parsed as Record<string, unknown> }));
+      return views.buildView(
+        store.builds.create({ appId: upload.appId, sha256: artifact.sha256, size: artifact.size, manifest: parsed as Record<string, unknown> }),
+      );
     },
     setBuildEndpointUrls: ({ buildId, urls }: Record<string, unknown>) => {
       const build = mustBuild(store, String(buildId));

@@ -43,8 +43,10 @@ export function checkQueryCost(document: DocumentNode): SvcError | undefined {
     for (const selection of set.selections) {
       if (over) return;
       if (selection.kind === Kind.FIELD) {
-        if (++fields > GRAPHQL_LIMITS.fields) over = errors.GRAPHQL_TOO_COSTLY("fields", `more than ${GRAPHQL_LIMITS.fields}`, `${GRAPHQL_LIMITS.fields} fields`);
-        else if (selection.alias && ++aliases > GRAPHQL_LIMITS.aliases) over = errors.GRAPHQL_TOO_COSTLY("aliases", `more than ${GRAPHQL_LIMITS.aliases}`, `${GRAPHQL_LIMITS.aliases} aliased fields`);
+        if (++fields > GRAPHQL_LIMITS.fields)
+          over = errors.GRAPHQL_TOO_COSTLY("fields", `more than ${GRAPHQL_LIMITS.fields}`, `${GRAPHQL_LIMITS.fields} fields`);
+        else if (selection.alias && ++aliases > GRAPHQL_LIMITS.aliases)
+          over = errors.GRAPHQL_TOO_COSTLY("aliases", `more than ${GRAPHQL_LIMITS.aliases}`, `${GRAPHQL_LIMITS.aliases} aliased fields`);
         else if (selection.selectionSet) walk(selection.selectionSet, depth + 1, path);
       } else if (selection.kind === Kind.INLINE_FRAGMENT) walk(selection.selectionSet, depth, path);
       else {
@@ -66,5 +68,7 @@ export function checkQueryCost(document: DocumentNode): SvcError | undefined {
 
 /** Refuses an answer over the size limit. */
 export function checkAnswer(text: string): SvcError | undefined {
-  return text.length > GRAPHQL_LIMITS.answerBytes ? errors.GRAPHQL_TOO_COSTLY("answer size", `${text.length} characters`, `${GRAPHQL_LIMITS.answerBytes} bytes`) : undefined;
+  return text.length > GRAPHQL_LIMITS.answerBytes
+    ? errors.GRAPHQL_TOO_COSTLY("answer size", `${text.length} characters`, `${GRAPHQL_LIMITS.answerBytes} bytes`)
+    : undefined;
 }

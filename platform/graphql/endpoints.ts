@@ -66,8 +66,10 @@ function saveEndpoint(ctx: PlatformContext, hooks: ResolverHooks, input: Endpoin
   const build = input.buildId ? mustBuild(store, input.buildId) : undefined;
   if (input.networkVolumeId && !store.volumes.get(input.networkVolumeId)) throw errors.VOLUME_NOT_FOUND(input.networkVolumeId, input.name);
   const record = endpointRecord(input, existing);
-  if (record.schedule && record.type === "LB") throw errors.BAD_REQUEST(`Invalid endpoint input: schedule needs a queue-based endpoint, "${record.name}" is load-balanced`);
-  if (record.workersMin > record.workersMax) throw errors.BAD_REQUEST(`Invalid endpoint input: workersMin (${record.workersMin}) exceeds workersMax (${record.workersMax})`);
+  if (record.schedule && record.type === "LB")
+    throw errors.BAD_REQUEST(`Invalid endpoint input: schedule needs a queue-based endpoint, "${record.name}" is load-balanced`);
+  if (record.workersMin > record.workersMax)
+    throw errors.BAD_REQUEST(`Invalid endpoint input: workersMin (${record.workersMin}) exceeds workersMax (${record.workersMax})`);
   const home = record.environmentId ? store.apps.environment(record.environmentId) : undefined;
   if (home && build && build.appId !== home.appId) throw errors.BAD_REQUEST(`Build ${build.id} belongs to another app than environment ${home.name}.`);
   if (!home) record.buildId = input.buildId ?? existing?.buildId ?? null;
@@ -98,11 +100,12 @@ function endpointRecord(input: EndpointInput, existing: EndpointRecord | undefin
     workersMin: input.workersMin ?? existing?.workersMin ?? 0,
     workersMax: input.workersMax ?? existing?.workersMax ?? 3,
     idleTimeout: input.idleTimeout ?? existing?.idleTimeout ?? 5,
-    scalerType: input.scalerType ?? (input.type && existing?.type !== input.type ? undefined : existing?.scalerType) ?? (type === "LB" ? "REQUEST_COUNT" : "QUEUE_DELAY"),
+    scalerType:
+      input.scalerType ?? (input.type && existing?.type !== input.type ? undefined : existing?.scalerType) ?? (type === "LB" ? "REQUEST_COUNT" : "QUEUE_DELAY"),
     scalerValue: input.scalerValue ?? existing?.scalerValue ?? 4,
     executionTimeoutMs: input.executionTimeoutMs ?? existing?.executionTimeoutMs ?? 600_000,
     templateId: input.template ? null : (input.templateId ?? existing?.templateId ?? null),
-    imageName: input.template?.imageName ?? (input.templateId ? null : existing?.imageName ?? null),
+    imageName: input.template?.imageName ?? (input.templateId ? null : (existing?.imageName ?? null)),
     env: mergedEnv,
     environmentId: input.environmentId ?? existing?.environmentId ?? null,
     buildId: null, // set by saveEndpoint for an endpoint of no environment

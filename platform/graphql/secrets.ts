@@ -19,7 +19,8 @@ export function secretResolvers(ctx: PlatformContext) {
       secretCreate: ({ input }: Record<string, unknown>) => {
         const parsed = secretCreateSchema.safeParse(input);
         // the message never quotes the input: it holds the value
-        if (!parsed.success) throw errors.SECRET_INVALID(`the input must be {name, value} strings (${parsed.error.issues.map((i) => i.path.join(".") || "input").join(", ")})`);
+        if (!parsed.success)
+          throw errors.SECRET_INVALID(`the input must be {name, value} strings (${parsed.error.issues.map((i) => i.path.join(".") || "input").join(", ")})`);
         return secretView(ctx.secrets.create(parsed.data.name, parsed.data.value));
       },
       secretDelete: ({ name }: Record<string, unknown>) => {

@@ -32,11 +32,11 @@ export function createViews(ctx: PlatformContext) {
     workersMax: e.workersMax,
     executionTimeoutMs: e.executionTimeoutMs,
     templateId: e.templateId,
-    imageName: e.imageName ?? (e.templateId ? store.templates.get(e.templateId)?.imageName ?? null : null),
+    imageName: e.imageName ?? (e.templateId ? (store.templates.get(e.templateId)?.imageName ?? null) : null),
     env: e.env,
     environmentId: e.environmentId,
     // An environment's endpoints run its active build (docs/platform.md, "Deploys switch in one step").
-    buildId: e.environmentId ? store.apps.environment(e.environmentId)?.activeBuildId ?? null : e.buildId,
+    buildId: e.environmentId ? (store.apps.environment(e.environmentId)?.activeBuildId ?? null) : e.buildId,
     url: endpointUrl(e),
     locations: e.locations,
     networkVolumeId: e.networkVolumeId,
@@ -63,7 +63,11 @@ export function createViews(ctx: PlatformContext) {
     name: env.name,
     appId: env.appId,
     activeBuildId: env.activeBuildId,
-    endpoints: () => store.endpoints.list().filter((e) => e.environmentId === env.id).map(endpointView),
+    endpoints: () =>
+      store.endpoints
+        .list()
+        .filter((e) => e.environmentId === env.id)
+        .map(endpointView),
   });
 
   const appView = (app: AppRow) => ({
@@ -75,7 +79,13 @@ export function createViews(ctx: PlatformContext) {
   });
 
   const templateView = (t: TemplateRecord) => ({
-    id: t.id, name: t.name, imageName: t.imageName, env: t.env, containerDiskInGb: t.containerDiskInGb, dockerArgs: t.dockerArgs, isServerless: t.isServerless,
+    id: t.id,
+    name: t.name,
+    imageName: t.imageName,
+    env: t.env,
+    containerDiskInGb: t.containerDiskInGb,
+    dockerArgs: t.dockerArgs,
+    isServerless: t.isServerless,
     ...HOSTED_TEMPLATE_FIELDS,
   });
 

@@ -23,7 +23,13 @@ export function volumeResolvers(ctx: PlatformContext, endpointChanged: (endpoint
     createNetworkVolume: async ({ input }: Record<string, unknown>) => {
       const v = parseInput(createVolumeSchema, input, "network volume input");
       if (store.volumes.byName(v.name)) throw errors.VOLUME_EXISTS(v.name);
-      const record = store.volumes.create({ id: newId("vol", 16), name: v.name, sizeGb: v.size, dataCenterId: v.dataCenterId ?? DEFAULT_DATA_CENTER, createdAt: Date.now() });
+      const record = store.volumes.create({
+        id: newId("vol", 16),
+        name: v.name,
+        sizeGb: v.size,
+        dataCenterId: v.dataCenterId ?? DEFAULT_DATA_CENTER,
+        createdAt: Date.now(),
+      });
       // World-writable: the workers that mount it may run as another user than the platform (docs/volumes.md).
       const dir = volumeDir(ctx.options.dataDir, record.id);
       await mkdir(dir, { recursive: true, mode: 0o777 });
@@ -48,7 +54,10 @@ export function volumeResolvers(ctx: PlatformContext, endpointChanged: (endpoint
           for (const e of users(existing.id)) await ctx.supervisor.stopEndpoint(e.id);
         };
         const grown = await growDisk(ctx.options.dataDir, existing.id, v.size, dir, release);
-        if (!grown) ctx.options.log(`volume ${existing.name}: something still holds it, so its image grows to ${v.size} GB at the next platform start (the S3 API holds the new size now)`);
+        if (!grown)
+          ctx.options.log(
+            `volume ${existing.name}: something still holds it, so its image grows to ${v.size} GB at the next platform start (the S3 API holds the new size now)`,
+          );
       }
       store.volumes.update(existing.id, v.name ?? existing.name, v.size ?? existing.sizeGb);
       return volumeView(store.volumes.get(existing.id)!);
@@ -58,7 +67,11 @@ export function volumeResolvers(ctx: PlatformContext, endpointChanged: (endpoint
       const volume = store.volumes.get(v.id);
       if (!volume) return false;
       const attached = users(volume.id);
-      if (attached.length > 0 && !v.force) throw errors.VOLUME_IN_USE(volume.name, attached.map((e) => e.name));
+      if (attached.length > 0 && !v.force)
+        throw errors.VOLUME_IN_USE(
+          volume.name,
+          attached.map((e) => e.name),
+        );
       for (const e of attached) {
         store.endpoints.save({ ...e, networkVolumeId: null });
         endpointChanged(e.id);

@@ -21,7 +21,8 @@ function parseLimit(limit: unknown): number {
 function parseCursor(after: unknown): number | undefined {
   if (after === undefined || after === null) return undefined;
   const n = Number(after);
-  if (typeof after !== "string" || !/^\d{1,15}$/.test(after) || !Number.isSafeInteger(n)) throw errors.BAD_REQUEST("after must be a cursor from an earlier workerLogLines answer");
+  if (typeof after !== "string" || !/^\d{1,15}$/.test(after) || !Number.isSafeInteger(n))
+    throw errors.BAD_REQUEST("after must be a cursor from an earlier workerLogLines answer");
   return n;
 }
 

@@ -10,8 +10,18 @@ export const runBodySchema = z.object({
   webhook: z.url({ protocol: /^https?$/ }).optional(),
   policy: z
     .object({
-      executionTimeout: z.number().int().min(5000).max(7 * DAY).optional(),
-      ttl: z.number().int().min(10_000).max(7 * DAY).optional(),
+      executionTimeout: z
+        .number()
+        .int()
+        .min(5000)
+        .max(7 * DAY)
+        .optional(),
+      ttl: z
+        .number()
+        .int()
+        .min(10_000)
+        .max(7 * DAY)
+        .optional(),
       lowPriority: z.boolean().optional(),
     })
     .optional(),

@@ -62,13 +62,24 @@ export function createScheduler(store: Store, queue: JobQueue, log: (line: strin
       known.delete(endpoint.id); // taken already: read the stored state again next time
       return;
     }
-    entry.state = skip ? { ...entry.state, lastSlot: slot, skipped: entry.state.skipped + 1 } : { ...entry.state, lastSlot: slot, lastJobId: id, lastRunAt: now };
+    entry.state = skip
+      ? { ...entry.state, lastSlot: slot, skipped: entry.state.skipped + 1 }
+      : { ...entry.state, lastSlot: slot, lastJobId: id, lastRunAt: now };
     entry.due = nextRun(cronOf(schedule), slot, schedule.timezone);
     if (skip) {
       log(`schedule of ${endpoint.name}: the ${iso(slot)} run skipped, the previous run ${previous.id} is still ${previous.status}`);
       return;
     }
-    queue.enqueue({ id, endpointId: endpoint.id, kind: "run", input: JSON.stringify(schedule.input), webhook: null, executionTimeoutMs: endpoint.executionTimeoutMs, ttlMs: DEFAULT_TTL_MS, lowPriority: false });
+    queue.enqueue({
+      id,
+      endpointId: endpoint.id,
+      kind: "run",
+      input: JSON.stringify(schedule.input),
+      webhook: null,
+      executionTimeoutMs: endpoint.executionTimeoutMs,
+      ttlMs: DEFAULT_TTL_MS,
+      lowPriority: false,
+    });
     void store.jobs.durable();
     log(`schedule of ${endpoint.name}: the ${iso(slot)} run is job ${id}`);
   };

@@ -2,8 +2,18 @@
 import type { Db } from "./db.ts";
 import { newId } from "../_ids.ts";
 
-export interface AppRow { id: string; name: string; createdAt: number }
-export interface EnvironmentRow { id: string; appId: string; name: string; activeBuildId: string | null; createdAt: number }
+export interface AppRow {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+export interface EnvironmentRow {
+  id: string;
+  appId: string;
+  name: string;
+  activeBuildId: string | null;
+  createdAt: number;
+}
 
 type RawApp = { id: string; name: string; created_at: number };
 type RawEnv = { id: string; app_id: string; name: string; active_build_id: string | null; created_at: number };

@@ -2,17 +2,57 @@
 import type { Db } from "./db.ts";
 import { newId } from "../_ids.ts";
 
-export interface ArtifactRow { sha256: string; size: number; path: string }
-export interface UploadRow { objectKey: string; appId: string; size: number; expectedSha256: string | null; sha256: string | null; tokenHash: string; expiresAt: number }
-export interface BuildRow { id: string; appId: string; sha256: string; size: number; manifest: Record<string, unknown>; createdAt: number }
+export interface ArtifactRow {
+  sha256: string;
+  size: number;
+  path: string;
+}
+export interface UploadRow {
+  objectKey: string;
+  appId: string;
+  size: number;
+  expectedSha256: string | null;
+  sha256: string | null;
+  tokenHash: string;
+  expiresAt: number;
+}
+export interface BuildRow {
+  id: string;
+  appId: string;
+  sha256: string;
+  size: number;
+  manifest: Record<string, unknown>;
+  createdAt: number;
+}
 
-type RawUpload = { object_key: string; app_id: string; size: number; expected_sha256: string | null; sha256: string | null; token_hash: string; expires_at: number };
+type RawUpload = {
+  object_key: string;
+  app_id: string;
+  size: number;
+  expected_sha256: string | null;
+  sha256: string | null;
+  token_hash: string;
+  expires_at: number;
+};
 type RawBuild = { id: string; app_id: string; sha256: string; size: number; manifest: string; created_at: number };
 
 const upload = (r: RawUpload): UploadRow => ({
-  objectKey: r.object_key, appId: r.app_id, size: r.size, expectedSha256: r.expected_sha256, sha256: r.sha256, tokenHash: r.token_hash, expiresAt: r.expires_at,
+  objectKey: r.object_key,
+  appId: r.app_id,
+  size: r.size,
+  expectedSha256: r.expected_sha256,
+  sha256: r.sha256,
+  tokenHash: r.token_hash,
+  expiresAt: r.expires_at,
 });
-const build = (r: RawBuild): BuildRow => ({ id: r.id, appId: r.app_id, sha256: r.sha256, size: r.size, manifest: JSON.parse(r.manifest), createdAt: r.created_at });
+const build = (r: RawBuild): BuildRow => ({
+  id: r.id,
+  appId: r.app_id,
+  sha256: r.sha256,
+  size: r.size,
+  manifest: JSON.parse(r.manifest),
+  createdAt: r.created_at,
+});
 
 export interface BuildsRepo {
   artifact(sha256: string): ArtifactRow | undefined;
@@ -31,7 +71,9 @@ export function createBuildsRepo(db: Db): BuildsRepo {
   const q = {
     artifact: db.prepare<[string], ArtifactRow>("SELECT sha256, size, path FROM artifacts WHERE sha256 = ?"),
     artifactInsert: db.prepare("INSERT INTO artifacts (sha256, size, path, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (sha256) DO NOTHING"),
-    uploadInsert: db.prepare("INSERT INTO uploads (object_key, app_id, size, expected_sha256, sha256, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
+    uploadInsert: db.prepare(
+      "INSERT INTO uploads (object_key, app_id, size, expected_sha256, sha256, token_hash, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    ),
     upload: db.prepare<[string], RawUpload>("SELECT * FROM uploads WHERE object_key = ?"),
     uploadDone: db.prepare("UPDATE uploads SET sha256 = ? WHERE object_key = ?"),
     uploadsExpired: db.prepare("DELETE FROM uploads WHERE expires_at < ?"),

@@ -41,7 +41,9 @@ export interface EndpointsRepo {
 export function createEndpointsRepo(db: Db): EndpointsRepo {
   const q = {
     all: db.prepare<[], { spec: string }>("SELECT spec FROM endpoints ORDER BY created_at"),
-    upsert: db.prepare("INSERT INTO endpoints (id, name, spec, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name, spec = excluded.spec"),
+    upsert: db.prepare(
+      "INSERT INTO endpoints (id, name, spec, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET name = excluded.name, spec = excluded.spec",
+    ),
     remove: db.prepare("DELETE FROM endpoints WHERE id = ?"),
     stage: db.prepare(
       "INSERT INTO staged_endpoints (environment_id, endpoint_id, build_id, spec) VALUES (?, ?, ?, ?) ON CONFLICT (environment_id, endpoint_id) DO UPDATE SET build_id = excluded.build_id, spec = excluded.spec",
@@ -80,7 +82,8 @@ export function createEndpointsRepo(db: Db): EndpointsRepo {
     stage(environmentId: string, buildId: string, record: EndpointRecord): void {
       void q.stage.run(environmentId, record.id, buildId, JSON.stringify(record));
     },
-    staged: (environmentId: string, buildId: string): EndpointRecord[] => q.staged.all(environmentId, buildId).map((row) => JSON.parse(row.spec) as EndpointRecord),
+    staged: (environmentId: string, buildId: string): EndpointRecord[] =>
+      q.staged.all(environmentId, buildId).map((row) => JSON.parse(row.spec) as EndpointRecord),
     switchBuild(environmentId: string, buildId: string, apply: EndpointRecord[], retire: string[]): void {
       switchTx(environmentId, buildId, apply, retire);
       for (const record of apply) cache.set(record.id, record);

@@ -1,9 +1,27 @@
 /** Output files handed over by workers (contracts section 6). */
 import type { Db } from "./db.ts";
 
-export interface FileRecord { id: string; name: string; contentType: string; size: number; path: string; endpointId: string | null; createdAt: number; expiresAt: number }
+export interface FileRecord {
+  id: string;
+  name: string;
+  contentType: string;
+  size: number;
+  path: string;
+  endpointId: string | null;
+  createdAt: number;
+  expiresAt: number;
+}
 type Raw = { id: string; name: string; content_type: string; size: number; path: string; endpoint_id: string | null; created_at: number; expires_at: number };
-const file = (r: Raw): FileRecord => ({ id: r.id, name: r.name, contentType: r.content_type, size: r.size, path: r.path, endpointId: r.endpoint_id, createdAt: r.created_at, expiresAt: r.expires_at });
+const file = (r: Raw): FileRecord => ({
+  id: r.id,
+  name: r.name,
+  contentType: r.content_type,
+  size: r.size,
+  path: r.path,
+  endpointId: r.endpoint_id,
+  createdAt: r.created_at,
+  expiresAt: r.expires_at,
+});
 
 export interface FilesRepo {
   add(f: FileRecord): void;

@@ -41,7 +41,10 @@ export interface Store {
   close(): void;
 }
 
-export function createStore(file: string, options: { logLinesPerEndpoint?: number; logCharsPerEndpoint?: number; onError?: (error: unknown) => void } = {}): Store {
+export function createStore(
+  file: string,
+  options: { logLinesPerEndpoint?: number; logCharsPerEndpoint?: number; onError?: (error: unknown) => void } = {},
+): Store {
   const db: Db = openDb(file);
   const onError = options.onError ?? ((error: unknown) => console.error(error));
   const checkpointer = file === ":memory:" ? undefined : startCheckpointer(db, file, onError);

@@ -113,7 +113,25 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
         held.delete(id);
         const j = h.job; // one INSERT of the finished row: no IN_QUEUE row, no start, no UPDATE
         batch.add(() =>
-          q.insertFinal.run(j.id, j.endpointId, u.status, j.kind, j.input, j.webhook, j.executionTimeoutMs, j.ttlMs, j.lowPriority ? 1 : 0, j.createdAt, u.output, u.error, u.errorType, u.finishedAt, u.startedAt, u.workerId, u.pruneAt),
+          q.insertFinal.run(
+            j.id,
+            j.endpointId,
+            u.status,
+            j.kind,
+            j.input,
+            j.webhook,
+            j.executionTimeoutMs,
+            j.ttlMs,
+            j.lowPriority ? 1 : 0,
+            j.createdAt,
+            u.output,
+            u.error,
+            u.errorType,
+            u.finishedAt,
+            u.startedAt,
+            u.workerId,
+            u.pruneAt,
+          ),
         );
         return;
       }

@@ -111,7 +111,8 @@ export function createLogsRepo(db: Db, caps: LogCaps, retentionMs = LOG_RETENTIO
       return q.newest.all(endpointId, 0, limit).map((r) => `[${r.worker_id}] ${r.line}`);
     },
     lines(endpointId: string, options: { after?: number; since?: number; limit: number }): LogLine[] {
-      const rows = options.after !== undefined ? q.after.all(endpointId, options.after, options.limit) : q.newest.all(endpointId, options.since ?? 0, options.limit);
+      const rows =
+        options.after !== undefined ? q.after.all(endpointId, options.after, options.limit) : q.newest.all(endpointId, options.since ?? 0, options.limit);
       return rows.map(toLine);
     },
     retire(endpoint: { id: string; name: string; environmentId?: string | null }, now = Date.now()): void {

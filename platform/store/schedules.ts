@@ -25,7 +25,13 @@ interface Row {
   skipped: number;
 }
 
-const stateOf = (row: Row): ScheduleState => ({ endpointId: row.endpoint_id, lastSlot: row.last_slot, lastJobId: row.last_job_id, lastRunAt: row.last_run_at, skipped: row.skipped });
+const stateOf = (row: Row): ScheduleState => ({
+  endpointId: row.endpoint_id,
+  lastSlot: row.last_slot,
+  lastJobId: row.last_job_id,
+  lastRunAt: row.last_run_at,
+  skipped: row.skipped,
+});
 
 export interface SchedulesRepo {
   get(endpointId: string): ScheduleState | undefined;

@@ -2,8 +2,16 @@
 import type { Db } from "./db.ts";
 import { newId } from "../_ids.ts";
 
-export interface SecretRow { id: string; name: string; createdAt: number }
-export interface SealedSecret { iv: Buffer; tag: Buffer; ciphertext: Buffer }
+export interface SecretRow {
+  id: string;
+  name: string;
+  createdAt: number;
+}
+export interface SealedSecret {
+  iv: Buffer;
+  tag: Buffer;
+  ciphertext: Buffer;
+}
 
 type RawSecret = { id: string; name: string; created_at: number };
 

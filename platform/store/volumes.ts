@@ -5,18 +5,52 @@
  */
 import type { Db } from "./db.ts";
 
-export interface VolumeRecord { id: string; name: string; sizeGb: number; dataCenterId: string; createdAt: number }
+export interface VolumeRecord {
+  id: string;
+  name: string;
+  sizeGb: number;
+  dataCenterId: string;
+  createdAt: number;
+}
 /** What PutObject / CompleteMultipartUpload recorded of an object; valid while the file's size and mtime match. */
-export interface ObjectRecord { key: string; size: number; mtimeMs: number; etag: string; checksum: string | null; contentType: string | null }
-export interface UploadRecord { id: string; volumeId: string; key: string; checksumAlgorithm: string | null; contentType: string | null; createdAt: number }
+export interface ObjectRecord {
+  key: string;
+  size: number;
+  mtimeMs: number;
+  etag: string;
+  checksum: string | null;
+  contentType: string | null;
+}
+export interface UploadRecord {
+  id: string;
+  volumeId: string;
+  key: string;
+  checksumAlgorithm: string | null;
+  contentType: string | null;
+  createdAt: number;
+}
 
 type RawVolume = { id: string; name: string; size_gb: number; data_center_id: string; created_at: number };
 type RawObject = { key: string; size: number; mtime_ms: number; etag: string; checksum: string | null; content_type: string | null };
 type RawUpload = { id: string; volume_id: string; key: string; checksum_algorithm: string | null; content_type: string | null; created_at: number };
 
 const volume = (r: RawVolume): VolumeRecord => ({ id: r.id, name: r.name, sizeGb: r.size_gb, dataCenterId: r.data_center_id, createdAt: r.created_at });
-const object = (r: RawObject): ObjectRecord => ({ key: r.key, size: r.size, mtimeMs: r.mtime_ms, etag: r.etag, checksum: r.checksum, contentType: r.content_type });
-const upload = (r: RawUpload): UploadRecord => ({ id: r.id, volumeId: r.volume_id, key: r.key, checksumAlgorithm: r.checksum_algorithm, contentType: r.content_type, createdAt: r.created_at });
+const object = (r: RawObject): ObjectRecord => ({
+  key: r.key,
+  size: r.size,
+  mtimeMs: r.mtime_ms,
+  etag: r.etag,
+  checksum: r.checksum,
+  contentType: r.content_type,
+});
+const upload = (r: RawUpload): UploadRecord => ({
+  id: r.id,
+  volumeId: r.volume_id,
+  key: r.key,
+  checksumAlgorithm: r.checksum_algorithm,
+  contentType: r.content_type,
+  createdAt: r.created_at,
+});
 
 export interface VolumesRepo {
   list(): VolumeRecord[];
@@ -43,7 +77,9 @@ export function createVolumesRepo(db: Db): VolumesRepo {
     insert: db.prepare("INSERT INTO volumes (id, name, size_gb, data_center_id, created_at) VALUES (?, ?, ?, ?, ?)"),
     resize: db.prepare("UPDATE volumes SET size_gb = ?, name = ? WHERE id = ?"),
     remove: db.prepare("DELETE FROM volumes WHERE id = ?"),
-    object: db.prepare<[string, string], RawObject>("SELECT key, size, mtime_ms, etag, checksum, content_type FROM volume_objects WHERE volume_id = ? AND key = ?"),
+    object: db.prepare<[string, string], RawObject>(
+      "SELECT key, size, mtime_ms, etag, checksum, content_type FROM volume_objects WHERE volume_id = ? AND key = ?",
+    ),
     putObject: db.prepare(
       "INSERT INTO volume_objects (volume_id, key, size, mtime_ms, etag, checksum, content_type) VALUES (?, ?, ?, ?, ?, ?, ?) " +
         "ON CONFLICT (volume_id, key) DO UPDATE SET size = excluded.size, mtime_ms = excluded.mtime_ms, etag = excluded.etag, checksum = excluded.checksum, content_type = excluded.content_type",

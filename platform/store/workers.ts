@@ -19,8 +19,7 @@ export function createWorkersRepo(db: Db): WorkersRepo {
     prune: db.prepare("DELETE FROM workers WHERE stopped_at IS NOT NULL AND stopped_at < ?"),
   };
   return {
-    started: (id: string, endpointId: string, buildId: string | null, pid: number | null): void =>
-      void q.insert.run(id, endpointId, buildId, pid, Date.now()),
+    started: (id: string, endpointId: string, buildId: string | null, pid: number | null): void => void q.insert.run(id, endpointId, buildId, pid, Date.now()),
     stopped: (id: string): void => void q.stopped.run(Date.now(), id),
     live: (): Array<{ id: string; pid: number | null }> => q.live.all(),
     markAllStopped: (): void => void q.stopAll.run(Date.now()),

@@ -21,7 +21,10 @@ export class WriteBatch {
   /** One transaction wrapper for every commit (better-sqlite3 builds a wrapper per `transaction()` call). */
   private readonly commit: (ops: Array<(() => void) | null>) => void;
 
-  constructor(db: Db, private readonly onError: (error: unknown) => void) {
+  constructor(
+    db: Db,
+    private readonly onError: (error: unknown) => void,
+  ) {
     this.commit = db.transaction((ops: Array<(() => void) | null>) => {
       for (const op of ops) if (op !== null) op();
     });

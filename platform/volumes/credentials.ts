@@ -7,7 +7,10 @@
 import { randomBytes } from "node:crypto";
 import type { Store } from "../store/index.ts";
 
-export interface S3Credentials { accessKeyId: string; secretAccessKey: string }
+export interface S3Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+}
 
 const ID_KEY = "s3_access_key_id";
 const SECRET_KEY = "s3_secret_access_key";

@@ -25,7 +25,12 @@ import { elements, textOf } from "./xml.ts";
 const MIN_PART_BYTES = 5 * 1024 * 1024;
 const MAX_PARTS = 10_000;
 
-interface PartFacts { etag: string; size: number; checksum?: string; at: number }
+interface PartFacts {
+  etag: string;
+  size: number;
+  checksum?: string;
+  at: number;
+}
 
 function mustUpload(b: Bucket, key: string, uploadId: string): UploadRecord {
   const upload = b.ctx.store.volumes.upload(uploadId);
@@ -33,7 +38,8 @@ function mustUpload(b: Bucket, key: string, uploadId: string): UploadRecord {
   return upload;
 }
 
-const algorithmOf = (u: UploadRecord): ChecksumAlgorithm | null => (u.checksumAlgorithm && isChecksumAlgorithm(u.checksumAlgorithm) ? u.checksumAlgorithm : null);
+const algorithmOf = (u: UploadRecord): ChecksumAlgorithm | null =>
+  u.checksumAlgorithm && isChecksumAlgorithm(u.checksumAlgorithm) ? u.checksumAlgorithm : null;
 
 /** The parts received so far, by number (a part whose facts do not match its bytes is left out). */
 async function partsOf(b: Bucket, uploadId: string): Promise<Map<number, PartFacts>> {
@@ -41,7 +47,9 @@ async function partsOf(b: Bucket, uploadId: string): Promise<Map<number, PartFac
   const parts = new Map<number, PartFacts>();
   for (const name of await readdir(dir).catch(() => [] as string[])) {
     if (!/^\d+$/.test(name)) continue;
-    const facts = await readFile(join(dir, `${name}.json`), "utf8").then((t) => JSON.parse(t) as PartFacts).catch(() => undefined);
+    const facts = await readFile(join(dir, `${name}.json`), "utf8")
+      .then((t) => JSON.parse(t) as PartFacts)
+      .catch(() => undefined);
     const size = (await stat(join(dir, name)).catch(() => undefined))?.size;
     if (facts && facts.size === size) parts.set(Number(name), facts);
   }
@@ -54,12 +62,21 @@ export async function createUpload(b: Bucket, key: string, req: IncomingMessage,
   const named = String(req.headers["x-amz-checksum-algorithm"] ?? "").toLowerCase();
   if (named && !isChecksumAlgorithm(named)) throw s3Errors.invalidArgument(`Unknown x-amz-checksum-algorithm "${named}".`);
   const upload = b.ctx.store.volumes.createUpload({
-    id: newId("mpu", 24), volumeId: b.volume.id, key, checksumAlgorithm: named || null,
-    contentType: (req.headers["content-type"] as string | undefined) ?? null, createdAt: Date.now(),
+    id: newId("mpu", 24),
+    volumeId: b.volume.id,
+    key,
+    checksumAlgorithm: named || null,
+    contentType: (req.headers["content-type"] as string | undefined) ?? null,
+    createdAt: Date.now(),
   });
   await mkdir(uploadDir(b.ctx.options.dataDir, upload.id), { recursive: true });
   req.resume();
-  sendXml(res, "InitiateMultipartUploadResult", { Bucket: b.volume.id, Key: key, UploadId: upload.id }, named ? { "x-amz-checksum-algorithm": named.toUpperCase() } : {});
+  sendXml(
+    res,
+    "InitiateMultipartUploadResult",
+    { Bucket: b.volume.id, Key: key, UploadId: upload.id },
+    named ? { "x-amz-checksum-algorithm": named.toUpperCase() } : {},
+  );
 }
 
 const partNumberOf = (raw: string | null) => {
@@ -78,7 +95,12 @@ export async function uploadPart(b: Bucket, key: string, params: URLSearchParams
   try {
     const got = await receiveBody(req, verified, tmp, { limit: free, tooLarge: tooLarge(b, free), algorithm: algorithmOf(upload) });
     if (!b.ctx.store.volumes.upload(upload.id)) throw s3Errors.noSuchUpload(upload.id); // aborted meanwhile
-    const facts: PartFacts = { etag: got.md5Hex, size: got.size, checksum: got.checksum && formatChecksum(got.checksum.algorithm, got.checksum.value), at: Date.now() };
+    const facts: PartFacts = {
+      etag: got.md5Hex,
+      size: got.size,
+      checksum: got.checksum && formatChecksum(got.checksum.algorithm, got.checksum.value),
+      at: Date.now(),
+    };
     await rename(tmp, join(dir, String(n)));
     await writeFile(join(dir, `${n}.json.tmp`), JSON.stringify(facts));
     await rename(join(dir, `${n}.json.tmp`), join(dir, `${n}.json`));
@@ -97,7 +119,8 @@ export async function listParts(b: Bucket, key: string, params: URLSearchParams,
   const upload = mustUpload(b, key, params.get("uploadId")!);
   const marker = params.has("part-number-marker") ? Number(params.get("part-number-marker")) : 0;
   const max = params.has("max-parts") ? Number(params.get("max-parts")) : 1000;
-  if (!Number.isInteger(marker) || marker < 0 || !Number.isInteger(max) || max < 0) throw s3Errors.invalidArgument("part-number-marker and max-parts must be non-negative integers.");
+  if (!Number.isInteger(marker) || marker < 0 || !Number.isInteger(max) || max < 0)
+    throw s3Errors.invalidArgument("part-number-marker and max-parts must be non-negative integers.");
   const all = [...(await partsOf(b, upload.id)).entries()].filter(([n]) => n > marker).sort(([x], [y]) => x - y);
   const page = all.slice(0, max);
   const algorithm = algorithmOf(upload);
@@ -125,12 +148,14 @@ export async function completeUpload(b: Bucket, key: string, params: URLSearchPa
   const partChecksums: string[] = [];
   listed.forEach((p, i) => {
     const facts = have.get(p.n);
-    if (!facts || facts.etag !== p.etag) throw s3Errors.invalidPart(`Part ${p.n} was not uploaded or its ETag does not match: list the parts (ListParts) and upload the missing ones.`);
+    if (!facts || facts.etag !== p.etag)
+      throw s3Errors.invalidPart(`Part ${p.n} was not uploaded or its ETag does not match: list the parts (ListParts) and upload the missing ones.`);
     if (i < listed.length - 1 && facts.size < MIN_PART_BYTES) throw s3Errors.entityTooSmall(p.n);
     if (algorithm) {
       const value = facts.checksum?.slice(algorithm.length + 1);
       const claimed = textOf(p.xml, checksumElement(algorithm));
-      if (!value || (claimed !== undefined && claimed !== value)) throw s3Errors.invalidPart(`Part ${p.n}'s ${algorithm} checksum does not match the one received.`);
+      if (!value || (claimed !== undefined && claimed !== value))
+        throw s3Errors.invalidPart(`Part ${p.n}'s ${algorithm} checksum does not match the one received.`);
       partChecksums.push(value);
     }
   });
@@ -152,11 +177,21 @@ export async function completeUpload(b: Bucket, key: string, params: URLSearchPa
     } finally {
       await place.close();
     }
-    b.ctx.store.volumes.putObject(b.volume.id, { key, size: info.size, mtimeMs: Math.trunc(info.mtimeMs), etag, checksum: checksum && algorithm ? formatChecksum(algorithm, checksum) : null, contentType: upload.contentType });
+    b.ctx.store.volumes.putObject(b.volume.id, {
+      key,
+      size: info.size,
+      mtimeMs: Math.trunc(info.mtimeMs),
+      etag,
+      checksum: checksum && algorithm ? formatChecksum(algorithm, checksum) : null,
+      contentType: upload.contentType,
+    });
     b.ctx.store.volumes.removeUpload(upload.id);
     await rm(dir, { recursive: true, force: true });
     sendXml(res, "CompleteMultipartUploadResult", {
-      Location: `/${b.volume.id}/${key}`, Bucket: b.volume.id, Key: key, ETag: quoted(etag),
+      Location: `/${b.volume.id}/${key}`,
+      Bucket: b.volume.id,
+      Key: key,
+      ETag: quoted(etag),
       ...(checksum && algorithm ? { [checksumElement(algorithm)]: checksum, ChecksumType: "COMPOSITE" } : {}),
     });
   } finally {
@@ -188,7 +223,12 @@ export function listUploads(b: Bucket, params: URLSearchParams, res: ServerRespo
   const prefix = params.get("prefix") ?? "";
   const uploads = b.ctx.store.volumes.uploads(b.volume.id).filter((u) => u.key.startsWith(prefix));
   sendXml(res, "ListMultipartUploadsResult", {
-    Bucket: b.volume.id, KeyMarker: "", UploadIdMarker: "", Prefix: prefix, MaxUploads: 1000, IsTruncated: false,
+    Bucket: b.volume.id,
+    KeyMarker: "",
+    UploadIdMarker: "",
+    Prefix: prefix,
+    MaxUploads: 1000,
+    IsTruncated: false,
     Upload: uploads.map((u) => ({ Key: u.key, UploadId: u.id, Initiated: isoDate(u.createdAt), StorageClass: "STANDARD" })),
   });
 }

@@ -32,7 +32,10 @@ export async function putObject(b: Bucket, key: string, req: IncomingMessage, re
     const info = await stat(tmp); // the staged file is the platform's; a rename keeps its mtime
     await moveInto(tmp, place.dir, place.name, tooLarge(b, free));
     b.ctx.store.volumes.putObject(b.volume.id, {
-      key, size: got.size, mtimeMs: Math.trunc(info.mtimeMs), etag: got.md5Hex,
+      key,
+      size: got.size,
+      mtimeMs: Math.trunc(info.mtimeMs),
+      etag: got.md5Hex,
       checksum: got.checksum ? formatChecksum(got.checksum.algorithm, got.checksum.value) : null,
       contentType: req.headers["content-type"] ?? null,
     });
@@ -205,7 +208,13 @@ export async function listObjects(b: Bucket, params: URLSearchParams, res: Serve
   sendXml(res, "ListBucketResult", {
     Name: b.volume.id,
     Prefix: enc(prefix),
-    ...(v2 ? { StartAfter: params.has("start-after") ? enc(params.get("start-after")!) : undefined, ContinuationToken: token ?? undefined, KeyCount: contents.length + prefixes.length } : { Marker: enc(params.get("marker") ?? "") }),
+    ...(v2
+      ? {
+          StartAfter: params.has("start-after") ? enc(params.get("start-after")!) : undefined,
+          ContinuationToken: token ?? undefined,
+          KeyCount: contents.length + prefixes.length,
+        }
+      : { Marker: enc(params.get("marker") ?? "") }),
     ...(v2 && truncated ? { NextContinuationToken: Buffer.from(last).toString("base64url") } : {}),
     ...(!v2 && truncated && delimiter ? { NextMarker: enc(last) } : {}),
     MaxKeys: maxKeys,

@@ -199,7 +199,8 @@ export async function receiveBody(req: IncomingMessage, verified: Verified, path
     const value = await checksum.digest();
     const expected = wanted.inTrailer ? decoder?.trailers.get(`x-amz-checksum-${wanted.algorithm}`) : wanted.expected;
     if (expected !== undefined && expected !== value) throw s3Errors.badDigest(`x-amz-checksum-${wanted.algorithm}`);
-    if (wanted.inTrailer && expected === undefined) throw s3Errors.invalidRequest(`The trailer x-amz-checksum-${wanted.algorithm} announced in x-amz-trailer did not come.`);
+    if (wanted.inTrailer && expected === undefined)
+      throw s3Errors.invalidRequest(`The trailer x-amz-checksum-${wanted.algorithm} announced in x-amz-trailer did not come.`);
     received.checksum = { algorithm: wanted.algorithm, value };
   }
   return received;

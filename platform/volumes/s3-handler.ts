@@ -40,7 +40,8 @@ async function readXml(req: IncomingMessage, verified: Verified): Promise<string
     chunks.push(chunk);
   }
   const body = Buffer.concat(chunks);
-  if (/^[0-9a-f]{64}$/.test(verified.payloadHash) && createHash("sha256").update(body).digest("hex") !== verified.payloadHash) throw s3Errors.contentSha256Mismatch();
+  if (/^[0-9a-f]{64}$/.test(verified.payloadHash) && createHash("sha256").update(body).digest("hex") !== verified.payloadHash)
+    throw s3Errors.contentSha256Mismatch();
   return body.toString("utf8");
 }
 
@@ -97,7 +98,13 @@ export function createS3Api(ctx: VolumesContext): S3Api {
       if (method === "GET" && params.has("uploads")) return listUploads(b, params, res);
       if (method === "GET") return listObjects(b, params, res);
       if (method === "POST" && params.has("delete")) return deleteObjects(b, await readXml(req, verified), res);
-      if (method === "PUT") throw new S3Error("BucketAlreadyOwnedByYou", "The volume exists: volumes are created with `svc volume create` (or the createNetworkVolume mutation).", 409, bucketId);
+      if (method === "PUT")
+        throw new S3Error(
+          "BucketAlreadyOwnedByYou",
+          "The volume exists: volumes are created with `svc volume create` (or the createNetworkVolume mutation).",
+          409,
+          bucketId,
+        );
       if (method === "DELETE") throw s3Errors.accessDenied("Volumes are deleted with `svc volume delete`, not through the S3 API.");
       throw s3Errors.methodNotAllowed();
     }
@@ -133,7 +140,8 @@ export function createS3Api(ctx: VolumesContext): S3Api {
           return;
         }
         const code = (error as NodeJS.ErrnoException)?.code;
-        if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR") return sendError(res, s3Errors.invalidRequest(`The key cannot be written or read here (${code}).`), isHead);
+        if (code === "ENOENT" || code === "ENOTDIR" || code === "EISDIR")
+          return sendError(res, s3Errors.invalidRequest(`The key cannot be written or read here (${code}).`), isHead);
         ctx.options.log(`s3: internal error: ${(error as Error)?.stack ?? error}`);
         sendError(res, new S3Error("InternalError", "We encountered an internal error. Please try again.", 500), isHead);
       });

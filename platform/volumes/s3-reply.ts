@@ -2,7 +2,7 @@
 import type { ServerResponse } from "node:http";
 import { randomBytes } from "node:crypto";
 import { errorXml, xmlDocument, type XmlNode } from "./xml.ts";
-import { S3Error } from "./s3-error.ts";
+import type { S3Error } from "./s3-error.ts";
 
 export type Headers = Record<string, string | number>;
 

@@ -87,7 +87,17 @@ function amzTime(amzDate: string): number {
   return m ? Date.UTC(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!) : Number.NaN;
 }
 
-interface Parts { accessKeyId: string; date: string; region: string; service: string; signedHeaders: string[]; signature: string; amzDate: string; payloadHash: string; presigned: boolean }
+interface Parts {
+  accessKeyId: string;
+  date: string;
+  region: string;
+  service: string;
+  signedHeaders: string[];
+  signature: string;
+  amzDate: string;
+  payloadHash: string;
+  presigned: boolean;
+}
 
 function headerParts(req: SignedRequest, authorization: string): Parts {
   const m = /^AWS4-HMAC-SHA256\s+(.*)$/.exec(authorization.trim());
@@ -108,13 +118,25 @@ function headerParts(req: SignedRequest, authorization: string): Parts {
 
 function queryParts(params: URLSearchParams): Parts {
   const credential = (params.get("X-Amz-Credential") ?? "").split("/");
-  if (params.get("X-Amz-Algorithm") !== ALGORITHM || credential.length !== 5) throw s3Errors.invalidArgument("Only AWS4-HMAC-SHA256 presigned URLs are supported.");
+  if (params.get("X-Amz-Algorithm") !== ALGORITHM || credential.length !== 5)
+    throw s3Errors.invalidArgument("Only AWS4-HMAC-SHA256 presigned URLs are supported.");
   const amzDate = params.get("X-Amz-Date") ?? "";
   const expires = Number(params.get("X-Amz-Expires") ?? "");
-  if (!Number.isInteger(expires) || expires < 1 || expires > PRESIGN_MAX_S) throw s3Errors.invalidArgument("X-Amz-Expires must be between 1 and 604800 seconds.");
+  if (!Number.isInteger(expires) || expires < 1 || expires > PRESIGN_MAX_S)
+    throw s3Errors.invalidArgument("X-Amz-Expires must be between 1 and 604800 seconds.");
   if (Date.now() > amzTime(amzDate) + expires * 1000) throw s3Errors.accessDenied("Request has expired.");
   const [accessKeyId, date, region, service] = credential as [string, string, string, string];
-  return { accessKeyId, date, region, service, signedHeaders: (params.get("X-Amz-SignedHeaders") ?? "host").split(";"), signature: params.get("X-Amz-Signature") ?? "", amzDate, payloadHash: "UNSIGNED-PAYLOAD", presigned: true };
+  return {
+    accessKeyId,
+    date,
+    region,
+    service,
+    signedHeaders: (params.get("X-Amz-SignedHeaders") ?? "host").split(";"),
+    signature: params.get("X-Amz-Signature") ?? "",
+    amzDate,
+    payloadHash: "UNSIGNED-PAYLOAD",
+    presigned: true,
+  };
 }
 
 /**
@@ -131,12 +153,16 @@ export function verify(req: SignedRequest, secretFor: (accessKeyId: string) => s
   const secret = secretFor(parts.accessKeyId);
   if (secret === undefined) throw s3Errors.invalidAccessKeyId();
   const time = amzTime(parts.amzDate);
-  if (Number.isNaN(time) || !parts.amzDate.startsWith(parts.date)) throw s3Errors.accessDenied("X-Amz-Date is missing or does not match the credential's date.");
+  if (Number.isNaN(time) || !parts.amzDate.startsWith(parts.date))
+    throw s3Errors.accessDenied("X-Amz-Date is missing or does not match the credential's date.");
   if (!parts.presigned && Math.abs(now - time) > MAX_SKEW_MS) throw s3Errors.timeSkewed();
   if (!parts.signedHeaders.includes("host")) throw s3Errors.accessDenied("The host header must be signed.");
   const scope = `${parts.date}/${parts.region}/${parts.service}/aws4_request`;
   const key = signingKey(secret, parts.date, parts.region, parts.service);
-  const expected = hmac(key, stringToSign(req, parts.signedHeaders, parts.payloadHash, parts.amzDate, scope, parts.presigned ? "X-Amz-Signature" : undefined)).toString("hex");
+  const expected = hmac(
+    key,
+    stringToSign(req, parts.signedHeaders, parts.payloadHash, parts.amzDate, scope, parts.presigned ? "X-Amz-Signature" : undefined),
+  ).toString("hex");
   if (!sameHex(expected, parts.signature)) throw s3Errors.signatureDoesNotMatch();
   return { accessKeyId: parts.accessKeyId, scope, amzDate: parts.amzDate, signature: parts.signature, signingKey: key, payloadHash: parts.payloadHash };
 }

@@ -120,7 +120,13 @@ export async function growDisk(dataDir: string, id: string, sizeGb: number, dir:
   if (device) {
     await setImageSize(image, sizeGb * GB);
     await run("losetup", ["-c", device]);
-    if (await run("resize2fs", [device]).then(() => true, () => false)) return true;
+    if (
+      await run("resize2fs", [device]).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
   }
   await release();
   await unmountDisk(dir);
@@ -154,10 +160,13 @@ type VolumeAt = { id: string; sizeGb: number; dir: string };
 export async function mountDisks(dataDir: string, volumes: VolumeAt[], log: (line: string) => void): Promise<void> {
   const s = diskSupport();
   if (!s.ok) {
-    log(`volumes are plain folders: ${s.why}, so a volume's size holds for the S3 API but not for workers writing through /platform-volume (docs/volumes.md, "Size")`);
+    log(
+      `volumes are plain folders: ${s.why}, so a volume's size holds for the S3 API but not for workers writing through /platform-volume (docs/volumes.md, "Size")`,
+    );
     return;
   }
-  for (const v of volumes) await remountDisk(dataDir, v.id, v.sizeGb, v.dir).catch((error) => log(`volume ${v.id}: its image did not mount: ${(error as Error).message}`));
+  for (const v of volumes)
+    await remountDisk(dataDir, v.id, v.sizeGb, v.dir).catch((error) => log(`volume ${v.id}: its image did not mount: ${(error as Error).message}`));
 }
 
 /** Platform close: unmounts every volume's image, so no mount or loop device outlives the platform. */

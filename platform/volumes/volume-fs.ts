@@ -50,7 +50,8 @@ export async function openFolderIn(dir: FileHandle, name: string, key: string, c
       if (code === "ENOENT") return undefined;
       if (code !== "ENOTDIR" && code !== "ELOOP") throw error;
       const info = await entryIn(dir, name);
-      if (info?.isSymbolicLink()) throw s3Errors.accessDenied(`"${key}" passes through a symbolic link ("${name}"): the S3 API follows no link, so that a key stays in its volume.`);
+      if (info?.isSymbolicLink())
+        throw s3Errors.accessDenied(`"${key}" passes through a symbolic link ("${name}"): the S3 API follows no link, so that a key stays in its volume.`);
       throw s3Errors.invalidKey(`"${name}" on the way to "${key}" is not a folder`);
     }
   }
@@ -113,7 +114,8 @@ export async function openObject(dir: FileHandle, name: string, key: string): Pr
   throw notAnObject(key);
 }
 
-const notAnObject = (key: string) => s3Errors.invalidObjectState(`"${key}" is not a regular file on the volume (a FIFO, socket or device a worker made): the S3 API does not open it.`);
+const notAnObject = (key: string) =>
+  s3Errors.invalidObjectState(`"${key}" is not a regular file on the volume (a FIFO, socket or device a worker made): the S3 API does not open it.`);
 
 /** Removes the file, symlink or (with `folder`) empty folder named `name` in `dir`; nothing there is no error. */
 export async function removeIn(dir: FileHandle, name: string, folder: boolean): Promise<void> {
@@ -131,7 +133,11 @@ export async function pruneEmpty(place: KeyPlace): Promise<void> {
   }
 }
 
-export interface Entry { key: string; size: number; mtimeMs: number }
+export interface Entry {
+  key: string;
+  size: number;
+  mtimeMs: number;
+}
 
 /** Every regular file under the open folder `dir` (whose key prefix is `rel`), as S3 keys, unsorted; links are not followed. */
 export async function walkFolder(dir: FileHandle, rel: string, out: Entry[] = []): Promise<Entry[]> {
@@ -179,7 +185,13 @@ export async function deleteVolumeFolder(root: string): Promise<void> {
     } finally {
       await dir.close();
     }
-    if (await rmdir(root).then(() => true, () => false)) return;
+    if (
+      await rmdir(root).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
   }
 }
 

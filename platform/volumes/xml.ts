@@ -6,7 +6,9 @@ const NS = 'xmlns="http://s3.amazonaws.com/doc/2006-03-01/"';
 const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => `&#${c.charCodeAt(0)};`).replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, "");
 
 type XmlValue = string | number | boolean | undefined | XmlNode | XmlNode[];
-export interface XmlNode { [element: string]: XmlValue }
+export interface XmlNode {
+  [element: string]: XmlValue;
+}
 
 function render(value: XmlValue): string {
   if (value === undefined) return "";
@@ -26,7 +28,9 @@ export const errorXml = (error: S3Error, requestId: string) =>
 
 const unescapeXml = (s: string) =>
   s.replace(/&(#x[0-9a-f]+|#\d+|lt|gt|amp|quot|apos);/gi, (_, e: string) =>
-    e[0] === "#" ? String.fromCodePoint(e[1] === "x" || e[1] === "X" ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1))) : ({ lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" } as Record<string, string>)[e.toLowerCase()]!,
+    e[0] === "#"
+      ? String.fromCodePoint(e[1] === "x" || e[1] === "X" ? Number.parseInt(e.slice(2), 16) : Number(e.slice(1)))
+      : ({ lt: "<", gt: ">", amp: "&", quot: '"', apos: "'" } as Record<string, string>)[e.toLowerCase()]!,
   );
 
 /** The text of each `<tag>…</tag>` in `xml` (no nesting of the same tag: S3's request bodies have none). */

@@ -115,10 +115,16 @@ function detectV2(ownDir: string, name: string): CgroupSupport {
   try {
     enable();
   } catch (error) {
-    if (errorCode(error) !== "EBUSY") return { version: null, controllers: [], dirs: {}, why: `cgroup v2 refused controllers under ${ownDir} (${errorCode(error)})` };
+    if (errorCode(error) !== "EBUSY")
+      return { version: null, controllers: [], dirs: {}, why: `cgroup v2 refused controllers under ${ownDir} (${errorCode(error)})` };
     const procs = (read(join(ownDir, "cgroup.procs")) ?? "").split("\n").filter(Boolean);
     if (procs.some((pid) => Number(pid) !== process.pid)) {
-      return { version: null, controllers: [], dirs: {}, why: `cgroup v2: ${ownDir} holds other processes, so it cannot give its controllers to workers (start the platform in a cgroup of its own, e.g. systemd-run --scope -p Delegate=yes)` };
+      return {
+        version: null,
+        controllers: [],
+        dirs: {},
+        why: `cgroup v2: ${ownDir} holds other processes, so it cannot give its controllers to workers (start the platform in a cgroup of its own, e.g. systemd-run --scope -p Delegate=yes)`,
+      };
     }
     try {
       const leaf = join(ownDir, `${name}-platform`);
@@ -152,7 +158,8 @@ export class WorkerCgroup {
     private readonly support: CgroupSupport,
     workerId: string,
   ) {
-    for (const controller of support.controllers) this.byController[controller] = join(support.version === 2 ? support.dirs.unified! : support.dirs[controller]!, workerId);
+    for (const controller of support.controllers)
+      this.byController[controller] = join(support.version === 2 ? support.dirs.unified! : support.dirs[controller]!, workerId);
     this.dirs = [...new Set(Object.values(this.byController))];
     this.procsFiles = this.dirs.map((dir) => join(dir, "cgroup.procs"));
   }

@@ -129,7 +129,11 @@ export class WorkerGpus {
   /** The GPUs an endpoint's workers hold and how many of them wait (its /health); undefined before a GPU worker started, or with no GPU. */
   ofEndpoint(endpointId: string): { held: Array<{ index: number; uuid: string; workerId: string }>; waiting: number } | undefined {
     if (!this.known || this.known.gpus.length === 0) return undefined;
-    const held = this.known.holdings().flatMap(({ gpu, holders }) => holders.filter((r) => r.endpointId === endpointId).map((r) => ({ index: gpu.index, uuid: gpu.uuid, workerId: r.workerId })));
+    const held = this.known
+      .holdings()
+      .flatMap(({ gpu, holders }) =>
+        holders.filter((r) => r.endpointId === endpointId).map((r) => ({ index: gpu.index, uuid: gpu.uuid, workerId: r.workerId })),
+      );
     const waiting = this.known.waiting().filter((r) => r.endpointId === endpointId).length;
     return held.length > 0 || waiting > 0 ? { held, waiting } : undefined;
   }

@@ -48,7 +48,11 @@ export class GpuPool {
 
   /** The worker is gone: its GPUs go to the waiting workers; if it was still waiting, it stops waiting. */
   release(workerId: string): void {
-    for (const [index, list] of this.holders) this.holders.set(index, list.filter((r) => r.workerId !== workerId));
+    for (const [index, list] of this.holders)
+      this.holders.set(
+        index,
+        list.filter((r) => r.workerId !== workerId),
+      );
     this.cancel(workerId);
     this.serveWaiting();
   }

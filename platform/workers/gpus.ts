@@ -33,7 +33,10 @@ const output = (cmd: string, args: string[]): Promise<string | undefined> =>
  */
 export function visibleGpus(gpus: GpuDevice[], visible: string | undefined): GpuDevice[] {
   if (visible === undefined) return gpus;
-  const names = visible.split(",").map((v) => v.trim()).filter(Boolean);
+  const names = visible
+    .split(",")
+    .map((v) => v.trim())
+    .filter(Boolean);
   return gpus.filter((gpu) => names.some((name) => name === String(gpu.index) || (name.length > 4 && gpu.uuid.startsWith(name))));
 }
 
@@ -78,4 +81,5 @@ export function deviceNodes(gpus: GpuDevice[], exists: (path: string) => boolean
  * numbers and CUDA's own order may differ from nvidia-smi's, so it names UUIDs (indices only where
  * nvidia-smi gave none).
  */
-export const cudaVisibleDevices = (gpus: GpuDevice[]): string => gpus.map((gpu) => (gpu.uuid.startsWith("GPU-") || gpu.uuid.startsWith("MIG-") ? gpu.uuid : String(gpu.index))).join(",");
+export const cudaVisibleDevices = (gpus: GpuDevice[]): string =>
+  gpus.map((gpu) => (gpu.uuid.startsWith("GPU-") || gpu.uuid.startsWith("MIG-") ? gpu.uuid : String(gpu.index))).join(",");

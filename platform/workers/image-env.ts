@@ -61,12 +61,17 @@ export interface ShellLaunch {
  */
 export function spawnLaunch(launch: WorkerLaunch, { stdin = false, prefix }: { stdin?: boolean; prefix?: string[] } = {}): ChildProcess {
   if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, stdin, prefix, netns: launch.channel?.netns?.path });
-  return spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"], uid: launch.user?.uid, gid: launch.user?.gid });
+  return spawn(launch.command, launch.args, {
+    cwd: launch.cwd,
+    env: launch.env,
+    stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"],
+    uid: launch.user?.uid,
+    gid: launch.user?.gid,
+  });
 }
 
 /** "strict": no worker starts without the sandbox (`svc platform start --isolation strict`, SVC_ISOLATION=strict). */
 export type Isolation = "auto" | "strict";
-
 
 export interface LaunchRequest {
   image: string;
@@ -140,7 +145,10 @@ export class ImageEnvironments {
       probeInterpreter(python, wanted).then((v) => {
         if (wanted.length > 0) {
           const missing = wanted.filter((name) => !v.loaded.includes(name));
-          this.log(`image ${image}: ${v.executable} gives ${v.loaded.join(", ") || "none of its packages"}` + (missing.length ? ` (not installed there: ${missing.join(", ")})` : ""));
+          this.log(
+            `image ${image}: ${v.executable} gives ${v.loaded.join(", ") || "none of its packages"}` +
+              (missing.length ? ` (not installed there: ${missing.join(", ")})` : ""),
+          );
         }
         return v;
       }),
@@ -174,9 +182,12 @@ export class ImageEnvironments {
         }),
         cwd: req.buildDir,
         env: {
-          ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env), ...gpuEnv(req.gpu, req.env),
+          ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env),
+          ...gpuEnv(req.gpu, req.env),
           ...(channel && req.network ? channelEnv(channel, req.network.apiBase, req.network.lb) : {}),
-          PYTHONPATH: path.join(":"), HOME: "/tmp", TMPDIR: "/tmp",
+          PYTHONPATH: path.join(":"),
+          HOME: "/tmp",
+          TMPDIR: "/tmp",
         },
         sandboxed: true,
         interpreter: view.executable,
@@ -190,7 +201,12 @@ export class ImageEnvironments {
       command: req.command?.[0] ?? view.executable,
       args: req.command?.slice(1) ?? ["-s", "-S", "-c", FLAGS_BOOTSTRAP, req.handler],
       cwd: req.buildDir,
-      env: { ...(req.volumeDir ? volumeEnv(req.env, req.volumeDir) : req.env), ...gpuEnv(req.gpu, req.env), PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":"), ...(root ? { HOME: "/tmp" } : {}) },
+      env: {
+        ...(req.volumeDir ? volumeEnv(req.env, req.volumeDir) : req.env),
+        ...gpuEnv(req.gpu, req.env),
+        PYTHONPATH: [req.buildDir, join(req.buildDir, "site-packages"), ...links].join(":"),
+        ...(root ? { HOME: "/tmp" } : {}),
+      },
       sandboxed: false,
       interpreter: view.executable,
       user: root ? { uid: UNPRIVILEGED.uid, gid: UNPRIVILEGED.gid } : undefined,
@@ -204,10 +220,15 @@ export class ImageEnvironments {
   private async channelFor(req: LaunchRequest): Promise<WorkerChannel | undefined> {
     if (!req.network) return undefined;
     this.netns ??= req.network.platformSocket ? netnsUsable() : Promise.resolve(false);
-    const why = req.network.platformSocket ? "not able to make a network namespace here" : "given no worker socket (the state folder's path is too long for one)";
+    const why = req.network.platformSocket
+      ? "not able to make a network namespace here"
+      : "given no worker socket (the state folder's path is too long for one)";
     if (!(await this.netns)) {
       if (this.isolation === "strict") throw errors.SANDBOX_REQUIRED(`${why}: a worker's network cannot be isolated`);
-      if (!this.toldNetwork) this.log(`warning: workers share the host's network (bwrap is ${why}): a worker can reach the host's loopback services. \`--isolation strict\` refuses to run workers without their own network.`);
+      if (!this.toldNetwork)
+        this.log(
+          `warning: workers share the host's network (bwrap is ${why}): a worker can reach the host's loopback services. \`--isolation strict\` refuses to run workers without their own network.`,
+        );
       this.toldNetwork = true;
       return undefined;
     }
@@ -216,7 +237,9 @@ export class ImageEnvironments {
       this.toldEgress = true;
       this.log(
         "warning: workers have no egress (no network but their channel to the platform): " +
-          (process.getuid?.() === 0 ? "slirp4netns is not installed. Install the Debian package `slirp4netns` (scripts/setup.sh does)." : "user-mode networking needs the platform to run as root."),
+          (process.getuid?.() === 0
+            ? "slirp4netns is not installed. Install the Debian package `slirp4netns` (scripts/setup.sh does)."
+            : "user-mode networking needs the platform to run as root."),
       );
     }
     const netns = egress
@@ -240,9 +263,10 @@ export class ImageEnvironments {
     for (const entry of view.packages) {
       const link = join(dir, basename(entry));
       const existing = await readlink(link).catch(() => undefined);
-      if (existing !== entry) await symlink(entry, link).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== "EEXIST") throw error;
-      });
+      if (existing !== entry)
+        await symlink(entry, link).catch((error: NodeJS.ErrnoException) => {
+          if (error.code !== "EEXIST") throw error;
+        });
     }
     return dir;
   }

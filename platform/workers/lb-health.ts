@@ -20,7 +20,10 @@ export class LbHealth {
   private probe?: NodeJS.Timeout;
   private startProbe?: NodeJS.Timeout;
 
-  constructor(private readonly hooks: LbHealthHooks, pingIntervalS: number) {
+  constructor(
+    private readonly hooks: LbHealthHooks,
+    pingIntervalS: number,
+  ) {
     const probeMs = Math.max(50, Math.min(1000, pingIntervalS * 1000));
     this.probe = setInterval(() => this.probeReady(), probeMs);
     this.probe.unref();

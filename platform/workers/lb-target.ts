@@ -22,6 +22,9 @@ export function lbTarget(w: WorkerInfo, path: string): { url: string; dispatcher
 /** Lets go of the worker's pool (it exited). */
 export function forgetLbTarget(w: WorkerInfo): void {
   if (!w.lbSocket) return;
-  void agents.get(w.lbSocket)?.close().catch(() => undefined);
+  void agents
+    .get(w.lbSocket)
+    ?.close()
+    .catch(() => undefined);
   agents.delete(w.lbSocket);
 }

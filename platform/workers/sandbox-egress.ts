@@ -36,7 +36,10 @@ export function egressAvailable(): Promise<boolean> {
       : run("slirp4netns", ["--version"])
           .then(() => run("ip", ["-V"]))
           .then(() => removeOrphanNetns())
-          .then(() => true, () => false);
+          .then(
+            () => true,
+            () => false,
+          );
   return available;
 }
 
@@ -63,9 +66,13 @@ function run(command: string, args: string[], input?: string): Promise<void> {
 async function startSlirp(path: string): Promise<ChildProcess> {
   // fd 4 (--exit-fd) is a pipe only this process holds: if the platform dies (kill -9), the pipe
   // closes and slirp4netns exits with it instead of outliving it.
-  const slirp = spawn("slirp4netns", ["--configure", "--mtu=65520", "--disable-host-loopback", "--ready-fd=3", "--exit-fd=4", "--netns-type=path", path, "tap0"], {
-    stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
-  });
+  const slirp = spawn(
+    "slirp4netns",
+    ["--configure", "--mtu=65520", "--disable-host-loopback", "--ready-fd=3", "--exit-fd=4", "--netns-type=path", path, "tap0"],
+    {
+      stdio: ["ignore", "ignore", "pipe", "pipe", "pipe"],
+    },
+  );
   let err = "";
   slirp.stderr!.on("data", (d: Buffer) => (err = (err + d).slice(-2000)));
   await new Promise<void>((resolve, reject) => {

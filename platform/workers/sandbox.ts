@@ -21,7 +21,10 @@ export const SANDBOX_APP_DIR = "/app";
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 
 /** The worker's identity: an unprivileged user of a new user namespace where the platform is root. */
-export interface SandboxUser { uid: number; gid: number }
+export interface SandboxUser {
+  uid: number;
+  gid: number;
+}
 
 /** Where the platform runs as root, the sandbox's user namespace maps the worker to an unprivileged user. */
 export const sandboxUser = (): SandboxUser | undefined => (process.getuid?.() === 0 ? { uid: SANDBOX_UID, gid: SANDBOX_GID } : undefined);
@@ -45,7 +48,10 @@ export function hardeningArgs(user: SandboxUser | undefined, seccompFd: number |
  * fd). `prefix` runs first and execs bwrap (./worker-resources.ts: joining the worker's cgroup); in a
  * network namespace the platform made (./sandbox-egress.ts), nsenter joins it and execs bwrap.
  */
-export function spawnBwrap(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean; prefix?: string[]; netns?: string }) {
+export function spawnBwrap(
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; infoFd: boolean; stdin?: boolean; prefix?: string[]; netns?: string },
+) {
   const filter = seccompProgram();
   const netns = options.netns ? ["nsenter", `--net=${options.netns}`, "--"] : [];
   const [command, ...before] = [...(options.prefix ?? []), ...netns, "bwrap"];
@@ -73,7 +79,20 @@ let usable: Promise<boolean> | undefined;
 /** Can bwrap build the hardened sandbox here (installed, namespaces allowed)? Checked once per process. */
 export function bwrapUsable(user: SandboxUser | undefined = sandboxUser()): Promise<boolean> {
   usable ??= new Promise((resolve) => {
-    const args = ["--die-with-parent", ...hardeningArgs(user, SECCOMP_FD), "--unshare-pid", "--as-pid-1", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"];
+    const args = [
+      "--die-with-parent",
+      ...hardeningArgs(user, SECCOMP_FD),
+      "--unshare-pid",
+      "--as-pid-1",
+      "--ro-bind",
+      "/",
+      "/",
+      "--proc",
+      "/proc",
+      "--dev",
+      "/dev",
+      "true",
+    ];
     const proc = spawnBwrap(args, { infoFd: false });
     const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
     proc.on("error", () => resolve(false));
@@ -112,7 +131,17 @@ const isUnder = (path: string, dir: string) => path === dir || path.startsWith(`
 
 /** bwrap's arguments; fd 3 receives `{"child-pid": N}` (the pid to signal: bwrap does not forward signals). */
 export function bwrapArgs(spec: SandboxSpec): string[] {
-  const args = ["--die-with-parent", ...hardeningArgs(spec.user, SECCOMP_FD), "--unshare-pid", "--as-pid-1", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--info-fd", "3"];
+  const args = [
+    "--die-with-parent",
+    ...hardeningArgs(spec.user, SECCOMP_FD),
+    "--unshare-pid",
+    "--as-pid-1",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--info-fd",
+    "3",
+  ];
   const shown: string[] = [];
   for (const dir of SYSTEM_DIRS) {
     if (!existsSync(dir)) continue;

@@ -12,26 +12,68 @@
 /** x86_64 numbers (asm/unistd_64.h) of the refused calls; the list docs/platform.md shows. */
 export const REFUSED_SYSCALLS: Readonly<Record<string, number>> = {
   // files outside the sandbox's view, by handle
-  open_by_handle_at: 304, name_to_handle_at: 303,
+  open_by_handle_at: 304,
+  name_to_handle_at: 303,
   // mounts (a remount rw of the image or the artifact) and changes of root
-  mount: 165, umount2: 166, pivot_root: 155, chroot: 161, mount_setattr: 442,
-  open_tree: 428, move_mount: 429, fsopen: 430, fsconfig: 431, fsmount: 432, fspick: 433,
+  mount: 165,
+  umount2: 166,
+  pivot_root: 155,
+  chroot: 161,
+  mount_setattr: 442,
+  open_tree: 428,
+  move_mount: 429,
+  fsopen: 430,
+  fsconfig: 431,
+  fsmount: 432,
+  fspick: 433,
   // other processes' memory
-  ptrace: 101, process_vm_readv: 310, process_vm_writev: 311, kcmp: 312,
+  ptrace: 101,
+  process_vm_readv: 310,
+  process_vm_writev: 311,
+  kcmp: 312,
   // namespaces (unshare and clone with CLONE_NEW* flags are refused by their flags below)
   setns: 308,
   // the kernel's keyrings, eBPF, performance counters, userfaultfd, io_uring
-  keyctl: 250, add_key: 248, request_key: 249, bpf: 321, perf_event_open: 298, userfaultfd: 323,
-  io_uring_setup: 425, io_uring_enter: 426, io_uring_register: 427,
+  keyctl: 250,
+  add_key: 248,
+  request_key: 249,
+  bpf: 321,
+  perf_event_open: 298,
+  userfaultfd: 323,
+  io_uring_setup: 425,
+  io_uring_enter: 426,
+  io_uring_register: 427,
   // kernel modules and kexec
-  init_module: 175, finit_module: 313, delete_module: 176, create_module: 174,
-  get_kernel_syms: 177, query_module: 178, kexec_load: 246, kexec_file_load: 320,
+  init_module: 175,
+  finit_module: 313,
+  delete_module: 176,
+  create_module: 174,
+  get_kernel_syms: 177,
+  query_module: 178,
+  kexec_load: 246,
+  kexec_file_load: 320,
   // the clocks
-  clock_settime: 227, settimeofday: 164, adjtimex: 159, clock_adjtime: 305,
+  clock_settime: 227,
+  settimeofday: 164,
+  adjtimex: 159,
+  clock_adjtime: 305,
   // the machine
-  swapon: 167, swapoff: 168, reboot: 169, acct: 163, quotactl: 179, quotactl_fd: 443,
-  sethostname: 170, setdomainname: 171, iopl: 172, ioperm: 173, vhangup: 153, syslog: 103,
-  lookup_dcookie: 212, nfsservctl: 180, uselib: 134, _sysctl: 156,
+  swapon: 167,
+  swapoff: 168,
+  reboot: 169,
+  acct: 163,
+  quotactl: 179,
+  quotactl_fd: 443,
+  sethostname: 170,
+  setdomainname: 171,
+  iopl: 172,
+  ioperm: 173,
+  vhangup: 153,
+  syslog: 103,
+  lookup_dcookie: 212,
+  nfsservctl: 180,
+  uselib: 134,
+  _sysctl: 156,
 };
 
 const SYS_CLONE = 56;
@@ -62,7 +104,12 @@ const ARCH = 4;
 const ARG0_LOW = 16; // little-endian: the flags are the low 32 bits
 const ARG1_LOW = 24; // ioctl's request: the kernel reads an unsigned int, so high bits set cannot slip past
 
-interface Insn { code: number; jt?: string; jf?: string; k: number }
+interface Insn {
+  code: number;
+  jt?: string;
+  jf?: string;
+  k: number;
+}
 
 /** The program, with jumps to labels resolved (classic BPF jumps only forward, at most 255). */
 function assemble(program: Array<Insn | string>): Buffer {

@@ -45,7 +45,12 @@ export function shellCommand(request: ShellRequest): string[] {
 
 /** The shell's env: the worker's, the image's interpreter first on PATH, the client's terminal type. */
 function shellEnv(launch: WorkerLaunch, endpointName: string, request: ShellRequest): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...launch.env, PATH: `${dirname(launch.interpreter)}:${launch.env.PATH ?? DEFAULT_PATH}`, SHELL: "/bin/sh", PS1: `(svc shell ${endpointName}) \\w \\$ ` };
+  const env: NodeJS.ProcessEnv = {
+    ...launch.env,
+    PATH: `${dirname(launch.interpreter)}:${launch.env.PATH ?? DEFAULT_PATH}`,
+    SHELL: "/bin/sh",
+    PS1: `(svc shell ${endpointName}) \\w \\$ `,
+  };
   if (request.tty) env.TERM = request.tty.term || "xterm-256color";
   return env;
 }
@@ -68,7 +73,10 @@ export async function startShell(supervisor: Supervisor, store: Store, endpoint:
   };
   let proc: ChildProcess;
   try {
-    ({ proc } = await supervisor.spawnProcess(endpoint, w, token, { command, adjust: (launch) => ({ ...launch, env: shellEnv(launch, endpoint.name, request) }) }));
+    ({ proc } = await supervisor.spawnProcess(endpoint, w, token, {
+      command,
+      adjust: (launch) => ({ ...launch, env: shellEnv(launch, endpoint.name, request) }),
+    }));
   } catch (error) {
     release();
     throw error;

@@ -100,7 +100,11 @@ export class Supervisor {
     this.images = new ImageEnvironments(deps.options.dataDir, (line) => this.log(line), deps.options.isolation);
     this.gpus = new WorkerGpus(deps.options.gpuMachine);
     this.resources = new WorkerResources(deps.options, (line) => this.log(line));
-    const lbHooks = { workers: () => this.workers.values(), ready: (w: WorkerInfo) => this.markReady(w), unhealthy: (w: WorkerInfo, why: string) => this.markUnhealthy(w, why) };
+    const lbHooks = {
+      workers: () => this.workers.values(),
+      ready: (w: WorkerInfo) => this.markReady(w),
+      unhealthy: (w: WorkerInfo, why: string) => this.markUnhealthy(w, why),
+    };
     this.lb = new LbHealth(lbHooks, deps.options.pingIntervalS);
   }
 
@@ -140,7 +144,9 @@ export class Supervisor {
 
   configKey(endpoint: EndpointRecord): string {
     const build = this.buildIdOf(endpoint);
-    return sha256Hex(JSON.stringify([build, endpoint.type, endpoint.imageName, endpoint.templateId, endpoint.env, endpoint.name, endpoint.networkVolumeId || null]));
+    return sha256Hex(
+      JSON.stringify([build, endpoint.type, endpoint.imageName, endpoint.templateId, endpoint.env, endpoint.name, endpoint.networkVolumeId || null]),
+    );
   }
 
   /** An environment's endpoints run its active build (docs/platform.md, "Deploys switch in one step"). */
@@ -281,11 +287,18 @@ export class Supervisor {
    * shell`'s (./shell.ts) with `shell` turning the launch into the shell's command. One path, so a
    * shell gets what a worker gets (sandbox, limits, network).
    */
-  async spawnProcess(endpoint: EndpointRecord, w: WorkerInfo, token: string, shell?: ShellLaunch): Promise<{ proc: ChildProcess; launch: WorkerLaunch; target: WorkerTarget }> {
+  async spawnProcess(
+    endpoint: EndpointRecord,
+    w: WorkerInfo,
+    token: string,
+    shell?: ShellLaunch,
+  ): Promise<{ proc: ChildProcess; launch: WorkerLaunch; target: WorkerTarget }> {
     const { store, options } = this.deps;
     const target = resolveWorkerTarget(store, endpoint, this.buildIdOf(endpoint));
     const dir = await this.unpacker.ensure(target.build.id, target.artifactPath);
-    const python = options.pythonForImage ? options.pythonForImage(target.image, endpoint.name) : await defaultPythonForImage(target.image, () => this.gpus.present());
+    const python = options.pythonForImage
+      ? options.pythonForImage(target.image, endpoint.name)
+      : await defaultPythonForImage(target.image, () => this.gpus.present());
     const gone = () => w.stopping || w.exited || this.closed;
     const gpu = await this.gpus.assign({ id: w.id, gone }, endpoint, target.env, (line) => {
       this.log(line);
@@ -293,9 +306,26 @@ export class Supervisor {
     });
     const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
     const lb = w.type === "LB" && !shell; // a shell listens for nothing
-    const network = { platformSocket: this.deps.channelSocket?.(), workerId: w.id, apiBase: this.deps.apiBase(), lb, tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()), egress: target.network };
+    const network = {
+      platformSocket: this.deps.channelSocket?.(),
+      workerId: w.id,
+      apiBase: this.deps.apiBase(),
+      lb,
+      tunnelPorts: loopbackPorts(target.build.manifest.urls, this.deps.apiBase()),
+      egress: target.network,
+    };
     const limits = this.resources.limitsOf(endpoint, gpu ? this.gpus.machineCount() : 0);
-    const request = { image: target.image, python, buildDir: dir, handler: target.handler, env: await workerEnv(this.deps, endpoint, w, token, target), gpu, volumeDir, network, tmpBytes: limits.tmpBytes };
+    const request = {
+      image: target.image,
+      python,
+      buildDir: dir,
+      handler: target.handler,
+      env: await workerEnv(this.deps, endpoint, w, token, target),
+      gpu,
+      volumeDir,
+      network,
+      tmpBytes: limits.tmpBytes,
+    };
     const workerLaunch = await this.images.launch(shell ? { ...request, command: shell.command } : request);
     const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
     if (gone()) {
@@ -325,7 +355,10 @@ export class Supervisor {
       const { proc, launch, target } = await this.spawnProcess(endpoint, w, token);
       store.workers.started(w.id, endpoint.id, target.build.id, proc.pid ?? null);
       // its output to its logs, within its log rate, the last few lines kept (./worker-logs.ts)
-      captureWorkerOutput(proc, w, this.deps.options.logRate, { line: (text) => store.logs.append(endpoint.id, w.id, text), note: (text) => this.platformLog(endpoint.id, w.id, text) });
+      captureWorkerOutput(proc, w, this.deps.options.logRate, {
+        line: (text) => store.logs.append(endpoint.id, w.id, text),
+        note: (text) => this.platformLog(endpoint.id, w.id, text),
+      });
       if (w.type === "LB") this.lb.watchStarts();
       proc.on("error", (error) => {
         this.platformLog(endpoint.id, w.id, `worker ${w.id} could not start ${launch.command}: ${error.message}`);
@@ -345,7 +378,14 @@ export class Supervisor {
   private async spawnRemote(remote: RemoteWorkers, endpoint: EndpointRecord, w: WorkerInfo, token: string): Promise<void> {
     const log = (line: string) => this.platformLog(endpoint.id, w.id, line);
     try {
-      const launch = await remoteLaunch({ ...this.deps, nodeApiBase: () => remote.nodeApiBase(), volumesRoot: remote.volumesRoot }, endpoint, w, token, this.buildIdOf(endpoint), log);
+      const launch = await remoteLaunch(
+        { ...this.deps, nodeApiBase: () => remote.nodeApiBase(), volumesRoot: remote.volumesRoot },
+        endpoint,
+        w,
+        token,
+        this.buildIdOf(endpoint),
+        log,
+      );
       if (w.stopping || this.closed) throw new Error("stopped before it started");
       w.spawnedAt = Date.now();
       this.deps.store.workers.started(w.id, endpoint.id, launch.buildId, null);
@@ -395,7 +435,8 @@ export class Supervisor {
     this.deps.queue.releaseTakers(w.id);
     // At shutdown, running jobs stay IN_PROGRESS in the database: the next start requeues them.
     const held = this.closed || this.draining ? [] : [...this.deps.queue.jobsOf(w.id)];
-    if (w.outOfMemory && w.limits) this.failHeld(w, held, this.resources.outOfMemory(w.limits)); // the same job would only end the next worker too
+    if (w.outOfMemory && w.limits)
+      this.failHeld(w, held, this.resources.outOfMemory(w.limits)); // the same job would only end the next worker too
     else if (held.length > 0) this.deps.queue.handBack(w.id, held);
     if (w.cgroup) void this.resources.end(w.cgroup);
     wakeSignals(w);

@@ -15,7 +15,10 @@ export interface WorkerTarget {
   network: boolean;
 }
 
-type ManifestEndpoints = Record<string, { name?: string; handler?: string; image?: string; type?: string; env?: Record<string, string>; retries?: RetryPolicy; network?: boolean }>;
+type ManifestEndpoints = Record<
+  string,
+  { name?: string; handler?: string; image?: string; type?: string; env?: Record<string, string>; retries?: RetryPolicy; network?: boolean }
+>;
 
 /**
  * The manifest endpoint a platform endpoint runs: the one with the same name; else the one whose

@@ -93,12 +93,15 @@ export async function closeChannel(channel: WorkerChannel): Promise<void> {
   await rm(channel.workerDir, { recursive: true, force: true });
 }
 
-
 /** bwrap's options: the namespace (unless the platform made it) and the channel's two binds. */
 export const channelArgs = (channel: WorkerChannel): string[] => [
   ...(channel.netns ? [] : ["--unshare-net"]),
-  "--bind", channel.platformSocket, SANDBOX_PLATFORM_SOCKET,
-  "--bind", channel.workerDir, SANDBOX_WORKER_DIR,
+  "--bind",
+  channel.platformSocket,
+  SANDBOX_PLATFORM_SOCKET,
+  "--bind",
+  channel.workerDir,
+  SANDBOX_WORKER_DIR,
 ];
 
 /**

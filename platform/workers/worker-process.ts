@@ -15,8 +15,24 @@ import type { WorkerInfo } from "./worker-info.ts";
 
 /** Platform variables a user's env may not override. */
 const PASS_THROUGH_ENV = [
-  "PATH", "HOME", "USER", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "TEMP", "TMP", "LD_LIBRARY_PATH",
-  "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "CUDA_HOME", "HF_HOME", "TORCH_HOME", "XDG_CACHE_HOME", "SSL_CERT_FILE",
+  "PATH",
+  "HOME",
+  "USER",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TZ",
+  "TMPDIR",
+  "TEMP",
+  "TMP",
+  "LD_LIBRARY_PATH",
+  "CUDA_VISIBLE_DEVICES",
+  "NVIDIA_VISIBLE_DEVICES",
+  "CUDA_HOME",
+  "HF_HOME",
+  "TORCH_HOME",
+  "XDG_CACHE_HOME",
+  "SSL_CERT_FILE",
 ];
 
 /** The host's variables a worker keeps (the launcher on a Ray node gives its own node's). */
@@ -71,7 +87,14 @@ export interface WorkerEnvDeps {
  * The worker's variables (contracts section 4); its image environment sets PYTHONPATH. An LB worker
  * gets its port. `passThrough`: this host's PATH, HOME, ... (not for a worker on another node).
  */
-export async function workerEnv(deps: WorkerEnvDeps, endpoint: EndpointRecord, w: WorkerInfo, token: string, target: WorkerTarget, passThrough = true): Promise<NodeJS.ProcessEnv> {
+export async function workerEnv(
+  deps: WorkerEnvDeps,
+  endpoint: EndpointRecord,
+  w: WorkerInfo,
+  token: string,
+  target: WorkerTarget,
+  passThrough = true,
+): Promise<NodeJS.ProcessEnv> {
   const base = deps.apiBase();
   const prefix = `${base}/v2/_worker/${w.id}`;
   const env: NodeJS.ProcessEnv = {};

@@ -41,7 +41,10 @@ export class WorkerResources {
   summary(): string {
     const { version, controllers, why } = this.support;
     if (!version) {
-      const strict = this.settings.isolation === "strict" ? "isolation is strict, so no worker will start" : "a worker can use all of the machine's memory, CPUs and processes";
+      const strict =
+        this.settings.isolation === "strict"
+          ? "isolation is strict, so no worker will start"
+          : "a worker can use all of the machine's memory, CPUs and processes";
       return `warning: worker limits: none hold (${why}): ${strict}. docs/platform.md, "Resources"`;
     }
     const missing = (["memory", "pids", "cpu"] as Controller[]).filter((c) => !controllers.includes(c));
@@ -62,7 +65,8 @@ export class WorkerResources {
   /** The worker's cgroup with its limits written; undefined where none can be made (strict isolation refuses then). */
   open(workerId: string, limits: WorkerLimits): WorkerCgroup | undefined {
     const missing = this.support.version ? (["memory", "pids"] as Controller[]).filter((c) => !this.support.controllers.includes(c)) : [];
-    if (this.settings.isolation === "strict" && (!this.support.version || missing.length > 0)) throw errors.WORKER_LIMITS_UNAVAILABLE(this.support.why ?? `no ${missing.join(", ")} controller`);
+    if (this.settings.isolation === "strict" && (!this.support.version || missing.length > 0))
+      throw errors.WORKER_LIMITS_UNAVAILABLE(this.support.why ?? `no ${missing.join(", ")} controller`);
     if (!this.support.version) return undefined;
     const cgroup = new WorkerCgroup(this.support, workerId);
     try {

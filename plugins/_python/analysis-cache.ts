@@ -74,10 +74,14 @@ export async function parseWithCache(ctx: BuildContext, parser: PythonParser, py
   const keep = new Map<string, Analysis>();
   const fresh = new Map<string, Analysis>();
   if (missing.size > 0) {
-    const inputs = await mapLimit([...pyFiles.entries()].filter(([, path]) => missing.has(path)), READ_CONCURRENCY, async ([i, path]) => ({
-      path,
-      source: read[i]!.bytes ?? (await readFile(join(ctx.root, path))),
-    }));
+    const inputs = await mapLimit(
+      [...pyFiles.entries()].filter(([, path]) => missing.has(path)),
+      READ_CONCURRENCY,
+      async ([i, path]) => ({
+        path,
+        source: read[i]!.bytes ?? (await readFile(join(ctx.root, path))),
+      }),
+    );
     const analyses = await withRealPython(ctx, parser, () => parser.parse(inputs));
     inputs.forEach((input, i) => {
       const { path: _path, ...analysis } = analyses[i]!;
@@ -91,7 +95,8 @@ export async function parseWithCache(ctx: BuildContext, parser: PythonParser, py
     if (!missing.has(path)) keep.set(digests[i]!, analysis);
     return { ...analysis, path } as FileAnalysis;
   });
-  if (missing.size > 0 || keep.size !== cached.size) await writeFileAtomically(file, JSON.stringify({ ...data, entries: Object.fromEntries(keep) } satisfies CacheFile));
+  if (missing.size > 0 || keep.size !== cached.size)
+    await writeFileAtomically(file, JSON.stringify({ ...data, entries: Object.fromEntries(keep) } satisfies CacheFile));
   await index.save();
   return results;
 }

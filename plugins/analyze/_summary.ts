@@ -49,11 +49,17 @@ function classify(path: string, distributions?: Distributions): { kind: GroupKin
     return { kind: "package", name: key.slice("site-packages/".length), rest: parts.slice(1).join("/") };
   }
   if (parts[0] === "svc" && parts.length > 1) return { kind: "runtime", name: "svc runtime", rest: parts.slice(1).join("/") };
-  if ((parts[0] === "handlers" && parts.length > 1) || (parts.length === 1 && GENERATED.has(path))) return { kind: "generated", name: "generated files", rest: path };
+  if ((parts[0] === "handlers" && parts.length > 1) || (parts.length === 1 && GENERATED.has(path)))
+    return { kind: "generated", name: "generated files", rest: path };
   return { kind: "app", name: "app files", rest: path };
 }
 
-export function summarize(artifact: Pick<Artifact, "entries" | "size" | "unpackedSize">, app: string, limit: number, distributions?: Distributions): AnalysisSummary {
+export function summarize(
+  artifact: Pick<Artifact, "entries" | "size" | "unpackedSize">,
+  app: string,
+  limit: number,
+  distributions?: Distributions,
+): AnalysisSummary {
   const groups = new Map<string, ColourGroup & { byChild: Map<string, { name: string; size: number; files: number }> }>();
   for (const entry of artifact.entries) {
     const { kind, name, rest } = classify(entry.path, distributions);
@@ -101,7 +107,8 @@ export function formatSummary(summary: AnalysisSummary): string {
   else {
     lines.push(`largest packages (${summary.topPackages.length} of ${summary.groups.filter((g) => g.kind === "package").length}):`);
     const width = Math.max(...summary.topPackages.map((p) => p.name.length));
-    for (const p of summary.topPackages) lines.push(`  ${p.name.padEnd(width)}  ${formatBytes(p.size).padStart(9)}  ${share(p.size, summary.unpacked).padStart(7)}`);
+    for (const p of summary.topPackages)
+      lines.push(`  ${p.name.padEnd(width)}  ${formatBytes(p.size).padStart(9)}  ${share(p.size, summary.unpacked).padStart(7)}`);
   }
   return lines.join("\n");
 }

@@ -77,7 +77,8 @@ export function squarify(sizes: readonly number[], rect: Rect): Rect[] {
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 const pct = (n: number, of: number) => `${of > 0 ? Math.round((n / of) * 1e5) / 1e3 : 0}%`;
 /** `r` placed inside a parent of `outer`'s size, in percentages of it. */
-const box = (r: Rect, outer: { w: number; h: number }) => `left:${pct(r.x, outer.w)};top:${pct(r.y, outer.h)};width:${pct(r.w, outer.w)};height:${pct(r.h, outer.h)}`;
+const box = (r: Rect, outer: { w: number; h: number }) =>
+  `left:${pct(r.x, outer.w)};top:${pct(r.y, outer.h)};width:${pct(r.w, outer.w)};height:${pct(r.h, outer.h)}`;
 const share = (part: number, whole: number) => (whole > 0 ? `${((part / whole) * 100).toFixed(1)} %` : "-");
 
 function cells(group: ColourGroup): Array<{ name: string; size: number; files: number }> {
@@ -91,7 +92,10 @@ function renderGroup(group: ColourGroup, r: Rect, total: number): string {
   const title = `${group.name} — ${formatBytes(group.size)} (${share(group.size, total)}), ${group.files} file${group.files === 1 ? "" : "s"}`;
   const inner: Rect = { x: 2, y: r.h > LABEL_H * 2 ? LABEL_H : 2, w: Math.max(0, r.w - 4), h: Math.max(0, r.h - (r.h > LABEL_H * 2 ? LABEL_H : 2) - 2) };
   const parts = cells(group);
-  const rects = squarify(parts.map((c) => c.size), inner);
+  const rects = squarify(
+    parts.map((c) => c.size),
+    inner,
+  );
   const children = parts
     .map((cell, i) => {
       const tip = `${group.name}: ${cell.name} — ${formatBytes(cell.size)} (${share(cell.size, total)}), ${cell.files} file${cell.files === 1 ? "" : "s"}`;
@@ -103,7 +107,10 @@ function renderGroup(group: ColourGroup, r: Rect, total: number): string {
 
 export function renderTreemap(summary: AnalysisSummary): string {
   const groups = summary.groups.filter((g) => g.size > 0);
-  const rects = squarify(groups.map((g) => g.size), { x: 0, y: 0, w: WIDTH, h: HEIGHT });
+  const rects = squarify(
+    groups.map((g) => g.size),
+    { x: 0, y: 0, w: WIDTH, h: HEIGHT },
+  );
   const meter = (label: string, size: number) => {
     const used = summary.limit > 0 ? Math.min(1, size / summary.limit) : 0;
     return `<div class="meter"><span class="what">${label}</span><span class="bar"><span style="width:${(used * 100).toFixed(1)}%;background:${size > summary.limit ? "#c0392b" : "#2f6db5"}"></span></span><span class="value">${formatBytes(size)} of ${formatBytes(summary.limit)} (${share(size, summary.limit)})</span></div>`;
@@ -112,7 +119,10 @@ export function renderTreemap(summary: AnalysisSummary): string {
     ? `<ol id="top-packages">${summary.topPackages.map((p) => `<li><span class="swatch" style="background:${p.colour}"></span>${escapeHtml(p.name)} <b>${formatBytes(p.size)}</b></li>`).join("")}</ol>`
     : `<p id="top-packages">No installed packages.</p>`;
   const legend = summary.groups
-    .map((g) => `<li data-group="${escapeHtml(g.name)}"><span class="swatch" style="background:${g.colour}"></span>${escapeHtml(g.name)} <b>${formatBytes(g.size)}</b></li>`)
+    .map(
+      (g) =>
+        `<li data-group="${escapeHtml(g.name)}"><span class="swatch" style="background:${g.colour}"></span>${escapeHtml(g.name)} <b>${formatBytes(g.size)}</b></li>`,
+    )
     .join("");
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(summary.app)} artifact — svc build --analyze</title>

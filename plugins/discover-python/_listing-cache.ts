@@ -50,7 +50,9 @@ export async function listSourceFilesWithCache(
   { racyWindowMs = RACY_WINDOW_MS }: ListingOptions = {},
 ): Promise<{ files: string[]; stats: { listedFolders: number; reusedFolders: number } }> {
   const sources = await readIgnoreSources(root, extraIgnores);
-  const key = createHash("sha256").update(JSON.stringify([CACHE_VERSION, BUILTIN_IGNORES, sources])).digest("hex");
+  const key = createHash("sha256")
+    .update(JSON.stringify([CACHE_VERSION, BUILTIN_IGNORES, sources]))
+    .digest("hex");
   const previous = readCache(cacheFile, key);
   const next: Record<string, Folder> = {};
   const stats = { listedFolders: 0, reusedFolders: 0 };

@@ -5,7 +5,7 @@
  * never regexes, never importing user code).
  */
 import { join } from "node:path";
-import { errors, SvcError } from "../../core/errors.ts";
+import { errors, type SvcError } from "../../core/errors.ts";
 import type { BuildContext, DiscoveredFunction, SourceLocation, SvcPlugin } from "../../core/types.ts";
 import { modulePath, parseWithCache, sharedParser, type FileAnalysis, type PythonParser, type RawProblem } from "../_python/index.ts";
 import { compareCodeUnits } from "./_files.ts";
@@ -55,7 +55,9 @@ export async function discoverFunctions(ctx: BuildContext, parser: PythonParser)
     if (analysis.error) continue;
     for (const declaration of analysis.endpoints) {
       if (!functions.some((fn) => fn.file === analysis.path && fn.declaration.line === declaration.line)) {
-        ctx.logger.warn(`${analysis.path}:${declaration.line}: Endpoint object "${declaration.variable}" has no routes (@${declaration.variable}.get/post/...) and decorates no function; it is not deployed.`);
+        ctx.logger.warn(
+          `${analysis.path}:${declaration.line}: Endpoint object "${declaration.variable}" has no routes (@${declaration.variable}.get/post/...) and decorates no function; it is not deployed.`,
+        );
       }
     }
   }

@@ -100,7 +100,24 @@ export async function startFakePlatform(options: { apiKey?: string } = {}): Prom
       return true;
     },
     saveEndpoint: ({ input }: Rec) => {
-      const defaults = { type: "QB", gpuIds: null, gpuCount: null, instanceIds: null, idleTimeout: 5, scalerType: "QUEUE_DELAY", scalerValue: 4, workersMin: 0, workersMax: 3, executionTimeoutMs: 600000, templateId: null, env: [], environmentId: null, buildId: null, locations: null, networkVolumeId: null };
+      const defaults = {
+        type: "QB",
+        gpuIds: null,
+        gpuCount: null,
+        instanceIds: null,
+        idleTimeout: 5,
+        scalerType: "QUEUE_DELAY",
+        scalerValue: 4,
+        workersMin: 0,
+        workersMax: 3,
+        executionTimeoutMs: 600000,
+        templateId: null,
+        env: [],
+        environmentId: null,
+        buildId: null,
+        locations: null,
+        networkVolumeId: null,
+      };
       const { template, ...fields } = input;
       if (input.id) {
         const existing = state.endpoints.find((e) => e.id === input.id) ?? fail(`endpoint ${input.id} not found`);
@@ -119,7 +136,8 @@ export async function startFakePlatform(options: { apiKey?: string } = {}): Prom
     saveTemplate: () => fail("not in the test double"),
     prepareArtifactUpload: ({ appId, sha256 }: Rec) => {
       const hex = String(sha256 ?? "").replace(/^sha256:/, "");
-      if (hex && state.objects.has(hex)) return { uploadUrl: "", objectKey: hex, expiresAt: new Date(Date.now() + 3600e3).toISOString(), alreadyUploaded: true };
+      if (hex && state.objects.has(hex))
+        return { uploadUrl: "", objectKey: hex, expiresAt: new Date(Date.now() + 3600e3).toISOString(), alreadyUploaded: true };
       const key = id("obj");
       pendingUploads.set(key, { sha256: hex || undefined, appId });
       return { uploadUrl: `${fake.url}/_upload/${key}`, objectKey: key, expiresAt: new Date(Date.now() + 3600e3).toISOString(), alreadyUploaded: false };

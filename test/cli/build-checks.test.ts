@@ -33,7 +33,10 @@ describe("build checks", { timeout: 120_000 }, () => {
     expect(r.stderr).toContain("Exclude requests instead (--exclude requests).");
     expect(r.stderr).toContain('gen.py:2: Module-level import of "not_installed_one"');
     expect(r.stderr).toContain('gen.py:3: Module-level import of "not_installed_two"');
-    if (imageTorch) expect(r.stderr).toContain(`requirements.txt:1 pins torch==2.3.0, but torch is pre-installed in the GPU image and left out of the artifact: workers import the image's torch ${imageTorch}`);
+    if (imageTorch)
+      expect(r.stderr).toContain(
+        `requirements.txt:1 pins torch==2.3.0, but torch is pre-installed in the GPU image and left out of the artifact: workers import the image's torch ${imageTorch}`,
+      );
     else console.warn("no torch for the GPU image's interpreter here: the pin check is not exercised");
   });
 

@@ -28,7 +28,16 @@ describe("svc init", () => {
     const init = await svc(["init", "hello-app"], parent);
     expect(init.code, init.stderr).toBe(0);
     const dir = join(parent, "hello-app");
-    for (const file of ["workers/gpu_worker.py", "workers/cpu_worker.py", "workers/api.py", "requirements.txt", ".env.example", ".gitignore", "svc.config.ts", "README.md"]) {
+    for (const file of [
+      "workers/gpu_worker.py",
+      "workers/cpu_worker.py",
+      "workers/api.py",
+      "requirements.txt",
+      ".env.example",
+      ".gitignore",
+      "svc.config.ts",
+      "README.md",
+    ]) {
       expect(existsSync(join(dir, file)), file).toBe(true);
     }
     expect(readFileSync(join(dir, ".env.example"), "utf8")).toMatch(/^PLATFORM_API_KEY=$/m);
@@ -83,11 +92,24 @@ describe("svc build --json", () => {
     const result = JSON.parse(stdout);
     expect(Object.keys(result)).toEqual(expect.arrayContaining(["ok", "artifact", "endpoints", "excluded", "timings", "warnings"]));
     expect(result.ok).toBe(true);
-    expect(result.artifact).toMatchObject({ path: join(root, ".svc", "artifact.tar.gz"), sha256: expect.stringMatching(/^[0-9a-f]{64}$/), size: expect.any(Number) });
+    expect(result.artifact).toMatchObject({
+      path: join(root, ".svc", "artifact.tar.gz"),
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      size: expect.any(Number),
+    });
     expect(result.endpoints).toEqual([expect.objectContaining({ name: "cpu-worker", type: "QB", functions: ["hello"] })]);
     // a CPU app keeps numpy unless the user leaves it out (core/images.ts)
     expect(result.excluded).toEqual([{ name: "numpy", spec: "numpy>=1", source: "requirements.txt:1", reason: "excluded-by-user" }]);
-    expect(Object.keys(result.timings)).toEqual(["discover", "group", "generateHandlers", "manifest", "resolveDependencies", "installDependencies", "pack", "afterPack"]);
+    expect(Object.keys(result.timings)).toEqual([
+      "discover",
+      "group",
+      "generateHandlers",
+      "manifest",
+      "resolveDependencies",
+      "installDependencies",
+      "pack",
+      "afterPack",
+    ]);
     expect(result.warnings).toEqual(expect.any(Array));
     // human progress goes to stderr, never into the JSON
     expect(stderr).toContain("pack");

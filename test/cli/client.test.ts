@@ -26,7 +26,9 @@ interface Run {
 }
 const exec = (file: string, args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
   new Promise<Run>((resolve) =>
-    execFile(file, args, { ...options, timeout: 180_000 }, (error, stdout, stderr) => resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr })),
+    execFile(file, args, { ...options, timeout: 180_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    ),
   );
 
 const TSCONFIG = (files: string[], emit: boolean) =>
@@ -50,7 +52,8 @@ describe("svc client (embedded platform, e2e)", () => {
   let work: string;
   let app: string;
   let prog: string;
-  const svc = (args: string[]) => runSvc(args, { env: { ...process.env, PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey, NO_COLOR: "1" }, timeout: 180_000 });
+  const svc = (args: string[]) =>
+    runSvc(args, { env: { ...process.env, PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey, NO_COLOR: "1" }, timeout: 180_000 });
 
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), "svc-client-"));
@@ -156,7 +159,11 @@ await client.describe({ size: 3 });
     expect(written.code, written.stderr).toBe(0);
     const source = await readFile(join(app, ".svc", "client.staging.ts"), "utf8");
     const environments = (await createPlatformClient(platform).getApp("demo"))!.environments;
-    const urlsOf = (env: string) => environments.find((e) => e.name === env)!.endpoints.map((e) => e.url).sort();
+    const urlsOf = (env: string) =>
+      environments
+        .find((e) => e.name === env)!
+        .endpoints.map((e) => e.url)
+        .sort();
     expect(urlsOf("staging")).toHaveLength(3);
     for (const url of urlsOf("staging")) expect(source).toContain(JSON.stringify(url));
     for (const url of urlsOf("production")) expect(source).not.toContain(JSON.stringify(url));

@@ -35,7 +35,9 @@ describe("config errors", () => {
     const logger = captureLogger();
     const ctx = await runBuild({ root, logger, options: { until: "pack", noDeps: true, analyze: true } });
     expect(ctx.artifact).toBeDefined();
-    expect(logger.warnings).toContainEqual(expect.stringMatching(/^--analyze has no effect: disablePlugins in svc\.config\.ts removes svc:analyze, the plugin that writes \.svc\/analyze\.html/));
+    expect(logger.warnings).toContainEqual(
+      expect.stringMatching(/^--analyze has no effect: disablePlugins in svc\.config\.ts removes svc:analyze, the plugin that writes \.svc\/analyze\.html/),
+    );
     expect(existsSync(join(root, ".svc", "analyze.html"))).toBe(false);
     const quiet = captureLogger();
     await runBuild({ root, logger: quiet, options: { until: "pack", noDeps: true } });

@@ -52,7 +52,15 @@ describe("svc deploy (platform test double)", () => {
 
     const byName = Object.fromEntries(production.endpoints.map((e) => [e.name, e]));
     expect(Object.keys(byName).sort()).toEqual(["api", "hello"]);
-    expect(byName.hello).toMatchObject({ type: "QB", instanceIds: ["cpu3c-2-4"], imageName: "svc/worker-cpu:py3.11-slim", workersMin: 0, workersMax: 1, buildId: ctx.buildId, environmentId: production.id });
+    expect(byName.hello).toMatchObject({
+      type: "QB",
+      instanceIds: ["cpu3c-2-4"],
+      imageName: "svc/worker-cpu:py3.11-slim",
+      workersMin: 0,
+      workersMax: 1,
+      buildId: ctx.buildId,
+      environmentId: production.id,
+    });
     expect(byName.api).toMatchObject({ type: "LB", scalerType: "REQUEST_COUNT" });
 
     // URLs recorded on the build (cross-endpoint calls) and in the environment's deploy state, not in the build's manifest.
@@ -142,7 +150,10 @@ describe("svc deploy (platform test double)", () => {
       const viaDeploy = await rejection(runDeploy({ root, client: createPlatformClient({ url: fake.url, apiKey: "wrong-key" }), logger }));
       expect(viaDeploy.code).toBe("AUTH_FAILED");
     } finally {
-      for (const [name, value] of [["PLATFORM_API_URL", saved.url], ["PLATFORM_API_KEY", saved.key]] as const) {
+      for (const [name, value] of [
+        ["PLATFORM_API_URL", saved.url],
+        ["PLATFORM_API_KEY", saved.key],
+      ] as const) {
         if (value === undefined) delete process.env[name];
         else process.env[name] = value;
       }
@@ -232,13 +243,21 @@ describe("svc deploy on the embedded platform (e2e)", () => {
     // reported before the build: no stage ran
     expect(ambiguous.stderr).not.toMatch(/✓ (discover|pack)/);
     const listed = await svc(["env", "list", "--json"]);
-    expect(JSON.parse(listed.stdout).environments.map((e: { name: string }) => e.name).sort()).toEqual(["production", "staging"]);
+    expect(
+      JSON.parse(listed.stdout)
+        .environments.map((e: { name: string }) => e.name)
+        .sort(),
+    ).toEqual(["production", "staging"]);
   });
 
   it("app get and env get show one app or environment with its endpoints; unknown names are NOT_FOUND", async () => {
     const app = await svc(["app", "get", "deploy-app", "--json"]);
     expect(app.code, app.stderr).toBe(0);
-    expect(JSON.parse(app.stdout).app.environments.map((e: { name: string }) => e.name).sort()).toEqual(["production", "staging"]);
+    expect(
+      JSON.parse(app.stdout)
+        .app.environments.map((e: { name: string }) => e.name)
+        .sort(),
+    ).toEqual(["production", "staging"]);
     const table = await svc(["app", "get", "deploy-app"]);
     expect(table.stdout).toMatch(/^deploy-app\s+\S+\s+production,staging\s+4\s/m);
     expect(table.stdout).toContain("Environment staging (build ");
@@ -247,7 +266,11 @@ describe("svc deploy on the embedded platform (e2e)", () => {
     const staging = (await client.getApp("deploy-app"))!.environments.find((e) => e.name === "staging")!;
     const env = await svc(["env", "get", "staging", "--json"]);
     expect(env.code, env.stderr).toBe(0);
-    expect(JSON.parse(env.stdout)).toMatchObject({ ok: true, app: "deploy-app", environment: { id: staging.id, name: "staging", activeBuildId: staging.activeBuildId } });
+    expect(JSON.parse(env.stdout)).toMatchObject({
+      ok: true,
+      app: "deploy-app",
+      environment: { id: staging.id, name: "staging", activeBuildId: staging.activeBuildId },
+    });
     const envTable = await svc(["env", "get", "staging"]);
     expect(envTable.stdout).toMatch(/^api\s+\S+\s+LB\s/m);
 
@@ -260,7 +283,12 @@ describe("svc deploy on the embedded platform (e2e)", () => {
     const missingEnvToDelete = await svc(["env", "delete", "qa", "--yes"]);
     expect(missingEnvToDelete.code).toBe(1);
     expect(missingEnvToDelete.stderr).toContain("[NOT_FOUND]");
-    for (const [command, action] of [["app", "get"], ["app", "delete"], ["env", "get"], ["env", "delete"]]) {
+    for (const [command, action] of [
+      ["app", "get"],
+      ["app", "delete"],
+      ["env", "get"],
+      ["env", "delete"],
+    ]) {
       const unnamed = await svc([command!, action!]);
       expect(unnamed.code).toBe(1);
       expect(unnamed.stderr).toContain(`Usage: svc ${command} ${action} <name>`);

@@ -17,7 +17,12 @@ import { runSvc } from "../_support/cli.ts";
 import { pypiReachable } from "../plugins/_helpers.ts";
 
 const REPO = join(import.meta.dirname, "..", "..");
-const DOCS = ["README.md", ...readdirSync(join(REPO, "docs")).filter((f) => f.endsWith(".md")).map((f) => join("docs", f))];
+const DOCS = [
+  "README.md",
+  ...readdirSync(join(REPO, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => join("docs", f)),
+];
 
 /** `svc …` lines of fenced blocks, and of the README's command table's first column. */
 function documentedCommands(): Array<{ file: string; line: string }> {
@@ -26,7 +31,14 @@ function documentedCommands(): Array<{ file: string; line: string }> {
     let fenced = false;
     for (const raw of readFileSync(join(REPO, file), "utf8").split("\n")) {
       if (raw.startsWith("```")) fenced = !fenced;
-      else if (fenced && /^(npx )?svc /.test(raw.trim())) out.push({ file, line: raw.trim().replace(/^npx /, "").replace(/\s+#.*$/, "") });
+      else if (fenced && /^(npx )?svc /.test(raw.trim()))
+        out.push({
+          file,
+          line: raw
+            .trim()
+            .replace(/^npx /, "")
+            .replace(/\s+#.*$/, ""),
+        });
       else if (!fenced && /^\| `svc /.test(raw)) {
         for (const cell of raw.split(/(?<!\\)\|/)[1]!.split(/`,\s*`/)) out.push({ file, line: cell.replace(/`/g, "").trim() });
       }

@@ -34,7 +34,10 @@ export async function load(url, context, next) {
   const register = join(tmp, "register.mjs");
   writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
   const { stdout } = await run(process.execPath, ["--import", pathToFileURL(register).href, BIN, ...args], { env: { ...process.env, ...env, NO_COLOR: "1" } });
-  const loaded = readFileSync(trace, "utf8").split("\n").filter(Boolean).map((url) => url.replace(/^.*\/cli\/commands\//, ""));
+  const loaded = readFileSync(trace, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((url) => url.replace(/^.*\/cli\/commands\//, ""));
   return { stdout, loaded: [...new Set(loaded)] };
 }
 

@@ -15,7 +15,8 @@ import { shownJob } from "../../dev/routes/routes.ts";
 import { runBuild } from "../../plugins/index.ts";
 import { captureLogger, copyFixture } from "../plugins/_helpers.ts";
 
-const TRACEBACK = 'Traceback (most recent call last):\n  File "/app/workers/hello.py", line 9, in hello\n    raise ValueError("bad input")\nValueError: bad input\n';
+const TRACEBACK =
+  'Traceback (most recent call last):\n  File "/app/workers/hello.py", line 9, in hello\n    raise ValueError("bad input")\nValueError: bad input\n';
 const STORED = JSON.stringify({ error_type: "ValueError", error_message: "bad input", error_traceback: TRACEBACK });
 
 describe("a failed job's error", () => {
@@ -28,16 +29,26 @@ describe("a failed job's error", () => {
 
   it("reads the worker's fields from the stored JSON text; a plain message stays as it is", () => {
     expect(jobErrorView(STORED)).toEqual({ summary: "ValueError: bad input", type: "ValueError", message: "bad input", traceback: TRACEBACK });
-    expect(jobErrorView("INPUT_INVALID: name: expected str")).toEqual({ summary: "INPUT_INVALID: name: expected str", message: "INPUT_INVALID: name: expected str" });
+    expect(jobErrorView("INPUT_INVALID: name: expected str")).toEqual({
+      summary: "INPUT_INVALID: name: expected str",
+      message: "INPUT_INVALID: name: expected str",
+    });
     expect(jobErrorView(undefined)).toBeUndefined();
   });
 
   it("the typed client throws `error_type: error_message`, the traceback apart, the stored error in detail", { timeout: 60_000 }, async () => {
     const ctx = await runBuild({ root, options: { until: "manifest", noDeps: true }, logger: captureLogger() });
     const file = join(out, "client.ts");
-    writeFileSync(file, renderTypedClient({ ...ctx.manifest!, urls: { hello: "http://platform.test/v2/ep_hello", api: "http://platform.test/lb/ep_api", slow: "http://platform.test/v2/ep_slow" } }));
+    writeFileSync(
+      file,
+      renderTypedClient({
+        ...ctx.manifest!,
+        urls: { hello: "http://platform.test/v2/ep_hello", api: "http://platform.test/lb/ep_api", slow: "http://platform.test/v2/ep_slow" },
+      }),
+    );
     const { createClient, EndpointCallError } = await import(file);
-    const fakeFetch = async () => new Response(JSON.stringify({ id: "job_1", status: "FAILED", error: STORED }), { status: 200, headers: { "content-type": "application/json" } });
+    const fakeFetch = async () =>
+      new Response(JSON.stringify({ id: "job_1", status: "FAILED", error: STORED }), { status: 200, headers: { "content-type": "application/json" } });
     const client = createClient({ apiKey: "k", fetch: fakeFetch });
     const error = await client.hello({ name: "x" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EndpointCallError);
@@ -48,7 +59,12 @@ describe("a failed job's error", () => {
   });
 
   it("the dev server answers `error_type: error_message` and the traceback beside it", () => {
-    expect(shownJob({ id: "job_1", status: "FAILED", error: STORED })).toEqual({ id: "job_1", status: "FAILED", error: "ValueError: bad input", traceback: TRACEBACK });
+    expect(shownJob({ id: "job_1", status: "FAILED", error: STORED })).toEqual({
+      id: "job_1",
+      status: "FAILED",
+      error: "ValueError: bad input",
+      traceback: TRACEBACK,
+    });
     const plain = { id: "job_2", status: "FAILED" as const, error: "INPUT_INVALID: name: expected str" };
     expect(shownJob(plain)).toBe(plain);
   });

@@ -231,7 +231,10 @@ describe("svc logs", { timeout: 120_000 }, () => {
       if (i % 7 === 0) logs.flush();
     }
     logs.flush();
-    const { n, chars } = db.prepare("SELECT COUNT(*) AS n, SUM(length(line)) AS chars FROM worker_logs WHERE endpoint_id = 'ep_1'").get() as { n: number; chars: number };
+    const { n, chars } = db.prepare("SELECT COUNT(*) AS n, SUM(length(line)) AS chars FROM worker_logs WHERE endpoint_id = 'ep_1'").get() as {
+      n: number;
+      chars: number;
+    };
     expect(chars).toBeLessThanOrEqual(10_000 * 1.25 + 7 * 1000); // the cap, its slack, one batch
     expect(n).toBeGreaterThanOrEqual(10);
     expect(logs.lines("ep_1", { limit: 1 })[0]!.line).toBe(line(99));
@@ -258,7 +261,12 @@ describe("svc logs", { timeout: 120_000 }, () => {
       const error = await fetchWorkerLogLines(other, [{ endpointId: "ep_1" }]).catch((e: unknown) => e);
       expect(isSvcError(error) && error.code).toBe("LOGS_UNAVAILABLE");
       const errors: unknown[] = [];
-      const follower = followWorkerLogs(other, { targets: () => [{ endpointId: "ep_1", label: "x" }], onLine: () => {}, onError: (e) => errors.push(e), intervalMs: 20 });
+      const follower = followWorkerLogs(other, {
+        targets: () => [{ endpointId: "ep_1", label: "x" }],
+        onLine: () => {},
+        onError: (e) => errors.push(e),
+        intervalMs: 20,
+      });
       await new Promise((r) => setTimeout(r, 300));
       await follower.stop();
       expect(errors).toHaveLength(1);

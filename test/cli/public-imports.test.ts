@@ -19,7 +19,10 @@ describe("platform/local.ts", () => {
     try {
       const trace = join(tmp, "trace.txt");
       writeFileSync(trace, "");
-      writeFileSync(join(tmp, "hooks.mjs"), `import { appendFileSync } from "node:fs";\nexport async function load(url, context, next) {\n  appendFileSync(${JSON.stringify(trace)}, url + "\\n");\n  return next(url, context);\n}\n`);
+      writeFileSync(
+        join(tmp, "hooks.mjs"),
+        `import { appendFileSync } from "node:fs";\nexport async function load(url, context, next) {\n  appendFileSync(${JSON.stringify(trace)}, url + "\\n");\n  return next(url, context);\n}\n`,
+      );
       const script = [
         `import { register } from "node:module";`,
         `register(${JSON.stringify(pathToFileURL(join(tmp, "hooks.mjs")).href)});`,
@@ -31,7 +34,9 @@ describe("platform/local.ts", () => {
       await promisify(execFile)(process.execPath, ["--input-type=module", "-e", script], { cwd: ROOT });
       const loaded = readFileSync(trace, "utf8").split("\n").filter(Boolean);
       expect(loaded.some((url) => url.endsWith("/platform/state-dir.ts"))).toBe(true);
-      expect(loaded.filter((url) => /\/node_modules\/(h3|better-sqlite3)\/|\/platform\/(server|context|store\/|api\/|queue\/|workers\/|graphql\/)/.test(url))).toEqual([]);
+      expect(
+        loaded.filter((url) => /\/node_modules\/(h3|better-sqlite3)\/|\/platform\/(server|context|store\/|api\/|queue\/|workers\/|graphql\/)/.test(url)),
+      ).toEqual([]);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }

@@ -54,13 +54,15 @@ function svc(args: string[], env: Record<string, string>): Run {
           reject(new Error(`timed out waiting for ${pattern}; output:\n${text}`));
         }, ms);
         listeners.add(check);
-        void exited.then(() => setTimeout(() => {
-          if (listeners.has(check)) {
-            listeners.delete(check);
-            clearTimeout(timer);
-            reject(new Error(`svc exited before ${pattern}; output:\n${text}`));
-          }
-        }, 50));
+        void exited.then(() =>
+          setTimeout(() => {
+            if (listeners.has(check)) {
+              listeners.delete(check);
+              clearTimeout(timer);
+              reject(new Error(`svc exited before ${pattern}; output:\n${text}`));
+            }
+          }, 50),
+        );
         check();
       });
     },
@@ -79,7 +81,11 @@ describe("svc run (CLI)", { timeout: 120_000 }, () => {
   let env: Record<string, string>;
   const roots: string[] = [];
   const runs: Run[] = [];
-  const liveNames = async () => (await client.listEndpoints()).filter((e) => e.name.startsWith("live-")).map((e) => e.name).sort();
+  const liveNames = async () =>
+    (await client.listEndpoints())
+      .filter((e) => e.name.startsWith("live-"))
+      .map((e) => e.name)
+      .sort();
 
   beforeAll(async () => {
     platform = await startTestPlatform();
@@ -161,8 +167,14 @@ describe("svc run (CLI)", { timeout: 120_000 }, () => {
   it("prints its live endpoints' worker output prefixed by endpoint: a print() and an import-error traceback", async () => {
     const root = await copyDevApp();
     roots.push(root);
-    await writeFile(join(root, "workers", "talk.py"), `from svc import Endpoint\n\n\n@Endpoint(name="talker", cpu="cpu3c-2-4")\ndef talk(text: str) -> dict:\n    print(f"talker says {text}")\n    return {"said": text}\n`);
-    await writeFile(join(root, "workers", "broken.py"), `import not_installed_pkg\nfrom svc import Endpoint\n\n\n@Endpoint(name="broken", cpu="cpu3c-2-4")\ndef broken() -> int:\n    return 1\n`);
+    await writeFile(
+      join(root, "workers", "talk.py"),
+      `from svc import Endpoint\n\n\n@Endpoint(name="talker", cpu="cpu3c-2-4")\ndef talk(text: str) -> dict:\n    print(f"talker says {text}")\n    return {"said": text}\n`,
+    );
+    await writeFile(
+      join(root, "workers", "broken.py"),
+      `import not_installed_pkg\nfrom svc import Endpoint\n\n\n@Endpoint(name="broken", cpu="cpu3c-2-4")\ndef broken() -> int:\n    return 1\n`,
+    );
     const run = svc(["run", "--root", root, "--port", "0", "--no-reload"], env);
     runs.push(run);
     const [, url] = await run.waitFor(/ready in .* at (http:\/\/\S+)/);
@@ -194,7 +206,10 @@ describe("svc run (CLI)", { timeout: 120_000 }, () => {
     roots.push(root);
     await mkdir(join(root, "more"), { recursive: true });
     for (let i = 0; i < 5; i++) {
-      await writeFile(join(root, "more", `w${i}.py`), `from svc import Endpoint\n\n\n@Endpoint(name="w${i}", cpu="cpu3c-2-4")\ndef w${i}() -> int:\n    return ${i}\n`);
+      await writeFile(
+        join(root, "more", `w${i}.py`),
+        `from svc import Endpoint\n\n\n@Endpoint(name="w${i}", cpu="cpu3c-2-4")\ndef w${i}() -> int:\n    return ${i}\n`,
+      );
     }
     return root;
   };

@@ -68,7 +68,9 @@ describe("svc volume", { timeout: 180_000 }, () => {
       ["models/tiny/model.safetensors", "uploaded"],
       ["models/tiny/tokenizer/vocab.txt", "uploaded"],
     ]);
-    expect((await readFile(join(platform.dataDir, "volumes", (await client.findVolume("weights"))!.id, "models", "tiny", "model.safetensors"))).equals(big)).toBe(true);
+    expect(
+      (await readFile(join(platform.dataDir, "volumes", (await client.findVolume("weights"))!.id, "models", "tiny", "model.safetensors"))).equals(big),
+    ).toBe(true);
 
     await writeFile(join(src, "config.json"), '{"dim": 16}');
     const second = await json(["volume", "upload", src, "weights:models/tiny"]);
@@ -140,10 +142,13 @@ describe("svc volume", { timeout: 180_000 }, () => {
     expect(r.code, r.stderr).toBe(0);
     const vars = Object.fromEntries([...r.stdout.matchAll(/^export (\w+)='([^']*)'$/gm)].map((m) => [m[1]!, m[2]!]));
     expect(Object.keys(vars).sort()).toEqual(["AWS_ACCESS_KEY_ID", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL", "AWS_SECRET_ACCESS_KEY", "SVC_VOLUME_BUCKET"]);
-    const script = "import boto3,os\nfrom botocore.config import Config\ns3=boto3.client('s3',config=Config(s3={'addressing_style':'path'}))\nprint(sorted(o['Key'] for o in s3.list_objects_v2(Bucket=os.environ['SVC_VOLUME_BUCKET'])['Contents']))";
+    const script =
+      "import boto3,os\nfrom botocore.config import Config\ns3=boto3.client('s3',config=Config(s3={'addressing_style':'path'}))\nprint(sorted(o['Key'] for o in s3.list_objects_v2(Bucket=os.environ['SVC_VOLUME_BUCKET'])['Contents']))";
     const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("AWS_") && !k.startsWith("PLATFORM_")));
     const out = await new Promise<string>((resolve, reject) =>
-      execFile("python3", ["-c", script], { env: { ...clean, ...vars, HOME: work }, timeout: 60_000 }, (e, so, se) => (e ? reject(new Error(se)) : resolve(so))),
+      execFile("python3", ["-c", script], { env: { ...clean, ...vars, HOME: work }, timeout: 60_000 }, (e, so, se) =>
+        e ? reject(new Error(se)) : resolve(so),
+      ),
     );
     expect(out.trim()).toBe("['big/resume.bin', 'models/tiny/model.safetensors']");
   });

@@ -52,25 +52,43 @@ describe("resolvePlatform", () => {
   it("uses PLATFORM_API_URL + PLATFORM_API_KEY, not the embedded platform", async () => {
     let started = 0;
     const startEmbedded = async () => (started++, { url: "http://127.0.0.1:1", apiKey: "embedded" });
-    expect(await resolvePlatform({ PLATFORM_API_URL: "http://x.test/ ", PLATFORM_API_KEY: "k" }, { startEmbedded })).toEqual({ url: "http://x.test", apiKey: "k", embedded: false, keySource: "user" });
+    expect(await resolvePlatform({ PLATFORM_API_URL: "http://x.test/ ", PLATFORM_API_KEY: "k" }, { startEmbedded })).toEqual({
+      url: "http://x.test",
+      apiKey: "k",
+      embedded: false,
+      keySource: "user",
+    });
     expect(started).toBe(0);
   });
   it("no PLATFORM_API_URL: the embedded platform, with the user's key when one is set, else its own", async () => {
     const startEmbedded = async () => ({ url: "http://127.0.0.1:8787/", apiKey: "embedded-key" });
-    expect(await resolvePlatform({ PLATFORM_API_KEY: " mine " }, { startEmbedded })).toEqual({ url: "http://127.0.0.1:8787", apiKey: "mine", embedded: true, keySource: "user" });
-    expect(await resolvePlatform({ PLATFORM_API_KEY: "", PLATFORM_API_URL: " " }, { startEmbedded })).toEqual({ url: "http://127.0.0.1:8787", apiKey: "embedded-key", embedded: true, keySource: "embedded" });
+    expect(await resolvePlatform({ PLATFORM_API_KEY: " mine " }, { startEmbedded })).toEqual({
+      url: "http://127.0.0.1:8787",
+      apiKey: "mine",
+      embedded: true,
+      keySource: "user",
+    });
+    expect(await resolvePlatform({ PLATFORM_API_KEY: "", PLATFORM_API_URL: " " }, { startEmbedded })).toEqual({
+      url: "http://127.0.0.1:8787",
+      apiKey: "embedded-key",
+      embedded: true,
+      keySource: "embedded",
+    });
   });
   it("no PLATFORM_API_URL and no embedded platform to start is PLATFORM_NOT_CONFIGURED (core starts nothing itself)", async () => {
     const error = await rejection(resolvePlatform({ PLATFORM_API_KEY: "k" }));
     expect(error.code).toBe("PLATFORM_NOT_CONFIGURED");
     expect(error.remedy).toContain("PLATFORM_API_URL");
   });
-  it.each(["127.0.0.1:8787", "localhost:8787", "ftp://host", "http://", "http://127.0.0.1:99999"])("PLATFORM_API_URL=%s is PLATFORM_URL_INVALID naming it", async (url) => {
-    const error = await rejection(resolvePlatform({ PLATFORM_API_URL: url, PLATFORM_API_KEY: "k" }));
-    expect(error.code).toBe("PLATFORM_URL_INVALID");
-    expect(error.message).toContain(`"${url}"`);
-    expect(error.remedy).toMatch(/http:\/\//);
-  });
+  it.each(["127.0.0.1:8787", "localhost:8787", "ftp://host", "http://", "http://127.0.0.1:99999"])(
+    "PLATFORM_API_URL=%s is PLATFORM_URL_INVALID naming it",
+    async (url) => {
+      const error = await rejection(resolvePlatform({ PLATFORM_API_URL: url, PLATFORM_API_KEY: "k" }));
+      expect(error.code).toBe("PLATFORM_URL_INVALID");
+      expect(error.message).toContain(`"${url}"`);
+      expect(error.remedy).toMatch(/http:\/\//);
+    },
+  );
   it("suggests the scheme for an address without one", async () => {
     const error = await rejection(resolvePlatform({ PLATFORM_API_URL: "127.0.0.1:8787", PLATFORM_API_KEY: "k" }));
     expect(error.remedy).toContain("http://127.0.0.1:8787");
@@ -168,7 +186,13 @@ describe("createPlatformClient against the test double", () => {
   });
 
   it("saveEndpoint creates, with an id updates in place; deleteEndpoint removes", async () => {
-    const created = await client.saveEndpoint({ name: "w", type: "QB", instanceIds: ["cpu3c-2-4"], template: { imageName: "img" }, env: [{ key: "A", value: "1" }] });
+    const created = await client.saveEndpoint({
+      name: "w",
+      type: "QB",
+      instanceIds: ["cpu3c-2-4"],
+      template: { imageName: "img" },
+      env: [{ key: "A", value: "1" }],
+    });
     expect(created.url).toBe(`${fake.url}/v2/${created.id}`);
     const updated = await client.saveEndpoint({ id: created.id, name: "w", workersMax: 5 });
     expect(updated.id).toBe(created.id);

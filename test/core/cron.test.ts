@@ -69,9 +69,30 @@ describe("cron expressions", () => {
   });
 
   it("the Python SDK refuses the same grammar with the same words at decoration time (svc/_cron.py)", () => {
-    const expressions = ["0 3 * * *", "*/2 * * * * *", "@daily", "", "* * * *", "61 * * * *", "0 24 * * *", "*/0 * * * *", "5-1 * * * *", "0 0 * * FUNDAY", "0 0 1 13 *", "1-2-3 * * * *", "@often", "0 9 * * mon-fri"];
+    const expressions = [
+      "0 3 * * *",
+      "*/2 * * * * *",
+      "@daily",
+      "",
+      "* * * *",
+      "61 * * * *",
+      "0 24 * * *",
+      "*/0 * * * *",
+      "5-1 * * * *",
+      "0 0 * * FUNDAY",
+      "0 0 1 13 *",
+      "1-2-3 * * * *",
+      "@often",
+      "0 9 * * mon-fri",
+    ];
     const script = "import json, sys\nfrom svc._cron import cron_problem\nprint(json.dumps([cron_problem(e) for e in json.load(sys.stdin)]))";
-    const python = JSON.parse(execFileSync("python3", ["-c", script], { cwd: new URL("../../runtime/python/", import.meta.url).pathname, input: JSON.stringify(expressions), encoding: "utf8" }));
+    const python = JSON.parse(
+      execFileSync("python3", ["-c", script], {
+        cwd: new URL("../../runtime/python/", import.meta.url).pathname,
+        input: JSON.stringify(expressions),
+        encoding: "utf8",
+      }),
+    );
     const typescript = expressions.map((e) => {
       const message = refusal(e);
       return message === "accepted" ? null : message;

@@ -7,7 +7,14 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { ENDPOINT_ARGUMENTS, ENDPOINT_LIMITS, EndpointArgumentError, GPU_GROUPS, normaliseEndpointArguments, SCALER_TYPES } from "../../core/endpoint-schema.ts";
+import {
+  ENDPOINT_ARGUMENTS,
+  ENDPOINT_LIMITS,
+  EndpointArgumentError,
+  GPU_GROUPS,
+  normaliseEndpointArguments,
+  SCALER_TYPES,
+} from "../../core/endpoint-schema.ts";
 import { manifestEndpointSchema } from "../../core/manifest.ts";
 import { PythonParser } from "../../plugins/_python/index.ts";
 import type { StaticValue } from "../../core/types.ts";
@@ -131,9 +138,30 @@ print(json.dumps(out))`;
   });
 
   it("discovery (the Python helper) names positional arguments from it: every ENDPOINT_ARGUMENTS entry, in order, and no more", async () => {
-    const values = ['"w"', "None", '"cpu3c-2-4"', "None", "(0, 1)", "5", '"QUEUE_DELAY"', "4", "600", "{}", "[]", "True", '"weights"', 'Cron("0 3 * * *", input={"n": 1})', "Batch(16, 50)", "Retries(2, initial_delay=0.5)", "False"];
+    const values = [
+      '"w"',
+      "None",
+      '"cpu3c-2-4"',
+      "None",
+      "(0, 1)",
+      "5",
+      '"QUEUE_DELAY"',
+      "4",
+      "600",
+      "{}",
+      "[]",
+      "True",
+      '"weights"',
+      'Cron("0 3 * * *", input={"n": 1})',
+      "Batch(16, 50)",
+      "Retries(2, initial_delay=0.5)",
+      "False",
+    ];
     expect(values).toHaveLength(ENDPOINT_ARGUMENTS.length);
-    const file = (args: string[]) => ({ path: "app.py", source: Buffer.from(`from svc import Batch, Cron, Endpoint, Retries\n\n@Endpoint(${args.join(", ")})\ndef f():\n    return 1\n`) });
+    const file = (args: string[]) => ({
+      path: "app.py",
+      source: Buffer.from(`from svc import Batch, Cron, Endpoint, Retries\n\n@Endpoint(${args.join(", ")})\ndef f():\n    return 1\n`),
+    });
     const parser = new PythonParser();
     try {
       const [named, tooMany] = await parser.parse([file(values), file([...values, "1"])]);
@@ -145,7 +173,10 @@ print(json.dumps(out))`;
       expect(named!.functions[0]!.declaration.args.retries).toEqual({ max_retries: 2, initial_delay: 0.5 }); // Retries(...) read statically
       expect(normaliseEndpointArguments(named!.functions[0]!.declaration.args, "QB").retries).toEqual({ maxRetries: 2, backoff: 2, initialDelayMs: 500 });
       expect(named!.functions[0]!.declaration.args.network).toBe(false);
-      expect(tooMany!.error).toMatchObject({ code: "ENDPOINT_ARGUMENT_INVALID", message: expect.stringContaining(`at most ${ENDPOINT_ARGUMENTS.length} positional`) });
+      expect(tooMany!.error).toMatchObject({
+        code: "ENDPOINT_ARGUMENT_INVALID",
+        message: expect.stringContaining(`at most ${ENDPOINT_ARGUMENTS.length} positional`),
+      });
     } finally {
       parser.close();
     }

@@ -129,7 +129,9 @@ describe("layers", () => {
       "dev/routes/probe.ts -> cli/b.ts",
       "dev/routes/probe.ts -> plugins/provision.ts",
     ]);
-    expect(violations(join(ROOT, "cli", "probe.ts"), 'import "../core/_config-bundle.ts";\nimport "../core/build.ts";\n')).toEqual(["cli/probe.ts -> core/_config-bundle.ts"]);
+    expect(violations(join(ROOT, "cli", "probe.ts"), 'import "../core/_config-bundle.ts";\nimport "../core/build.ts";\n')).toEqual([
+      "cli/probe.ts -> core/_config-bundle.ts",
+    ]);
   });
 
   for (const folder of FOLDERS) {
@@ -149,7 +151,10 @@ describe("layers", () => {
       ["e", ["c"]],
       ["f", ["a"]],
     ]);
-    expect(cycles(graph)).toEqual([["c", "d", "e"], ["a", "b"]]);
+    expect(cycles(graph)).toEqual([
+      ["c", "d", "e"],
+      ["a", "b"],
+    ]);
   });
 
   it("no source files import each other, type-only imports included", () => {

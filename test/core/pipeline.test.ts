@@ -27,7 +27,19 @@ describe("Pipeline", () => {
 
   it("has one hook per stage in the documented order", () => {
     const pipeline = new Pipeline([]);
-    expect(STAGES).toEqual(["discover", "group", "generateHandlers", "manifest", "resolveDependencies", "installDependencies", "pack", "afterPack", "upload", "provision", "configure"]);
+    expect(STAGES).toEqual([
+      "discover",
+      "group",
+      "generateHandlers",
+      "manifest",
+      "resolveDependencies",
+      "installDependencies",
+      "pack",
+      "afterPack",
+      "upload",
+      "provision",
+      "configure",
+    ]);
     for (const stage of STAGES) expect(pipeline.hooks[stage]).toBeDefined();
   });
 
@@ -105,8 +117,22 @@ describe("errors thrown inside plugins", () => {
 
   it("become PLUGIN_ERROR naming the plugin and the hook, keeping the message and the code (sync, promise and callback taps)", async () => {
     const cases: Array<[string, SvcPlugin]> = [
-      ["group", plugin("svc-plugin-sync", (p) => p.hooks.group.tap("any-tap-name", () => { throw thrown(); }))],
-      ["manifest", plugin("svc-plugin-promise", (p) => p.hooks.manifest.tapPromise("x", async () => { throw thrown(); }))],
+      [
+        "group",
+        plugin("svc-plugin-sync", (p) =>
+          p.hooks.group.tap("any-tap-name", () => {
+            throw thrown();
+          }),
+        ),
+      ],
+      [
+        "manifest",
+        plugin("svc-plugin-promise", (p) =>
+          p.hooks.manifest.tapPromise("x", async () => {
+            throw thrown();
+          }),
+        ),
+      ],
       ["discover", plugin("svc-plugin-callback", (p) => p.hooks.discover.tapAsync("x", (_fns, _ctx, done) => done(thrown())))],
     ];
     for (const [hook, failing] of cases) {
@@ -119,21 +145,48 @@ describe("errors thrown inside plugins", () => {
   });
 
   it("an error with its own code and remedy is the plugin's verdict (PLUGIN_REFUSED), not a crash", async () => {
-    const verdict = pluginError("SECRET_FOUND", "app/key.pem holds a private key", { remedy: "Move the key out of the app folder.", file: "app/key.pem", line: 1 });
-    const refusing = plugin("svc-plugin-verdict", (p) => p.hooks.manifest.tapPromise("x", async () => { throw verdict; }));
+    const verdict = pluginError("SECRET_FOUND", "app/key.pem holds a private key", {
+      remedy: "Move the key out of the app folder.",
+      file: "app/key.pem",
+      line: 1,
+    });
+    const refusing = plugin("svc-plugin-verdict", (p) =>
+      p.hooks.manifest.tapPromise("x", async () => {
+        throw verdict;
+      }),
+    );
     const error = (await new Pipeline([refusing]).run(await context()).catch((e: unknown) => e)) as SvcError;
-    expect(error).toMatchObject({ code: "PLUGIN_REFUSED", plugin: "svc-plugin-verdict", hook: "manifest", pluginCode: "SECRET_FOUND", file: "app/key.pem", line: 1 });
+    expect(error).toMatchObject({
+      code: "PLUGIN_REFUSED",
+      plugin: "svc-plugin-verdict",
+      hook: "manifest",
+      pluginCode: "SECRET_FOUND",
+      file: "app/key.pem",
+      line: 1,
+    });
     expect(error.message).toContain('Plugin "svc-plugin-verdict" refused the build in hook "manifest": [SECRET_FOUND] app/key.pem holds a private key');
     expect(error.remedy).toBe("Move the key out of the app folder.");
     // a plain object with the same fields, from a plugin that does not import svc, reads the same
-    const plain = plugin("svc-plugin-plain", (p) => p.hooks.group.tap("x", () => { throw Object.assign(new Error("no"), { code: "NOPE", remedy: "Do this." }); }));
-    expect(await new Pipeline([plain]).run(await context()).catch((e: unknown) => e)).toMatchObject({ code: "PLUGIN_REFUSED", pluginCode: "NOPE", remedy: "Do this." });
+    const plain = plugin("svc-plugin-plain", (p) =>
+      p.hooks.group.tap("x", () => {
+        throw Object.assign(new Error("no"), { code: "NOPE", remedy: "Do this." });
+      }),
+    );
+    expect(await new Pipeline([plain]).run(await context()).catch((e: unknown) => e)).toMatchObject({
+      code: "PLUGIN_REFUSED",
+      pluginCode: "NOPE",
+      remedy: "Do this.",
+    });
   });
 
   it("in apply() names the hook apply", () => {
     const error = (() => {
       try {
-        return new Pipeline([plugin("svc-plugin-bad", () => { throw thrown(); })]);
+        return new Pipeline([
+          plugin("svc-plugin-bad", () => {
+            throw thrown();
+          }),
+        ]);
       } catch (e) {
         return e;
       }
@@ -143,7 +196,15 @@ describe("errors thrown inside plugins", () => {
 
   it("pass through unchanged when they are svc's own catalogue errors", async () => {
     const own = errors.NO_ENDPOINTS();
-    const error = await new Pipeline([plugin("svc:x", (p) => p.hooks.group.tap("svc:x", () => { throw own; }))]).run(await context()).catch((e: unknown) => e);
+    const error = await new Pipeline([
+      plugin("svc:x", (p) =>
+        p.hooks.group.tap("svc:x", () => {
+          throw own;
+        }),
+      ),
+    ])
+      .run(await context())
+      .catch((e: unknown) => e);
     expect(error).toBe(own);
   });
 });
@@ -152,7 +213,13 @@ describe("the plugin kit", () => {
   it("HOOK_ORDER runs a tap before or after the built-ins' default taps, whatever the plugin order", async () => {
     const ran: string[] = [];
     const tapAt = (name: string, stage?: number) => plugin(name, (p) => p.hooks.group.tap({ name, stage }, (endpoints) => (ran.push(name), endpoints)));
-    await new Pipeline([tapAt("after", HOOK_ORDER.AFTER_BUILTINS), tapAt("builtin"), tapAt("before", HOOK_ORDER.BEFORE_BUILTINS), tapAt("last", HOOK_ORDER.LAST), tapAt("first", HOOK_ORDER.FIRST)]).run(await context());
+    await new Pipeline([
+      tapAt("after", HOOK_ORDER.AFTER_BUILTINS),
+      tapAt("builtin"),
+      tapAt("before", HOOK_ORDER.BEFORE_BUILTINS),
+      tapAt("last", HOOK_ORDER.LAST),
+      tapAt("first", HOOK_ORDER.FIRST),
+    ]).run(await context());
     expect(ran).toEqual(["first", "before", "builtin", "after", "last"]);
   });
 
@@ -201,7 +268,9 @@ describe("disablePlugins", () => {
 
   it("a name that is no plugin's is CONFIG_INVALID with the closest name", async () => {
     const typo = await resolveConfig(root, { disablePlugins: ["svc:tar-pak"] });
-    expect(() => resolvePluginList(typo, builtins)).toThrow(/disablePlugins names "svc:tar-pak", which is no plugin of this build; did you mean "svc:tar-pack"\?/);
+    expect(() => resolvePluginList(typo, builtins)).toThrow(
+      /disablePlugins names "svc:tar-pak", which is no plugin of this build; did you mean "svc:tar-pack"\?/,
+    );
     const far = await resolveConfig(root, { disablePlugins: ["something-else"] });
     expect(() => resolvePluginList(far, builtins)).toThrow(/\(the built-ins are svc:tar-pack, svc:analyze\)/);
     const userPlugin = await resolveConfig(root, { plugins: [plugin("svc-plugin-x", () => {})], disablePlugins: ["svc-plugin-x"] });

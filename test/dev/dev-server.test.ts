@@ -20,7 +20,8 @@ const liveNames = async (client: PlatformClient) =>
     .map((e) => e.name)
     .sort();
 
-const post = (url: string, body: unknown) => fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
+const post = (url: string, body: unknown) =>
+  fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: typeof body === "string" ? body : JSON.stringify(body) });
 
 describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, () => {
   let platform: TestPlatform;
@@ -169,7 +170,8 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
       const reloaded = server.nextReload();
       await writeFile(file, await readFile(file, "utf8"));
       // Same bytes: chokidar may not even report it; force one reload to check the skip.
-      const report = await Promise.race([reloaded, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))]) ?? (await server.reload(["workers/hello.py"]));
+      const report =
+        (await Promise.race([reloaded, new Promise<undefined>((r) => setTimeout(() => r(undefined), 1000))])) ?? (await server.reload(["workers/hello.py"]));
       expect(report).toMatchObject({ ok: true, uploadSkipped: true, updated: [] });
 
       let reloads = 0;
@@ -219,7 +221,11 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
       expect(await liveNames(client)).toEqual(["live-api", "live-hello", "live-slow"]);
       const ids = first.provisioner.status().map((s) => s.id);
       const cache = await readResourceCache(root);
-      expect(Object.values(cache.resources).map((r) => r.id).sort()).toEqual([...ids].sort());
+      expect(
+        Object.values(cache.resources)
+          .map((r) => r.id)
+          .sort(),
+      ).toEqual([...ids].sort());
       // A run that ends without clean-up (killed): its endpoints stay, recorded in the cache.
       await first.close({ keepEndpoints: true });
 

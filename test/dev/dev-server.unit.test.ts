@@ -47,7 +47,15 @@ function lb(name: string, module: string, routes: Array<[string, string, string]
   return {
     ...qb(name, module),
     type: "LB",
-    functions: routes.map(([method, path, fn], i) => ({ name: fn, module, line: 5 + i, isAsync: false, isGenerator: false, httpMethod: method as "GET", httpPath: path })),
+    functions: routes.map(([method, path, fn], i) => ({
+      name: fn,
+      module,
+      line: 5 + i,
+      isAsync: false,
+      isGenerator: false,
+      httpMethod: method as "GET",
+      httpPath: path,
+    })),
   };
 }
 
@@ -89,7 +97,10 @@ describe("route table", () => {
     expect(resolveRoute(table, "GET", "/api/health")).toMatchObject({ kind: "lb", target: { function: "health" } });
     expect(resolveRoute(table, "POST", "/workers.api/echo")).toMatchObject({ kind: "lb", target: { function: "echo" } });
     expect(resolveRoute(table, "GET", "/api/items/42")).toMatchObject({ kind: "lb", params: { id: "42" } });
-    expect(resolveRoute(table, "DELETE", "/api/echo")).toMatchObject({ kind: "error", error: { status: 405, code: "METHOD_NOT_ALLOWED", message: expect.stringContaining("accepts POST") } });
+    expect(resolveRoute(table, "DELETE", "/api/echo")).toMatchObject({
+      kind: "error",
+      error: { status: 405, code: "METHOD_NOT_ALLOWED", message: expect.stringContaining("accepts POST") },
+    });
     expect(resolveRoute(table, "GET", "/api/nope")).toMatchObject({ kind: "error", error: { status: 404, code: "NOT_FOUND" } });
     expect(resolveRoute(table, "POST", "/nope/runsync")).toMatchObject({ kind: "error", error: { status: 404, code: "UNKNOWN_MODULE" } });
   });
@@ -157,7 +168,12 @@ describe("OpenAPI", () => {
     expect(schemaForAnnotation("Optional[str]")).toEqual({ type: "string", nullable: true });
     expect(schemaForAnnotation("list[float] | None")).toEqual({ type: "array", items: { type: "number" }, nullable: true });
     expect(schemaForAnnotation("dict[str, int]")).toEqual({ type: "object", additionalProperties: { type: "integer" } });
-    expect(paramsSchema([{ name: "prompt", annotation: "str" }, { name: "steps", annotation: "int", default: 30 }])).toEqual({
+    expect(
+      paramsSchema([
+        { name: "prompt", annotation: "str" },
+        { name: "steps", annotation: "int", default: 30 },
+      ]),
+    ).toEqual({
       type: "object",
       properties: { prompt: { type: "string" }, steps: { type: "integer", default: 30 } },
       required: ["prompt"],
@@ -178,7 +194,16 @@ describe("resource cache", () => {
   });
 
   it("plans create / reuse / update from the cache and what the platform still has", () => {
-    const entry = (id: string, hash: string) => ({ endpoint: "x", name: "live-x", id, type: "QB" as const, url: "u", configHash: hash, platformUrl: "p", updatedAt: "" });
+    const entry = (id: string, hash: string) => ({
+      endpoint: "x",
+      name: "live-x",
+      id,
+      type: "QB" as const,
+      url: "u",
+      configHash: hash,
+      platformUrl: "p",
+      updatedAt: "",
+    });
     const cached: Record<string, ReturnType<typeof entry>> = { same: entry("ep_1", "h1"), changed: entry("ep_2", "old"), gone: entry("ep_3", "h3") };
     const plan = planResources(
       [
@@ -282,7 +307,11 @@ describe("provisioner", () => {
 
     // Restart without teardown (a crashed run): same build → nothing to save, same ids.
     const second = new Provisioner({ root, platform: client, logger: silent });
-    await second.init(many, "b1", [...client.ids].map((id) => ({ id, name: "x", url: "" }) as never));
+    await second.init(
+      many,
+      "b1",
+      [...client.ids].map((id) => ({ id, name: "x", url: "" }) as never),
+    );
     expect(second.plan().every((s) => s.action === "reuse")).toBe(true);
     const saves = client.saved.length;
     const again = await second.provisionAll();
@@ -293,7 +322,11 @@ describe("provisioner", () => {
     const changed = manifestOf(...Object.values(many.endpoints).map((e) => (e.name === "w0" ? { ...e, env: { A: "1" } } : e)));
     client.ids.delete(deployed[1]!.id);
     const third = new Provisioner({ root, platform: client, logger: silent });
-    await third.init(changed, "b1", [...client.ids].map((id) => ({ id, name: "x", url: "" }) as never));
+    await third.init(
+      changed,
+      "b1",
+      [...client.ids].map((id) => ({ id, name: "x", url: "" }) as never),
+    );
     const plan = Object.fromEntries(third.plan().map((s) => [s.endpoint, s.action]));
     expect(plan).toMatchObject({ w0: "update", w1: "create", w2: "reuse" });
     await third.teardown();
@@ -304,7 +337,18 @@ describe("watcher", () => {
   const ig = ignore().add(["build/", "*.log", "secret.py"]);
 
   it("ignores output folders, caches, hidden and gitignored paths", () => {
-    for (const path of [".svc/artifact.tar.gz", ".platform/resources.pkl", "node_modules/x/index.js", "a/__pycache__/b.pyc", ".git/HEAD", "x.pyc", "build", "out.log", "secret.py", ".venv/lib"]) {
+    for (const path of [
+      ".svc/artifact.tar.gz",
+      ".platform/resources.pkl",
+      "node_modules/x/index.js",
+      "a/__pycache__/b.pyc",
+      ".git/HEAD",
+      "x.pyc",
+      "build",
+      "out.log",
+      "secret.py",
+      ".venv/lib",
+    ]) {
       expect(isIgnoredPath(ig, path, undefined), path).toBe(true);
     }
     for (const path of ["workers/hello.py", "requirements.txt", "svc.config.ts", ".gitignore", ".svcignore", "data/x.json"]) {

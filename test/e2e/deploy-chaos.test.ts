@@ -42,7 +42,12 @@ interface KillPoint {
 }
 const KILL_POINTS: KillPoint[] = [
   { step: "upload", line: /uploading .* artifact/, nth: 1, beforeSwitch: true },
-  ...[...BASE, EXTRA].map((_, i) => ({ step: `provision ${i + 1} of ${BASE.length + 1}`, line: /(created|updated) endpoint /, nth: i + 1, beforeSwitch: true })),
+  ...[...BASE, EXTRA].map((_, i) => ({
+    step: `provision ${i + 1} of ${BASE.length + 1}`,
+    line: /(created|updated) endpoint /,
+    nth: i + 1,
+    beforeSwitch: true,
+  })),
   { step: "configure, at the switch", line: /switching .* to build/, nth: 1, beforeSwitch: false },
   { step: "configure, after the switch", line: /build \S+ is active in/, nth: 1, beforeSwitch: false },
 ];
@@ -216,16 +221,25 @@ describe("kill -9 of svc deploy at each step, then a redeploy (real platform, wo
       }
     };
     expectContiguous(jobs, "queue jobs by start");
-    expectContiguous(answers.filter((a) => a.endpoint === LB), `${LB}'s answers in order`);
+    expectContiguous(
+      answers.filter((a) => a.endpoint === LB),
+      `${LB}'s answers in order`,
+    );
     expect([...new Set(jobs.map((job) => job.build))]).toEqual([...new Set(active)].filter((build) => jobs.some((job) => job.build === build)));
 
     // Every live worker runs the active build; the old ones stop once idle.
     const last = (await environment()).activeBuildId;
-    const liveBuilds = () => store.db.prepare("SELECT DISTINCT build_id AS b FROM workers WHERE stopped_at IS NULL").all().map((row) => (row as { b: string }).b);
+    const liveBuilds = () =>
+      store.db
+        .prepare("SELECT DISTINCT build_id AS b FROM workers WHERE stopped_at IS NULL")
+        .all()
+        .map((row) => (row as { b: string }).b);
     while (liveBuilds().some((build) => build !== last)) await new Promise((resolve) => setTimeout(resolve, 100));
 
     const perEndpoint = BASE.map((name) => `${name} ${new Set(answers.filter((a) => a.endpoint === name).map((a) => a.build)).size}`);
     const lbAnswers = answers.filter((a) => a.endpoint === LB).length;
-    console.log(`deploy chaos: ${KILL_POINTS.length} kill points, ${jobs.length} queue jobs + ${lbAnswers} LB requests, ${new Set(active).size} builds served; builds seen per endpoint: ${perEndpoint.join(", ")}\n  ${report.join("\n  ")}`);
+    console.log(
+      `deploy chaos: ${KILL_POINTS.length} kill points, ${jobs.length} queue jobs + ${lbAnswers} LB requests, ${new Set(active).size} builds served; builds seen per endpoint: ${perEndpoint.join(", ")}\n  ${report.join("\n  ")}`,
+    );
   });
 });

@@ -52,7 +52,9 @@ describe("image-to-video in distilled mode, adapters on a network volume", () =>
     const env = { ...process.env, NO_COLOR: "1", CI: "1", PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey };
     const svc = (args: string[]) =>
       new Promise<string>((resolve, reject) =>
-        execFile(process.execPath, [BIN, ...args, "--root", root], { env, timeout: 120_000 }, (e, so, se) => (e ? reject(new Error(`${se}${so}`)) : resolve(so))),
+        execFile(process.execPath, [BIN, ...args, "--root", root], { env, timeout: 120_000 }, (e, so, se) =>
+          e ? reject(new Error(`${se}${so}`)) : resolve(so),
+        ),
       );
     await svc(["volume", "create", "wan-weights", "--size", "1"]);
     await svc(["volume", "upload", join(upload, "tiny"), "wan-weights:tiny", "--json"]);
@@ -76,7 +78,11 @@ describe("image-to-video in distilled mode, adapters on a network volume", () =>
     const video = await fetch(out.video_url, { headers: { Authorization: `Bearer ${platform.apiKey}` } });
     const file = join(work, "distilled.mp4");
     await writeFile(file, Buffer.from(await video.arrayBuffer()));
-    const frames = execFileSync("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file], { encoding: "utf8" });
+    const frames = execFileSync(
+      "ffprobe",
+      ["-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries", "stream=nb_read_frames", "-of", "csv=p=0", file],
+      { encoding: "utf8" },
+    );
     expect(Number(frames.trim())).toBe(out.frames);
 
     const cached = await client.runsync(endpointId, { ...input, guidance: 3.5, enable_step_cache: true });

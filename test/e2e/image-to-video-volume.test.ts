@@ -21,7 +21,8 @@ const EXAMPLE = new URL("../../examples/image-to-video/", import.meta.url).pathn
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 
 /** The video's frames as RGB bytes (ffmpeg decodes; the worker encoded with its own PyAV). */
-const rgbFrames = (file: string) => execFileSync("ffmpeg", ["-loglevel", "error", "-i", file, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], { maxBuffer: 64 * 1024 * 1024 });
+const rgbFrames = (file: string) =>
+  execFileSync("ffmpeg", ["-loglevel", "error", "-i", file, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"], { maxBuffer: 64 * 1024 * 1024 });
 
 describe("image-to-video with its weights on a network volume", () => {
   let platform: RunningPlatform;
@@ -40,8 +41,17 @@ describe("image-to-video with its weights on a network volume", () => {
       for (const key of Object.keys(env)) delete process.env[key];
     }
     const job = await client.runsync(endpointId, {
-      prompt: "a test card slowly zooms in", image: imageDataUrl, size: "1280*720", duration: 5, seed: 1234,
-      num_inference_steps: 2, negative_prompt: "", guidance: 5, flow_shift: 5, enable_prompt_optimization: false, enable_safety_checker: false,
+      prompt: "a test card slowly zooms in",
+      image: imageDataUrl,
+      size: "1280*720",
+      duration: 5,
+      seed: 1234,
+      num_inference_steps: 2,
+      negative_prompt: "",
+      guidance: 5,
+      flow_shift: 5,
+      enable_prompt_optimization: false,
+      enable_safety_checker: false,
     });
     expect(job.status, JSON.stringify(job.error)).toBe("COMPLETED");
     const output = job.output as Record<string, any>;
@@ -73,7 +83,9 @@ describe("image-to-video with its weights on a network volume", () => {
     const env = { ...process.env, NO_COLOR: "1", CI: "1", PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey };
     const svc = (args: string[]) =>
       new Promise<string>((resolve, reject) =>
-        execFile(process.execPath, [BIN, ...args, "--root", root], { env, timeout: 120_000 }, (e, so, se) => (e ? reject(new Error(`${se}${so}`)) : resolve(so))),
+        execFile(process.execPath, [BIN, ...args, "--root", root], { env, timeout: 120_000 }, (e, so, se) =>
+          e ? reject(new Error(`${se}${so}`)) : resolve(so),
+        ),
       );
     await svc(["volume", "create", "wan-weights", "--size", "1"]);
     const uploaded = JSON.parse(await svc(["volume", "upload", checkpoint, "wan-weights:tiny", "--json"]));
@@ -94,7 +106,11 @@ describe("image-to-video with its weights on a network volume", () => {
     const inMemory = await deployAndRun({ WAN_CONFIG: "tiny", WAN_CHECKPOINT_DIR: "" });
     expect(inMemory.output.warnings.join(" ")).toContain("random weights");
 
-    expect([fromVolume.output.width, fromVolume.output.height, fromVolume.output.frames]).toEqual([inMemory.output.width, inMemory.output.height, inMemory.output.frames]);
+    expect([fromVolume.output.width, fromVolume.output.height, fromVolume.output.frames]).toEqual([
+      inMemory.output.width,
+      inMemory.output.height,
+      inMemory.output.frames,
+    ]);
     const a = rgbFrames(fromVolume.file);
     const b = rgbFrames(inMemory.file);
     expect(a.length).toBe(b.length);

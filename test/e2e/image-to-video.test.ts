@@ -20,7 +20,22 @@ import { startPlatform, type RunningPlatform } from "../../platform/index.ts";
 const EXAMPLE = new URL("../../examples/image-to-video/", import.meta.url).pathname;
 
 function probe(file: string) {
-  const out = execFileSync("ffprobe", ["-v", "error", "-select_streams", "v:0", "-count_frames", "-show_entries", "stream=codec_name,width,height,r_frame_rate,nb_read_frames", "-of", "json", file], { encoding: "utf8" });
+  const out = execFileSync(
+    "ffprobe",
+    [
+      "-v",
+      "error",
+      "-select_streams",
+      "v:0",
+      "-count_frames",
+      "-show_entries",
+      "stream=codec_name,width,height,r_frame_rate,nb_read_frames",
+      "-of",
+      "json",
+      file,
+    ],
+    { encoding: "utf8" },
+  );
   return JSON.parse(out).streams[0] as { codec_name: string; width: number; height: number; r_frame_rate: string; nb_read_frames: string };
 }
 
@@ -95,7 +110,11 @@ describe("image-to-video on the embedded platform", () => {
       const output = job.output as Record<string, any>;
       expect(output).toMatchObject({ seed: 1234, fps: model.fps, frames: 9, model: model.config, width: model.width, height: model.height });
       // a worker's first job also reports the model's load time ("load")
-      expect(Object.keys(output.timings).filter((k) => k !== "load").sort()).toEqual(["decode", "denoise", "encode_video", "image_encode", "text_encode"]);
+      expect(
+        Object.keys(output.timings)
+          .filter((k) => k !== "load")
+          .sort(),
+      ).toEqual(["decode", "denoise", "encode_video", "image_encode", "text_encode"]);
       expect(output.warnings.join(" ")).toContain("tiny");
 
       const response = await fetch(output.video_url, { headers: { Authorization: `Bearer ${platform.apiKey}` } });

@@ -61,7 +61,11 @@ describe("svc shell", { timeout: 180_000 }, () => {
   });
 
   it("-c reads the artifact, the volume and the resolved secret, and exits with the command's code", async () => {
-    const command = 'cat notes.txt; cat "$PLATFORM_VOLUME_PATH/inbox/hello.txt"; echo "token=$API_TOKEN mode=$MODE"; python3 -c "import svc; print(svc.__name__)"; pwd; echo "socket=${SVC_PLATFORM_SOCKET:-none}"; python3 -c "import socket; s = socket.socket(); s.settimeout(2); print(\'tcp=%d\' % s.connect_ex((\'127.0.0.1\', PORT)))"; exit 7'.replace("PORT", new URL(platform.url).port);
+    const command =
+      'cat notes.txt; cat "$PLATFORM_VOLUME_PATH/inbox/hello.txt"; echo "token=$API_TOKEN mode=$MODE"; python3 -c "import svc; print(svc.__name__)"; pwd; echo "socket=${SVC_PLATFORM_SOCKET:-none}"; python3 -c "import socket; s = socket.socket(); s.settimeout(2); print(\'tcp=%d\' % s.connect_ex((\'127.0.0.1\', PORT)))"; exit 7'.replace(
+        "PORT",
+        new URL(platform.url).port,
+      );
     const r = await svc(["shell", "probe", "-c", command]);
     expect(r.stderr).not.toContain("error");
     expect(r.code).toBe(7);
@@ -85,7 +89,11 @@ describe("svc shell", { timeout: 180_000 }, () => {
   });
 
   it("a pipe feeds the command's stdin and its end; stderr stays apart from stdout", async () => {
-    const r = await svcWithInput(["shell", "probe", "--root", root, "-c", 'while read line; do echo "got $line"; done; echo oops >&2; exit 3'], "one\ntwo\n", env);
+    const r = await svcWithInput(
+      ["shell", "probe", "--root", root, "-c", 'while read line; do echo "got $line"; done; echo oops >&2; exit 3'],
+      "one\ntwo\n",
+      env,
+    );
     expect(r.code).toBe(3);
     expect(r.stdout).toBe("got one\ngot two\n");
     expect(r.stderr).toContain("oops");
@@ -101,7 +109,9 @@ describe("svc shell", { timeout: 180_000 }, () => {
   it.runIf(scriptAvailable)("a terminal gets a pseudo-terminal on the platform's side", async () => {
     const line = `${process.execPath} ${BIN} shell probe --root ${root} -c 'tty; stty size; exit 5'`;
     const r = await new Promise<CliResult>((resolve) =>
-      execFile("script", ["-qec", line, "/dev/null"], { env, timeout: 60_000 }, (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr })),
+      execFile("script", ["-qec", line, "/dev/null"], { env, timeout: 60_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+      ),
     );
     expect(r.stdout).toMatch(/\/dev\/pts\/\d+/);
     expect(r.stdout).toMatch(/^\d+ \d+\r?$/m);
@@ -111,9 +121,15 @@ describe("svc shell", { timeout: 180_000 }, () => {
   it("refuses a worker's key: only the user's key opens a shell", async () => {
     const record = platform.context.store.endpoints.get(endpointId)!;
     const workerKey = platform.context.workerKeys.keyFor(record);
-    const error = await runShell({ url: platform.url, apiKey: workerKey }, { endpointId, command: "true", stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }).catch((e) => e);
+    const error = await runShell(
+      { url: platform.url, apiKey: workerKey },
+      { endpointId, command: "true", stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    ).catch((e) => e);
     expect(isSvcError(error) && error.code).toBe("KEY_SCOPE");
-    const wrong = await runShell({ url: platform.url, apiKey: "not-a-key" }, { endpointId, command: "true", stdin: process.stdin, stdout: process.stdout, stderr: process.stderr }).catch((e) => e);
+    const wrong = await runShell(
+      { url: platform.url, apiKey: "not-a-key" },
+      { endpointId, command: "true", stdin: process.stdin, stdout: process.stdout, stderr: process.stderr },
+    ).catch((e) => e);
     expect(isSvcError(wrong) && wrong.code).toBe("AUTH_FAILED");
   });
 
@@ -121,13 +137,26 @@ describe("svc shell", { timeout: 180_000 }, () => {
     const fake = await startFakePlatform();
     try {
       fake.state.endpoints.push({
-        ...{ type: "QB", gpuIds: null, gpuCount: null, instanceIds: null, idleTimeout: 5, scalerType: "QUEUE_DELAY", scalerValue: 4, workersMin: 0, workersMax: 1, executionTimeoutMs: 600000 },
+        ...{
+          type: "QB",
+          gpuIds: null,
+          gpuCount: null,
+          instanceIds: null,
+          idleTimeout: 5,
+          scalerType: "QUEUE_DELAY",
+          scalerValue: 4,
+          workersMin: 0,
+          workersMax: 1,
+          executionTimeoutMs: 600000,
+        },
         ...{ templateId: null, env: [], environmentId: null, buildId: null, locations: null, networkVolumeId: null, imageName: null },
         id: "ep-hosted",
         name: "probe",
         createdAt: new Date().toISOString(),
       });
-      const r = await runSvc(["shell", "ep-hosted", "-c", "true", "--root", root], { env: { ...env, PLATFORM_API_URL: fake.url, PLATFORM_API_KEY: fake.apiKey } });
+      const r = await runSvc(["shell", "ep-hosted", "-c", "true", "--root", root], {
+        env: { ...env, PLATFORM_API_URL: fake.url, PLATFORM_API_KEY: fake.apiKey },
+      });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain("[SHELL_UNAVAILABLE]");
       expect(r.stderr).toContain("embedded platform");

@@ -94,7 +94,9 @@ describe("endpoints with a network volume", { timeout: 180_000 }, () => {
     expect(used).toBeLessThanOrEqual(volume.size * GB);
     console.log(`a 1 GB volume took ${used} bytes through the mount before ENOSPC`);
 
-    await gqlOk(platform, "mutation($input: UpdateNetworkVolumeInput!) { updateNetworkVolume(input: $input) { id size } }", { input: { id: volume.id, size: 2 } });
+    await gqlOk(platform, "mutation($input: UpdateNetworkVolumeInput!) { updateNetworkVolume(input: $input) { id size } }", {
+      input: { id: volume.id, size: 2 },
+    });
     const again = await client.runsync(filler.id, { name: "big.bin", mb: 1100 }, { timeoutMs: 120_000 });
     expect(again.output, JSON.stringify(again)).toEqual({ written: 1100 * 1024 * 1024, stopped_by: null });
     expect((await svc(["volume", "rm", "shared-data:big.bin"])).code).toBe(0); // the image's blocks stay, but the host's disk is not read again
@@ -103,7 +105,11 @@ describe("endpoints with a network volume", { timeout: 180_000 }, () => {
   it("svc run: the live- endpoint gets the same volume", async () => {
     const server = await startDevServer({ root, client, port: 0, logger: createLogger("silent"), reload: false });
     try {
-      const res = await fetch(`${server.url}/store/keep/runsync`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ input: { text: "from svc run" } }) });
+      const res = await fetch(`${server.url}/store/keep/runsync`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ input: { text: "from svc run" } }),
+      });
       const job = (await res.json()) as { status: string; output: { seen: string } };
       expect(job).toMatchObject({ status: "COMPLETED", output: { seen: "written over S3" } });
       const volume = (await client.findVolume("shared-data"))!;

@@ -19,12 +19,11 @@ function oldNameUses(text: string): string[] {
 
 describe("the package name", () => {
   it("the check finds imports and dependencies under the old name", () => {
-    expect(oldNameUses(`import { a } from "svc";\nconst t = await import('svc/testing');\ndeclare module "svc/types" {}\n  "svc": ">=0.1.0"\n"svc": "./bin/svc.mjs"\nimport "@svc-dev/svc";`)).toEqual([
-      'from "svc"',
-      "import('svc/testing'",
-      'declare module "svc/types"',
-      '"svc": ">=0.1.0"',
-    ]);
+    expect(
+      oldNameUses(
+        `import { a } from "svc";\nconst t = await import('svc/testing');\ndeclare module "svc/types" {}\n  "svc": ">=0.1.0"\n"svc": "./bin/svc.mjs"\nimport "@svc-dev/svc";`,
+      ),
+    ).toEqual(['from "svc"', "import('svc/testing'", 'declare module "svc/types"', '"svc": ">=0.1.0"']);
   });
 
   it(`is ${PACKAGE_NAME} in every tracked file that names it`, () => {

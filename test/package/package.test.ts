@@ -73,7 +73,10 @@ afterAll(() => {
 describe("the packed tarball", () => {
   it("holds the build, the declarations and the run-time assets, not the repository's tests, fixtures or benches", async () => {
     const { stdout } = await sh("tar", ["-tzf", svcTarball], tmp);
-    const files = stdout.split("\n").filter(Boolean).map((line) => line.replace(/^package\//, ""));
+    const files = stdout
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => line.replace(/^package\//, ""));
     for (const needed of [
       "dist/index.mjs",
       "dist/index.d.mts",
@@ -217,7 +220,9 @@ export const check = (root: string) => buildFolder(root, { until: "manifest", pl
 
     const refused = await svc(["build", "--no-deps", "--json"], app);
     expect(refused.code).toBe(1);
-    const { error } = JSON.parse(refused.stdout) as { error: { code: string; plugin: string; hook: string; pluginCode: string; message: string; remedy: string } };
+    const { error } = JSON.parse(refused.stdout) as {
+      error: { code: string; plugin: string; hook: string; pluginCode: string; message: string; remedy: string };
+    };
     expect(error).toMatchObject({ code: "PLUGIN_REFUSED", plugin: "svc-plugin-secrets", hook: "pack", pluginCode: "SECRET_FOUND" });
     expect(error.remedy).toContain("Read them from environment variables at run time instead");
     expect(error.remedy).not.toContain("report it to its author");
@@ -231,7 +236,10 @@ export const check = (root: string) => buildFolder(root, { until: "manifest", pl
     expect(built.code, built.stdout + built.stderr).toBe(0);
 
     // a typo in its options: the plugin's zod schema names the key it probably meant
-    writeFileSync(join(app, "svc.config.ts"), `import { defineConfig } from "@svc-dev/svc";\n\nexport default defineConfig({\n  plugins: [["svc-plugin-secrets", { alow: [] }]],\n});\n`);
+    writeFileSync(
+      join(app, "svc.config.ts"),
+      `import { defineConfig } from "@svc-dev/svc";\n\nexport default defineConfig({\n  plugins: [["svc-plugin-secrets", { alow: [] }]],\n});\n`,
+    );
     const typo = await svc(["build", "--no-deps"], app);
     expect(typo.code).toBe(1);
     expect(typo.stderr).toContain("[PLUGIN_OPTIONS_INVALID]");

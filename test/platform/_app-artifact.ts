@@ -35,29 +35,69 @@ export async function buildAppArtifact(files: Record<string, string>, endpoints:
     pythonVersion: "3.11",
     fingerprint: `sha256:${createHash("sha256").update(JSON.stringify(files)).digest("hex")}`,
     functions: Object.fromEntries(endpoints.flatMap((e) => e.functions.map((f) => [f, e.name]))),
-    routes: Object.fromEntries(endpoints.filter((e) => e.type === "LB").map((e) => [e.name, e.functions.map((f) => ({ method: "GET", path: `/${f}`, function: f }))])),
+    routes: Object.fromEntries(
+      endpoints.filter((e) => e.type === "LB").map((e) => [e.name, e.functions.map((f) => ({ method: "GET", path: `/${f}`, function: f }))]),
+    ),
     endpoints: Object.fromEntries(
       endpoints.map((e) => {
         const handler = `handlers/${e.name.replace(/-/g, "_")}.py`;
-        const functions = e.functions.map((f) => ({ name: f, module: e.module, line: 1, isAsync: false, isGenerator: false, ...(e.type === "LB" ? { httpMethod: "GET", httpPath: `/${f}` } : {}) }));
-        return [e.name, { name: e.name, type: e.type ?? "QB", file: `${e.module.replace(/\./g, "/")}.py`, module: e.module, handler, functions, hardware: { instanceIds: ["cpu3c-2-4"] }, image: CPU_IMAGE, scaling: { workersMin: 0, workersMax: 1, idleTimeout: 5, scalerType: "QUEUE_DELAY", scalerValue: 4 }, executionTimeoutMs: 600000, env: {}, dependencies: [] }];
+        const functions = e.functions.map((f) => ({
+          name: f,
+          module: e.module,
+          line: 1,
+          isAsync: false,
+          isGenerator: false,
+          ...(e.type === "LB" ? { httpMethod: "GET", httpPath: `/${f}` } : {}),
+        }));
+        return [
+          e.name,
+          {
+            name: e.name,
+            type: e.type ?? "QB",
+            file: `${e.module.replace(/\./g, "/")}.py`,
+            module: e.module,
+            handler,
+            functions,
+            hardware: { instanceIds: ["cpu3c-2-4"] },
+            image: CPU_IMAGE,
+            scaling: { workersMin: 0, workersMax: 1, idleTimeout: 5, scalerType: "QUEUE_DELAY", scalerValue: 4 },
+            executionTimeoutMs: 600000,
+            env: {},
+            dependencies: [],
+          },
+        ];
       }),
     ),
   };
   await writeFile(join(tree, "svc_manifest.json"), JSON.stringify(manifest, null, 2));
-  for (const e of endpoints) await writeFile(join(tree, `handlers/${e.name.replace(/-/g, "_")}.py`), `from svc.worker import serve\n\nserve(${JSON.stringify(e.name)})\n`);
+  for (const e of endpoints)
+    await writeFile(join(tree, `handlers/${e.name.replace(/-/g, "_")}.py`), `from svc.worker import serve\n\nserve(${JSON.stringify(e.name)})\n`);
   const path = join(tree, "..", "artifact.tar.gz");
-  const entries = ["svc_manifest.json", "handlers", "svc", ...new Set(Object.keys(files).map((f) => f.split("/")[0]!)), ...(sitePackages ? ["site-packages"] : [])];
+  const entries = [
+    "svc_manifest.json",
+    "handlers",
+    "svc",
+    ...new Set(Object.keys(files).map((f) => f.split("/")[0]!)),
+    ...(sitePackages ? ["site-packages"] : []),
+  ];
   await tarCreate({ gzip: { level: 9 }, file: path, cwd: tree, portable: true }, entries);
   const bytes = await readFile(path);
   return { path, sha256: createHash("sha256").update(bytes).digest("hex"), size: (await stat(path)).size, manifest };
 }
 
 /** Creates or updates an endpoint running `buildId` on `image`. */
-export async function saveImageEndpoint(p: { url: string; apiKey: string }, buildId: string, spec: { id?: string; name: string; type?: "QB" | "LB"; image?: string; workersMax?: number }): Promise<{ id: string; url: string }> {
+export async function saveImageEndpoint(
+  p: { url: string; apiKey: string },
+  buildId: string,
+  spec: { id?: string; name: string; type?: "QB" | "LB"; image?: string; workersMax?: number },
+): Promise<{ id: string; url: string }> {
   const { image = CPU_IMAGE, ...rest } = spec;
-  const { saveEndpoint } = await gqlOk<{ saveEndpoint: { id: string; url: string } }>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id url } }", {
-    i: { instanceIds: ["cpu3c-2-4"], template: { imageName: image }, workersMin: 0, workersMax: 1, ...rest, buildId },
-  });
+  const { saveEndpoint } = await gqlOk<{ saveEndpoint: { id: string; url: string } }>(
+    p,
+    "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id url } }",
+    {
+      i: { instanceIds: ["cpu3c-2-4"], template: { imageName: image }, workersMin: 0, workersMax: 1, ...rest, buildId },
+    },
+  );
   return saveEndpoint;
 }

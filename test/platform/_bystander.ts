@@ -13,7 +13,8 @@ export interface BystanderReport {
   runsyncP99Ms: number;
 }
 
-const p99 = (values: number[]) => (values.length === 0 ? NaN : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]!);
+const p99 = (values: number[]) =>
+  values.length === 0 ? NaN : [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]!;
 
 /** Starts the loop; `stop()` ends it and answers what it saw. */
 export function bystander(p: { url: string; apiKey: string }, endpointId: string): { stop(): Promise<BystanderReport> } {
@@ -33,8 +34,18 @@ export function bystander(p: { url: string; apiKey: string }, endpointId: string
   };
   const loop = (async () => {
     while (running) {
-      await timed(health, () => api(p, "GET", `/v2/${endpointId}/health`), (r) => r.status === 200, "health");
-      await timed(runsync, () => api(p, "POST", `/v2/${endpointId}/runsync`, { input: {} }), (r) => r.status === 200 && r.body?.status === "COMPLETED", "runsync");
+      await timed(
+        health,
+        () => api(p, "GET", `/v2/${endpointId}/health`),
+        (r) => r.status === 200,
+        "health",
+      );
+      await timed(
+        runsync,
+        () => api(p, "POST", `/v2/${endpointId}/runsync`, { input: {} }),
+        (r) => r.status === 200 && r.body?.status === "COMPLETED",
+        "runsync",
+      );
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
   })();

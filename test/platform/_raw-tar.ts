@@ -39,7 +39,6 @@ export function rawTar(entries: RawEntry[]): Buffer {
   return gzipSync(Buffer.concat(blocks));
 }
 
-
 /**
  * A gzip bomb: `head` (tar bytes, may be empty) then `gib` GiB of zeros, made of concatenated gzip
  * members (gunzip reads them as one stream) so it takes milliseconds to make.

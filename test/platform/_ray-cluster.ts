@@ -35,7 +35,7 @@ async function processesOf(pgids: number[]): Promise<number[]> {
   const found = new Set(rows.filter((r) => pgids.includes(r.pgid)).map((r) => r.pid));
   for (let grew = true; grew; ) {
     grew = false;
-    for (const r of rows) if (!found.has(r.pid) && found.has(r.ppid)) (found.add(r.pid), (grew = true));
+    for (const r of rows) if (!found.has(r.pid) && found.has(r.ppid)) found.add(r.pid), (grew = true);
   }
   return [...found];
 }
@@ -52,13 +52,19 @@ const kill = (pids: number[], signal: NodeJS.Signals) => {
 
 /** `ray start`, tried twice: on a loaded machine a raylet can miss the 30 s Ray waits for it (a fixed limit in ray/_private/node.py). */
 const rayStart = (args: string[], env: NodeJS.ProcessEnv, started: (pgid: number) => void): Promise<number> =>
-  rayStartOnce(args, env, started).catch((error: Error) => (/timed out during startup/.test(error.message) ? rayStartOnce(args, env, started) : Promise.reject(error)));
+  rayStartOnce(args, env, started).catch((error: Error) =>
+    /timed out during startup/.test(error.message) ? rayStartOnce(args, env, started) : Promise.reject(error),
+  );
 
 /** `started` gets the new process group at once: a cluster stopped while a node still starts stops that node too. */
 function rayStartOnce(args: string[], env: NodeJS.ProcessEnv, started: (pgid: number) => void): Promise<number> {
   return new Promise((resolve, reject) => {
     // detached: its own process group, which the node's daemons keep after it exits
-    const proc = spawn("ray", ["start", ...args, "--disable-usage-stats"], { detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...env } });
+    const proc = spawn("ray", ["start", ...args, "--disable-usage-stats"], {
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, ...env },
+    });
     if (proc.pid) started(proc.pid);
     let out = "";
     proc.stdout.on("data", (d) => (out += d));
@@ -89,7 +95,24 @@ export class RayCluster {
     const cluster = new RayCluster(dir, `127.0.0.1:${gcs}`, `http://127.0.0.1:${dash}`);
     try {
       const pgid = await rayStart(
-        ["--head", "--node-ip-address", "127.0.0.1", "--port", String(gcs), "--dashboard-host", "127.0.0.1", "--dashboard-port", String(dash), "--include-dashboard", "true", "--ray-client-server-port", String(client), ...cluster.nodeArgs("head", [nm!, om!, agent!, agentGrpc!, metrics!, rtenv!]), "--num-cpus", "0"],
+        [
+          "--head",
+          "--node-ip-address",
+          "127.0.0.1",
+          "--port",
+          String(gcs),
+          "--dashboard-host",
+          "127.0.0.1",
+          "--dashboard-port",
+          String(dash),
+          "--include-dashboard",
+          "true",
+          "--ray-client-server-port",
+          String(client),
+          ...cluster.nodeArgs("head", [nm!, om!, agent!, agentGrpc!, metrics!, rtenv!]),
+          "--num-cpus",
+          "0",
+        ],
         { RAY_health_check_period_ms: "1000", RAY_health_check_failure_threshold: "3", RAY_health_check_initial_delay_ms: "1000" },
         (g) => cluster.pgids.push(g),
       );
@@ -107,19 +130,43 @@ export class RayCluster {
   private nodeArgs(name: string, [nm, om, agent, agentGrpc, metrics, rtenv]: number[]): string[] {
     const base = (this.workerPortBase += 100);
     return [
-      "--temp-dir", join(this.dir, name),
-      "--node-manager-port", String(nm), "--object-manager-port", String(om),
-      "--dashboard-agent-listen-port", String(agent), "--dashboard-agent-grpc-port", String(agentGrpc),
-      "--metrics-export-port", String(metrics), "--runtime-env-agent-port", String(rtenv),
-      "--min-worker-port", String(base), "--max-worker-port", String(base + 99),
-      "--object-store-memory", "80000000",
+      "--temp-dir",
+      join(this.dir, name),
+      "--node-manager-port",
+      String(nm),
+      "--object-manager-port",
+      String(om),
+      "--dashboard-agent-listen-port",
+      String(agent),
+      "--dashboard-agent-grpc-port",
+      String(agentGrpc),
+      "--metrics-export-port",
+      String(metrics),
+      "--runtime-env-agent-port",
+      String(rtenv),
+      "--min-worker-port",
+      String(base),
+      "--max-worker-port",
+      String(base + 99),
+      "--object-store-memory",
+      "80000000",
     ];
   }
 
   /** Adds a node with `cpus` logical CPUs and `gpus` declared GPUs (Ray accepts them without any). */
   async addNode(name: string, cpus: number, gpus = 0): Promise<RayNodeHandle> {
     const pgid = await rayStart(
-      ["--address", this.gcsAddress, "--node-ip-address", "127.0.0.1", ...this.nodeArgs(name, await ports(6)), "--num-cpus", String(cpus), "--num-gpus", String(gpus)],
+      [
+        "--address",
+        this.gcsAddress,
+        "--node-ip-address",
+        "127.0.0.1",
+        ...this.nodeArgs(name, await ports(6)),
+        "--num-cpus",
+        String(cpus),
+        "--num-gpus",
+        String(gpus),
+      ],
       {},
       (g) => this.pgids.push(g),
     );

@@ -63,7 +63,11 @@ export function authHeaders(key: string): Record<string, string> {
   return { authorization: `Bearer ${key}`, "content-type": "application/json" };
 }
 
-export async function gql<T = Record<string, any>>(p: { url: string; apiKey: string }, query: string, variables?: Record<string, unknown>): Promise<{ status: number; data?: T; errors?: Array<{ message: string; extensions?: { code?: string } }> }> {
+export async function gql<T = Record<string, any>>(
+  p: { url: string; apiKey: string },
+  query: string,
+  variables?: Record<string, unknown>,
+): Promise<{ status: number; data?: T; errors?: Array<{ message: string; extensions?: { code?: string } }> }> {
   const res = await fetch(`${p.url}/graphql`, { method: "POST", headers: authHeaders(p.apiKey), body: JSON.stringify({ query, variables }) });
   const body = (await res.json()) as { data?: T; errors?: Array<{ message: string }> };
   return { status: res.status, ...body };
@@ -93,9 +97,14 @@ export async function api(p: { url: string; apiKey: string }, method: string, pa
 }
 
 /** Creates the app and uploads the artifact (prepare → PUT → finalize); returns the build id. */
-export async function uploadArtifact(p: { url: string; apiKey: string }, artifact: BuiltArtifact, appName = "platform-app"): Promise<{ appId: string; buildId: string; skipped: boolean }> {
+export async function uploadArtifact(
+  p: { url: string; apiKey: string },
+  artifact: BuiltArtifact,
+  appName = "platform-app",
+): Promise<{ appId: string; buildId: string; skipped: boolean }> {
   const existing = await gqlOk<{ app: { id: string } | null }>(p, "query($n: String!) { app(name: $n) { id } }", { n: appName });
-  const appId = existing.app?.id ?? (await gqlOk<{ createApp: { id: string } }>(p, "mutation($n: String!) { createApp(name: $n) { id } }", { n: appName })).createApp.id;
+  const appId =
+    existing.app?.id ?? (await gqlOk<{ createApp: { id: string } }>(p, "mutation($n: String!) { createApp(name: $n) { id } }", { n: appName })).createApp.id;
   const { prepareArtifactUpload: prep } = await gqlOk<{ prepareArtifactUpload: { uploadUrl: string; objectKey: string; alreadyUploaded: boolean } }>(
     p,
     "mutation($a: String!, $s: Int!, $h: String) { prepareArtifactUpload(appId: $a, size: $s, sha256: $h) { uploadUrl objectKey expiresAt alreadyUploaded } }",
@@ -139,7 +148,11 @@ export async function saveEndpoint(p: { url: string; apiKey: string }, buildId: 
 }
 
 /** Uploads, creates the endpoints and records their URLs in the build's manifest. */
-export async function deploy(p: { url: string; apiKey: string }, artifact: BuiltArtifact, specs: EndpointSpec[]): Promise<{ buildId: string; endpoints: Record<string, { id: string; url: string }> }> {
+export async function deploy(
+  p: { url: string; apiKey: string },
+  artifact: BuiltArtifact,
+  specs: EndpointSpec[],
+): Promise<{ buildId: string; endpoints: Record<string, { id: string; url: string }> }> {
   const { buildId } = await uploadArtifact(p, artifact);
   const endpoints: Record<string, { id: string; url: string }> = {};
   for (const spec of specs) endpoints[spec.name] = await saveEndpoint(p, buildId, spec);
@@ -165,8 +178,13 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
 
 /** Polls /status until the job is final. */
 export async function waitFinal(p: { url: string; apiKey: string }, endpointId: string, jobId: string, timeoutMs = 30_000): Promise<any> {
-  return waitFor(`job ${jobId} to finish`, async () => {
-    const r = await api(p, "GET", `/v2/${endpointId}/status/${jobId}`);
-    return ["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"].includes(r.body?.status) ? r.body : undefined;
-  }, timeoutMs, 50);
+  return waitFor(
+    `job ${jobId} to finish`,
+    async () => {
+      const r = await api(p, "GET", `/v2/${endpointId}/status/${jobId}`);
+      return ["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"].includes(r.body?.status) ? r.body : undefined;
+    },
+    timeoutMs,
+    50,
+  );
 }

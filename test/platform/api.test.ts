@@ -2,7 +2,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync, statSync } from "node:fs";
 import { createHash } from "node:crypto";
-import { api, authHeaders, buildFixtureArtifact, gql, gqlOk, startTestPlatform, uploadArtifact, waitFor, type BuiltArtifact, type TestPlatform } from "./_support.ts";
+import {
+  api,
+  authHeaders,
+  buildFixtureArtifact,
+  gql,
+  gqlOk,
+  startTestPlatform,
+  uploadArtifact,
+  waitFor,
+  type BuiltArtifact,
+  type TestPlatform,
+} from "./_support.ts";
 import { rawTar } from "./_raw-tar.ts";
 
 let p: TestPlatform;
@@ -19,8 +30,7 @@ afterAll(async () => {
   await p.dispose();
 });
 
-const raw = (method: string, path: string, headers: Record<string, string> = {}, body?: string) =>
-  fetch(`${p.url}${path}`, { method, headers, body });
+const raw = (method: string, path: string, headers: Record<string, string> = {}, body?: string) => fetch(`${p.url}${path}`, { method, headers, body });
 
 describe("auth", () => {
   it("refuses a missing or wrong key with 401 {error} on every route family", async () => {
@@ -212,15 +222,21 @@ describe("malformed input and unknown things", () => {
       const { saveEndpoint } = await gqlOk<{ saveEndpoint: { id: string } }>(own, 'mutation { saveEndpoint(input: {name: "no-build", workersMax: 1}) { id } }');
       const path = `/v2/${saveEndpoint.id}/runsync`;
       const leaving = new AbortController();
-      const first = fetch(`${own.url}${path}`, { method: "POST", headers: authHeaders(own.apiKey), body: '{"input":{}}', signal: leaving.signal }).catch(() => "gone");
+      const first = fetch(`${own.url}${path}`, { method: "POST", headers: authHeaders(own.apiKey), body: '{"input":{}}', signal: leaving.signal }).catch(
+        () => "gone",
+      );
       await waitFor("the first runsync to wait", async () => (await api(own, "GET", `/v2/${saveEndpoint.id}/health`)).body.jobs.inQueue === 1);
       expect((await api(own, "POST", path, { input: {} })).status).toBe(429);
       leaving.abort();
       expect(await first).toBe("gone");
-      const second = await waitFor("the slot to be free", async () => {
-        const r = await api(own, "POST", `${path}?wait=1000`, { input: {} });
-        return r.status === 200 ? r : undefined;
-      }, 5000);
+      const second = await waitFor(
+        "the slot to be free",
+        async () => {
+          const r = await api(own, "POST", `${path}?wait=1000`, { input: {} });
+          return r.status === 200 ? r : undefined;
+        },
+        5000,
+      );
       expect(second.body.status).toBe("IN_QUEUE");
       expect((await api(own, "GET", `/v2/${saveEndpoint.id}/health`)).body.jobs.inQueue).toBe(2);
     } finally {
@@ -262,13 +278,38 @@ describe("GraphQL management API", () => {
     const created = await gqlOk<any>(
       p,
       `mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id name type gpuIds gpuCount workersMin workersMax idleTimeout scalerType scalerValue executionTimeoutMs imageName env { key value } url createdAt } }`,
-      { i: { name: "gpu-ep", gpuIds: "ADA_24,AMPERE_16", gpuCount: 1, workersMax: 2, template: { imageName: "svc/worker-gpu:torch", env: [{ key: "A", value: "1" }] }, env: [{ key: "B", value: "2" }] } },
+      {
+        i: {
+          name: "gpu-ep",
+          gpuIds: "ADA_24,AMPERE_16",
+          gpuCount: 1,
+          workersMax: 2,
+          template: { imageName: "svc/worker-gpu:torch", env: [{ key: "A", value: "1" }] },
+          env: [{ key: "B", value: "2" }],
+        },
+      },
     );
     const ep = created.saveEndpoint;
-    expect(ep).toMatchObject({ name: "gpu-ep", type: "QB", gpuIds: "ADA_24,AMPERE_16", workersMin: 0, workersMax: 2, idleTimeout: 5, scalerType: "QUEUE_DELAY", scalerValue: 4, executionTimeoutMs: 600000, imageName: "svc/worker-gpu:torch" });
-    expect(ep.env).toEqual([{ key: "A", value: "1" }, { key: "B", value: "2" }]);
+    expect(ep).toMatchObject({
+      name: "gpu-ep",
+      type: "QB",
+      gpuIds: "ADA_24,AMPERE_16",
+      workersMin: 0,
+      workersMax: 2,
+      idleTimeout: 5,
+      scalerType: "QUEUE_DELAY",
+      scalerValue: 4,
+      executionTimeoutMs: 600000,
+      imageName: "svc/worker-gpu:torch",
+    });
+    expect(ep.env).toEqual([
+      { key: "A", value: "1" },
+      { key: "B", value: "2" },
+    ]);
     expect(ep.url).toBe(`${p.url}/v2/${ep.id}`);
-    const updated = await gqlOk<any>(p, `mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id type url workersMax gpuIds } }`, { i: { id: ep.id, name: "gpu-ep", type: "LB", workersMax: 3 } });
+    const updated = await gqlOk<any>(p, `mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id type url workersMax gpuIds } }`, {
+      i: { id: ep.id, name: "gpu-ep", type: "LB", workersMax: 3 },
+    });
     expect(updated.saveEndpoint).toEqual({ id: ep.id, type: "LB", url: `${p.url}/lb/${ep.id}`, workersMax: 3, gpuIds: "ADA_24,AMPERE_16" });
     const list = await gqlOk<any>(p, "{ myself { endpoints { id name } } }");
     expect(list.myself.endpoints.map((e: { id: string }) => e.id)).toContain(ep.id);
@@ -295,9 +336,14 @@ describe("GraphQL management API", () => {
   });
 
   it("saves templates and uses them by id", async () => {
-    const t = await gqlOk<any>(p, 'mutation { saveTemplate(input: {name: "t", imageName: "svc/worker-cpu:py3.11", env: [{key: "K", value: "V"}]}) { id name imageName env { key value } isServerless } }');
+    const t = await gqlOk<any>(
+      p,
+      'mutation { saveTemplate(input: {name: "t", imageName: "svc/worker-cpu:py3.11", env: [{key: "K", value: "V"}]}) { id name imageName env { key value } isServerless } }',
+    );
     expect(t.saveTemplate).toMatchObject({ name: "t", imageName: "svc/worker-cpu:py3.11", env: [{ key: "K", value: "V" }], isServerless: true });
-    const e = await gqlOk<any>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { templateId imageName } }", { i: { name: "with-template", templateId: t.saveTemplate.id } });
+    const e = await gqlOk<any>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { templateId imageName } }", {
+      i: { name: "with-template", templateId: t.saveTemplate.id },
+    });
     expect(e.saveEndpoint).toEqual({ templateId: t.saveTemplate.id, imageName: "svc/worker-cpu:py3.11" });
   });
 
@@ -312,18 +358,28 @@ describe("GraphQL management API", () => {
     expect(build.getBuild).toMatchObject({ id: first.buildId, appId: first.appId, sha256: artifact.sha256, size: artifact.size });
     expect(build.getBuild.manifest.endpoints.work.handler).toBe("handlers/work.py");
 
-    const urls = await gqlOk<any>(p, "mutation($b: String!, $u: JSON!) { setBuildEndpointUrls(buildId: $b, urls: $u) { manifest } }", { b: first.buildId, u: { work: "http://127.0.0.1:1/v2/ep_x" } });
+    const urls = await gqlOk<any>(p, "mutation($b: String!, $u: JSON!) { setBuildEndpointUrls(buildId: $b, urls: $u) { manifest } }", {
+      b: first.buildId,
+      u: { work: "http://127.0.0.1:1/v2/ep_x" },
+    });
     expect(urls.setBuildEndpointUrls.manifest.urls).toEqual({ work: "http://127.0.0.1:1/v2/ep_x" });
     const inlined = await gql<any>(p, `query { getBuild(id: "${first.buildId}") { manifest } }`);
     expect(inlined.data.getBuild.manifest.urls.work).toBe("http://127.0.0.1:1/v2/ep_x");
 
-    const env = await gqlOk<any>(p, "mutation($a: String!) { createEnvironment(appId: $a, name: \"production\") { id name appId activeBuildId endpoints { id } } }", { a: first.appId });
+    const env = await gqlOk<any>(
+      p,
+      'mutation($a: String!) { createEnvironment(appId: $a, name: "production") { id name appId activeBuildId endpoints { id } } }',
+      { a: first.appId },
+    );
     expect(env.createEnvironment).toMatchObject({ name: "production", appId: first.appId, activeBuildId: null, endpoints: [] });
-    const dup = await gql(p, "mutation($a: String!) { createEnvironment(appId: $a, name: \"production\") { id } }", { a: first.appId });
+    const dup = await gql(p, 'mutation($a: String!) { createEnvironment(appId: $a, name: "production") { id } }', { a: first.appId });
     expect(dup.errors?.[0]?.message).toMatch(/already exists/);
-    const deployed = await gqlOk<any>(p, "mutation($e: String!, $b: String!) { deployBuildToEnvironment(environmentId: $e, buildId: $b) { activeBuildId } }", { e: env.createEnvironment.id, b: second.buildId });
+    const deployed = await gqlOk<any>(p, "mutation($e: String!, $b: String!) { deployBuildToEnvironment(environmentId: $e, buildId: $b) { activeBuildId } }", {
+      e: env.createEnvironment.id,
+      b: second.buildId,
+    });
     expect(deployed.deployBuildToEnvironment.activeBuildId).toBe(second.buildId);
-    const byName = await gqlOk<any>(p, "query($a: String!) { environment(appId: $a, name: \"production\") { id activeBuildId } }", { a: first.appId });
+    const byName = await gqlOk<any>(p, 'query($a: String!) { environment(appId: $a, name: "production") { id activeBuildId } }', { a: first.appId });
     expect(byName.environment.activeBuildId).toBe(second.buildId);
     const apps = await gqlOk<any>(p, "{ apps { name environments { name } builds { id } } myself { apps { name } } }");
     const app = apps.apps.find((a: { name: string }) => a.name === "graph-app");
@@ -337,7 +393,13 @@ describe("GraphQL management API", () => {
   it("verifies uploads: size, sha256, gzip, safety; finalize needs the bytes and a valid manifest", async () => {
     const { createApp } = await gqlOk<any>(p, 'mutation { createApp(name: "upload-app") { id } }');
     const prep = async (size: number, sha256?: string) =>
-      (await gqlOk<any>(p, "mutation($a: String!, $s: Int!, $h: String) { prepareArtifactUpload(appId: $a, size: $s, sha256: $h) { uploadUrl objectKey alreadyUploaded } }", { a: createApp.id, s: size, h: sha256 })).prepareArtifactUpload;
+      (
+        await gqlOk<any>(
+          p,
+          "mutation($a: String!, $s: Int!, $h: String) { prepareArtifactUpload(appId: $a, size: $s, sha256: $h) { uploadUrl objectKey alreadyUploaded } }",
+          { a: createApp.id, s: size, h: sha256 },
+        )
+      ).prepareArtifactUpload;
     const put = (url: string, body: Buffer, headers: Record<string, string> = { authorization: `Bearer ${p.apiKey}` }) =>
       fetch(url, { method: "PUT", headers: { "content-type": "application/gzip", ...headers }, body: new Uint8Array(body) });
 
@@ -366,9 +428,15 @@ describe("GraphQL management API", () => {
     expect((await put(up.uploadUrl, bytes, {})).status).toBe(200);
 
     const pending = await prep(bytes.length);
-    const early = await gql(p, "mutation($k: String!, $m: JSON!) { finalizeArtifactUpload(objectKey: $k, manifest: $m) { id } }", { k: pending.objectKey, m: artifact.manifest });
+    const early = await gql(p, "mutation($k: String!, $m: JSON!) { finalizeArtifactUpload(objectKey: $k, manifest: $m) { id } }", {
+      k: pending.objectKey,
+      m: artifact.manifest,
+    });
     expect(early.errors?.[0]?.message).toMatch(/PUT the artifact/);
-    const badManifest = await gql(p, "mutation($k: String!, $m: JSON!) { finalizeArtifactUpload(objectKey: $k, manifest: $m) { id } }", { k: up.objectKey, m: { version: 2 } });
+    const badManifest = await gql(p, "mutation($k: String!, $m: JSON!) { finalizeArtifactUpload(objectKey: $k, manifest: $m) { id } }", {
+      k: up.objectKey,
+      m: { version: 2 },
+    });
     expect(badManifest.errors?.[0]?.message).toMatch(/Invalid manifest/);
     expect((badManifest.errors?.[0] as { extensions?: { code?: string } } | undefined)?.extensions?.code).toBe("MANIFEST_INVALID");
   });

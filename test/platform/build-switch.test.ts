@@ -34,7 +34,13 @@ describe("deployBuildToEnvironment: one committed step", () => {
     const first = await uploadArtifact(p, artifact, "switch-app");
     const env = await client.createEnvironment(first.appId, "production");
     const input = (name: string, buildId: string, workersMax = 1) => ({
-      name, type: "QB" as const, template: { imageName: "svc/worker-cpu:py3.11" }, instanceIds: ["cpu3c-2-4"], workersMax, environmentId: env.id, buildId,
+      name,
+      type: "QB" as const,
+      template: { imageName: "svc/worker-cpu:py3.11" },
+      instanceIds: ["cpu3c-2-4"],
+      workersMax,
+      environmentId: env.id,
+      buildId,
     });
     const staged = await client.saveEndpoint(input("work", first.buildId));
     expect(staged.buildId).toBe(first.buildId);
@@ -45,7 +51,10 @@ describe("deployBuildToEnvironment: one committed step", () => {
 
     const switched = await client.deployBuildToEnvironment(env.id, first.buildId);
     expect(switched.activeBuildId).toBe(first.buildId);
-    expect(switched.endpoints.map((e) => [e.name, e.id, e.buildId]).sort()).toEqual([["awork", awork.id, first.buildId], ["work", staged.id, first.buildId]]);
+    expect(switched.endpoints.map((e) => [e.name, e.id, e.buildId]).sort()).toEqual([
+      ["awork", awork.id, first.buildId],
+      ["work", staged.id, first.buildId],
+    ]);
 
     // The next build: new settings for `work`, a new endpoint `count`, and no `awork` in its manifest.
     const second = await uploadArtifact(p, without(artifact, "awork"), "switch-app");
@@ -57,7 +66,10 @@ describe("deployBuildToEnvironment: one committed step", () => {
     await client.saveEndpoint({ ...input("work", second.buildId, 2), id: staged.id }); // the second deploy's own, saved last
     const before = (await client.getEnvironment(first.appId, "production"))!;
     expect(before.activeBuildId).toBe(first.buildId);
-    expect(before.endpoints.map((e) => [e.name, e.workersMax, e.buildId]).sort()).toEqual([["awork", 1, first.buildId], ["work", 1, first.buildId]]);
+    expect(before.endpoints.map((e) => [e.name, e.workersMax, e.buildId]).sort()).toEqual([
+      ["awork", 1, first.buildId],
+      ["work", 1, first.buildId],
+    ]);
 
     const after = await client.deployBuildToEnvironment(env.id, second.buildId);
     expect(after.endpoints.map((e) => [e.name, e.id, e.workersMax, e.buildId]).sort()).toEqual([

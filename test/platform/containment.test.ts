@@ -23,7 +23,10 @@ import { api } from "./_support.ts";
 const FIXTURES = new URL("../../fixtures/containment/", import.meta.url).pathname;
 const asRoot = process.getuid?.() === 0;
 
-interface Attempt { status: number; body: string }
+interface Attempt {
+  status: number;
+  body: string;
+}
 interface Escape {
   uid: number;
   CapEff: string;
@@ -72,7 +75,9 @@ describe.runIf(process.platform === "linux")("a hostile function on the embedded
     const victimJob = await api(platform, "POST", `/v2/${victim.id}/run`, { input: { seconds: 60 } });
     const probe = `svc-escape-${process.pid}-${Date.now()}`;
     const hostPaths = [join(dataDir, "api-key"), join(dataDir, "platform.db"), `/proc/1/root${dataDir}/api-key`];
-    const run = await api(platform, "POST", `/v2/${hostile.id}/runsync`, { input: { host_paths: hostPaths, victim_endpoint: victim.id, victim_job: victimJob.body.id, probe_name: probe } });
+    const run = await api(platform, "POST", `/v2/${hostile.id}/runsync`, {
+      input: { host_paths: hostPaths, victim_endpoint: victim.id, victim_job: victimJob.body.id, probe_name: probe },
+    });
     expect(run.body.status, JSON.stringify(run.body).slice(0, 2000)).toBe("COMPLETED");
     const out = run.body.output as Escape;
 
@@ -142,7 +147,10 @@ describe.runIf(process.platform === "linux")("a hostile function on the embedded
     await new Promise<void>((resolve) => listener.listen(0, "0.0.0.0", resolve));
     const hostPort = (listener.address() as AddressInfo).port;
     const platformPort = Number(new URL(platform.url).port);
-    const hostAddresses = Object.values(networkInterfaces()).flat().filter((a) => a && a.family === "IPv4" && !a.internal).map((a) => a!.address);
+    const hostAddresses = Object.values(networkInterfaces())
+      .flat()
+      .filter((a) => a && a.family === "IPv4" && !a.internal)
+      .map((a) => a!.address);
     const targets = [
       { host: "127.0.0.1", port: hostPort },
       ...hostAddresses.map((host) => ({ host, port: hostPort })),

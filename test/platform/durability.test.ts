@@ -19,17 +19,25 @@ const children: ChildProcess[] = [];
 let dir: string;
 
 async function startChild(port: number, ...flags: string[]): Promise<{ child: ChildProcess; url: string; apiKey: string }> {
-  const child = spawn(process.execPath, [BIN, "platform", "start", "--dir", dir, "--port", String(port), ...flags], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, SVC_PLATFORM_DIR: dir } });
+  const child = spawn(process.execPath, [BIN, "platform", "start", "--dir", dir, "--port", String(port), ...flags], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, SVC_PLATFORM_DIR: dir },
+  });
   children.push(child);
   let output = "";
   child.stdout!.on("data", (c) => (output += c));
   child.stderr!.on("data", (c) => (output += c));
   const url = `http://127.0.0.1:${port}`;
-  const apiKey = await waitFor(`the platform to answer (${output})`, async () => {
-    if (!existsSync(join(dir, "api-key"))) return undefined;
-    const key = readFileSync(join(dir, "api-key"), "utf8").trim();
-    return (await platformAnswers(url, key)) ? key : undefined;
-  }, 20_000, 100);
+  const apiKey = await waitFor(
+    `the platform to answer (${output})`,
+    async () => {
+      if (!existsSync(join(dir, "api-key"))) return undefined;
+      const key = readFileSync(join(dir, "api-key"), "utf8").trim();
+      return (await platformAnswers(url, key)) ? key : undefined;
+    },
+    20_000,
+    100,
+  );
   return { child, url, apiKey };
 }
 

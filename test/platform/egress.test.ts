@@ -44,8 +44,18 @@ describe.runIf(process.platform === "linux" && asRoot)("a sandboxed worker's egr
     ip("link", "set", `svce${tag}`, "up");
     ip("netns", "exec", NS, "ip", "addr", "add", `${OUTSIDE}/30`, "dev", `svcp${tag}`);
     ip("netns", "exec", NS, "ip", "link", "set", `svcp${tag}`, "up");
-    outside = spawn("ip", ["netns", "exec", NS, "python3", "-c",
-      `import socket\ns = socket.create_server(("${OUTSIDE}", ${OUTSIDE_PORT}))\nprint("ready", flush=True)\nwhile True:\n    c, _ = s.accept()\n    c.sendall(b"outside")\n    c.close()`], { stdio: ["ignore", "pipe", "inherit"] });
+    outside = spawn(
+      "ip",
+      [
+        "netns",
+        "exec",
+        NS,
+        "python3",
+        "-c",
+        `import socket\ns = socket.create_server(("${OUTSIDE}", ${OUTSIDE_PORT}))\nprint("ready", flush=True)\nwhile True:\n    c, _ = s.accept()\n    c.sendall(b"outside")\n    c.close()`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
     await new Promise<void>((resolve, reject) => {
       outside!.stdout!.once("data", () => resolve());
       outside!.once("exit", (code) => reject(new Error(`the outside listener exited ${code}`)));

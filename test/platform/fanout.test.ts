@@ -70,7 +70,16 @@ beforeAll(async () => {
   const { appId, buildId } = await uploadArtifact(p, await buildFixtureArtifact(), "platform-app");
   const env = await client.createEnvironment(appId, "production");
   for (const name of ["work", "api"]) {
-    await client.saveEndpoint({ name, type: name === "api" ? "LB" : "QB", template: { imageName: "svc/worker-cpu:py3.11" }, instanceIds: ["cpu3c-2-4"], workersMin: name === "work" ? 2 : 0, workersMax: 2, environmentId: env.id, buildId });
+    await client.saveEndpoint({
+      name,
+      type: name === "api" ? "LB" : "QB",
+      template: { imageName: "svc/worker-cpu:py3.11" },
+      instanceIds: ["cpu3c-2-4"],
+      workersMin: name === "work" ? 2 : 0,
+      workersMax: 2,
+      environmentId: env.id,
+      buildId,
+    });
   }
   const switched = await client.deployBuildToEnvironment(env.id, buildId);
   urls = Object.fromEntries(switched.endpoints.map((e) => [e.name, e.url]));
@@ -90,7 +99,12 @@ async function runClient(command: string, args: string[], options: { cwd: string
     const message = JSON.parse(line) as Record<string, any>;
     lines.push(message);
     if (message.kill) {
-      const busy = await waitFor("a worker holding a job", () => [...p.context.supervisor.workers.values()].find((w) => w.pid && p.context.queue.jobsOf(w.id).size > 0), 20_000, 5);
+      const busy = await waitFor(
+        "a worker holding a job",
+        () => [...p.context.supervisor.workers.values()].find((w) => w.pid && p.context.queue.jobsOf(w.id).size > 0),
+        20_000,
+        5,
+      );
       process.kill(busy.pid!, "SIGKILL");
     }
   }
@@ -157,9 +171,23 @@ emit({ survived });
     );
     await writeFile(
       join(scratch, "tsconfig.json"),
-      JSON.stringify({ compilerOptions: { strict: true, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, target: "ES2022", module: "NodeNext", moduleResolution: "NodeNext", lib: ["ES2022", "DOM"], outDir: "dist" }, files: ["main.ts"] }),
+      JSON.stringify({
+        compilerOptions: {
+          strict: true,
+          exactOptionalPropertyTypes: true,
+          noUncheckedIndexedAccess: true,
+          target: "ES2022",
+          module: "NodeNext",
+          moduleResolution: "NodeNext",
+          lib: ["ES2022", "DOM"],
+          outDir: "dist",
+        },
+        files: ["main.ts"],
+      }),
     );
-    const compiled = await new Promise<{ code: number; out: string }>((resolve) => execFile(process.execPath, [TSC, "-p", "."], { cwd: scratch }, (error, stdout) => resolve({ code: error ? 1 : 0, out: stdout })));
+    const compiled = await new Promise<{ code: number; out: string }>((resolve) =>
+      execFile(process.execPath, [TSC, "-p", "."], { cwd: scratch }, (error, stdout) => resolve({ code: error ? 1 : 0, out: stdout })),
+    );
     expect(compiled.code, compiled.out).toBe(0);
     const [mapped, handles, , survived] = await runClient(process.execPath, [join(scratch, "dist", "main.js")], { cwd: scratch });
     expect(mapped).toMatchObject({ ordered: true, index: 57, fromGenerator: 40 });

@@ -41,7 +41,8 @@ function random(seed: number) {
 }
 type Rand = ReturnType<typeof random>;
 
-const junk = (r: Rand, n: number) => Array.from({ length: n }, () => String.fromCharCode(r.pick([r.int(128), 0x20 + r.int(95), 0x80 + r.int(0x780), 0xd800 + r.int(0x800)]))).join("");
+const junk = (r: Rand, n: number) =>
+  Array.from({ length: n }, () => String.fromCharCode(r.pick([r.int(128), 0x20 + r.int(95), 0x80 + r.int(0x780), 0xd800 + r.int(0x800)]))).join("");
 
 function jsonValue(r: Rand, depth = 0): unknown {
   const kind = r.int(depth > 3 ? 5 : 8);
@@ -85,7 +86,12 @@ function graphqlBody(r: Rand): string {
     `query { myself(${"a: [".repeat(r.pick([10, 2000]))}1 }`,
     jsonValue(r),
   ]);
-  const variables = r.pick<unknown>([undefined, jsonValue(r), { i: jsonValue(r), n: jsonValue(r), id: work, e: work, a: "x", s: r.pick([-1, 1e12, 2 ** 31, 0]) }, "x"]);
+  const variables = r.pick<unknown>([
+    undefined,
+    jsonValue(r),
+    { i: jsonValue(r), n: jsonValue(r), id: work, e: work, a: "x", s: r.pick([-1, 1e12, 2 ** 31, 0]) },
+    "x",
+  ]);
   if (r.chance(0.1)) return `{"query": ${JSON.stringify(query)}, "variables": ${deep(r)}}`;
   return JSON.stringify({ query, variables, operationName: r.pick([undefined, null, "x", 5]) });
 }
@@ -149,8 +155,11 @@ function request(r: Rand): Sent {
   if (r.chance(0.05)) body = Buffer.concat([body, Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xed, 0xa0, 0x80])]);
   const headers: string[] = [`Host: ${r.chance(0.05) ? r.pick([`${work}.localhost`, "nope.localhost", "x".repeat(300)]) : host}`];
   const key = r.chance(0.85) ? r.pick([p.apiKey, `Bearer ${p.apiKey}`, `bearer  ${p.apiKey} `]) : r.pick(["Bearer", "", `Bearer ${junk(r, 40)}`]);
-  if (key !== "" && !/[\r\n]/.test(key)) headers.push(`Authorization: ${key.startsWith("Bearer") || key.startsWith("bearer") ? key : `Bearer ${key}`}`.replace(/[^\x20-\x7e]/g, "?"));
-  headers.push(`Content-Type: ${r.pick(["application/json", "text/plain", "application/gzip", "multipart/form-data; boundary=x", "application/json; charset=latin1"])}`);
+  if (key !== "" && !/[\r\n]/.test(key))
+    headers.push(`Authorization: ${key.startsWith("Bearer") || key.startsWith("bearer") ? key : `Bearer ${key}`}`.replace(/[^\x20-\x7e]/g, "?"));
+  headers.push(
+    `Content-Type: ${r.pick(["application/json", "text/plain", "application/gzip", "multipart/form-data; boundary=x", "application/json; charset=latin1"])}`,
+  );
   let complete = true;
   const framing = r.int(20);
   if (framing === 0) {

@@ -22,9 +22,10 @@ let p: TestPlatform;
 let endpointId: string;
 let artifact: BuiltArtifact;
 
-const oneGpu = () => startTestPlatform({
-  gpuMachine: { gpus: async () => parseNvidiaSmi(`0, ${UUID}, NVIDIA H100 80GB HBM3, 81559 MiB\n`), libraryDirs: async () => [] },
-});
+const oneGpu = () =>
+  startTestPlatform({
+    gpuMachine: { gpus: async () => parseNvidiaSmi(`0, ${UUID}, NVIDIA H100 80GB HBM3, 81559 MiB\n`), libraryDirs: async () => [] },
+  });
 
 beforeAll(async () => {
   p = await oneGpu();
@@ -50,10 +51,14 @@ const workerLogs = () => {
 
 describe("GPU workers on a machine with one GPU", { timeout: 90_000 }, () => {
   it("one worker holds the GPU and sees it; the other waits, then takes it when the first is killed", async () => {
-    const view = await waitFor("one worker holding the GPU and one waiting", async () => {
-      const v = await gpuView();
-      return v.gpus[0]!.workers.length === 1 && v.waiting.length === 1 ? v : undefined;
-    }, 30_000);
+    const view = await waitFor(
+      "one worker holding the GPU and one waiting",
+      async () => {
+        const v = await gpuView();
+        return v.gpus[0]!.workers.length === 1 && v.waiting.length === 1 ? v : undefined;
+      },
+      30_000,
+    );
     const holder = view.gpus[0]!.workers[0]!.workerId;
     const waiter = view.waiting[0]!.workerId;
     expect(view.waiting[0]).toMatchObject({ endpointName: "work", count: 1 });
@@ -77,19 +82,26 @@ describe("GPU workers on a machine with one GPU", { timeout: 90_000 }, () => {
     writeState(p.dataDir, { pid: process.pid, url: p.url, startedAt: new Date().toISOString() });
     const holder = (await gpuView()).gpus[0]!.workers[0]!.workerId;
     const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) =>
-      execFile(process.execPath, [BIN, "platform", "status", "--dir", p.dataDir], { env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 }, (error, stdout) =>
-        error ? reject(error) : resolve({ stdout }),
+      execFile(
+        process.execPath,
+        [BIN, "platform", "status", "--dir", p.dataDir],
+        { env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 },
+        (error, stdout) => (error ? reject(error) : resolve({ stdout })),
       ),
     );
     expect(stdout).toContain(`GPUs: 1\n  GPU 0  NVIDIA H100 80GB HBM3  81559 MiB  ${UUID}  held by ${holder} (work)\n`);
     const json = await new Promise<string>((resolve, reject) =>
-      execFile(process.execPath, [BIN, "platform", "status", "--dir", p.dataDir, "--json"], { timeout: 60_000 }, (error, out) => (error ? reject(error) : resolve(out))),
+      execFile(process.execPath, [BIN, "platform", "status", "--dir", p.dataDir, "--json"], { timeout: 60_000 }, (error, out) =>
+        error ? reject(error) : resolve(out),
+      ),
     );
     expect(JSON.parse(json).gpus).toMatchObject({ gpus: [{ index: 0, uuid: UUID, memoryMiB: 81559, workers: [{ workerId: holder, endpointName: "work" }] }] }); // the killed worker's replacement may be waiting
   });
 
   it("the GPU view needs the platform's key: a worker's key is refused", async () => {
-    const res = await fetch(`${p.url}${GPUS_ROUTE}`, { headers: { authorization: `Bearer ${p.context.workerKeys.keyFor(p.context.store.endpoints.get(endpointId)!)}` } });
+    const res = await fetch(`${p.url}${GPUS_ROUTE}`, {
+      headers: { authorization: `Bearer ${p.context.workerKeys.keyFor(p.context.store.endpoints.get(endpointId)!)}` },
+    });
     expect(res.status).toBe(403);
     expect((await fetch(`${p.url}${GPUS_ROUTE}`)).status).toBe(401);
   });
@@ -99,18 +111,35 @@ describe("scaling GPU workers on a machine with one GPU", { timeout: 90_000 }, (
   it("a worker still waiting for the GPU when no job is queued is stopped without ever starting", async () => {
     const q = await oneGpu();
     try {
-      const spec = { name: "work", workersMin: 0, workersMax: 2, idleTimeout: 60, scalerType: "REQUEST_COUNT", scalerValue: 1, gpuIds: "AMPERE_16", gpuCount: 1 };
+      const spec = {
+        name: "work",
+        workersMin: 0,
+        workersMax: 2,
+        idleTimeout: 60,
+        scalerType: "REQUEST_COUNT",
+        scalerValue: 1,
+        gpuIds: "AMPERE_16",
+        gpuCount: 1,
+      };
       const id = (await deploy(q, artifact, [spec])).endpoints.work!.id;
       const jobs: string[] = [];
       for (let i = 0; i < 2; i++) jobs.push((await api(q, "POST", `/v2/${id}/run`, { input: { op: "sleep", seconds: 3 } })).body.id);
       const { supervisor } = q.context;
-      const waiter = await waitFor("a worker waiting for the GPU", () => supervisor.forEndpoint(id).find((w) => supervisor.state(w) === "throttled"), 30_000, 20);
+      const waiter = await waitFor(
+        "a worker waiting for the GPU",
+        () => supervisor.forEndpoint(id).find((w) => supervisor.state(w) === "throttled"),
+        30_000,
+        20,
+      );
       for (const job of jobs) expect((await waitFinal(q, id, job, 60_000)).status).toBe("COMPLETED");
       await waitFor("the waiting worker to be stopped", () => waiter.exited, 30_000);
       expect(waiter.spawnedAt).toBeUndefined(); // its process never started
       q.context.store.logs.flush();
       const lines = q.context.store.logs.tail(id, 200);
-      expect(lines.filter((line) => line.includes(`stopping worker ${waiter.id}: no queued job while it waits for a GPU`)), lines.join("\n")).toHaveLength(1);
+      expect(
+        lines.filter((line) => line.includes(`stopping worker ${waiter.id}: no queued job while it waits for a GPU`)),
+        lines.join("\n"),
+      ).toHaveLength(1);
     } finally {
       await q.dispose();
     }
@@ -126,7 +155,11 @@ describe("an endpoint asking for more GPUs per worker than the machine has", { t
       const job = (await api(q, "POST", `/v2/${id}/run`, { input: { op: "echo", value: 1 } })).body.id;
       const failed = await waitFinal(q, id, job, 60_000);
       expect(failed.status).toBe("FAILED");
-      expect(JSON.parse(failed.error)).toMatchObject({ error_type: "GPUS_UNAVAILABLE", error_message: expect.stringContaining('"work" asks for 2 GPUs per worker; this machine has 1'), remedy: expect.stringContaining("gpu_count=1") });
+      expect(JSON.parse(failed.error)).toMatchObject({
+        error_type: "GPUS_UNAVAILABLE",
+        error_message: expect.stringContaining('"work" asks for 2 GPUs per worker; this machine has 1'),
+        remedy: expect.stringContaining("gpu_count=1"),
+      });
       expect((await api(q, "GET", `/v2/${id}/health`)).body.error).toMatchObject({ error_type: "GPUS_UNAVAILABLE" });
     } finally {
       await q.dispose();

@@ -22,7 +22,8 @@ import { firstCudaPython } from "../../platform/workers/interpreter.ts";
 import { formatGpuStatus } from "../../cli/commands/_gpu-status.ts";
 
 /** What `nvidia-smi --query-gpu=index,uuid,name,memory.total --format=csv,noheader` prints on a 2-GPU machine. */
-const TWO_GPUS = "0, GPU-5f3c0d2e-aaaa-bbbb-cccc-000000000000, NVIDIA H100 80GB HBM3, 81559 MiB\n1, GPU-9e1a7b44-aaaa-bbbb-cccc-111111111111, NVIDIA H100 80GB HBM3, 81559 MiB\n";
+const TWO_GPUS =
+  "0, GPU-5f3c0d2e-aaaa-bbbb-cccc-000000000000, NVIDIA H100 80GB HBM3, 81559 MiB\n1, GPU-9e1a7b44-aaaa-bbbb-cccc-111111111111, NVIDIA H100 80GB HBM3, 81559 MiB\n";
 
 /** `ldconfig -p` on the H100 machine (driver under /usr/local/nvidia/lib64) plus one outside /usr. */
 const LDCONFIG = (outside: string) =>
@@ -108,7 +109,15 @@ describe("the sandbox of a worker holding GPU 1 of 2", () => {
     expect(first!.gpus.map((g) => g.index)).toEqual([0]);
     expect(grant.gpus.map((g) => g.index)).toEqual([1]);
 
-    const args = bwrapArgs({ prefixes: [], hidden: [], packages: [], buildDir: work, etc: { dir: work, binds: [] }, command: ["python3", "-s", "handlers/x.py"], gpu: grant });
+    const args = bwrapArgs({
+      prefixes: [],
+      hidden: [],
+      packages: [],
+      buildDir: work,
+      etc: { dir: work, binds: [] },
+      command: ["python3", "-s", "handlers/x.py"],
+      gpu: grant,
+    });
     const devBinds = args.flatMap((a, i) => (a === "--dev-bind" ? [args[i + 1]] : []));
     expect(devBinds).toEqual(["/dev/nvidia1", "/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools"]);
     expect(args.join(" ")).not.toContain("/dev/nvidia0");
@@ -134,7 +143,12 @@ describe("the sandbox of a worker holding GPU 1 of 2", () => {
   });
 
   it("leaves the loader's own folders off LD_LIBRARY_PATH (they would come before torch's RUNPATH)", () => {
-    const grant = { gpus: [], devices: [], libraryDirs: ["/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/local/nvidia/lib64"], env: { CUDA_VISIBLE_DEVICES: "0" } };
+    const grant = {
+      gpus: [],
+      devices: [],
+      libraryDirs: ["/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/local/nvidia/lib64"],
+      env: { CUDA_VISIBLE_DEVICES: "0" },
+    };
     expect(gpuEnv(grant, {}).LD_LIBRARY_PATH).toBe("/usr/local/nvidia/lib64");
     expect(gpuEnv({ ...grant, libraryDirs: ["/usr/lib/x86_64-linux-gnu"] }, {})).toEqual({ CUDA_VISIBLE_DEVICES: "0" });
   });
@@ -146,7 +160,14 @@ describe("without the sandbox (flags mode)", () => {
     const state = await mkdtemp(join(tmpdir(), "svc-gpus-flags-"));
     try {
       const images = new ImageEnvironments(state, () => undefined, "auto", "flags");
-      const launch = await images.launch({ image: "svc/worker-cpu:py3.11", python: "python3", buildDir: work, handler: "handlers/x.py", env: { CUDA_VISIBLE_DEVICES: "0,1" }, gpu: grant });
+      const launch = await images.launch({
+        image: "svc/worker-cpu:py3.11",
+        python: "python3",
+        buildDir: work,
+        handler: "handlers/x.py",
+        env: { CUDA_VISIBLE_DEVICES: "0,1" },
+        gpu: grant,
+      });
       expect(launch.sandboxed).toBe(false);
       expect(launch.env.CUDA_VISIBLE_DEVICES).toBe("GPU-5f3c0d2e-aaaa-bbbb-cccc-000000000000"); // the assignment, not the platform's own
       expect(launch.env.LD_LIBRARY_PATH?.split(":")).toContain("/usr/local/nvidia/lib64");
@@ -166,7 +187,10 @@ describe("assignment", () => {
     await waiting(gpus, "wk_b");
     expect(got).toBeUndefined();
     expect(lines).toEqual(["worker wk_b waits for 1 free GPU(s) (GPU 0: wk_a)"]);
-    expect(await gpus.status()).toMatchObject({ gpus: [{ index: 0, workers: [{ workerId: "wk_a", endpointId: "ep_gpu" }] }], waiting: [{ workerId: "wk_b", count: 1 }] });
+    expect(await gpus.status()).toMatchObject({
+      gpus: [{ index: 0, workers: [{ workerId: "wk_a", endpointId: "ep_gpu" }] }],
+      waiting: [{ workerId: "wk_b", count: 1 }],
+    });
 
     gpus.release("wk_a");
     await b;

@@ -9,7 +9,18 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { createServer, type Server } from "node:http";
 import { rm } from "node:fs/promises";
-import { api, buildFixtureArtifact, gqlOk, saveEndpoint, startTestPlatform, tempDir, uploadArtifact, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
+import {
+  api,
+  buildFixtureArtifact,
+  gqlOk,
+  saveEndpoint,
+  startTestPlatform,
+  tempDir,
+  uploadArtifact,
+  waitFinal,
+  waitFor,
+  type TestPlatform,
+} from "./_support.ts";
 
 const JOBS = 60;
 let dir: string | undefined;
@@ -44,7 +55,8 @@ describe("graceful stop", () => {
     await gqlOk(first, "mutation($b: String!, $u: JSON!) { setBuildEndpointUrls(buildId: $b, urls: $u) { id } }", { b: buildId, u: { collector: url } });
     const work = (await saveEndpoint(first, buildId, { name: "work", workersMin: 3, workersMax: 3 })).id;
     const ids: string[] = [];
-    for (let i = 0; i < JOBS; i++) ids.push((await api(first, "POST", `/v2/${work}/run`, { input: { op: "collect", value: url, name: String(i), seconds: 0.4 } })).body.id);
+    for (let i = 0; i < JOBS; i++)
+      ids.push((await api(first, "POST", `/v2/${work}/run`, { input: { op: "collect", value: url, name: String(i), seconds: 0.4 } })).body.id);
     // Stop while some jobs run and others wait.
     await waitFor("some jobs to run", () => runs.size >= 6, 30_000, 20);
     await first.close();

@@ -54,7 +54,10 @@ describe.runIf(process.platform === "linux")("GraphQL's cost limit", () => {
     expect(out.body.error).toContain("query size limit");
     expect(out.ms).toBeLessThan(2000);
     expect(report.failures).toEqual([]);
-    if (process.env.SVC_RESOURCE_FIGURES) process.stderr.write(`[figure] graphql: ${out.bytes} bytes, 250,000 aliases → ${out.status} ${out.body.code} in ${out.ms.toFixed(0)} ms; other app /health p99 ${report.healthP99Ms.toFixed(1)} ms (${report.healths} calls)\n`);
+    if (process.env.SVC_RESOURCE_FIGURES)
+      process.stderr.write(
+        `[figure] graphql: ${out.bytes} bytes, 250,000 aliases → ${out.status} ${out.body.code} in ${out.ms.toFixed(0)} ms; other app /health p99 ${report.healthP99Ms.toFixed(1)} ms (${report.healths} calls)\n`,
+      );
     // within the query size but over the aliases: the same refusal, naming aliases
     const aliased = await api(p, "POST", `/v2/${hog}/runsync`, { input: { op: "graphql", count: GRAPHQL_LIMITS.aliases + 1 } });
     expect(aliased.body.output.status).toBe(400);
@@ -67,7 +70,10 @@ describe.runIf(process.platform === "linux")("GraphQL's cost limit", () => {
   it("counts fields through fragments, and refuses depth, tokens and size the same way", async () => {
     // each level doubles the fields: 2^20 `id`s from a few hundred bytes of query
     const levels = 20;
-    const fragments = Array.from({ length: levels }, (_, i) => `fragment F${i} on Query { ${i + 1 < levels ? `...F${i + 1} ...F${i + 1}` : "myself { id }"} }`).join("\n");
+    const fragments = Array.from(
+      { length: levels },
+      (_, i) => `fragment F${i} on Query { ${i + 1 < levels ? `...F${i + 1} ...F${i + 1}` : "myself { id }"} }`,
+    ).join("\n");
     const bomb = await gql(p, `query { ...F0 }\n${fragments}`);
     expect(bomb.status).toBe(400);
     expect(bomb.errors?.[0]?.extensions?.code).toBe("GRAPHQL_TOO_COSTLY");

@@ -19,15 +19,24 @@ afterAll(async () => {
 });
 
 const template = async (name: string, imageName: string) =>
-  (await gqlOk<{ saveTemplate: { id: string } }>(p, `mutation { saveTemplate(input: {name: "${name}", imageName: "${imageName}", dockerArgs: "", containerDiskInGb: 5, volumeInGb: 0, ports: "", env: [], isServerless: true, containerRegistryAuthId: "", startSsh: true, isPublic: false, readme: ""}) { id } }`))
-    .saveTemplate.id;
+  (
+    await gqlOk<{ saveTemplate: { id: string } }>(
+      p,
+      `mutation { saveTemplate(input: {name: "${name}", imageName: "${imageName}", dockerArgs: "", containerDiskInGb: 5, volumeInGb: 0, ports: "", env: [], isServerless: true, containerRegistryAuthId: "", startSsh: true, isPublic: false, readme: ""}) { id } }`,
+    )
+  ).saveTemplate.id;
 
 describe("hosted GraphQL operations", () => {
   it("saveEndpoint takes flashBootType as the hosted enum literal and as a string, and answers it", async () => {
     const t = await template("flash", "svc/worker-cpu:py3.11");
-    const literal = await gqlOk<any>(p, `mutation { saveEndpoint(input: {name: "fb-literal", templateId: "${t}", gpuIds: "AMPERE_16", flashBootType: FLASHBOOT, allowedCudaVersions: "12.4,12.5"}) { id flashBootType allowedCudaVersions computeType } }`);
+    const literal = await gqlOk<any>(
+      p,
+      `mutation { saveEndpoint(input: {name: "fb-literal", templateId: "${t}", gpuIds: "AMPERE_16", flashBootType: FLASHBOOT, allowedCudaVersions: "12.4,12.5"}) { id flashBootType allowedCudaVersions computeType } }`,
+    );
     expect(literal.saveEndpoint).toMatchObject({ flashBootType: "FLASHBOOT", allowedCudaVersions: null, computeType: "GPU" });
-    const variable = await gqlOk<any>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { flashBootType computeType } }", { i: { name: "fb-string", templateId: t, instanceIds: ["cpu3c-2-4"], flashBootType: "FLASHBOOT" } });
+    const variable = await gqlOk<any>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { flashBootType computeType } }", {
+      i: { name: "fb-string", templateId: t, instanceIds: ["cpu3c-2-4"], flashBootType: "FLASHBOOT" },
+    });
     expect(variable.saveEndpoint).toEqual({ flashBootType: "FLASHBOOT", computeType: "CPU" });
   });
 
@@ -35,8 +44,18 @@ describe("hosted GraphQL operations", () => {
     const first = await template("first", "svc/worker-cpu:py3.11");
     const second = await template("second", "svc/worker-gpu:py3.11-torch");
     const { saveEndpoint: ep } = await gqlOk<any>(p, `mutation { saveEndpoint(input: {name: "moves", templateId: "${first}", gpuIds: "ADA_24"}) { id } }`);
-    const moved = await gqlOk<any>(p, `mutation { updateEndpointTemplate(input: {templateId: "${second}", endpointId: "${ep.id}"}) { id templateId imageName name gpuIds template { id imageName volumeInGb isPublic } } }`);
-    expect(moved.updateEndpointTemplate).toEqual({ id: ep.id, templateId: second, imageName: "svc/worker-gpu:py3.11-torch", name: "moves", gpuIds: "ADA_24", template: { id: second, imageName: "svc/worker-gpu:py3.11-torch", volumeInGb: 0, isPublic: false } });
+    const moved = await gqlOk<any>(
+      p,
+      `mutation { updateEndpointTemplate(input: {templateId: "${second}", endpointId: "${ep.id}"}) { id templateId imageName name gpuIds template { id imageName volumeInGb isPublic } } }`,
+    );
+    expect(moved.updateEndpointTemplate).toEqual({
+      id: ep.id,
+      templateId: second,
+      imageName: "svc/worker-gpu:py3.11-torch",
+      name: "moves",
+      gpuIds: "ADA_24",
+      template: { id: second, imageName: "svc/worker-gpu:py3.11-torch", volumeInGb: 0, isPublic: false },
+    });
     const badEndpoint = await gql(p, `mutation { updateEndpointTemplate(input: {templateId: "${second}", endpointId: "ep_nope"}) { id } }`);
     expect(badEndpoint.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
     const badTemplate = await gql(p, `mutation { updateEndpointTemplate(input: {templateId: "tpl_nope", endpointId: "${ep.id}"}) { id } }`);
@@ -47,8 +66,16 @@ describe("hosted GraphQL operations", () => {
   it("gpuTypes lists the GPU groups and filters by id and ids (an unknown id answers none)", async () => {
     const all = await gqlOk<any>(p, "{ gpuTypes { id displayName memoryInGb manufacturer secureCloud communityCloud } }");
     expect(all.gpuTypes).toHaveLength(7);
-    expect(all.gpuTypes.find((g: { id: string }) => g.id === "ADA_48_PRO")).toMatchObject({ memoryInGb: 48, manufacturer: "Nvidia", secureCloud: true, communityCloud: false });
-    const some = await gqlOk<any>(p, '{ gpuTypes(input: {ids: ["AMPERE_80", "ADA_24"]}) { id lowestPrice(input: {gpuCount: 2}) { minimumBidPrice uninterruptablePrice } } }');
+    expect(all.gpuTypes.find((g: { id: string }) => g.id === "ADA_48_PRO")).toMatchObject({
+      memoryInGb: 48,
+      manufacturer: "Nvidia",
+      secureCloud: true,
+      communityCloud: false,
+    });
+    const some = await gqlOk<any>(
+      p,
+      '{ gpuTypes(input: {ids: ["AMPERE_80", "ADA_24"]}) { id lowestPrice(input: {gpuCount: 2}) { minimumBidPrice uninterruptablePrice } } }',
+    );
     expect(some.gpuTypes).toEqual([
       { id: "ADA_24", lowestPrice: { minimumBidPrice: 0, uninterruptablePrice: 0 } },
       { id: "AMPERE_80", lowestPrice: { minimumBidPrice: 0, uninterruptablePrice: 0 } },
@@ -58,8 +85,17 @@ describe("hosted GraphQL operations", () => {
 
   it("myself answers the hosted user fields and one endpoint by id", async () => {
     const { saveEndpoint: ep } = await gqlOk<any>(p, 'mutation { saveEndpoint(input: {name: "mine", instanceIds: ["cpu3c-2-4"]}) { id } }');
-    const me = await gqlOk<any>(p, `query($id: String!) { myself { id pubKey networkVolumes { id } endpoint(id: $id) { id name userId version workersStandby aiKey networkVolume { id } } } }`, { id: ep.id });
-    expect(me.myself).toEqual({ id: "local", pubKey: null, networkVolumes: [], endpoint: { id: ep.id, name: "mine", userId: "local", version: 0, workersStandby: 0, aiKey: null, networkVolume: null } });
+    const me = await gqlOk<any>(
+      p,
+      `query($id: String!) { myself { id pubKey networkVolumes { id } endpoint(id: $id) { id name userId version workersStandby aiKey networkVolume { id } } } }`,
+      { id: ep.id },
+    );
+    expect(me.myself).toEqual({
+      id: "local",
+      pubKey: null,
+      networkVolumes: [],
+      endpoint: { id: ep.id, name: "mine", userId: "local", version: 0, workersStandby: 0, aiKey: null, networkVolume: null },
+    });
     expect((await gqlOk<any>(p, '{ myself { endpoint(id: "ep_nope") { id } } }')).myself.endpoint).toBeNull();
   });
 

@@ -13,7 +13,8 @@ import { api, buildFixtureArtifact, deploy, startTestPlatform, tempDir, type Tes
 
 const SDK = "runpod==1.12.0";
 /** pip's words for "the index could not be reached" (any other pip failure fails the test). */
-const NETWORK_FAILURE = /NewConnectionError[^\n]*|Max retries exceeded[^\n]*|Temporary failure in name resolution|Network is unreachable|ProxyError[^\n]*|ConnectTimeout[^\n]*|Read timed out/;
+const NETWORK_FAILURE =
+  /NewConnectionError[^\n]*|Max retries exceeded[^\n]*|Temporary failure in name resolution|Network is unreachable|ProxyError[^\n]*|ConnectTimeout[^\n]*|Read timed out/;
 
 const run = (file: string, args: string[], options: { env?: NodeJS.ProcessEnv; timeout: number }) =>
   new Promise<{ code: number; output: string }>((resolve) => {
@@ -74,7 +75,9 @@ describe("the hosted platform's Python SDK (PyPI runpod 1.12) against the embedd
     const venv = await run("python3", ["-m", "venv", join(dir, "venv")], { timeout: 60_000 });
     if (venv.code !== 0) throw new Error(`python3 -m venv failed:\n${venv.output}`);
     python = join(dir, "venv", "bin", "python");
-    const pip = await run(python, ["-m", "pip", "install", "-q", "--disable-pip-version-check", "--retries", "1", "--timeout", "20", SDK], { timeout: 240_000 });
+    const pip = await run(python, ["-m", "pip", "install", "-q", "--disable-pip-version-check", "--retries", "1", "--timeout", "20", SDK], {
+      timeout: 240_000,
+    });
     if (pip.code !== 0) {
       const unreachable = NETWORK_FAILURE.exec(pip.output);
       if (!unreachable) throw new Error(`pip install ${SDK} failed:\n${pip.output}`);
@@ -97,7 +100,14 @@ describe("the hosted platform's Python SDK (PyPI runpod 1.12) against the embedd
     }
     const script = join(dir, "sdk_calls.py");
     await writeFile(script, SCRIPT);
-    const env = { ...process.env, RUNPOD_API_BASE_URL: platform.url, RUNPOD_ENDPOINT_BASE_URL: `${platform.url}/v2`, SVC_TEST_KEY: platform.apiKey, SVC_TEST_ENDPOINT: workEndpoint, HOME: dir };
+    const env = {
+      ...process.env,
+      RUNPOD_API_BASE_URL: platform.url,
+      RUNPOD_ENDPOINT_BASE_URL: `${platform.url}/v2`,
+      SVC_TEST_KEY: platform.apiKey,
+      SVC_TEST_ENDPOINT: workEndpoint,
+      HOME: dir,
+    };
     const result = await run(python, [script], { env, timeout: 120_000 });
     const line = result.output.split("\n").find((l) => l.startsWith("RESULT "));
     expect(line, result.output).toBeDefined();
@@ -106,17 +116,54 @@ describe("the hosted platform's Python SDK (PyPI runpod 1.12) against the embedd
     // GPU types: this platform's GPU groups, neutral prices.
     expect(out.gpus.map((g: { id: string }) => g.id)).toEqual(["AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO"]);
     expect(out.gpus[2]).toMatchObject({ id: "ADA_24", memoryInGb: 24 });
-    expect(out.gpu).toMatchObject({ id: "ADA_24", memoryInGb: 24, maxGpuCount: 8, securePrice: 0, lowestPrice: { minimumBidPrice: 0, uninterruptablePrice: 0 } });
+    expect(out.gpu).toMatchObject({
+      id: "ADA_24",
+      memoryInGb: 24,
+      maxGpuCount: 8,
+      securePrice: 0,
+      lowestPrice: { minimumBidPrice: 0, uninterruptablePrice: 0 },
+    });
     expect(out.unknown_gpu).toContain("No GPU found");
 
     // Templates: kept fields echo, hosted-only fields answer their neutral values.
-    expect(out.template).toMatchObject({ name: "sdk-cpu", imageName: "svc/worker-cpu:py3.11", dockerArgs: 'python -c "print(1)"', containerDiskInGb: 10, isServerless: true, env: [{ key: "FROM_TEMPLATE", value: "1" }], volumeInGb: 0, ports: null });
+    expect(out.template).toMatchObject({
+      name: "sdk-cpu",
+      imageName: "svc/worker-cpu:py3.11",
+      dockerArgs: 'python -c "print(1)"',
+      containerDiskInGb: 10,
+      isServerless: true,
+      env: [{ key: "FROM_TEMPLATE", value: "1" }],
+      volumeInGb: 0,
+      ports: null,
+    });
 
     // Endpoints: created from the template with the hosted input (FLASHBOOT as an enum literal), then moved to another template.
-    expect(out.endpoint).toMatchObject({ name: "sdk-endpoint", templateId: out.template.id, gpuIds: "ADA_24,AMPERE_16", gpuCount: 2, workersMin: 0, workersMax: 2, idleTimeout: 7, scalerType: "QUEUE_DELAY", scalerValue: 4, networkVolumeId: "", locations: "", flashBootType: "FLASHBOOT", allowedCudaVersions: null });
+    expect(out.endpoint).toMatchObject({
+      name: "sdk-endpoint",
+      templateId: out.template.id,
+      gpuIds: "ADA_24,AMPERE_16",
+      gpuCount: 2,
+      workersMin: 0,
+      workersMax: 2,
+      idleTimeout: 7,
+      scalerType: "QUEUE_DELAY",
+      scalerValue: 4,
+      networkVolumeId: "",
+      locations: "",
+      flashBootType: "FLASHBOOT",
+      allowedCudaVersions: null,
+    });
     expect(out.updated).toEqual({ id: out.endpoint.id, templateId: out.other_template.id });
     const listed = out.endpoints.find((e: { id: string }) => e.id === out.endpoint.id);
-    expect(listed).toMatchObject({ templateId: out.other_template.id, aiKey: null, userId: out.user.id, version: 0, workersStandby: 0, networkVolume: null, env: [] });
+    expect(listed).toMatchObject({
+      templateId: out.other_template.id,
+      aiKey: null,
+      userId: out.user.id,
+      version: 0,
+      workersStandby: 0,
+      networkVolume: null,
+      env: [],
+    });
     expect(Number.isNaN(Date.parse(listed.createdAt))).toBe(false);
     expect(out.endpoints.map((e: { id: string }) => e.id)).toContain(workEndpoint);
     expect(out.user).toMatchObject({ id: "local", networkVolumes: [] });
@@ -124,7 +171,10 @@ describe("the hosted platform's Python SDK (PyPI runpod 1.12) against the embedd
     // A job on the endpoint made from an image (no svc build) fails at once, naming the image.
     expect(out.image_job.status).toBe("FAILED");
     const imageJob = (await api(platform, "GET", `/v2/${out.endpoint.id}/status/${out.image_job.id}`)).body;
-    expect(JSON.parse(imageJob.error)).toMatchObject({ error_type: "IMAGE_NOT_RUNNABLE", error_message: expect.stringContaining('"svc/worker-gpu:py3.11-torch"') });
+    expect(JSON.parse(imageJob.error)).toMatchObject({
+      error_type: "IMAGE_NOT_RUNNABLE",
+      error_message: expect.stringContaining('"svc/worker-gpu:py3.11-torch"'),
+    });
 
     // Its REST client runs a job on a deployed endpoint; a wrong key is its AuthenticationError.
     expect(out.job).toEqual({ echo: [1, "two"] });

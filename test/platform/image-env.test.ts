@@ -71,7 +71,10 @@ let artifactPath: Awaited<ReturnType<typeof buildAppArtifact>>;
 beforeAll(async () => {
   // A requirement the artifact carries: installed for real by pip, like svc:pip-install does.
   sitePackages = join(await tempDir("svc-image-req-"), "site-packages");
-  execFileSync("python3", ["-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check", "--target", sitePackages, "six==1.17.0"], { stdio: "ignore", timeout: 120_000 });
+  execFileSync("python3", ["-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check", "--target", sitePackages, "six==1.17.0"], {
+    stdio: "ignore",
+    timeout: 120_000,
+  });
   artifactPath = await buildAppArtifact({ "app/__init__.py": "", "app/look.py": LOOK }, ENDPOINTS, sitePackages);
 }, 150_000);
 
@@ -86,7 +89,12 @@ async function checkCpuView(p: TestPlatform) {
   const { buildId } = await uploadArtifact(p, artifactPath, "image-app");
   const cpu = await saveImageEndpoint(p, buildId, { name: "look" });
   const out = await look(p, cpu.id, { imports: ["json", "sqlite3", "requests", "pytest", "pip", "numpy", "six"] });
-  expect(out.imports).toMatchObject({ requests: "ModuleNotFoundError", pytest: "ModuleNotFoundError", pip: "ModuleNotFoundError", numpy: "ModuleNotFoundError" });
+  expect(out.imports).toMatchObject({
+    requests: "ModuleNotFoundError",
+    pytest: "ModuleNotFoundError",
+    pip: "ModuleNotFoundError",
+    numpy: "ModuleNotFoundError",
+  });
   expect(out.imports.json).toMatch(/json\/__init__\.py$/);
   expect(out.imports.sqlite3).toMatch(/sqlite3\/__init__\.py$/);
   expect(out.imports.six).toMatch(/\/site-packages\/six\.py$/);
@@ -113,31 +121,46 @@ describe("image environments", () => {
     await checkCpuView(p);
   }, 60_000);
 
-  it.skipIf(!torchHere)("GPU image: torch and numpy import from the image's interpreter; pytest and requests do not", async () => {
-    const { buildId } = await uploadArtifact(p, artifactPath, "image-app");
-    const gpu = await saveImageEndpoint(p, buildId, { name: "look-gpu", image: GPU_IMAGE });
-    const out = await look(p, gpu.id, { imports: ["torch", "numpy", "pytest", "requests", "pip", "six"] });
-    expect(out.imports.torch).toMatch(/torch\/__init__\.py$/);
-    expect(out.imports.numpy).toMatch(/numpy\/__init__\.py$/);
-    expect(out.imports).toMatchObject({ pytest: "ModuleNotFoundError", requests: "ModuleNotFoundError", pip: "ModuleNotFoundError" });
-    expect(out.imports.six).toMatch(/site-packages\/six\.py$/); // the artifact's copy comes first
-  }, 90_000);
+  it.skipIf(!torchHere)(
+    "GPU image: torch and numpy import from the image's interpreter; pytest and requests do not",
+    async () => {
+      const { buildId } = await uploadArtifact(p, artifactPath, "image-app");
+      const gpu = await saveImageEndpoint(p, buildId, { name: "look-gpu", image: GPU_IMAGE });
+      const out = await look(p, gpu.id, { imports: ["torch", "numpy", "pytest", "requests", "pip", "six"] });
+      expect(out.imports.torch).toMatch(/torch\/__init__\.py$/);
+      expect(out.imports.numpy).toMatch(/numpy\/__init__\.py$/);
+      expect(out.imports).toMatchObject({ pytest: "ModuleNotFoundError", requests: "ModuleNotFoundError", pip: "ModuleNotFoundError" });
+      expect(out.imports.six).toMatch(/site-packages\/six\.py$/); // the artifact's copy comes first
+    },
+    90_000,
+  );
 
-  it.runIf(process.platform === "linux")("in the bwrap sandbox, a worker cannot read the platform's state folder, its database, its key or other builds", async () => {
-    if (!(await bwrapUsable())) return expect.fail("bwrap is not usable here: scripts/setup.sh installs bubblewrap");
-    const { buildId } = await uploadArtifact(p, artifactPath, "image-app");
-    const other = await buildAppArtifact({ "app/__init__.py": "", "app/look.py": `${LOOK}\n# another build\n` }, ENDPOINTS);
-    const { buildId: otherBuild } = await uploadArtifact(p, other, "image-app");
-    const dataDir = p.context.options.dataDir;
-    const ep = await saveImageEndpoint(p, buildId, { name: "look" });
-    const paths = [join(dataDir, "api-key"), join(dataDir, "platform.db"), join(dataDir, "builds", otherBuild, "svc_manifest.json"), `/proc/${process.pid}/root${dataDir}/api-key`, "/etc/hostname", "svc_manifest.json"];
-    const out = await look(p, ep.id, { paths });
-    for (const path of paths.slice(0, 4)) {
-      expect(out.paths[path], path).toBe("FileNotFoundError");
-      expect(out.exists[path], path).toBe(false);
-    }
-    expect(out.paths["svc_manifest.json"]).toBe("readable"); // its own build is there
-  }, 60_000);
+  it.runIf(process.platform === "linux")(
+    "in the bwrap sandbox, a worker cannot read the platform's state folder, its database, its key or other builds",
+    async () => {
+      if (!(await bwrapUsable())) return expect.fail("bwrap is not usable here: scripts/setup.sh installs bubblewrap");
+      const { buildId } = await uploadArtifact(p, artifactPath, "image-app");
+      const other = await buildAppArtifact({ "app/__init__.py": "", "app/look.py": `${LOOK}\n# another build\n` }, ENDPOINTS);
+      const { buildId: otherBuild } = await uploadArtifact(p, other, "image-app");
+      const dataDir = p.context.options.dataDir;
+      const ep = await saveImageEndpoint(p, buildId, { name: "look" });
+      const paths = [
+        join(dataDir, "api-key"),
+        join(dataDir, "platform.db"),
+        join(dataDir, "builds", otherBuild, "svc_manifest.json"),
+        `/proc/${process.pid}/root${dataDir}/api-key`,
+        "/etc/hostname",
+        "svc_manifest.json",
+      ];
+      const out = await look(p, ep.id, { paths });
+      for (const path of paths.slice(0, 4)) {
+        expect(out.paths[path], path).toBe("FileNotFoundError");
+        expect(out.exists[path], path).toBe(false);
+      }
+      expect(out.paths["svc_manifest.json"]).toBe("readable"); // its own build is there
+    },
+    60_000,
+  );
 });
 
 describe("image environments without the sandbox (SVC_WORKER_SANDBOX=off)", () => {
@@ -161,17 +184,21 @@ describe("image environments without the sandbox (SVC_WORKER_SANDBOX=off)", () =
     expect(warnings).toHaveLength(1);
   }, 60_000);
 
-  it.runIf(process.getuid?.() === 0)("as root, runs workers as nobody: the platform's key and database exist but cannot be read", async () => {
-    const { buildId } = await uploadArtifact(p, artifactPath, "image-app");
-    const ep = await saveImageEndpoint(p, buildId, { name: "look" });
-    const dataDir = p.context.options.dataDir;
-    const paths = [join(dataDir, "api-key"), join(dataDir, "platform.db"), "svc_manifest.json"];
-    const out = await look(p, ep.id, { paths });
-    expect(out.paths[paths[0]!]).toBe("PermissionError");
-    expect(out.paths[paths[1]!]).toBe("PermissionError");
-    expect(out.paths["svc_manifest.json"]).toBe("readable");
-    expect(p.logs.some((line) => line.includes("workers run as the unprivileged user nobody"))).toBe(true);
-  }, 60_000);
+  it.runIf(process.getuid?.() === 0)(
+    "as root, runs workers as nobody: the platform's key and database exist but cannot be read",
+    async () => {
+      const { buildId } = await uploadArtifact(p, artifactPath, "image-app");
+      const ep = await saveImageEndpoint(p, buildId, { name: "look" });
+      const dataDir = p.context.options.dataDir;
+      const paths = [join(dataDir, "api-key"), join(dataDir, "platform.db"), "svc_manifest.json"];
+      const out = await look(p, ep.id, { paths });
+      expect(out.paths[paths[0]!]).toBe("PermissionError");
+      expect(out.paths[paths[1]!]).toBe("PermissionError");
+      expect(out.paths["svc_manifest.json"]).toBe("readable");
+      expect(p.logs.some((line) => line.includes("workers run as the unprivileged user nobody"))).toBe(true);
+    },
+    60_000,
+  );
 });
 
 describe("--isolation strict without the sandbox", () => {
@@ -193,7 +220,10 @@ describe("--isolation strict without the sandbox", () => {
     const ep = await saveImageEndpoint(p, buildId, { name: "look" });
     const r = await api(p, "POST", `/v2/${ep.id}/runsync`, { input: {} });
     expect(r.body.status).toBe("FAILED");
-    expect(JSON.parse(r.body.error)).toMatchObject({ error_type: "WorkerStartError", error_message: expect.stringContaining("Refusing to start a worker without the sandbox") });
+    expect(JSON.parse(r.body.error)).toMatchObject({
+      error_type: "WorkerStartError",
+      error_message: expect.stringContaining("Refusing to start a worker without the sandbox"),
+    });
     expect(r.body.error).toContain("bubblewrap");
     expect(p.logs.some((line) => line.includes("files are not isolated"))).toBe(false); // refused, not warned
   }, 60_000);

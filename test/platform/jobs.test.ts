@@ -97,12 +97,17 @@ describe("queue-based jobs on Python workers", () => {
   it("streams generator chunks, and the output is the list of chunks", async () => {
     const r = await api(p, "POST", `${base("count")}/run`, { input: { n: 4, seconds: 0.15 } });
     const chunks: unknown[] = [];
-    await waitFor("the stream to end", async () => {
-      const s = await api(p, "GET", `${base("count")}/stream/${r.body.id}`);
-      expect(Object.keys(s.body).sort()).toEqual(["status", "stream"]);
-      for (const c of s.body.stream) chunks.push(c.output);
-      return s.body.status === "COMPLETED" && chunks.length === 4;
-    }, 20_000, 20);
+    await waitFor(
+      "the stream to end",
+      async () => {
+        const s = await api(p, "GET", `${base("count")}/stream/${r.body.id}`);
+        expect(Object.keys(s.body).sort()).toEqual(["status", "stream"]);
+        for (const c of s.body.stream) chunks.push(c.output);
+        return s.body.status === "COMPLETED" && chunks.length === 4;
+      },
+      20_000,
+      20,
+    );
     expect(chunks).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }, { i: 3 }]);
     const done = await api(p, "GET", `${base("count")}/status/${r.body.id}`);
     expect(done.body.output).toEqual(chunks);

@@ -27,13 +27,15 @@ afterAll(async () => p?.dispose());
 const workerEnvironment = (workerId: string): Record<string, string> => {
   const worker = p.context.supervisor.forEndpoint(work).find((w) => w.id === workerId)!;
   return Object.fromEntries(
-    readFileSync(`/proc/${worker.proc!.pid}/environ`, "utf8").split("\0").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
+    readFileSync(`/proc/${worker.proc!.pid}/environ`, "utf8")
+      .split("\0")
+      .filter(Boolean)
+      .map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]),
   );
 };
 
 const nested = (depth: number, leaf = "1") => "[".repeat(depth) + leaf + "]".repeat(depth);
 const errorOf = (job: { error: string }) => JSON.parse(job.error) as { error_type: string; error_message: string };
-
 
 /** The real worker running a 3 s job (so that a test can speak the worker protocol in its name meanwhile). */
 async function busyWorker(): Promise<{ busy: string; running: { workerId: string } }> {
@@ -46,15 +48,19 @@ async function busyWorker(): Promise<{ busy: string; running: { workerId: string
 }
 
 describe("results that are not JSON", () => {
-  it.each(["nan", "inf", "-inf"])("a function returning float('%s') fails its job at once with the reason", async (value) => {
-    const t0 = Date.now();
-    const r = await api(p, "POST", `/v2/${work}/runsync`, { input: { op: "float", value } });
-    expect(Date.now() - t0).toBeLessThan(10_000);
-    expect(r.body.status).toBe("FAILED");
-    const error = errorOf(r.body);
-    expect(error.error_type).toBe("OutputNotJSONError");
-    expect(error.error_message).toMatch(/NaN and Infinity are not JSON/);
-  }, 20_000);
+  it.each(["nan", "inf", "-inf"])(
+    "a function returning float('%s') fails its job at once with the reason",
+    async (value) => {
+      const t0 = Date.now();
+      const r = await api(p, "POST", `/v2/${work}/runsync`, { input: { op: "float", value } });
+      expect(Date.now() - t0).toBeLessThan(10_000);
+      expect(r.body.status).toBe("FAILED");
+      const error = errorOf(r.body);
+      expect(error.error_type).toBe("OutputNotJSONError");
+      expect(error.error_message).toMatch(/NaN and Infinity are not JSON/);
+    },
+    20_000,
+  );
 
   it("a job-done body the platform cannot store (NaN from an older runtime) fails the job instead of leaving it running", async () => {
     const { busy: job, running } = await busyWorker();
@@ -78,14 +84,18 @@ describe("results that are not JSON", () => {
 describe("results nested deeper than the platform stores", () => {
   it("a function returning a list nested 300 deep fails its job at once naming the limit; the jobs beside it complete", async () => {
     const ids: string[] = [];
-    for (let i = 0; i < 12; i++) ids.push((await api(p, "POST", `/v2/${work}/run`, { input: i === 5 ? { op: "nested", value: 300 } : { op: "echo", value: i } })).body.id);
+    for (let i = 0; i < 12; i++)
+      ids.push((await api(p, "POST", `/v2/${work}/run`, { input: i === 5 ? { op: "nested", value: 300 } : { op: "echo", value: i } })).body.id);
     const finals = await Promise.all(ids.map((id) => waitFinal(p, work, id, 20_000))); // far below the 600 s execution timeout
     for (const [i, job] of finals.entries()) {
       if (i === 5) continue;
       expect(job).toMatchObject({ status: "COMPLETED", output: { echo: i } });
     }
     expect(finals[5]!.status).toBe("FAILED");
-    expect(errorOf(finals[5]!)).toMatchObject({ error_type: "JOB_OUTPUT_INVALID", error_message: expect.stringContaining(`nested deeper than ${MAX_JSON_DEPTH} levels`) });
+    expect(errorOf(finals[5]!)).toMatchObject({
+      error_type: "JOB_OUTPUT_INVALID",
+      error_message: expect.stringContaining(`nested deeper than ${MAX_JSON_DEPTH} levels`),
+    });
   }, 40_000);
 });
 
@@ -130,7 +140,11 @@ describe("worker protocol", () => {
     expect(jobs.map((j) => j.id)).toEqual(ids); // in order, all three (fewer than asked: no wait for more)
     expect(jobs.map((j) => j.input)).toEqual([0, 1, 2].map((value) => ({ op: "echo", value })));
     for (const j of jobs) {
-      const done = await fetch(env.SVC_JOB_DONE_URL!.replace("$ID", j.id), { method: "POST", headers: auth, body: JSON.stringify({ output: { batch: j.id } }) });
+      const done = await fetch(env.SVC_JOB_DONE_URL!.replace("$ID", j.id), {
+        method: "POST",
+        headers: auth,
+        body: JSON.stringify({ output: { batch: j.id } }),
+      });
       expect(done.status).toBe(200);
       expect((await api(p, "GET", `/v2/${work}/status/${j.id}`)).body).toMatchObject({ status: "COMPLETED", output: { batch: j.id } });
     }
@@ -163,9 +177,14 @@ describe("worker protocol", () => {
     const deep = (await api(p, "GET", `/v2/${work}/status/${taken[2]!.id}`)).body;
     expect(deep.status).toBe("FAILED"); // not storable: that job fails, the others stand
     expect(errorOf(deep).error_type).toBe("JOB_OUTPUT_INVALID");
-    const rest = await fetch(env.SVC_JOBS_DONE_URL!, { method: "POST", headers: auth, body: answer.next.map((j) => JSON.stringify({ id: j.id, output: j.input })).join("\n") });
+    const rest = await fetch(env.SVC_JOBS_DONE_URL!, {
+      method: "POST",
+      headers: auth,
+      body: answer.next.map((j) => JSON.stringify({ id: j.id, output: j.input })).join("\n"),
+    });
     expect(((await rest.json()) as { gone: string[] }).gone).toEqual([]);
-    for (const [i, j] of answer.next.entries()) expect((await api(p, "GET", `/v2/${work}/status/${j.id}`)).body).toMatchObject({ status: "COMPLETED", output: { op: "echo", value: 3 + i } });
+    for (const [i, j] of answer.next.entries())
+      expect((await api(p, "GET", `/v2/${work}/status/${j.id}`)).body).toMatchObject({ status: "COMPLETED", output: { op: "echo", value: 3 + i } });
     await waitFinal(p, work, busy, 10_000);
     for (const id of [taken[1]!.id, taken[2]!.id]) {
       expect((await api(p, "POST", `/v2/${work}/retry/${id}`)).status).toBe(200); // the real worker runs them: no failed job left (health counts them below)
@@ -261,10 +280,14 @@ describe("artifact bombs", () => {
   it("an upload that expands to 2 GiB is refused at its entry, naming no platform path; the platform goes on", async () => {
     const bomb = zeroBomb(rawHeader({ name: "app/zeros.bin" }, 2 * 1024 ** 3), 2);
     const { createApp } = await gqlOk<{ createApp: { id: string } }>(p, 'mutation { createApp(name: "bomb") { id } }');
-    const { prepareArtifactUpload: prep } = await gqlOk<{ prepareArtifactUpload: { uploadUrl: string } }>(p, "mutation($a: String!, $s: Int!) { prepareArtifactUpload(appId: $a, size: $s) { uploadUrl } }", {
-      a: createApp.id,
-      s: bomb.length,
-    });
+    const { prepareArtifactUpload: prep } = await gqlOk<{ prepareArtifactUpload: { uploadUrl: string } }>(
+      p,
+      "mutation($a: String!, $s: Int!) { prepareArtifactUpload(appId: $a, size: $s) { uploadUrl } }",
+      {
+        a: createApp.id,
+        s: bomb.length,
+      },
+    );
     const res = await fetch(prep.uploadUrl, { method: "PUT", headers: { "content-type": "application/gzip" }, body: new Uint8Array(bomb) });
     const body = (await res.json()) as { error: string };
     expect(res.status).toBe(400);
@@ -278,7 +301,11 @@ describe("bodies that are not UTF-8", () => {
   /** `{"input":{"s\xff":"k"}}` as bytes: a key with a byte that is not UTF-8. */
   const invalid = Buffer.concat([Buffer.from('{"input":{"s'), Buffer.from([0xff]), Buffer.from('":"k"}}')]);
   const post = (path: string, body: Buffer, headers: Record<string, string> = {}) =>
-    fetch(`${p.url}${path}`, { method: "POST", headers: { authorization: `Bearer ${p.apiKey}`, "content-type": "application/json", ...headers }, body: new Uint8Array(body) });
+    fetch(`${p.url}${path}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${p.apiKey}`, "content-type": "application/json", ...headers },
+      body: new Uint8Array(body),
+    });
 
   it.each(["run", "runsync"])("/%s answers 400 BODY_NOT_UTF8 and queues nothing (nothing is silently changed)", async (route) => {
     const before = (await api(p, "GET", `/v2/${work}/health`)).body.jobs;
@@ -298,7 +325,10 @@ describe("bodies that are not UTF-8", () => {
     } as RequestInit);
     expect(chunked.status).toBe(400);
     expect(((await chunked.json()) as { code: string }).code).toBe("BODY_NOT_UTF8");
-    const graphql = await post("/graphql", Buffer.concat([Buffer.from('{"query":"{ myself { id } }","variables":{"a":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}')]));
+    const graphql = await post(
+      "/graphql",
+      Buffer.concat([Buffer.from('{"query":"{ myself { id } }","variables":{"a":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}}')]),
+    );
     expect(graphql.status).toBe(400);
     const { busy: job, running } = await busyWorker();
     const env = workerEnvironment(running.workerId);
@@ -313,7 +343,7 @@ describe("bodies that are not UTF-8", () => {
   }, 30_000);
 
   it("valid UTF-8 beyond ASCII is accepted as sent", async () => {
-    const r = await api(p, "POST", `/v2/${work}/runsync`, { input: { op: "echo", value: { "clé": "日本 🎉" } } });
-    expect(r.body).toMatchObject({ status: "COMPLETED", output: { echo: { "clé": "日本 🎉" } } });
+    const r = await api(p, "POST", `/v2/${work}/runsync`, { input: { op: "echo", value: { clé: "日本 🎉" } } });
+    expect(r.body).toMatchObject({ status: "COMPLETED", output: { echo: { clé: "日本 🎉" } } });
   });
 });

@@ -220,7 +220,10 @@ describe("job queue", () => {
 
   it("folds a job's start into its final write when both fall in one group commit; a start committed alone is what a crash sees", async () => {
     const other = new Database(join(dir, "platform.db"), { readonly: true }); // sees committed rows only, like a restart
-    const committed = (id: string) => other.prepare("SELECT status, started_at, worker_id FROM jobs WHERE id = ?").get(id) as { status: string; started_at: number | null; worker_id: string | null } | undefined;
+    const committed = (id: string) =>
+      other.prepare("SELECT status, started_at, worker_id FROM jobs WHERE id = ?").get(id) as
+        | { status: string; started_at: number | null; worker_id: string | null }
+        | undefined;
     try {
       const a = queue.enqueue(job());
       store.jobs.flush();
@@ -245,7 +248,8 @@ describe("job queue", () => {
 
   it("holds a runsync job's insert until its final write (one INSERT), or until an answer, a read or another write needs the row", async () => {
     const other = new Database(join(dir, "platform.db"), { readonly: true }); // sees committed rows only, like a restart
-    const committed = (id: string) => other.prepare("SELECT status, started_at, worker_id, output, retries FROM jobs WHERE id = ?").get(id) as Record<string, unknown> | undefined;
+    const committed = (id: string) =>
+      other.prepare("SELECT status, started_at, worker_id, output, retries FROM jobs WHERE id = ?").get(id) as Record<string, unknown> | undefined;
     try {
       const a = queue.enqueue(job({ kind: "runsync" }));
       const run = queue.enqueue(job()); // a /run job: committed by durable()

@@ -14,12 +14,20 @@ import { startTestPlatform } from "./_support.ts";
 describe("--workers and --ray-address (env form)", () => {
   it("is local by default and ray with an address", () => {
     expect(workersFromEnv({})).toEqual({ backend: "local" });
-    expect(workersFromEnv({ SVC_WORKERS: "ray", SVC_RAY_ADDRESS: "http://head:8265", SVC_RAY_VOLUMES: "/mnt/svc" })).toMatchObject({ backend: "ray", address: "http://head:8265", volumesRoot: "/mnt/svc" });
+    expect(workersFromEnv({ SVC_WORKERS: "ray", SVC_RAY_ADDRESS: "http://head:8265", SVC_RAY_VOLUMES: "/mnt/svc" })).toMatchObject({
+      backend: "ray",
+      address: "http://head:8265",
+      volumesRoot: "/mnt/svc",
+    });
   });
 
   it("refuses an unknown backend and ray without an address, saying what to give", () => {
-    expect(() => workersFromEnv({ SVC_WORKERS: "k8s" })).toThrow(expect.objectContaining({ code: "CLI_USAGE", message: expect.stringContaining('takes local or ray, not "k8s"') }));
-    expect(() => workersFromEnv({ SVC_WORKERS: "ray" })).toThrow(expect.objectContaining({ code: "CLI_USAGE", message: expect.stringContaining("--ray-address http://<head>:8265") }));
+    expect(() => workersFromEnv({ SVC_WORKERS: "k8s" })).toThrow(
+      expect.objectContaining({ code: "CLI_USAGE", message: expect.stringContaining('takes local or ray, not "k8s"') }),
+    );
+    expect(() => workersFromEnv({ SVC_WORKERS: "ray" })).toThrow(
+      expect.objectContaining({ code: "CLI_USAGE", message: expect.stringContaining("--ray-address http://<head>:8265") }),
+    );
   });
 });
 
@@ -39,7 +47,10 @@ describe("a platform with --workers ray", () => {
     await new Promise((r) => notRay.once("listening", r));
     try {
       const port = (notRay.address() as { port: number }).port;
-      await expect(startTestPlatform({ workers: { backend: "ray", address: `http://127.0.0.1:${port}` } })).rejects.toMatchObject({ code: "RAY_UNREACHABLE", message: expect.stringContaining("GET /api/version answered 404") });
+      await expect(startTestPlatform({ workers: { backend: "ray", address: `http://127.0.0.1:${port}` } })).rejects.toMatchObject({
+        code: "RAY_UNREACHABLE",
+        message: expect.stringContaining("GET /api/version answered 404"),
+      });
     } finally {
       notRay.close();
     }

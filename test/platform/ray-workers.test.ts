@@ -13,7 +13,19 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { writeState } from "../../platform/state-dir.ts";
-import { api, buildFixtureArtifact, deploy, gqlOk, saveEndpoint, startTestPlatform, tempDir, uploadArtifact, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
+import {
+  api,
+  buildFixtureArtifact,
+  deploy,
+  gqlOk,
+  saveEndpoint,
+  startTestPlatform,
+  tempDir,
+  uploadArtifact,
+  waitFinal,
+  waitFor,
+  type TestPlatform,
+} from "./_support.ts";
 import { buildAppArtifact, saveImageEndpoint } from "./_app-artifact.ts";
 import { RayCluster, type RayNodeHandle } from "./_ray-cluster.ts";
 
@@ -35,7 +47,13 @@ beforeAll(async () => {
   [cpuNode, gpuNode] = await Promise.all([cluster.addNode("cpu", 4), cluster.addNode("gpu", 4, 2)]); // logical CPUs: room for a 2-CPU worker beside the others
   // The nodes see the platform's volumes folder at the same path: the operator's shared mount, here one machine.
   const dataDir = await tempDir();
-  const workers = { backend: "ray" as const, address: cluster.dashboard, nodeDir: await tempDir("svc-ray-node-"), volumesRoot: join(dataDir, "volumes"), pollMs: 250 };
+  const workers = {
+    backend: "ray" as const,
+    address: cluster.dashboard,
+    nodeDir: await tempDir("svc-ray-node-"),
+    volumesRoot: join(dataDir, "volumes"),
+    pollMs: 250,
+  };
   p = await startTestPlatform({ dataDir, workers });
   const deployed = await deploy(p, await buildFixtureArtifact(), [cpuSpec, gpuSpec]);
   buildId = deployed.buildId;
@@ -48,7 +66,8 @@ afterAll(async () => {
   await cluster?.stop();
 }, 60_000);
 
-const rayJob = async (workerId: string) => (await fetch(`${cluster.dashboard}/api/jobs/svc-${workerId}`)).json() as Promise<{ status: string; driver_node_id: string | null }>;
+const rayJob = async (workerId: string) =>
+  (await fetch(`${cluster.dashboard}/api/jobs/svc-${workerId}`)).json() as Promise<{ status: string; driver_node_id: string | null }>;
 const logsOf = (endpointId: string) => {
   p.context.store.logs.flush();
   return p.context.store.logs.tail(endpointId, 500);
@@ -84,7 +103,9 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
     expect([cpuNode.id, gpuNode.id]).toContain(cw.remote!.node); // never the head: it has no CPU for a job
     expect((await rayJob(cw.id)).driver_node_id).toBe(cw.remote!.node);
     // what the launcher saw Ray set is what the worker's function saw
-    expect(logsOf(gpuId).some((l) => l.startsWith(`[${gw.id}] [launcher] worker ${gw.id} starts`) && l.endsWith(`CUDA_VISIBLE_DEVICES=${gpuOut.output.value}`))).toBe(true);
+    expect(
+      logsOf(gpuId).some((l) => l.startsWith(`[${gw.id}] [launcher] worker ${gw.id} starts`) && l.endsWith(`CUDA_VISIBLE_DEVICES=${gpuOut.output.value}`)),
+    ).toBe(true);
     // Whoever reads the job's variables (the launcher's environment on its node: the token is there,
     // Ray's Jobs API shows it redacted) gets no second launch: no secrets, no key.
     const token = await launcherToken(gw.id);
@@ -113,8 +134,11 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
   it("svc platform status lists the nodes, their GPUs and the workers on each", async () => {
     writeState(p.dataDir, { pid: process.pid, url: p.url, startedAt: new Date().toISOString() });
     const { stdout } = await new Promise<{ stdout: string }>((resolve, reject) =>
-      execFile(process.execPath, [BIN, "platform", "status", "--dir", p.dataDir], { env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 }, (error, stdout) =>
-        error && !stdout ? reject(error) : resolve({ stdout }),
+      execFile(
+        process.execPath,
+        [BIN, "platform", "status", "--dir", p.dataDir],
+        { env: { ...process.env, NO_COLOR: "1" }, timeout: 60_000 },
+        (error, stdout) => (error && !stdout ? reject(error) : resolve({ stdout })),
       ),
     );
     expect(stdout).toContain(`Workers: Ray jobs on the cluster at ${cluster.dashboard} (3 node(s) alive)`);
@@ -125,11 +149,19 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
 
   it("gives a worker on a node its endpoint's volume through the shared path (--ray-volumes), read and write", async () => {
     const keeper = `import os\n\nfrom svc import Endpoint\n\n\n@Endpoint(name="keeper")\ndef keep(text: str) -> dict:\n    with open("/platform-volume/inbox/hello.txt", encoding="utf-8") as f:\n        seen = f.read()\n    os.makedirs("/platform-volume/outbox", exist_ok=True)\n    with open("/platform-volume/outbox/reply.txt", "w", encoding="utf-8") as f:\n        f.write(text)\n    return {"seen": seen, "volume": os.environ["PLATFORM_VOLUME_PATH"]}\n`;
-    const { createNetworkVolume: vol } = await gqlOk<{ createNetworkVolume: { id: string } }>(p, "mutation ($i: CreateNetworkVolumeInput!) { createNetworkVolume(input: $i) { id } }", { i: { name: "shared-data", size: 1 } });
+    const { createNetworkVolume: vol } = await gqlOk<{ createNetworkVolume: { id: string } }>(
+      p,
+      "mutation ($i: CreateNetworkVolumeInput!) { createNetworkVolume(input: $i) { id } }",
+      { i: { name: "shared-data", size: 1 } },
+    );
     const folder = join(p.dataDir, "volumes", vol.id);
     await mkdir(join(folder, "inbox"), { recursive: true });
     await writeFile(join(folder, "inbox", "hello.txt"), "from the platform");
-    const { buildId: b } = await uploadArtifact(p, await buildAppArtifact({ "app/__init__.py": "", "app/store.py": keeper }, [{ name: "keeper", module: "app.store", functions: ["keep"] }]), "volume-app");
+    const { buildId: b } = await uploadArtifact(
+      p,
+      await buildAppArtifact({ "app/__init__.py": "", "app/store.py": keeper }, [{ name: "keeper", module: "app.store", functions: ["keep"] }]),
+      "volume-app",
+    );
     const e = await saveImageEndpoint(p, b, { name: "keeper", networkVolumeId: vol.id } as never);
     const r = await api(p, "POST", `/v2/${e.id}/runsync`, { input: { text: "from the node" } });
     const out = r.body.status === "COMPLETED" ? r.body : await waitFinal(p, e.id, r.body.id, 120_000);
@@ -156,11 +188,15 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
 
   it("hands a job back when its node dies, and it finishes on a worker on another node", async () => {
     const run = await api(p, "POST", `/v2/${cpuId}/run`, { input: { op: "sleep", seconds: 6 } });
-    const first = await waitFor("the job to run on a placed worker", async () => {
-      const s = (await api(p, "GET", `/v2/${cpuId}/status/${run.body.id}`)).body;
-      const w = s.status === "IN_PROGRESS" && s.workerId ? p.context.supervisor.workers.get(s.workerId) : undefined;
-      return w?.remote?.node ? w : undefined;
-    }, 120_000);
+    const first = await waitFor(
+      "the job to run on a placed worker",
+      async () => {
+        const s = (await api(p, "GET", `/v2/${cpuId}/status/${run.body.id}`)).body;
+        const w = s.status === "IN_PROGRESS" && s.workerId ? p.context.supervisor.workers.get(s.workerId) : undefined;
+        return w?.remote?.node ? w : undefined;
+      },
+      120_000,
+    );
     const doomed = cluster.nodes.find((n) => n.id === first.remote!.node)!;
     const survivor = doomed === cpuNode ? gpuNode : cpuNode;
     const killedAt = Date.now();

@@ -29,7 +29,10 @@ const CONNECTIONS = { total: 300, perClient: 10, perWorker: 50, firstRequestMs: 
 
 /** One line per row for the report (`SVC_RESOURCE_FIGURES=1` prints them). */
 const figure = (row: string, bound: string, errorMs: number, other: BystanderReport) => {
-  if (process.env.SVC_RESOURCE_FIGURES) process.stderr.write(`[figure] ${row}: bound ${bound}; user's error after ${Math.round(errorMs)} ms; other app /health p99 ${other.healthP99Ms.toFixed(1)} ms (${other.healths} calls), runsync p99 ${other.runsyncP99Ms.toFixed(1)} ms\n`);
+  if (process.env.SVC_RESOURCE_FIGURES)
+    process.stderr.write(
+      `[figure] ${row}: bound ${bound}; user's error after ${Math.round(errorMs)} ms; other app /health p99 ${other.healthP99Ms.toFixed(1)} ms (${other.healths} calls), runsync p99 ${other.runsyncP99Ms.toFixed(1)} ms\n`,
+    );
 };
 
 /** The CPU quota (in CPUs) of the cgroup a worker's processes are in, read from the host's side. */
@@ -38,7 +41,10 @@ async function cpuQuotaOf(workerId: string): Promise<number | undefined> {
     if (!/^\d+$/.test(pid) || !(await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "")).includes(`SVC_WORKER_ID=${workerId}\u0000`)) continue;
     const groups = await readFile(`/proc/${pid}/cgroup`, "utf8");
     const v1 = /^\d+:(?:[^:]*,)?cpu(?:,[^:]*)?:(.*)$/m.exec(groups)?.[1];
-    if (v1) return Number(await readFile(`/sys/fs/cgroup/cpu${v1}/cpu.cfs_quota_us`, "utf8")) / Number(await readFile(`/sys/fs/cgroup/cpu${v1}/cpu.cfs_period_us`, "utf8"));
+    if (v1)
+      return (
+        Number(await readFile(`/sys/fs/cgroup/cpu${v1}/cpu.cfs_quota_us`, "utf8")) / Number(await readFile(`/sys/fs/cgroup/cpu${v1}/cpu.cfs_period_us`, "utf8"))
+      );
     const [quota, period] = (await readFile(`/sys/fs/cgroup${/^0::(.*)$/m.exec(groups)![1]}/cpu.max`, "utf8")).split(" ").map(Number);
     return quota! / period!;
   }
@@ -75,7 +81,13 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
   };
 
   beforeAll(async () => {
-    p = await startTestPlatform({ rateLimits: false, workerLimits: { memoryMb: MEMORY_MB, pids: PIDS }, connectionLimits: CONNECTIONS, logRate: LOG_RATE, logCharsPerEndpoint: LOG_CHARS });
+    p = await startTestPlatform({
+      rateLimits: false,
+      workerLimits: { memoryMb: MEMORY_MB, pids: PIDS },
+      connectionLimits: CONNECTIONS,
+      logRate: LOG_RATE,
+      logCharsPerEndpoint: LOG_CHARS,
+    });
     client = createPlatformClient(p);
     victim = (await deployFixture("containment/victim")).find((e) => e.name === "vault")!.id;
     const abuse = await deployFixture("resources/abuse");
@@ -93,10 +105,19 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
     expect(await bwrapUsable()).toBe(true);
     expect(p.logs.find((line) => line.startsWith("worker limits:"))).toMatch(/^worker limits: cgroup v[12] holds memory, pids, cpu per worker/);
     const health = await api(p, "GET", `/v2/${hog}/health`);
-    expect(health.body.limits).toMatchObject({ flavour: "cpu3c-1-2", memoryBytes: MEMORY_MB * 1024 ** 2, vcpus: 1, pids: PIDS, tmpBytes: (MEMORY_MB / 2) * 1024 ** 2, enforced: ["memory", "pids", "cpu", "tmp"] });
+    expect(health.body.limits).toMatchObject({
+      flavour: "cpu3c-1-2",
+      memoryBytes: MEMORY_MB * 1024 ** 2,
+      vcpus: 1,
+      pids: PIDS,
+      tmpBytes: (MEMORY_MB / 2) * 1024 ** 2,
+      enforced: ["memory", "pids", "cpu", "tmp"],
+    });
     const status = await api(p, "GET", "/platform/limits");
     expect(status.body.cgroups).toMatchObject({ controllers: ["memory", "pids", "cpu"] });
-    expect(status.body.workers.some((w: { endpointName: string; limits: { flavour: string } }) => w.endpointName === "vault" && w.limits.flavour === "cpu3c-2-4")).toBe(true);
+    expect(
+      status.body.workers.some((w: { endpointName: string; limits: { flavour: string } }) => w.endpointName === "vault" && w.limits.flavour === "cpu3c-2-4"),
+    ).toBe(true);
   }, 60_000);
 
   it("fails a job past the flavour's memory with WORKER_OUT_OF_MEMORY, and a fresh worker takes the next one", async () => {
@@ -145,7 +166,11 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
       for (const pid of await readdir("/proc")) {
         if (!/^\d+$/.test(pid)) continue;
         const cmdline = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
-        if (cmdline === "sleep\u0000400\u0000" && (await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "")).includes(`SVC_WORKER_ID=${before.body.workerId}`)) found.push(Number(pid));
+        if (
+          cmdline === "sleep\u0000400\u0000" &&
+          (await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "")).includes(`SVC_WORKER_ID=${before.body.workerId}`)
+        )
+          found.push(Number(pid));
       }
       return found;
     };
@@ -174,11 +199,21 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
 
   it("closes connections that send no request, and keeps at most its total open", async () => {
     const { port } = new URL(p.url);
-    const { result: closed, ms, other } = await during(async () => {
-      const sockets = await Promise.all(Array.from({ length: 1000 }, () => new Promise<Socket>((resolve) => {
-        const socket = createConnection({ host: "127.0.0.1", port: Number(port) }, () => resolve(socket));
-        socket.on("error", () => resolve(socket));
-      })));
+    const {
+      result: closed,
+      ms,
+      other,
+    } = await during(async () => {
+      const sockets = await Promise.all(
+        Array.from(
+          { length: 1000 },
+          () =>
+            new Promise<Socket>((resolve) => {
+              const socket = createConnection({ host: "127.0.0.1", port: Number(port) }, () => resolve(socket));
+              socket.on("error", () => resolve(socket));
+            }),
+        ),
+      );
       const open = () => sockets.filter((s) => !s.destroyed && !s.readableEnded).length;
       const ends = sockets.map((s) => new Promise<void>((resolve) => (s.destroyed ? resolve() : s.once("close", () => resolve()))));
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -190,7 +225,12 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
     });
     expect(closed.atOnce).toBeLessThanOrEqual(CONNECTIONS.total + 511); // the rest wait in the kernel's listen backlog (511), not in the platform
     expect(closed.left).toBe(0);
-    figure("idle connections", `${CONNECTIONS.total} open at most (${closed.atOnce} of 1000 after 0.3 s), silent ones closed after ${CONNECTIONS.firstRequestMs} ms`, ms, other);
+    figure(
+      "idle connections",
+      `${CONNECTIONS.total} open at most (${closed.atOnce} of 1000 after 0.3 s), silent ones closed after ${CONNECTIONS.firstRequestMs} ms`,
+      ms,
+      other,
+    );
   }, 60_000);
 
   it("answers a client's connections past its cap with 429 CONNECTION_LIMIT", async () => {
@@ -209,13 +249,19 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
     const before = await threads();
     const { result, ms, other } = await during(async () => {
       const target = worker.lbSocket ? { path: worker.lbSocket } : { host: "127.0.0.1", port: worker.lbPort! };
-      const sockets = await Promise.all(Array.from({ length: 1000 }, (_, i) => new Promise<Socket>((resolve) => {
-        const socket = createConnection(target, () => {
-          if (i % 2 === 0) socket.write("POST /hello HTTP/1.1\r\nContent-Le"); // half a request, never finished
-          resolve(socket);
-        });
-        socket.on("error", () => resolve(socket));
-      })));
+      const sockets = await Promise.all(
+        Array.from(
+          { length: 1000 },
+          (_, i) =>
+            new Promise<Socket>((resolve) => {
+              const socket = createConnection(target, () => {
+                if (i % 2 === 0) socket.write("POST /hello HTTP/1.1\r\nContent-Le"); // half a request, never finished
+                resolve(socket);
+              });
+              socket.on("error", () => resolve(socket));
+            }),
+        ),
+      );
       await new Promise((resolve) => setTimeout(resolve, 500));
       const during = await threads();
       const start = performance.now();
@@ -234,14 +280,25 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
     const { result, ms, other } = await during(() => runHog({ op: "logs", total_mb: 64 }));
     const cpuS = (process.cpuUsage(cpu).user + process.cpuUsage(cpu).system) / 1e6;
     expect(result.body.status).toBe("COMPLETED");
-    const logs = async () => (await gqlOk<{ workerLogs: string[] }>(p, "query($e: String!) { workerLogs(endpointId: $e, limit: 10000) }", { e: hog })).workerLogs;
-    const marker = await waitFor("the dropped lines' marker", async () => (await logs()).find((line) => /line\(s\) of this worker's output dropped \(\d+ MB\): over its log rate of 256 KB\/s/.test(line)), 10_000, 200);
+    const logs = async () =>
+      (await gqlOk<{ workerLogs: string[] }>(p, "query($e: String!) { workerLogs(endpointId: $e, limit: 10000) }", { e: hog })).workerLogs;
+    const marker = await waitFor(
+      "the dropped lines' marker",
+      async () => (await logs()).find((line) => /line\(s\) of this worker's output dropped \(\d+ MB\): over its log rate of 256 KB\/s/.test(line)),
+      10_000,
+      200,
+    );
     expect(marker).toContain("[platform]");
     const kept = await logs();
     const chars = kept.reduce((sum, line) => sum + line.length, 0);
     expect(chars).toBeLessThanOrEqual(LOG_CHARS * 1.25 + 2 * 1024 * 1024); // the retained size, its slack, a batch
     expect(kept.filter((line) => line.endsWith("x".repeat(99))).length).toBeLessThan((64 * 1024 * 1024) / 100 / 4); // most of the flood was dropped, never stored
-    figure("logs", `${LOG_RATE.perSecond / 1024} KB/s per worker, ${LOG_CHARS / 1024 ** 2} MB per endpoint (${kept.length} lines kept of ${result.body.output.lines}); this process's CPU ${(cpuS / 64 * 1000).toFixed(1)} ms per MB written`, ms, other);
+    figure(
+      "logs",
+      `${LOG_RATE.perSecond / 1024} KB/s per worker, ${LOG_CHARS / 1024 ** 2} MB per endpoint (${kept.length} lines kept of ${result.body.output.lines}); this process's CPU ${((cpuS / 64) * 1000).toFixed(1)} ms per MB written`,
+      ms,
+      other,
+    );
   }, 60_000);
 
   it("leaves no cgroup behind when the platform stops", async () => {
@@ -273,6 +330,9 @@ describe.runIf(process.platform === "linux")("--isolation strict where no cgroup
     const { summary } = await runDeploy({ root, client: createPlatformClient(p), logger: createLogger("error", () => undefined) });
     const r = await api(p, "POST", `/v2/${summary.endpoints[0]!.id}/runsync`, { input: {} });
     expect(r.body.status).toBe("FAILED");
-    expect(JSON.parse(r.body.error)).toMatchObject({ error_type: "WorkerStartError", error_message: expect.stringContaining("Refusing to start a worker without its resource limits") });
+    expect(JSON.parse(r.body.error)).toMatchObject({
+      error_type: "WorkerStartError",
+      error_message: expect.stringContaining("Refusing to start a worker without its resource limits"),
+    });
   }, 60_000);
 });

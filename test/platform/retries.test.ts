@@ -40,8 +40,10 @@ describe("declared retries", () => {
     await gqlOk(platform, "mutation($b: String!, $u: JSON!) { setBuildEndpointUrls(buildId: $b, urls: $u) { id } }", { b: buildId, u: { collector: url } });
     const work = (await saveEndpoint(platform, buildId, { name: "work", workersMin: 1, workersMax: 1 })).id;
 
-    const failing = (await api(platform, "POST", `/v2/${work}/run`, { input: { op: "collect-fail", value: url, name: "flaky", message: "transient" } })).body.id;
-    const invalid = (await api(platform, "POST", `/v2/${work}/run`, { input: { op: "collect-invalid", value: url, name: "invalid", message: "bad field" } })).body.id;
+    const failing = (await api(platform, "POST", `/v2/${work}/run`, { input: { op: "collect-fail", value: url, name: "flaky", message: "transient" } })).body
+      .id;
+    const invalid = (await api(platform, "POST", `/v2/${work}/run`, { input: { op: "collect-invalid", value: url, name: "invalid", message: "bad field" } }))
+      .body.id;
     const unknownField = await api(platform, "POST", `/v2/${work}/runsync`, { input: { nope: 1 } });
     const ok = await api(platform, "POST", `/v2/${work}/runsync`, { input: { op: "echo", value: 7 } });
 

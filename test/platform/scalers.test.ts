@@ -19,15 +19,27 @@ afterAll(async () => p?.dispose());
 
 /** Sends `n` jobs of `seconds` each to a new `work` endpoint; answers the ids of the workers that ran them. */
 async function burst(scalerType: string, scalerValue: number, n: number, seconds: number): Promise<{ workersUsed: number; peak: number }> {
-  const { id } = await saveEndpoint(p, buildId, { name: `${scalerType.toLowerCase().replace("_", "")}-${scalerValue}-work` /* runs the manifest endpoint "work" */, workersMin: 0, workersMax: 4, scalerType, scalerValue, idleTimeout: 60 });
+  const { id } = await saveEndpoint(p, buildId, {
+    name: `${scalerType.toLowerCase().replace("_", "")}-${scalerValue}-work` /* runs the manifest endpoint "work" */,
+    workersMin: 0,
+    workersMax: 4,
+    scalerType,
+    scalerValue,
+    idleTimeout: 60,
+  });
   const ids: string[] = [];
   for (let i = 0; i < n; i++) ids.push((await api(p, "POST", `/v2/${id}/run`, { input: { op: "sleep", seconds } })).body.id);
   let peak = 0;
-  const finals = await waitFor("the jobs to finish", async () => {
-    peak = Math.max(peak, p.context.supervisor.forEndpoint(id).length);
-    const all = await Promise.all(ids.map((job) => api(p, "GET", `/v2/${id}/status/${job}`)));
-    return all.every((r) => r.body.status === "COMPLETED") && all.map((r) => r.body);
-  }, 60_000, 100);
+  const finals = await waitFor(
+    "the jobs to finish",
+    async () => {
+      peak = Math.max(peak, p.context.supervisor.forEndpoint(id).length);
+      const all = await Promise.all(ids.map((job) => api(p, "GET", `/v2/${id}/status/${job}`)));
+      return all.every((r) => r.body.status === "COMPLETED") && all.map((r) => r.body);
+    },
+    60_000,
+    100,
+  );
   return { workersUsed: new Set(finals.map((j) => j.workerId)).size, peak };
 }
 

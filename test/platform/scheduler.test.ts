@@ -17,9 +17,29 @@ const T0 = Date.parse("2026-11-28T10:00:30Z");
 const MINUTE = 60_000;
 
 const endpoint = (schedule: EndpointRecord["schedule"]): EndpointRecord => ({
-  id: "ep-nightly", name: "nightly", type: "QB", gpuIds: null, gpuCount: null, instanceIds: ["cpu3c-2-4"], idleTimeout: 5, scalerType: "QUEUE_DELAY", scalerValue: 4,
-  workersMin: 0, workersMax: 1, executionTimeoutMs: 600_000, templateId: null, imageName: null, env: [], environmentId: null, buildId: null,
-  locations: null, networkVolumeId: null, flashBootType: null, minCudaVersion: null, createdAt: T0, schedule,
+  id: "ep-nightly",
+  name: "nightly",
+  type: "QB",
+  gpuIds: null,
+  gpuCount: null,
+  instanceIds: ["cpu3c-2-4"],
+  idleTimeout: 5,
+  scalerType: "QUEUE_DELAY",
+  scalerValue: 4,
+  workersMin: 0,
+  workersMax: 1,
+  executionTimeoutMs: 600_000,
+  templateId: null,
+  imageName: null,
+  env: [],
+  environmentId: null,
+  buildId: null,
+  locations: null,
+  networkVolumeId: null,
+  flashBootType: null,
+  minCudaVersion: null,
+  createdAt: T0,
+  schedule,
 });
 
 describe("the scheduler", () => {
@@ -100,7 +120,11 @@ describe("the scheduler", () => {
 
   it("saveEndpoint checks a schedule by the build's rules: cron grammar, time zone, input", () => {
     const parse = (schedule: unknown) => endpointInputSchema.safeParse({ name: "nightly", schedule });
-    expect(parse({ cron: "0 3 * * *", timezone: "Europe/Paris", input: { n: 1 } }).data?.schedule).toEqual({ cron: "0 3 * * *", timezone: "Europe/Paris", input: { n: 1 } });
+    expect(parse({ cron: "0 3 * * *", timezone: "Europe/Paris", input: { n: 1 } }).data?.schedule).toEqual({
+      cron: "0 3 * * *",
+      timezone: "Europe/Paris",
+      input: { n: 1 },
+    });
     expect(parse({ cron: "0 3 * * *" }).data?.schedule).toEqual({ cron: "0 3 * * *", timezone: "UTC", input: {} });
     expect(parse(null).data?.schedule).toBeNull(); // removes it
     expect(parse({ cron: "61 * * * *" }).error?.issues[0]?.message).toContain("minute field: 61 is out of range 0-59");

@@ -39,8 +39,16 @@ describe("scheduled endpoints", () => {
   let platform: RunningPlatform;
   const logs: string[] = [];
   const start = async () => (platform = await startPlatform({ ...FAST, dataDir, port: 0, log: (line) => logs.push(`${Date.now()} ${line}`) }));
-  const svc = (args: string[]) => runSvc([...args, "--root", root], { env: { ...process.env, PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey, NO_COLOR: "1" }, timeout: 120_000 });
-  const runs = (endpoint: string) => logs.map((line) => RUN_LINE.exec(line)).filter((m) => m?.[1] === endpoint).map((m) => ({ slot: Date.parse(m![2]!), job: m![3]! }));
+  const svc = (args: string[]) =>
+    runSvc([...args, "--root", root], {
+      env: { ...process.env, PLATFORM_API_URL: platform.url, PLATFORM_API_KEY: platform.apiKey, NO_COLOR: "1" },
+      timeout: 120_000,
+    });
+  const runs = (endpoint: string) =>
+    logs
+      .map((line) => RUN_LINE.exec(line))
+      .filter((m) => m?.[1] === endpoint)
+      .map((m) => ({ slot: Date.parse(m![2]!), job: m![3]! }));
   let ids: Record<string, string> = {};
 
   beforeAll(async () => {
@@ -73,10 +81,14 @@ describe("scheduled endpoints", () => {
     expect(job).toMatchObject({ status: "COMPLETED", output: { tag: "nightly" } });
 
     // stopped between runs (a run still queued at the restart would make the platform skip the missed slot: the next test)
-    await until("no ticker run queued or running", async () => {
-      const { jobs } = (await api(platform, "GET", `/v2/${ids.ticker}/health`)).body;
-      return jobs.inQueue + jobs.inProgress === 0 ? true : undefined;
-    }, 10_000);
+    await until(
+      "no ticker run queued or running",
+      async () => {
+        const { jobs } = (await api(platform, "GET", `/v2/${ids.ticker}/health`)).body;
+        return jobs.inQueue + jobs.inProgress === 0 ? true : undefined;
+      },
+      10_000,
+    );
     await platform.close();
     const stoppedAt = Date.now();
     await sleep(4500); // two or three */2 slots pass with no platform

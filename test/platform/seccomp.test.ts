@@ -38,7 +38,21 @@ print(json.dumps(out))
 `;
 
 async function underFilter(): Promise<Record<string, string>> {
-  const args = ["--die-with-parent", ...hardeningArgs(sandboxUser(), SECCOMP_FD), "--unshare-pid", "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", ...NO_TERMINAL_ARGS, "--tmpfs", "/tmp"];
+  const args = [
+    "--die-with-parent",
+    ...hardeningArgs(sandboxUser(), SECCOMP_FD),
+    "--unshare-pid",
+    "--ro-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    ...NO_TERMINAL_ARGS,
+    "--tmpfs",
+    "/tmp",
+  ];
   const proc = spawnBwrap([...args, "/usr/bin/python3", "-c", PROBE, JSON.stringify(REFUSED_SYSCALLS)], { infoFd: false });
   let text = "";
   let err = "";
@@ -57,19 +71,23 @@ describe("seccomp program", () => {
     expect(seccompProgram("arm64")).toBeUndefined();
   });
 
-  it.runIf(process.platform === "linux" && process.arch === "x64")("under bwrap: every refused call answers EPERM, namespaces cannot be made, the terminal cannot be typed into, and threads, subprocesses, sockets and /tmp work", async () => {
-    if (!(await bwrapUsable())) return expect.fail("bwrap is not usable here: scripts/setup.sh installs bubblewrap");
-    const out = await underFilter();
-    for (const name of Object.keys(REFUSED_SYSCALLS)) expect(out[name], name).toBe("Operation not permitted");
-    expect(out["unshare(CLONE_NEWUSER)"]).toBe("Operation not permitted");
-    expect(out["unshare(CLONE_FILES)"]).toBe("ok"); // flags without a namespace pass
-    expect(out.clone3).toBe("Function not implemented"); // glibc falls back to clone, whose flags are checked
-    // the terminal the worker may share with a foreground platform (no --new-session: sandbox.ts)
-    expect(out["ioctl(TIOCSTI)"]).toBe("Operation not permitted");
-    expect(out["ioctl(TIOCSTI, high bits set)"]).toBe("Operation not permitted");
-    expect(out["ioctl(TIOCLINUX)"]).toBe("Operation not permitted");
-    expect(out["ioctl(TCGETS)"]).toBe("Bad file descriptor"); // other requests reach the kernel
-    expect(out["/dev/tty"]).not.toBe("a tty");
-    expect(out).toMatchObject({ thread: "ok", subprocess: "ok", socket: "ok", tmp: "ok", Seccomp: "2", NoNewPrivs: "1", CapEff: "0000000000000000" });
-  }, 30_000);
+  it.runIf(process.platform === "linux" && process.arch === "x64")(
+    "under bwrap: every refused call answers EPERM, namespaces cannot be made, the terminal cannot be typed into, and threads, subprocesses, sockets and /tmp work",
+    async () => {
+      if (!(await bwrapUsable())) return expect.fail("bwrap is not usable here: scripts/setup.sh installs bubblewrap");
+      const out = await underFilter();
+      for (const name of Object.keys(REFUSED_SYSCALLS)) expect(out[name], name).toBe("Operation not permitted");
+      expect(out["unshare(CLONE_NEWUSER)"]).toBe("Operation not permitted");
+      expect(out["unshare(CLONE_FILES)"]).toBe("ok"); // flags without a namespace pass
+      expect(out.clone3).toBe("Function not implemented"); // glibc falls back to clone, whose flags are checked
+      // the terminal the worker may share with a foreground platform (no --new-session: sandbox.ts)
+      expect(out["ioctl(TIOCSTI)"]).toBe("Operation not permitted");
+      expect(out["ioctl(TIOCSTI, high bits set)"]).toBe("Operation not permitted");
+      expect(out["ioctl(TIOCLINUX)"]).toBe("Operation not permitted");
+      expect(out["ioctl(TCGETS)"]).toBe("Bad file descriptor"); // other requests reach the kernel
+      expect(out["/dev/tty"]).not.toBe("a tty");
+      expect(out).toMatchObject({ thread: "ok", subprocess: "ok", socket: "ok", tmp: "ok", Seccomp: "2", NoNewPrivs: "1", CapEff: "0000000000000000" });
+    },
+    30_000,
+  );
 });

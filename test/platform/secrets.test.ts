@@ -106,7 +106,10 @@ describe("secrets", () => {
     const { summary } = await runDeploy({ root, client, logger });
     const endpoint = summary.endpoints.find((e) => e.name === "hub-token")!;
     const run = await api(platform, "POST", `/v2/${endpoint.id}/runsync`, { input: {} });
-    expect(run.body, JSON.stringify(run.body)).toMatchObject({ status: "COMPLETED", output: { sha256: createHash("sha256").update(VALUE).digest("hex"), plain: "plain" } });
+    expect(run.body, JSON.stringify(run.body)).toMatchObject({
+      status: "COMPLETED",
+      output: { sha256: createHash("sha256").update(VALUE).digest("hex"), plain: "plain" },
+    });
 
     for (const file of [...(await filesUnder(join(root, ".svc"))), ...(await filesUnder(dataDir))]) {
       expect(file.bytes.includes(VALUE), file.path).toBe(false);
@@ -123,7 +126,11 @@ describe("secrets", () => {
   it("svc run: the dev server's live- worker gets the value too; a missing secret stops it before the build", async () => {
     const server = await startDevServer({ root: await copyFixture(), client, port: 0, logger, reload: false });
     try {
-      const res = await fetch(`${server.url}/hub/runsync`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ input: {} }) });
+      const res = await fetch(`${server.url}/hub/runsync`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ input: {} }),
+      });
       expect(await res.json()).toMatchObject({ status: "COMPLETED", output: { sha256: createHash("sha256").update(VALUE).digest("hex") } });
     } finally {
       await server.close();
@@ -145,6 +152,8 @@ describe("secrets", () => {
     expect(error.message).toContain("svc secret create not_there");
     // nothing packed, nothing uploaded
     await expect(stat(join(root, ".svc", "artifact.tar.gz"))).rejects.toThrow();
-    expect((await client.getApp("secrets-app"))?.environments.flatMap((e) => e.endpoints).map((e) => e.env.find((v) => v.key === "HF_TOKEN")?.value)).toEqual(["{{ PLATFORM_SECRET_hf_token }}"]);
+    expect((await client.getApp("secrets-app"))?.environments.flatMap((e) => e.endpoints).map((e) => e.env.find((v) => v.key === "HF_TOKEN")?.value)).toEqual([
+      "{{ PLATFORM_SECRET_hf_token }}",
+    ]);
   }, 120_000);
 });

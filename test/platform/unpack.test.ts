@@ -40,7 +40,10 @@ describe("artifact unpacking", () => {
 
   it("waits for the parser's drain without piling up listeners (no MaxListenersExceededWarning)", async () => {
     const random = (n: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 7919 + 13) % 251)).toString("latin1");
-    const file = write("many.tar.gz", Array.from({ length: 64 }, (_, i) => ({ name: `app/f${i}.bin`, body: random(256 * 1024) })));
+    const file = write(
+      "many.tar.gz",
+      Array.from({ length: 64 }, (_, i) => ({ name: `app/f${i}.bin`, body: random(256 * 1024) })),
+    );
     const warnings: string[] = [];
     const onWarning = (warning: Error) => warnings.push(warning.name);
     process.on("warning", onWarning);
@@ -58,9 +61,31 @@ describe("artifact unpacking", () => {
     ["an absolute path", [{ name: "/tmp/svc-evil-abs", body: "x" }], /absolute path/],
     ["'..' in a path", [{ name: "app/../../evil", body: "x" }], /'\.\.'/],
     ["a symlink to an absolute path", [{ name: "etc", type: "2", link: "/etc" }], /absolute path/],
-    ["a symlink escaping with ..", [{ name: "app/", type: "5" }, { name: "app/up", type: "2", link: "../../outside" }], /escapes the folder/],
-    ["a write through a symlink", [{ name: "l", type: "2", link: "." }, { name: "l/x", body: "x" }], /through or replaces a link/],
-    ["a chain of links that escapes", [{ name: "x/", type: "5" }, { name: "x/l", type: "2", link: ".." }, { name: "y", type: "2", link: "x/l/.." }], /through another link|escapes/],
+    [
+      "a symlink escaping with ..",
+      [
+        { name: "app/", type: "5" },
+        { name: "app/up", type: "2", link: "../../outside" },
+      ],
+      /escapes the folder/,
+    ],
+    [
+      "a write through a symlink",
+      [
+        { name: "l", type: "2", link: "." },
+        { name: "l/x", body: "x" },
+      ],
+      /through or replaces a link/,
+    ],
+    [
+      "a chain of links that escapes",
+      [
+        { name: "x/", type: "5" },
+        { name: "x/l", type: "2", link: ".." },
+        { name: "y", type: "2", link: "x/l/.." },
+      ],
+      /through another link|escapes/,
+    ],
     ["a hard link to an absolute path", [{ name: "h", type: "1", link: "/etc/passwd" }], /absolute path/],
     ["a device file", [{ name: "dev", type: "3" }], /CharacterDevice entries are not allowed/],
     ["a FIFO", [{ name: "fifo", type: "6" }], /FIFO entries are not allowed/],
@@ -85,7 +110,6 @@ describe("artifact unpacking", () => {
   });
 });
 
-
 describe("artifact limits (docs/platform.md, Limits)", () => {
   const TWO_GIB = 2 * 1024 ** 3;
 
@@ -94,7 +118,10 @@ describe("artifact limits (docs/platform.md, Limits)", () => {
     writeFileSync(file, zeroBomb(rawHeader({ name: "app/zeros.bin" }, TWO_GIB), 2));
     const t0 = performance.now();
     const error = await checkArtifact(file).catch((e) => e);
-    expect(error).toMatchObject({ code: "ARTIFACT_LIMIT", message: expect.stringContaining('entry "app/zeros.bin": the artifact unpacks to more than 1.5 GB') });
+    expect(error).toMatchObject({
+      code: "ARTIFACT_LIMIT",
+      message: expect.stringContaining('entry "app/zeros.bin": the artifact unpacks to more than 1.5 GB'),
+    });
     expect(error.message).not.toContain(dir);
     expect(performance.now() - t0).toBeLessThan(5000); // refused at the header, not after 2 GiB of inflate
     const dest = join(dir, "out-bomb");
@@ -128,8 +155,14 @@ describe("artifact limits (docs/platform.md, Limits)", () => {
   });
 
   it("refuses more entries than the limit, naming the first one over", async () => {
-    const file = write("many.tar.gz", Array.from({ length: 6 }, (_, i) => ({ name: `app/f${i}.py`, body: "x" })));
-    await expect(checkArtifact(file, { maxBytes: 1e9, maxEntries: 5 })).rejects.toMatchObject({ code: "ARTIFACT_LIMIT", message: expect.stringContaining('entry "app/f5.py": the artifact has more than 5 entries') });
+    const file = write(
+      "many.tar.gz",
+      Array.from({ length: 6 }, (_, i) => ({ name: `app/f${i}.py`, body: "x" })),
+    );
+    await expect(checkArtifact(file, { maxBytes: 1e9, maxEntries: 5 })).rejects.toMatchObject({
+      code: "ARTIFACT_LIMIT",
+      message: expect.stringContaining('entry "app/f5.py": the artifact has more than 5 entries'),
+    });
     await expect(unpackArtifact(file, join(dir, "out-many"), { maxBytes: 1e9, maxEntries: 5 })).rejects.toMatchObject({ code: "ARTIFACT_LIMIT" });
     await expect(checkArtifact(file, { maxBytes: 1e9, maxEntries: 6 })).resolves.toEqual({ entries: 6, bytes: 6 });
   });

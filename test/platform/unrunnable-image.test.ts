@@ -17,8 +17,12 @@ beforeAll(async () => {
 afterAll(async () => p?.dispose());
 
 async function imageEndpoint(name: string, type: "QB" | "LB"): Promise<string> {
-  const { saveTemplate } = await gqlOk<{ saveTemplate: { id: string } }>(p, "mutation($i: SaveTemplateInput!) { saveTemplate(input: $i) { id } }", { i: { name: `${name}-tpl`, imageName: IMAGE, isServerless: true } });
-  const { saveEndpoint } = await gqlOk<{ saveEndpoint: { id: string } }>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id } }", { i: { name, type, templateId: saveTemplate.id, workersMax: 2 } });
+  const { saveTemplate } = await gqlOk<{ saveTemplate: { id: string } }>(p, "mutation($i: SaveTemplateInput!) { saveTemplate(input: $i) { id } }", {
+    i: { name: `${name}-tpl`, imageName: IMAGE, isServerless: true },
+  });
+  const { saveEndpoint } = await gqlOk<{ saveEndpoint: { id: string } }>(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id } }", {
+    i: { name, type, templateId: saveTemplate.id, workersMax: 2 },
+  });
   return saveEndpoint.id;
 }
 

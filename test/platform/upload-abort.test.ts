@@ -22,7 +22,11 @@ describe("an upload the client abandons", () => {
     const artifact = await buildFixtureArtifact();
     const bytes = readFileSync(artifact.path);
     const { createApp } = await gqlOk<{ createApp: { id: string } }>(p, 'mutation { createApp(name: "aborts") { id } }');
-    const { prepareArtifactUpload: prep } = await gqlOk<{ prepareArtifactUpload: { uploadUrl: string } }>(p, "mutation($a: String!, $s: Int!) { prepareArtifactUpload(appId: $a, size: $s) { uploadUrl } }", { a: createApp.id, s: bytes.length });
+    const { prepareArtifactUpload: prep } = await gqlOk<{ prepareArtifactUpload: { uploadUrl: string } }>(
+      p,
+      "mutation($a: String!, $s: Int!) { prepareArtifactUpload(appId: $a, size: $s) { uploadUrl } }",
+      { a: createApp.id, s: bytes.length },
+    );
 
     const req = request(prep.uploadUrl, { method: "PUT", headers: { "content-type": "application/gzip", "content-length": String(bytes.length) } });
     req.on("error", () => undefined); // we destroy it

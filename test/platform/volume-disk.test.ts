@@ -13,7 +13,10 @@ import { createPlatformClient } from "../../core/client/index.ts";
 import { diskImage, diskSupport } from "../../platform/volumes/volume-disk.ts";
 import { startTestPlatform, tempDir, type TestPlatform } from "./_support.ts";
 
-const mountedAt = (dir: string) => readFileSync("/proc/self/mountinfo", "utf8").split("\n").some((line) => line.split(" ")[4] === dir);
+const mountedAt = (dir: string) =>
+  readFileSync("/proc/self/mountinfo", "utf8")
+    .split("\n")
+    .some((line) => line.split(" ")[4] === dir);
 const loopsOf = (image: string) => execFileSync("losetup", ["-j", image], { encoding: "utf8" }).trim();
 
 describe.skipIf(!diskSupport().ok)("a volume's image across platform restarts", { timeout: 60_000 }, () => {

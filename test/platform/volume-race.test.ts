@@ -48,13 +48,19 @@ async function race(volume: string, mode: "dir" | "fifo", target: string) {
 /** Calls `fn` in `lanes` parallel loops while `running()`; returns what they collected. */
 async function loops<T>(lanes: number, running: () => boolean, fn: (lane: number, i: number) => Promise<T>): Promise<T[]> {
   const seen: T[] = [];
-  await Promise.all(Array.from({ length: lanes }, async (_, lane) => {
-    for (let i = 0; running(); i++) seen.push(await fn(lane, i));
-  }));
+  await Promise.all(
+    Array.from({ length: lanes }, async (_, lane) => {
+      for (let i = 0; running(); i++) seen.push(await fn(lane, i));
+    }),
+  );
   return seen;
 }
 
-const outcome = (promise: Promise<unknown>) => promise.then((v) => v, (e: Error) => e.name);
+const outcome = (promise: Promise<unknown>) =>
+  promise.then(
+    (v) => v,
+    (e: Error) => e.name,
+  );
 
 beforeAll(async () => {
   p = await startTestPlatform();
@@ -64,66 +70,86 @@ beforeAll(async () => {
 afterAll(async () => p?.dispose());
 
 describe.runIf(process.platform === "linux")("the S3 API while a worker swaps its volume's folders with symlinks", () => {
-  it("writes, reads, lists and deletes nothing outside the volume (a host folder)", async () => {
-    const hostile = await createVolume("race-host");
-    const outside = await tempDir("svc-race-outside-");
-    await writeFile(join(outside, "secret.txt"), SECRET);
-    await writeFile(join(outside, "keep.txt"), "keep");
-    const r = await race(hostile, "dir", outside);
-    const seen = await loops(4, r.running, async (lane, i) => {
-      const key = `race/k-${lane}-${i}`;
-      const op = i % 4;
-      if (op === 0) return outcome(s3.send(new PutObjectCommand({ Bucket: hostile, Key: key, Body: "planted" })).then(() => "put"));
-      if (op === 1) return outcome(s3.send(new GetObjectCommand({ Bucket: hostile, Key: "race/secret.txt" })).then((g) => g.Body!.transformToString()));
-      if (op === 2) return outcome(s3.send(new ListObjectsV2Command({ Bucket: hostile, Prefix: "race/" })).then((l) => (l.Contents ?? []).map((c) => c.Key).join(",")));
-      return outcome(s3.send(new DeleteObjectCommand({ Bucket: hostile, Key: "race/keep.txt" })).then(() => "deleted"));
-    });
-    const swaps = await r.done;
-    expect(swaps).toBeGreaterThan(100);
-    expect(seen.length).toBeGreaterThan(8);
-    const escaped = (await readdir(outside)).filter((name) => !["secret.txt", "keep.txt"].includes(name));
-    expect(escaped.length, `${escaped.length} files written outside the volume in ${SECONDS} s`).toBe(0);
-    expect((await readdir(outside)).sort()).toEqual(["keep.txt", "secret.txt"]);
-    expect(seen.filter((s) => typeof s === "string" && (s.includes(SECRET) || s.includes("secret.txt") || s.includes("keep.txt")))).toEqual([]);
-  }, TIMEOUT_MS);
+  it(
+    "writes, reads, lists and deletes nothing outside the volume (a host folder)",
+    async () => {
+      const hostile = await createVolume("race-host");
+      const outside = await tempDir("svc-race-outside-");
+      await writeFile(join(outside, "secret.txt"), SECRET);
+      await writeFile(join(outside, "keep.txt"), "keep");
+      const r = await race(hostile, "dir", outside);
+      const seen = await loops(4, r.running, async (lane, i) => {
+        const key = `race/k-${lane}-${i}`;
+        const op = i % 4;
+        if (op === 0) return outcome(s3.send(new PutObjectCommand({ Bucket: hostile, Key: key, Body: "planted" })).then(() => "put"));
+        if (op === 1) return outcome(s3.send(new GetObjectCommand({ Bucket: hostile, Key: "race/secret.txt" })).then((g) => g.Body!.transformToString()));
+        if (op === 2)
+          return outcome(s3.send(new ListObjectsV2Command({ Bucket: hostile, Prefix: "race/" })).then((l) => (l.Contents ?? []).map((c) => c.Key).join(",")));
+        return outcome(s3.send(new DeleteObjectCommand({ Bucket: hostile, Key: "race/keep.txt" })).then(() => "deleted"));
+      });
+      const swaps = await r.done;
+      expect(swaps).toBeGreaterThan(100);
+      expect(seen.length).toBeGreaterThan(8);
+      const escaped = (await readdir(outside)).filter((name) => !["secret.txt", "keep.txt"].includes(name));
+      expect(escaped.length, `${escaped.length} files written outside the volume in ${SECONDS} s`).toBe(0);
+      expect((await readdir(outside)).sort()).toEqual(["keep.txt", "secret.txt"]);
+      expect(seen.filter((s) => typeof s === "string" && (s.includes(SECRET) || s.includes("secret.txt") || s.includes("keep.txt")))).toEqual([]);
+    },
+    TIMEOUT_MS,
+  );
 
-  it("never reads, lists or deletes another volume's objects", async () => {
-    const victim = await createVolume("race-victim");
-    const hostile = await createVolume("race-thief");
-    await s3.send(new PutObjectCommand({ Bucket: victim, Key: "secret.txt", Body: SECRET }));
-    await s3.send(new PutObjectCommand({ Bucket: victim, Key: "keep.txt", Body: "keep" }));
-    const r = await race(hostile, "dir", volumeDir(victim));
-    const seen = await loops(4, r.running, async (_lane, i) => {
-      const op = i % 3;
-      if (op === 0) return outcome(s3.send(new GetObjectCommand({ Bucket: hostile, Key: "race/secret.txt" })).then((g) => g.Body!.transformToString()));
-      if (op === 1) return outcome(s3.send(new ListObjectsV2Command({ Bucket: hostile, Prefix: "race/" })).then((l) => (l.Contents ?? []).map((c) => c.Key).join(",")));
-      return outcome(s3.send(new DeleteObjectCommand({ Bucket: hostile, Key: "race/keep.txt" })).then(() => "deleted"));
-    });
-    await r.done;
-    expect(seen.filter((s) => typeof s === "string" && (s.includes(SECRET) || s.includes("secret.txt") || s.includes("keep.txt")))).toEqual([]);
-    expect((await readdir(volumeDir(victim))).sort()).toEqual(["keep.txt", "secret.txt"]);
-  }, TIMEOUT_MS);
+  it(
+    "never reads, lists or deletes another volume's objects",
+    async () => {
+      const victim = await createVolume("race-victim");
+      const hostile = await createVolume("race-thief");
+      await s3.send(new PutObjectCommand({ Bucket: victim, Key: "secret.txt", Body: SECRET }));
+      await s3.send(new PutObjectCommand({ Bucket: victim, Key: "keep.txt", Body: "keep" }));
+      const r = await race(hostile, "dir", volumeDir(victim));
+      const seen = await loops(4, r.running, async (_lane, i) => {
+        const op = i % 3;
+        if (op === 0) return outcome(s3.send(new GetObjectCommand({ Bucket: hostile, Key: "race/secret.txt" })).then((g) => g.Body!.transformToString()));
+        if (op === 1)
+          return outcome(s3.send(new ListObjectsV2Command({ Bucket: hostile, Prefix: "race/" })).then((l) => (l.Contents ?? []).map((c) => c.Key).join(",")));
+        return outcome(s3.send(new DeleteObjectCommand({ Bucket: hostile, Key: "race/keep.txt" })).then(() => "deleted"));
+      });
+      await r.done;
+      expect(seen.filter((s) => typeof s === "string" && (s.includes(SECRET) || s.includes("secret.txt") || s.includes("keep.txt")))).toEqual([]);
+      expect((await readdir(volumeDir(victim))).sort()).toEqual(["keep.txt", "secret.txt"]);
+    },
+    TIMEOUT_MS,
+  );
 
-  it("refuses a FIFO swapped in for a file, and another volume's calls keep answering within 2 s", async () => {
-    const other = await createVolume("race-bystander");
-    const hostile = await createVolume("race-fifo");
-    await s3.send(new PutObjectCommand({ Bucket: other, Key: "hello.txt", Body: "hello" }));
-    await mkdir(join(volumeDir(hostile), "race"), { recursive: true });
-    const r = await race(hostile, "fifo", "");
-    const timed = (ms: number) => ({ abortSignal: AbortSignal.timeout(ms) });
-    const [hostileSeen, bystander] = await Promise.all([
-      loops(8, r.running, () => outcome(s3.send(new GetObjectCommand({ Bucket: hostile, Key: "race/file" }), timed(10_000)).then((g) => g.Body!.transformToString().then((t) => `read ${t.length}`)))),
-      loops(1, r.running, async () => {
-        const started = Date.now();
-        const got = await outcome(s3.send(new GetObjectCommand({ Bucket: other, Key: "hello.txt" }), timed(5_000)).then((g) => g.Body!.transformToString()));
-        return { got, ms: Date.now() - started };
-      }),
-    ]);
-    await r.done;
-    expect(bystander.length).toBeGreaterThan(2);
-    expect(bystander.filter((b) => b.got !== "hello" || b.ms > 2000)).toEqual([]);
-    const kinds = new Set(hostileSeen);
-    expect([...kinds].filter((k) => !["read 1024", "InvalidObjectState", "NoSuchKey"].includes(String(k)))).toEqual([]);
-    expect(kinds.has("InvalidObjectState")).toBe(true);
-  }, TIMEOUT_MS);
+  it(
+    "refuses a FIFO swapped in for a file, and another volume's calls keep answering within 2 s",
+    async () => {
+      const other = await createVolume("race-bystander");
+      const hostile = await createVolume("race-fifo");
+      await s3.send(new PutObjectCommand({ Bucket: other, Key: "hello.txt", Body: "hello" }));
+      await mkdir(join(volumeDir(hostile), "race"), { recursive: true });
+      const r = await race(hostile, "fifo", "");
+      const timed = (ms: number) => ({ abortSignal: AbortSignal.timeout(ms) });
+      const [hostileSeen, bystander] = await Promise.all([
+        loops(8, r.running, () =>
+          outcome(
+            s3
+              .send(new GetObjectCommand({ Bucket: hostile, Key: "race/file" }), timed(10_000))
+              .then((g) => g.Body!.transformToString().then((t) => `read ${t.length}`)),
+          ),
+        ),
+        loops(1, r.running, async () => {
+          const started = Date.now();
+          const got = await outcome(s3.send(new GetObjectCommand({ Bucket: other, Key: "hello.txt" }), timed(5_000)).then((g) => g.Body!.transformToString()));
+          return { got, ms: Date.now() - started };
+        }),
+      ]);
+      await r.done;
+      expect(bystander.length).toBeGreaterThan(2);
+      expect(bystander.filter((b) => b.got !== "hello" || b.ms > 2000)).toEqual([]);
+      const kinds = new Set(hostileSeen);
+      expect([...kinds].filter((k) => !["read 1024", "InvalidObjectState", "NoSuchKey"].includes(String(k)))).toEqual([]);
+      expect(kinds.has("InvalidObjectState")).toBe(true);
+    },
+    TIMEOUT_MS,
+  );
 });

@@ -8,8 +8,17 @@ import { mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import {
-  S3Client, PutObjectCommand, GetObjectCommand, HeadObjectCommand, ListObjectsV2Command, DeleteObjectCommand,
-  CreateMultipartUploadCommand, UploadPartCommand, CompleteMultipartUploadCommand, AbortMultipartUploadCommand, ListPartsCommand,
+  S3Client,
+  PutObjectCommand,
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  DeleteObjectCommand,
+  CreateMultipartUploadCommand,
+  UploadPartCommand,
+  CompleteMultipartUploadCommand,
+  AbortMultipartUploadCommand,
+  ListPartsCommand,
   ListMultipartUploadsCommand,
 } from "@aws-sdk/client-s3";
 import { sweepUploads, UPLOAD_RETENTION_MS } from "../../platform/volumes/multipart.ts";
@@ -29,7 +38,11 @@ async function createVolume(name: string, size = 1): Promise<string> {
   return r.data!.createNetworkVolume.id;
 }
 
-const errorName = (promise: Promise<unknown>) => promise.then(() => "no error", (e: Error) => e.name);
+const errorName = (promise: Promise<unknown>) =>
+  promise.then(
+    () => "no error",
+    (e: Error) => e.name,
+  );
 
 beforeAll(async () => {
   p = await startTestPlatform();
@@ -54,7 +67,11 @@ describe("network volumes over GraphQL", () => {
     const ep = await gql(p, `mutation { saveEndpoint(input: {name: "scoped"}) { id } }`);
     const workerKey = p.context.workerKeys.keyFor(p.context.store.endpoints.get(ep.data!.saveEndpoint.id)!);
     const asWorker = { url: p.url, apiKey: workerKey };
-    for (const query of [`{ s3Credentials { secretAccessKey } }`, `{ myself { networkVolumes { id } } }`, `mutation { createNetworkVolume(input: {name: "w", size: 1}) { id } }`]) {
+    for (const query of [
+      `{ s3Credentials { secretAccessKey } }`,
+      `{ myself { networkVolumes { id } } }`,
+      `mutation { createNetworkVolume(input: {name: "w", size: 1}) { id } }`,
+    ]) {
       const r = await gql(asWorker, query);
       expect(r.status).toBe(403);
       expect(r.errors?.[0]?.extensions?.code).toBe("KEY_SCOPE");
@@ -129,15 +146,29 @@ describe("the S3 API with the AWS SDK for JavaScript v3", () => {
     const p1 = await s3.send(new UploadPartCommand({ Bucket: bucket, Key: "m/big.bin", UploadId, PartNumber: 1, Body: a }));
     const p2 = await s3.send(new UploadPartCommand({ Bucket: bucket, Key: "m/big.bin", UploadId, PartNumber: 2, Body: b }));
     const listed = await s3.send(new ListPartsCommand({ Bucket: bucket, Key: "m/big.bin", UploadId }));
-    expect(listed.Parts?.map((x) => [x.PartNumber, x.Size, x.ETag, x.ChecksumCRC32])).toEqual([[1, a.length, p1.ETag, p1.ChecksumCRC32], [2, b.length, p2.ETag, p2.ChecksumCRC32]]);
+    expect(listed.Parts?.map((x) => [x.PartNumber, x.Size, x.ETag, x.ChecksumCRC32])).toEqual([
+      [1, a.length, p1.ETag, p1.ChecksumCRC32],
+      [2, b.length, p2.ETag, p2.ChecksumCRC32],
+    ]);
     const uploads = await s3.send(new ListMultipartUploadsCommand({ Bucket: bucket }));
     expect(uploads.Uploads?.map((u) => u.UploadId)).toContain(UploadId);
-    const wrong = s3.send(new CompleteMultipartUploadCommand({ Bucket: bucket, Key: "m/big.bin", UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p2.ETag }] } }));
+    const wrong = s3.send(
+      new CompleteMultipartUploadCommand({ Bucket: bucket, Key: "m/big.bin", UploadId, MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p2.ETag }] } }),
+    );
     expect(await errorName(wrong)).toBe("InvalidPart");
-    const done = await s3.send(new CompleteMultipartUploadCommand({
-      Bucket: bucket, Key: "m/big.bin", UploadId,
-      MultipartUpload: { Parts: [{ PartNumber: 1, ETag: p1.ETag, ChecksumCRC32: p1.ChecksumCRC32 }, { PartNumber: 2, ETag: p2.ETag, ChecksumCRC32: p2.ChecksumCRC32 }] },
-    }));
+    const done = await s3.send(
+      new CompleteMultipartUploadCommand({
+        Bucket: bucket,
+        Key: "m/big.bin",
+        UploadId,
+        MultipartUpload: {
+          Parts: [
+            { PartNumber: 1, ETag: p1.ETag, ChecksumCRC32: p1.ChecksumCRC32 },
+            { PartNumber: 2, ETag: p2.ETag, ChecksumCRC32: p2.ChecksumCRC32 },
+          ],
+        },
+      }),
+    );
     expect(done.ETag).toMatch(/-2"$/);
     const got = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: "m/big.bin" }));
     expect(Buffer.from(await got.Body!.transformToByteArray()).equals(Buffer.concat([a, b]))).toBe(true);
@@ -160,7 +191,9 @@ describe("the S3 API with the AWS SDK for JavaScript v3", () => {
   it("answers the errors a client understands: NoSuchKey, NoSuchBucket, InvalidAccessKeyId, SignatureDoesNotMatch", async () => {
     expect(await errorName(s3.send(new GetObjectCommand({ Bucket: bucket, Key: "missing" })))).toBe("NoSuchKey");
     expect(await errorName(s3.send(new ListObjectsV2Command({ Bucket: "vol_none" })))).toBe("NoSuchBucket");
-    expect(await errorName(client(creds.secretAccessKey, "SVCNOTAKEY").send(new GetObjectCommand({ Bucket: bucket, Key: "a/b c.txt" })))).toBe("InvalidAccessKeyId");
+    expect(await errorName(client(creds.secretAccessKey, "SVCNOTAKEY").send(new GetObjectCommand({ Bucket: bucket, Key: "a/b c.txt" })))).toBe(
+      "InvalidAccessKeyId",
+    );
     expect(await errorName(client("wrong-secret").send(new GetObjectCommand({ Bucket: bucket, Key: "a/b c.txt" })))).toBe("SignatureDoesNotMatch");
     // the API key is not an S3 secret
     expect(await errorName(client(p.apiKey).send(new GetObjectCommand({ Bucket: bucket, Key: "a/b c.txt" })))).toBe("SignatureDoesNotMatch");
@@ -177,7 +210,9 @@ describe("the S3 API with the AWS SDK for JavaScript v3", () => {
     expect(await errorName(s3.send(new PutObjectCommand({ Bucket: small, Key: "over.bin", Body: over })))).toBe("EntityTooLarge");
     await s3.send(new PutObjectCommand({ Bucket: small, Key: "fits.bin", Body: Buffer.alloc(5 * MiB, 1) }));
     const { UploadId } = await s3.send(new CreateMultipartUploadCommand({ Bucket: small, Key: "parts.bin" }));
-    expect(await errorName(s3.send(new UploadPartCommand({ Bucket: small, Key: "parts.bin", UploadId, PartNumber: 1, Body: Buffer.alloc(4 * MiB, 2) })))).toBe("EntityTooLarge");
+    expect(await errorName(s3.send(new UploadPartCommand({ Bucket: small, Key: "parts.bin", UploadId, PartNumber: 1, Body: Buffer.alloc(4 * MiB, 2) })))).toBe(
+      "EntityTooLarge",
+    );
     const listing = await s3.send(new ListObjectsV2Command({ Bucket: small }));
     expect(listing.Contents?.map((c) => c.Key).sort()).toEqual(["filler", "fits.bin"]);
   });

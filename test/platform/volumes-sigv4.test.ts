@@ -22,9 +22,14 @@ const CREDENTIAL = "Credential=AKIAIOSFODNN7EXAMPLE/20130524/us-east-1/s3/aws4_r
 describe("SigV4 against AWS's published examples", () => {
   it("GET Object (Range, empty payload)", () => {
     const req: SignedRequest = {
-      method: "GET", rawPath: "/test.txt", rawQuery: "",
+      method: "GET",
+      rawPath: "/test.txt",
+      rawQuery: "",
       headers: headers({
-        host: "examplebucket.s3.amazonaws.com", range: "bytes=0-9", "x-amz-content-sha256": sha256(""), "x-amz-date": "20130524T000000Z",
+        host: "examplebucket.s3.amazonaws.com",
+        range: "bytes=0-9",
+        "x-amz-content-sha256": sha256(""),
+        "x-amz-date": "20130524T000000Z",
         authorization: `AWS4-HMAC-SHA256 ${CREDENTIAL},SignedHeaders=host;range;x-amz-content-sha256;x-amz-date,Signature=f0e8bdb87c964420e857bd35b5d6ed310bd44f0170aba48dd91039c6036bdb41`,
       }),
     };
@@ -35,14 +40,25 @@ describe("SigV4 against AWS's published examples", () => {
   });
 
   it("PUT Object in signed chunks: the seed signature and each chunk's, chained", () => {
-    const seed = verify({
-      method: "PUT", rawPath: "/examplebucket/chunkObject.txt", rawQuery: "",
-      headers: headers({
-        "content-encoding": "aws-chunked", "content-length": "66824", host: "s3.amazonaws.com", "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
-        "x-amz-date": "20130524T000000Z", "x-amz-decoded-content-length": "66560", "x-amz-storage-class": "REDUCED_REDUNDANCY",
-        authorization: `AWS4-HMAC-SHA256 ${CREDENTIAL},SignedHeaders=content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-content-length;x-amz-storage-class,Signature=4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9`,
-      }),
-    }, () => SECRET, AWS_EXAMPLE_TIME);
+    const seed = verify(
+      {
+        method: "PUT",
+        rawPath: "/examplebucket/chunkObject.txt",
+        rawQuery: "",
+        headers: headers({
+          "content-encoding": "aws-chunked",
+          "content-length": "66824",
+          host: "s3.amazonaws.com",
+          "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+          "x-amz-date": "20130524T000000Z",
+          "x-amz-decoded-content-length": "66560",
+          "x-amz-storage-class": "REDUCED_REDUNDANCY",
+          authorization: `AWS4-HMAC-SHA256 ${CREDENTIAL},SignedHeaders=content-encoding;content-length;host;x-amz-content-sha256;x-amz-date;x-amz-decoded-content-length;x-amz-storage-class,Signature=4f232c4386841ef735655705268965c44a0e4690baa4adea153f7db9fa80a0a9`,
+        }),
+      },
+      () => SECRET,
+      AWS_EXAMPLE_TIME,
+    );
     const first = chunkSignature(seed, seed.signature, sha256(Buffer.alloc(65536, "a")));
     const second = chunkSignature(seed, first, sha256(Buffer.alloc(1024, "a")));
     const last = chunkSignature(seed, second, sha256(""));
@@ -68,18 +84,26 @@ describe("a signed-chunk upload through the platform", () => {
   /** PUT `chunks` as STREAMING-AWS4-HMAC-SHA256-PAYLOAD; `tamper` changes one byte of chunk 1 after signing. */
   function put(key: string, chunks: Buffer[], tamper = false): Promise<{ status: number; body: string }> {
     const url = new URL(`${creds.endpointUrl}/${bucket}/${key}`);
-    const amzDate = new Date().toISOString().replace(/[-:]/g, "").replace(/\.\d{3}/, "");
+    const amzDate = new Date()
+      .toISOString()
+      .replace(/[-:]/g, "")
+      .replace(/\.\d{3}/, "");
     const date = amzDate.slice(0, 8);
     const decoded = chunks.reduce((n, c) => n + c.length, 0);
     const h: Record<string, string> = {
-      "content-encoding": "aws-chunked", host: url.host, "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
-      "x-amz-date": amzDate, "x-amz-decoded-content-length": String(decoded),
+      "content-encoding": "aws-chunked",
+      host: url.host,
+      "x-amz-content-sha256": "STREAMING-AWS4-HMAC-SHA256-PAYLOAD",
+      "x-amz-date": amzDate,
+      "x-amz-decoded-content-length": String(decoded),
     };
     const signed = Object.keys(h).sort();
     const scope = `${date}/local/s3/aws4_request`;
     const key4 = signingKey(creds.secretAccessKey, date, "local", "s3");
     const req: SignedRequest = { method: "PUT", rawPath: url.pathname, rawQuery: "", headers: headers(h) };
-    const seed = createHmac("sha256", key4).update(stringToSign(req, signed, h["x-amz-content-sha256"]!, amzDate, scope)).digest("hex");
+    const seed = createHmac("sha256", key4)
+      .update(stringToSign(req, signed, h["x-amz-content-sha256"]!, amzDate, scope))
+      .digest("hex");
     let previous = seed;
     const parts: Buffer[] = [];
     for (const chunk of [...chunks, Buffer.alloc(0)]) {
@@ -89,10 +113,21 @@ describe("a signed-chunk upload through the platform", () => {
     }
     const body = Buffer.concat(parts);
     return new Promise((resolve, reject) => {
-      const r = request(url, { method: "PUT", headers: { ...h, "content-length": String(body.length), authorization: `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope},SignedHeaders=${signed.join(";")},Signature=${seed}` } }, (res) => {
-        let text = "";
-        res.on("data", (d) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
-      });
+      const r = request(
+        url,
+        {
+          method: "PUT",
+          headers: {
+            ...h,
+            "content-length": String(body.length),
+            authorization: `AWS4-HMAC-SHA256 Credential=${creds.accessKeyId}/${scope},SignedHeaders=${signed.join(";")},Signature=${seed}`,
+          },
+        },
+        (res) => {
+          let text = "";
+          res.on("data", (d) => (text += d)).on("end", () => resolve({ status: res.statusCode ?? 0, body: text }));
+        },
+      );
       r.on("error", reject);
       r.end(body);
     });

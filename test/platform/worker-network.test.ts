@@ -38,7 +38,10 @@ describe.runIf(process.platform === "linux")("a worker whose network cannot be i
     const { run } = await start("strict", join(deep, "strict"));
     const r = await run();
     expect(r.body.status).toBe("FAILED");
-    expect(JSON.parse(r.body.error)).toMatchObject({ error_type: "WorkerStartError", error_message: expect.stringContaining("a worker's network cannot be isolated") });
+    expect(JSON.parse(r.body.error)).toMatchObject({
+      error_type: "WorkerStartError",
+      error_message: expect.stringContaining("a worker's network cannot be isolated"),
+    });
   }, 60_000);
 
   it("by default it runs on the host's network, and the platform says so once", async () => {

@@ -1,7 +1,18 @@
 /** Workers: autoscaling up and back to workersMin, load-balanced routing, dead workers, outdated workers. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { request } from "undici";
-import { api, buildFixtureArtifact, deploy, gqlOk, saveEndpoint, startTestPlatform, waitFinal, waitFor, type BuiltArtifact, type TestPlatform } from "./_support.ts";
+import {
+  api,
+  buildFixtureArtifact,
+  deploy,
+  gqlOk,
+  saveEndpoint,
+  startTestPlatform,
+  waitFinal,
+  waitFor,
+  type BuiltArtifact,
+  type TestPlatform,
+} from "./_support.ts";
 
 let p: TestPlatform;
 let artifact: BuiltArtifact;
@@ -42,7 +53,8 @@ describe("autoscaling", () => {
   it("lowPriority jobs do not scale up", async () => {
     await waitFor("one warm worker", () => live(ep.work!.id).length === 1 && live(ep.work!.id)[0]!.ready, 10_000);
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await api(p, "POST", `/v2/${ep.work!.id}/run`, { input: { op: "sleep", seconds: 0.7 }, policy: { lowPriority: true } })).body.id);
+    for (let i = 0; i < 3; i++)
+      ids.push((await api(p, "POST", `/v2/${ep.work!.id}/run`, { input: { op: "sleep", seconds: 0.7 }, policy: { lowPriority: true } })).body.id);
     await new Promise((r) => setTimeout(r, 1500));
     expect(live(ep.work!.id).length).toBe(1);
     for (const id of ids) await waitFinal(p, ep.work!.id, id, 10_000);
@@ -63,7 +75,9 @@ describe("load-balanced endpoints", () => {
     expect(get).toEqual({ status: 200, body: { hello: "svc" } });
     const post = await api(p, "POST", `/lb/${ep.api!.id}/add`, { a: 20, b: 22 });
     expect(post).toEqual({ status: 200, body: { sum: 42 } });
-    const byHost = await request(`${p.url}/hello?name=host`, { headers: { host: `${ep.api!.id}.localhost:${new URL(p.url).port}`, authorization: `Bearer ${p.apiKey}` } });
+    const byHost = await request(`${p.url}/hello?name=host`, {
+      headers: { host: `${ep.api!.id}.localhost:${new URL(p.url).port}`, authorization: `Bearer ${p.apiKey}` },
+    });
     expect(byHost.statusCode).toBe(200);
     expect(await byHost.body.json()).toEqual({ hello: "host" });
     const missing = await api(p, "GET", `/lb/${ep.api!.id}/nope`);

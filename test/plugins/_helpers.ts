@@ -40,7 +40,10 @@ export function endpoint(name: string, dependencies: string[] = []): EndpointSpe
   };
 }
 
-export function makeCtx(root: string, extra: { options?: Partial<BuildOptions>; config?: Partial<ResolvedConfig>; endpoints?: EndpointSpec[]; sourceFiles?: string[] } = {}): BuildContext & { logger: ReturnType<typeof captureLogger> } {
+export function makeCtx(
+  root: string,
+  extra: { options?: Partial<BuildOptions>; config?: Partial<ResolvedConfig>; endpoints?: EndpointSpec[]; sourceFiles?: string[] } = {},
+): BuildContext & { logger: ReturnType<typeof captureLogger> } {
   const config: ResolvedConfig = {
     app: "test-app",
     pythonVersion: "3.11",

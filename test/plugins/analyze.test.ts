@@ -68,8 +68,16 @@ describe("the analyze summary", () => {
         mkdirSync(join(deps, info), { recursive: true });
         writeFileSync(join(deps, info, "RECORD"), `${lines.join("\n")}\n`);
       };
-      record("python_dateutil-2.9.0.post0.dist-info", ["dateutil/__init__.py,sha256=x,620", "dateutil/parser/_parser.py,sha256=y,58796", "python_dateutil-2.9.0.post0.dist-info/RECORD,,"]);
-      record("charset_normalizer-3.4.0.dist-info", ["charset_normalizer/api.py,sha256=z,100", "../../bin/normalizer,sha256=w,230", "charset_normalizer-3.4.0.dist-info/RECORD,,"]);
+      record("python_dateutil-2.9.0.post0.dist-info", [
+        "dateutil/__init__.py,sha256=x,620",
+        "dateutil/parser/_parser.py,sha256=y,58796",
+        "python_dateutil-2.9.0.post0.dist-info/RECORD,,",
+      ]);
+      record("charset_normalizer-3.4.0.dist-info", [
+        "charset_normalizer/api.py,sha256=z,100",
+        "../../bin/normalizer,sha256=w,230",
+        "charset_normalizer-3.4.0.dist-info/RECORD,,",
+      ]);
       const entries: ArtifactEntry[] = [
         { path: "app.py", size: 100 },
         { path: "site-packages/dateutil/__init__.py", size: 620 },
@@ -116,7 +124,9 @@ describe.runIf(existsSync(CHROMIUM))("the treemap page in headless Chromium", ()
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("shows the totals against the limit, the ten largest packages, a legend in the groups' colours and sizes on labels and tooltips", { timeout: 60_000 }, async () => {
+  it("shows the totals against the limit, the ten largest packages, a legend in the groups' colours and sizes on labels and tooltips", {
+    timeout: 60_000,
+  }, async () => {
     const built = artifact();
     const file = join(dir, "analyze.html");
     writeFileSync(file, renderTreemap(summarize(built, "image-to-video", 1.5e9)));
@@ -135,9 +145,19 @@ describe.runIf(existsSync(CHROMIUM))("the treemap page in headless Chromium", ()
 
     // legend: one entry per group, its swatch the colour of that group's rectangle and cells
     const legend = await page.$$eval("#legend li", (items) =>
-      items.map((li) => ({ group: li.getAttribute("data-group"), colour: getComputedStyle(li.querySelector(".swatch")!).backgroundColor, text: li.textContent })),
+      items.map((li) => ({
+        group: li.getAttribute("data-group"),
+        colour: getComputedStyle(li.querySelector(".swatch")!).backgroundColor,
+        text: li.textContent,
+      })),
     );
-    expect(legend.map((l) => l.group)).toEqual(["app files", "av", ...Array.from({ length: 11 }, (_, i) => `pkg${String(i + 1).padStart(2, "0")}`), "svc runtime", "generated files"]);
+    expect(legend.map((l) => l.group)).toEqual([
+      "app files",
+      "av",
+      ...Array.from({ length: 11 }, (_, i) => `pkg${String(i + 1).padStart(2, "0")}`),
+      "svc runtime",
+      "generated files",
+    ]);
     const groups = await page.$$eval(".group", (nodes) =>
       nodes.map((node) => {
         const box = node.getBoundingClientRect();
@@ -164,12 +184,19 @@ describe.runIf(existsSync(CHROMIUM))("the treemap page in headless Chromium", ()
     const whole = groups.reduce((sum, g) => sum + g.area, 0);
     expect(groups.find((g) => g.group === "av")!.area / whole).toBeCloseTo(103_010_000 / built.unpackedSize, 2);
     // a cell's tooltip names its entry and size
-    expect(await page.getAttribute('.group[data-group="av"] .cell', "title")).toBe(`av: av.libs/ — 63.0 MB (${((63 * MB * 100) / built.unpackedSize).toFixed(1)} %), 1 file`);
+    expect(await page.getAttribute('.group[data-group="av"] .cell', "title")).toBe(
+      `av: av.libs/ — 63.0 MB (${((63 * MB * 100) / built.unpackedSize).toFixed(1)} %), 1 file`,
+    );
     await page.close();
   });
 
-  for (const viewport of [{ width: 1280, height: 800 }, { width: 1920, height: 1080 }]) {
-    it(`the map fills one ${viewport.width}×${viewport.height} screen: full width, down to the bottom, nothing below the fold`, { timeout: 60_000 }, async () => {
+  for (const viewport of [
+    { width: 1280, height: 800 },
+    { width: 1920, height: 1080 },
+  ]) {
+    it(`the map fills one ${viewport.width}×${viewport.height} screen: full width, down to the bottom, nothing below the fold`, {
+      timeout: 60_000,
+    }, async () => {
       const file = join(dir, "analyze.html");
       writeFileSync(file, renderTreemap(summarize(artifact(), "image-to-video", 1.5e9)));
       const page = await browser.newPage({ viewport });
@@ -179,7 +206,9 @@ describe.runIf(existsSync(CHROMIUM))("the treemap page in headless Chromium", ()
       expect(map.y + map.height).toBeGreaterThan(viewport.height - 16); // down to the bottom
       expect(map.y + map.height).toBeLessThanOrEqual(viewport.height); // and no further
       expect(await page.evaluate(() => document.documentElement.scrollHeight)).toBeLessThanOrEqual(viewport.height);
-      const groups = await page.$$eval(".group", (nodes) => nodes.map((n) => n.getBoundingClientRect()).map((b) => ({ right: b.right, bottom: b.bottom, area: b.width * b.height })));
+      const groups = await page.$$eval(".group", (nodes) =>
+        nodes.map((n) => n.getBoundingClientRect()).map((b) => ({ right: b.right, bottom: b.bottom, area: b.width * b.height })),
+      );
       const covered = groups.reduce((sum, g) => sum + g.area, 0);
       expect(covered / (map.width * map.height)).toBeGreaterThan(0.98); // the groups tile the map
       await page.close();

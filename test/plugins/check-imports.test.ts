@@ -120,7 +120,10 @@ describe("svc:check-imports", () => {
     const root = mkdtempSync(join(tmpdir(), "svc-imports-"));
     try {
       writeFileSync(join(root, "requirements.txt"), "pyserial==3.5\n");
-      writeFileSync(join(root, "worker.py"), "import serial\nfrom svc import Endpoint\n\n\n@Endpoint(name='port', cpu='cpu3c-2-4')\ndef open_port(name: str) -> str:\n    return serial.__name__\n");
+      writeFileSync(
+        join(root, "worker.py"),
+        "import serial\nfrom svc import Endpoint\n\n\n@Endpoint(name='port', cpu='cpu3c-2-4')\ndef open_port(name: str) -> str:\n    return serial.__name__\n",
+      );
       // Not installed, the requirement name says nothing of `serial`: a warning.
       expect((await build(root, { noDeps: true })).warnings).toHaveLength(1);
       // Installed, site-packages says pyserial provides `serial`: no warning.

@@ -24,7 +24,16 @@ async function discover(root: string, ignore: string[] = []) {
 }
 
 const summary = (ctx: Awaited<ReturnType<typeof discover>>) =>
-  ctx.functions.map((fn) => ({ name: fn.name, file: fn.file, module: fn.module, line: fn.line, isAsync: fn.isAsync, isGenerator: fn.isGenerator, route: fn.route, declarationLine: fn.declaration.line }));
+  ctx.functions.map((fn) => ({
+    name: fn.name,
+    file: fn.file,
+    module: fn.module,
+    line: fn.line,
+    isAsync: fn.isAsync,
+    isGenerator: fn.isGenerator,
+    route: fn.route,
+    declarationLine: fn.declaration.line,
+  }));
 
 function tempApp(files: Record<string, string>): string {
   const root = mkdtempSync(join(tmpdir(), "svc-discover-"));
@@ -78,11 +87,34 @@ describe("svc:discover-python on fixtures", () => {
   it("finds load-balanced routes with their Endpoint object", async () => {
     const ctx = await discover(join(FIXTURES, "load-balanced"));
     expect(summary(ctx)).toEqual([
-      { name: "health", file: "app/api.py", module: "app.api", line: 8, isAsync: false, isGenerator: false, route: { method: "GET", path: "/health" }, declarationLine: 4 },
-      { name: "generate", file: "app/api.py", module: "app.api", line: 13, isAsync: true, isGenerator: false, route: { method: "POST", path: "/generate" }, declarationLine: 4 },
+      {
+        name: "health",
+        file: "app/api.py",
+        module: "app.api",
+        line: 8,
+        isAsync: false,
+        isGenerator: false,
+        route: { method: "GET", path: "/health" },
+        declarationLine: 4,
+      },
+      {
+        name: "generate",
+        file: "app/api.py",
+        module: "app.api",
+        line: 13,
+        isAsync: true,
+        isGenerator: false,
+        route: { method: "POST", path: "/generate" },
+        declarationLine: 4,
+      },
       { name: "summarise", file: "worker.py", module: "worker", line: 6, isAsync: false, isGenerator: false, route: undefined, declarationLine: 5 },
     ]);
-    expect(ctx.functions[0]!.declaration).toEqual({ file: "app/api.py", line: 4, variable: "api", args: { name: "api", cpu: "cpu3c-2-4", workers: [1, 2], scaler_value: 10 } });
+    expect(ctx.functions[0]!.declaration).toEqual({
+      file: "app/api.py",
+      line: 4,
+      variable: "api",
+      args: { name: "api", cpu: "cpu3c-2-4", workers: [1, 2], scaler_value: 10 },
+    });
   });
 
   it("honours config ignore", async () => {

@@ -9,10 +9,24 @@ import { caught } from "./_front-half.ts";
 function qb(name: string, args: Record<string, StaticValue>, at: { file?: string; line?: number } = {}): DiscoveredFunction {
   const file = at.file ?? "worker.py";
   const line = at.line ?? 10;
-  return { name, file, line: line + 1, module: file.replace(/\.py$/, "").replace(/\//g, "."), isAsync: false, isGenerator: false, declaration: { file, line, args } };
+  return {
+    name,
+    file,
+    line: line + 1,
+    module: file.replace(/\.py$/, "").replace(/\//g, "."),
+    isAsync: false,
+    isGenerator: false,
+    declaration: { file, line, args },
+  };
 }
 
-function lb(name: string, method: HttpMethod, path: string, args: Record<string, StaticValue>, at: { file?: string; declLine?: number; line: number }): DiscoveredFunction {
+function lb(
+  name: string,
+  method: HttpMethod,
+  path: string,
+  args: Record<string, StaticValue>,
+  at: { file?: string; declLine?: number; line: number },
+): DiscoveredFunction {
   const file = at.file ?? "api.py";
   return {
     name,
@@ -120,7 +134,11 @@ describe("svc:group-endpoints applies the one Endpoint schema's bounds (core/end
   it("accepts the bounds themselves", () => {
     expect(one({ execution_timeout: 5 }).executionTimeoutMs).toBe(5_000);
     expect(one({ execution_timeout: 604_800 }).executionTimeoutMs).toBe(604_800_000);
-    expect(one({ workers: [100, 100], idle_timeout: 86_400, scaler_value: 10_000 }).scaling).toMatchObject({ workersMax: 100, idleTimeout: 86_400, scalerValue: 10_000 });
+    expect(one({ workers: [100, 100], idle_timeout: 86_400, scaler_value: 10_000 }).scaling).toMatchObject({
+      workersMax: 100,
+      idleTimeout: 86_400,
+      scalerValue: 10_000,
+    });
   });
 });
 
@@ -140,7 +158,15 @@ describe("svc:group-endpoints uniqueness rules", () => {
 
   it("DUPLICATE_ENDPOINT: one Endpoint object decorating two queue-based functions", async () => {
     const shared = { file: "w.py", line: 2, variable: "worker", args: { name: "w" } };
-    const f = (name: string, line: number): DiscoveredFunction => ({ name, file: "w.py", line, module: "w", isAsync: false, isGenerator: false, declaration: shared });
+    const f = (name: string, line: number): DiscoveredFunction => ({
+      name,
+      file: "w.py",
+      line,
+      module: "w",
+      isAsync: false,
+      isGenerator: false,
+      declaration: shared,
+    });
     const error = await caught(() => groupFunctions([f("a", 5), f("b", 9)]));
     expect(error).toMatchObject({ code: "DUPLICATE_ENDPOINT", line: 9 });
   });
@@ -164,14 +190,33 @@ describe("svc:group-endpoints uniqueness rules", () => {
 });
 
 describe("svc:lb-routes", () => {
-  const api = (routes: Array<[HttpMethod, string]>): EndpointSpec[] => groupFunctions(routes.map(([method, path], i) => lb(`f${i}`, method, path, { name: "api" }, { line: 10 + i * 4 })));
+  const api = (routes: Array<[HttpMethod, string]>): EndpointSpec[] =>
+    groupFunctions(routes.map(([method, path], i) => lb(`f${i}`, method, path, { name: "api" }, { line: 10 + i * 4 })));
 
   it("accepts distinct METHOD + path pairs", () => {
-    expect(() => checkRoutes(api([["GET", "/items"], ["POST", "/items"], ["GET", "/items/{id}"], ["GET", "/"]]))).not.toThrow();
+    expect(() =>
+      checkRoutes(
+        api([
+          ["GET", "/items"],
+          ["POST", "/items"],
+          ["GET", "/items/{id}"],
+          ["GET", "/"],
+        ]),
+      ),
+    ).not.toThrow();
   });
 
   it("rejects duplicates (trailing slash included), reserved paths and relative paths", async () => {
-    expect(await caught(() => checkRoutes(api([["GET", "/a"], ["GET", "/a/"]])))).toMatchObject({ code: "DUPLICATE_ROUTE", line: 14 });
+    expect(
+      await caught(() =>
+        checkRoutes(
+          api([
+            ["GET", "/a"],
+            ["GET", "/a/"],
+          ]),
+        ),
+      ),
+    ).toMatchObject({ code: "DUPLICATE_ROUTE", line: 14 });
     expect(await caught(() => checkRoutes(api([["POST", "/execute"]])))).toMatchObject({ code: "RESERVED_ROUTE", line: 10 });
     expect(await caught(() => checkRoutes(api([["GET", "/ping/"]])))).toMatchObject({ code: "RESERVED_ROUTE" });
     const relative = await caught(() => checkRoutes(api([["GET", "items"]])));

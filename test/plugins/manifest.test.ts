@@ -131,7 +131,11 @@ describe("svc:manifest on load-balanced", () => {
       params: [{ name: "text", kind: "positional_or_keyword", annotation: "str", required: true }],
       returns: "dict",
     });
-    expect(manifest.endpoints.summariser).toMatchObject({ hardware: { gpuIds: ["AMPERE_16"], gpuCount: 1 }, image: "svc/worker-gpu:py3.11-torch", executionTimeoutMs: 30_500 });
+    expect(manifest.endpoints.summariser).toMatchObject({
+      hardware: { gpuIds: ["AMPERE_16"], gpuCount: 1 },
+      image: "svc/worker-gpu:py3.11-torch",
+      executionTimeoutMs: 30_500,
+    });
     await expect(read(join(root, ".svc", MANIFEST_FILE))).toMatchFileSnapshot("../../fixtures/load-balanced/expected/manifest.json");
   });
 });

@@ -25,7 +25,15 @@ async function tarEntries(file: string) {
   await list({
     file,
     onReadEntry: (entry) => {
-      entries.push({ path: entry.path, mode: entry.mode ?? -1, uid: entry.uid ?? -1, gid: entry.gid ?? -1, mtime: entry.mtime?.toISOString() ?? "", type: entry.type, size: entry.size ?? 0 });
+      entries.push({
+        path: entry.path,
+        mode: entry.mode ?? -1,
+        uid: entry.uid ?? -1,
+        gid: entry.gid ?? -1,
+        mtime: entry.mtime?.toISOString() ?? "",
+        type: entry.type,
+        size: entry.size ?? 0,
+      });
     },
   });
   return entries;
@@ -117,7 +125,8 @@ describe("svc:tar-pack", () => {
     execFileSync("tar", ["-xzf", path, "-C", out]);
     expect(readFileSync(join(out, "data", "noise.bin")).equals(noise)).toBe(true);
     expect(readFileSync(join(out, "data", "source_like.py")).equals(text)).toBe(true);
-    const python = "import hashlib, sys, tarfile\nwith tarfile.open(sys.argv[1], 'r:gz') as t:\n    print(hashlib.sha256(t.extractfile('data/noise.bin').read()).hexdigest())";
+    const python =
+      "import hashlib, sys, tarfile\nwith tarfile.open(sys.argv[1], 'r:gz') as t:\n    print(hashlib.sha256(t.extractfile('data/noise.bin').read()).hexdigest())";
     expect(execFileSync("python3", ["-c", python, path], { encoding: "utf8" }).trim()).toBe(createHash("sha256").update(noise).digest("hex"));
     rmSync(out, { recursive: true, force: true });
   });
@@ -218,7 +227,9 @@ describe("svc:size-guard", () => {
     expect(svcError.message).toMatch(/Biggest entries, unpacked:\n\s+entry\s+size\s+share\s+files\n\s+data\/\s+200\.0 KB/);
     expect(svcError.message).toContain("svc/");
     // data/ is the app's own: the remedy says .svcignore or a network volume, not --exclude
-    expect(svcError.remedy).toBe("Keep data/ out of the artifact with .svcignore and read such data from a network volume (mounted at /platform-volume) instead.");
+    expect(svcError.remedy).toBe(
+      "Keep data/ out of the artifact with .svcignore and read such data from a network volume (mounted at /platform-volume) instead.",
+    );
     // a failed build removes .svc/.build like a good one
     expect(existsSync(join(root, ".svc", ".build"))).toBe(false);
   });
@@ -248,11 +259,15 @@ export default {
 };
 `,
     );
-    const error = (await runPipeline({ root, logger: quiet(), options: { noDeps: true, keepBuild: true } }).catch((e: unknown) => e)) as import("../../core/errors.ts").SvcError;
+    const error = (await runPipeline({ root, logger: quiet(), options: { noDeps: true, keepBuild: true } }).catch(
+      (e: unknown) => e,
+    )) as import("../../core/errors.ts").SvcError;
     expect(error.code).toBe("ARTIFACT_TOO_LARGE");
     const size = Number(/\((\d+) bytes, limit 100000\)/.exec(error.message)?.[1]);
     expect(size).toBeGreaterThan(100_000);
-    expect(error.message).toContain(`The artifact .svc/artifact.tar.gz is 100.0 KB (${size} bytes, limit 100000) compressed, over the 100.0 KB artifact-size limit (it unpacks to 100.0 KB)`);
+    expect(error.message).toContain(
+      `The artifact .svc/artifact.tar.gz is 100.0 KB (${size} bytes, limit 100000) compressed, over the 100.0 KB artifact-size limit (it unpacks to 100.0 KB)`,
+    );
     expect(existsSync(join(root, ".svc", "artifact.tar.gz"))).toBe(false);
     expect(existsSync(join(root, ".svc", ".build", "svc_manifest.json"))).toBe(true);
   });

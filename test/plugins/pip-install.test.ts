@@ -43,7 +43,10 @@ describe("pruneExcluded", () => {
     write("numpy.libs/libopenblas.so");
     write("bin/f2py");
     write("numpy-2.1.0.dist-info/top_level.txt", "numpy\n");
-    write("numpy-2.1.0.dist-info/RECORD", "numpy/__init__.py,sha256=a,1\nnumpy/core/multiarray.py,,\n../../bin/f2py,sha256=b,2\nnumpy.libs/libopenblas.so,,\n../../../etc/passwd,,\n");
+    write(
+      "numpy-2.1.0.dist-info/RECORD",
+      "numpy/__init__.py,sha256=a,1\nnumpy/core/multiarray.py,,\n../../bin/f2py,sha256=b,2\nnumpy.libs/libopenblas.so,,\n../../../etc/passwd,,\n",
+    );
     write("six.py");
     write("six-1.17.0.dist-info/RECORD", "six.py,,\n");
     expect(await pruneExcluded(target, new Set(["numpy"]))).toEqual(["numpy"]);

@@ -20,8 +20,16 @@ const sysTarPacker: SvcPlugin = {
       const path = join(ctx.outDir, "artifact.tar.gz");
       const runtimeParent = join(ctx.svc.runtimeDir, "..");
       execFileSync("tar", ["-czf", path, "--exclude=__pycache__", "-C", ctx.root, ...ctx.sourceFiles, "-C", ctx.buildDir, ".", "-C", runtimeParent, "svc"]);
-      const listed = execFileSync("tar", ["-tzf", path], { encoding: "utf8" }).split("\n").filter((p) => p && !p.endsWith("/"));
-      return { path, sha256: createHash("sha256").update(readFileSync(path)).digest("hex"), size: statSync(path).size, unpackedSize: statSync(path).size, entries: listed.map((p) => ({ path: p.replace(/^\.\//, ""), size: 0 })) };
+      const listed = execFileSync("tar", ["-tzf", path], { encoding: "utf8" })
+        .split("\n")
+        .filter((p) => p && !p.endsWith("/"));
+      return {
+        path,
+        sha256: createHash("sha256").update(readFileSync(path)).digest("hex"),
+        size: statSync(path).size,
+        unpackedSize: statSync(path).size,
+        entries: listed.map((p) => ({ path: p.replace(/^\.\//, ""), size: 0 })),
+      };
     });
   },
 };

@@ -28,7 +28,13 @@ describe("requirement parsing", () => {
       "git+https://example.com/repo.git#egg=Foo_Bar",
       "not a requirement !",
     ]);
-    expect(ranged).toEqual({ name: "requests", written: "requests", extras: ["socks", "security"], specifiers: [">=2.0", "<3"], marker: 'python_version < "3.12"' });
+    expect(ranged).toEqual({
+      name: "requests",
+      written: "requests",
+      extras: ["socks", "security"],
+      specifiers: [">=2.0", "<3"],
+      marker: 'python_version < "3.12"',
+    });
     expect(named).toMatchObject({ name: "pkg", url: "https://example.com/pkg-1.0-py3-none-any.whl" });
     expect(wheel).toMatchObject({ name: "my-pkg", url: "https://example.com/dl/My_Pkg-2.1-py3-none-any.whl" });
     expect(sdist).toMatchObject({ name: "zope-interface" });
@@ -37,7 +43,11 @@ describe("requirement parsing", () => {
   });
 
   it("reads what the old hand-written parser guessed at: a name's case and separators, ===, wildcards, spaces in markers", async () => {
-    const [legacy, arbitrary, marker] = await parseRequirements(["Typing_Extensions == 4.*", "weird===1.0-custom", 'numpy>=1.26;platform_machine=="x86_64" and python_version>="3.10"']);
+    const [legacy, arbitrary, marker] = await parseRequirements([
+      "Typing_Extensions == 4.*",
+      "weird===1.0-custom",
+      'numpy>=1.26;platform_machine=="x86_64" and python_version>="3.10"',
+    ]);
     expect(legacy).toMatchObject({ name: "typing-extensions", written: "Typing_Extensions", specifiers: ["==4.*"] });
     expect(arbitrary).toMatchObject({ name: "weird", specifiers: ["===1.0-custom"] });
     expect(marker).toMatchObject({ name: "numpy", specifiers: [">=1.26"], marker: 'platform_machine == "x86_64" and python_version >= "3.10"' });
@@ -81,7 +91,11 @@ describe("svc:resolve-deps", () => {
 
 describe("svc:exclude-preinstalled", () => {
   it("drops pre-installed and user-excluded packages and says which and why", async () => {
-    const ctx = makeCtx(copyFixture("deps-merge"), { options: { exclude: ["Pillow"] }, config: { exclude: ["typing-extensions"] }, endpoints: [gpuEndpoint("gen")] });
+    const ctx = makeCtx(copyFixture("deps-merge"), {
+      options: { exclude: ["Pillow"] },
+      config: { exclude: ["typing-extensions"] },
+      endpoints: [gpuEndpoint("gen")],
+    });
     await runPlugins([resolveDeps(), excludePreinstalled()], ctx);
     expect(ctx.requirements.map((r) => r.name)).toEqual(["requests", "six"]);
     expect(ctx.excluded.map((r) => [r.name, r.reason])).toEqual([
@@ -90,8 +104,12 @@ describe("svc:exclude-preinstalled", () => {
       ["numpy", "preinstalled"],
       ["typing-extensions", "excluded-by-user"],
     ]);
-    expect(ctx.logger.warnings).toContainEqual(expect.stringMatching(/^excluded torch \(requirements\.txt:6\): pre-installed in the base image of every endpoint/));
-    expect(ctx.logger.warnings).toContainEqual(expect.stringMatching(/^excluded numpy \(extra\/more\.txt:3\): pre-installed in the base image of every endpoint/));
+    expect(ctx.logger.warnings).toContainEqual(
+      expect.stringMatching(/^excluded torch \(requirements\.txt:6\): pre-installed in the base image of every endpoint/),
+    );
+    expect(ctx.logger.warnings).toContainEqual(
+      expect.stringMatching(/^excluded numpy \(extra\/more\.txt:3\): pre-installed in the base image of every endpoint/),
+    );
     expect(ctx.logger.lines).toContainEqual("excluded pillow (requirements.txt:4): excluded by --exclude / config exclude");
   });
 
@@ -124,7 +142,11 @@ describe("requirements read once", () => {
       cpSync(join(repo, "fixtures", "deploy-app"), app, { recursive: true, filter: (src) => !src.includes(".svc") });
       writeFileSync(join(app, "requirements.txt"), "requests>=2.0\nPillow==10.4.0\n");
       const starts = () => (existsSync(log) ? readFileSync(log, "utf8").split("\n").filter(Boolean).length : 0);
-      const build = () => promisify(execFile)(process.execPath, [join(repo, "bin", "svc.mjs"), "build", "--no-deps", "--json"], { cwd: app, env: { ...process.env, SVC_PYTHON: python, NO_COLOR: "1" } });
+      const build = () =>
+        promisify(execFile)(process.execPath, [join(repo, "bin", "svc.mjs"), "build", "--no-deps", "--json"], {
+          cwd: app,
+          env: { ...process.env, SVC_PYTHON: python, NO_COLOR: "1" },
+        });
 
       await build();
       expect(starts()).toBeGreaterThan(0);

@@ -25,7 +25,10 @@ async function initManifest(): Promise<Manifest> {
   return (await buildUntilManifest(root)).manifest!;
 }
 
-type Operation = { requestBody?: { content: { "application/json": { schema: Record<string, any> } } }; parameters?: Array<{ name: string; in: string; required: boolean }> };
+type Operation = {
+  requestBody?: { content: { "application/json": { schema: Record<string, any> } } };
+  parameters?: Array<{ name: string; in: string; required: boolean }>;
+};
 
 describe("typed parameters", () => {
   it("/openapi.json (served for /docs) has every function's and route's parameters by name, type and default", async () => {
@@ -67,7 +70,9 @@ describe("typed parameters", () => {
         const operation = operations.find((op) => op.operationId === `${fn.name}_${fn.httpMethod?.toLowerCase() ?? "runsync"}`)!;
         expect(operation, fn.name).toBeDefined();
         const schema = operation.requestBody?.content["application/json"].schema;
-        const names = schema ? Object.keys((schema.oneOf?.[0] ?? schema).properties) : (operation.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
+        const names = schema
+          ? Object.keys((schema.oneOf?.[0] ?? schema).properties)
+          : (operation.parameters ?? []).filter((p) => p.in === "query").map((p) => p.name);
         expect(names, fn.name).toEqual((fn.params ?? []).map((p) => p.name));
       }
     }

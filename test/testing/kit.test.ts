@@ -84,7 +84,11 @@ describe("buildFolder until configure", () => {
         });
       },
     };
-    await expect(buildFolder(FIXTURE, { until: "configure", plugins: [failing] })).rejects.toMatchObject({ code: "PLUGIN_ERROR", plugin: PLUGIN, hook: "provision" });
+    await expect(buildFolder(FIXTURE, { until: "configure", plugins: [failing] })).rejects.toMatchObject({
+      code: "PLUGIN_ERROR",
+      plugin: PLUGIN,
+      hook: "provision",
+    });
   });
 });
 

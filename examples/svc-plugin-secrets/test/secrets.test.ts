@@ -19,7 +19,9 @@ describe("svc-plugin-secrets", () => {
   });
 
   it("skips the files its allow option lists", async () => {
-    const error = (await buildFolder(fixture("leaky-app"), { plugins: [secrets({ allow: ["fake_keys.py"] })], options: { noDeps: true } }).catch((caught: unknown) => caught)) as Error;
+    const error = (await buildFolder(fixture("leaky-app"), { plugins: [secrets({ allow: ["fake_keys.py"] })], options: { noDeps: true } }).catch(
+      (caught: unknown) => caught,
+    )) as Error;
     expect(error.message).toContain("hello.py:5: an AWS access key id");
     expect(error.message).not.toContain("fake_keys.py");
   });

@@ -40,7 +40,10 @@ interface LaunchEnv {
 function launchEnv(env: NodeJS.ProcessEnv): LaunchEnv {
   const { SVC_WORKER_ID: workerId, SVC_WORKER_TOKEN: token, SVC_API_BASE: apiBase } = env;
   if (!workerId || !token || !apiBase) {
-    throw errors.CLI_USAGE("svc worker launch runs one worker of a platform on this node: it needs SVC_WORKER_ID, SVC_WORKER_TOKEN and SVC_API_BASE, which the platform's Ray backend sets on the job.", "worker");
+    throw errors.CLI_USAGE(
+      "svc worker launch runs one worker of a platform on this node: it needs SVC_WORKER_ID, SVC_WORKER_TOKEN and SVC_API_BASE, which the platform's Ray backend sets on the job.",
+      "worker",
+    );
   }
   return { workerId, token, apiBase, nodeDir: env.SVC_NODE_DIR || join(tmpdir(), `svc-node-${process.getuid?.() ?? 0}`) };
 }
@@ -51,7 +54,10 @@ class LineShipper {
   private timer?: NodeJS.Timeout;
   private sending: Promise<void> = Promise.resolve();
 
-  constructor(private readonly url: string, private readonly token: string) {}
+  constructor(
+    private readonly url: string,
+    private readonly token: string,
+  ) {}
 
   push(line: string): void {
     this.lines.push(line);
@@ -65,7 +71,13 @@ class LineShipper {
     const batch = this.lines.splice(0);
     if (batch.length > 0) {
       this.sending = this.sending.then(() =>
-        request(this.url, { method: "POST", headers: { authorization: `Bearer ${this.token}`, "content-type": "application/json" }, body: JSON.stringify({ lines: batch }), headersTimeout: 10_000, bodyTimeout: 10_000 })
+        request(this.url, {
+          method: "POST",
+          headers: { authorization: `Bearer ${this.token}`, "content-type": "application/json" },
+          body: JSON.stringify({ lines: batch }),
+          headersTimeout: 10_000,
+          bodyTimeout: 10_000,
+        })
           .then((res) => res.body.dump())
           .catch(() => undefined),
       );
@@ -75,7 +87,11 @@ class LineShipper {
 }
 
 async function getLaunch(le: LaunchEnv): Promise<RemoteLaunch> {
-  const res = await request(`${le.apiBase}/v2/_worker/${le.workerId}/launch`, { headers: { authorization: `Bearer ${le.token}` }, headersTimeout: 30_000, bodyTimeout: 30_000 });
+  const res = await request(`${le.apiBase}/v2/_worker/${le.workerId}/launch`, {
+    headers: { authorization: `Bearer ${le.token}` },
+    headersTimeout: 30_000,
+    bodyTimeout: 30_000,
+  });
   const body = (await res.body.json()) as RemoteLaunch & { error?: string };
   if (res.statusCode !== 200) throw new Error(`the platform refused worker ${le.workerId}'s launch (${res.statusCode}): ${body.error ?? ""}`);
   return body;
@@ -88,7 +104,11 @@ async function fetchArtifact(le: LaunchEnv, launch: RemoteLaunch): Promise<strin
   if (existsSync(file)) return file;
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const part = `${file}.${process.pid}.part`;
-  const res = await request(`${le.apiBase}/v2/_worker/${le.workerId}/artifact`, { headers: { authorization: `Bearer ${le.token}` }, headersTimeout: 30_000, bodyTimeout: 120_000 });
+  const res = await request(`${le.apiBase}/v2/_worker/${le.workerId}/artifact`, {
+    headers: { authorization: `Bearer ${le.token}` },
+    headersTimeout: 30_000,
+    bodyTimeout: 120_000,
+  });
   if (res.statusCode !== 200) {
     await res.body.dump();
     throw new Error(`the platform did not send build ${launch.buildId}'s artifact (${res.statusCode})`);
@@ -131,9 +151,12 @@ export async function launchWorker(env: NodeJS.ProcessEnv = process.env): Promis
   const workerVars: NodeJS.ProcessEnv = { ...passThroughEnv(env), ...launch.env };
   if (env.CUDA_VISIBLE_DEVICES !== undefined) workerVars.CUDA_VISIBLE_DEVICES = env.CUDA_VISIBLE_DEVICES; // as Ray set it
   const volumeDir = launch.volumeDir && existsSync(launch.volumeDir) ? launch.volumeDir : undefined;
-  if (launch.volumeDir && !volumeDir) say(`the endpoint's volume folder ${launch.volumeDir} is not on this node: mount the platform's volumes folder there (--ray-volumes)`);
+  if (launch.volumeDir && !volumeDir)
+    say(`the endpoint's volume folder ${launch.volumeDir} is not on this node: mount the platform's volumes folder there (--ray-volumes)`);
   const spec = await images.launch({ image: launch.image, python, buildDir, handler: launch.handler, env: workerVars, gpu, volumeDir });
-  say(`worker ${le.workerId} starts on ${process.env.HOSTNAME ?? "this node"}: build ${launch.buildId}, ${spec.sandboxed ? "in the bwrap sandbox" : "without a sandbox"}${env.CUDA_VISIBLE_DEVICES ? `, CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES}` : ""}`);
+  say(
+    `worker ${le.workerId} starts on ${process.env.HOSTNAME ?? "this node"}: build ${launch.buildId}, ${spec.sandboxed ? "in the bwrap sandbox" : "without a sandbox"}${env.CUDA_VISIBLE_DEVICES ? `, CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES}` : ""}`,
+  );
   const proc = spawnLaunch(spec);
   let innerPid: number | undefined;
   const info = proc.stdio[3] as NodeJS.ReadableStream | null;

@@ -45,7 +45,12 @@ export class RayJobsApi {
   private async call(method: "GET" | "POST", path: string, body?: unknown): Promise<{ status: number; value: any }> {
     let res: Awaited<ReturnType<typeof request>>;
     try {
-      res = await request(`${this.address}${path}`, { method, ...TIMEOUTS, headers: body ? { "content-type": "application/json" } : {}, body: body ? JSON.stringify(body) : undefined });
+      res = await request(`${this.address}${path}`, {
+        method,
+        ...TIMEOUTS,
+        headers: body ? { "content-type": "application/json" } : {},
+        body: body ? JSON.stringify(body) : undefined,
+      });
     } catch (error) {
       throw errors.RAY_UNREACHABLE(this.address, (error as Error).message);
     }
@@ -76,7 +81,11 @@ export class RayJobsApi {
       entrypoint_num_gpus: job.numGpus,
       ...(job.memoryBytes > 0 ? { entrypoint_memory: job.memoryBytes } : {}),
     });
-    if (status !== 200) throw errors.RAY_UNREACHABLE(this.address, `submitting job ${job.submissionId} answered ${status}: ${typeof value === "string" ? value : JSON.stringify(value)}`);
+    if (status !== 200)
+      throw errors.RAY_UNREACHABLE(
+        this.address,
+        `submitting job ${job.submissionId} answered ${status}: ${typeof value === "string" ? value : JSON.stringify(value)}`,
+      );
   }
 
   /** The job's status; undefined when Ray does not know it. */
@@ -97,7 +106,9 @@ export class RayJobsApi {
   async jobs(): Promise<Array<{ submissionId: string; status: RayJobStatus; metadata: Record<string, string> }>> {
     const { status, value } = await this.call("GET", "/api/jobs/");
     if (status !== 200 || !Array.isArray(value)) throw errors.RAY_UNREACHABLE(this.address, `GET /api/jobs/ answered ${status}`);
-    return (value as Array<Record<string, any>>).filter((j) => j.submission_id).map((j) => ({ submissionId: j.submission_id, status: j.status, metadata: j.metadata ?? {} }));
+    return (value as Array<Record<string, any>>)
+      .filter((j) => j.submission_id)
+      .map((j) => ({ submissionId: j.submission_id, status: j.status, metadata: j.metadata ?? {} }));
   }
 
   /** Every node Ray knows (dead ones too), with its total resources. */

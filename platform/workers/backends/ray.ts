@@ -125,7 +125,8 @@ export class RayWorkers implements RemoteWorkers {
       t.run.node = job.driverNodeId;
       t.hooks.log(`worker ${t.w.id} runs on Ray node ${job.driverNodeId}`);
     }
-    if (RAY_FINAL.has(job.status)) this.finish(t, `Ray job ${job.status}${job.exitCode !== null ? `, exit code ${job.exitCode}` : ""}${job.message ? `: ${job.message}` : ""}`);
+    if (RAY_FINAL.has(job.status))
+      this.finish(t, `Ray job ${job.status}${job.exitCode !== null ? `, exit code ${job.exitCode}` : ""}${job.message ? `: ${job.message}` : ""}`);
   }
 
   private finish(t: Tracked, how: string): void {
@@ -174,7 +175,16 @@ export class RayWorkers implements RemoteWorkers {
     const view: ClusterView = {
       backend: "ray",
       address: this.api.address,
-      nodes: nodes.map((n) => ({ id: n.id, address: n.ip, alive: n.alive, head: n.head, cpus: n.total.CPU ?? 0, gpus: n.total.GPU ?? 0, memoryBytes: n.total.memory ?? 0, workers: [] })),
+      nodes: nodes.map((n) => ({
+        id: n.id,
+        address: n.ip,
+        alive: n.alive,
+        head: n.head,
+        cpus: n.total.CPU ?? 0,
+        gpus: n.total.GPU ?? 0,
+        memoryBytes: n.total.memory ?? 0,
+        workers: [],
+      })),
       unplaced: [],
     };
     for (const w of workers) {
@@ -202,16 +212,23 @@ export class RayWorkers implements RemoteWorkers {
 }
 
 const gib = (bytes: number) => `${(bytes / 2 ** 30).toFixed(1)} GiB`;
-const describe = (need: WorkerResources) => [`${need.cpus} CPU`, need.gpus > 0 ? `${need.gpus} GPU` : "", need.memoryBytes > 0 ? `${gib(need.memoryBytes)} memory` : ""].filter(Boolean).join(", ");
+const describe = (need: WorkerResources) =>
+  [`${need.cpus} CPU`, need.gpus > 0 ? `${need.gpus} GPU` : "", need.memoryBytes > 0 ? `${gib(need.memoryBytes)} memory` : ""].filter(Boolean).join(", ");
 
 /**
  * The Ray backend of a starting platform: RAY_UNREACHABLE unless the address answers as Ray's
  * dashboard; the jobs a killed earlier run of this platform (same state folder) left are stopped.
  */
-export async function connectRay(options: RayBackendOptions, platformUrl: () => string, platform: { dataDir: string; log: (line: string) => void }): Promise<RayWorkers> {
+export async function connectRay(
+  options: RayBackendOptions,
+  platformUrl: () => string,
+  platform: { dataDir: string; log: (line: string) => void },
+): Promise<RayWorkers> {
   const ray = new RayWorkers(options, platformUrl, sha256Hex(platform.dataDir).slice(0, 16));
   const version = await ray.api.version();
   const left = await ray.stopLeftovers();
-  platform.log(`workers run as Ray jobs on the cluster at ${ray.api.address} (Ray ${version})${left > 0 ? `; stopped ${left} job(s) an earlier run of this platform left` : ""}`);
+  platform.log(
+    `workers run as Ray jobs on the cluster at ${ray.api.address} (Ray ${version})${left > 0 ? `; stopped ${left} job(s) an earlier run of this platform left` : ""}`,
+  );
   return ray;
 }

@@ -20,13 +20,23 @@ export interface RemoteLaunchDeps extends WorkerEnvDeps {
   volumesRoot?: string;
 }
 
-export async function remoteLaunch(deps: RemoteLaunchDeps, endpoint: EndpointRecord, w: WorkerInfo, token: string, buildId: string | null, log: (line: string) => void): Promise<RemoteLaunch> {
+export async function remoteLaunch(
+  deps: RemoteLaunchDeps,
+  endpoint: EndpointRecord,
+  w: WorkerInfo,
+  token: string,
+  buildId: string | null,
+  log: (line: string) => void,
+): Promise<RemoteLaunch> {
   const target = resolveWorkerTarget(deps.store, endpoint, buildId);
   const env = await workerEnv({ ...deps, apiBase: deps.nodeApiBase, workerSocket: undefined }, endpoint, w, token, target, false);
   let volumeDir: string | undefined;
   if (endpoint.networkVolumeId) {
     if (deps.volumesRoot) volumeDir = join(deps.volumesRoot, endpoint.networkVolumeId);
-    else log(`worker ${w.id} runs without its endpoint's volume ${endpoint.networkVolumeId}: the Ray nodes see no shared volumes folder (start the platform with --ray-volumes <the folder where every node mounts ${join(deps.options.dataDir, "volumes")}>)`);
+    else
+      log(
+        `worker ${w.id} runs without its endpoint's volume ${endpoint.networkVolumeId}: the Ray nodes see no shared volumes folder (start the platform with --ray-volumes <the folder where every node mounts ${join(deps.options.dataDir, "volumes")}>)`,
+      );
   }
   return {
     workerId: w.id,
