@@ -78,21 +78,26 @@ let usable: Promise<boolean> | undefined;
 
 /** Can bwrap build the hardened sandbox here (installed, namespaces allowed)? Checked once per process. */
 export function bwrapUsable(user: SandboxUser | undefined = sandboxUser()): Promise<boolean> {
-  usable ??= new Promise((resolve) => {
-    const args = [
-      "--die-with-parent",
-      ...hardeningArgs(user, SECCOMP_FD),
-      "--unshare-pid",
-      "--as-pid-1",
-      "--ro-bind",
-      "/",
-      "/",
-      "--proc",
-      "/proc",
-      "--dev",
-      "/dev",
-      "true",
-    ];
+  usable ??= probeBwrap([
+    "--die-with-parent",
+    ...hardeningArgs(user, SECCOMP_FD),
+    "--unshare-pid",
+    "--as-pid-1",
+    "--ro-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    "true",
+  ]);
+  return usable;
+}
+
+/** Does bwrap run `args` (a sandbox running `true`) to a clean exit within 10 s? */
+export function probeBwrap(args: string[]): Promise<boolean> {
+  return new Promise((resolve) => {
     const proc = spawnBwrap(args, { infoFd: false });
     const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);
     proc.on("error", () => resolve(false));
@@ -101,7 +106,6 @@ export function bwrapUsable(user: SandboxUser | undefined = sandboxUser()): Prom
       resolve(code === 0);
     });
   });
-  return usable;
 }
 
 export interface SandboxSpec {
