@@ -153,6 +153,8 @@ const SPARE_DELAY_MS = 500;
 export class NetnsPool {
   private readonly spare = new Map<boolean, WorkerNetns>();
   private readonly making = new Map<boolean, Promise<void>>();
+  /** Ends a refill's wait at once (close): its timer is unref'd, so a wait left pending would hold close() forever once nothing else keeps the process alive. */
+  private readonly skipWait = new Map<boolean, () => void>();
   private closed = false;
   private made = 0;
 
@@ -172,7 +174,13 @@ export class NetnsPool {
 
   private refill(egress: boolean): void {
     if (this.closed || this.making.has(egress)) return;
-    const making = new Promise<void>((resolve) => setTimeout(resolve, SPARE_DELAY_MS).unref())
+    const making = new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, SPARE_DELAY_MS).unref();
+      this.skipWait.set(egress, () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    })
       .then(() => (this.closed ? undefined : this.make(egress)))
       .then((netns) => {
         if (!netns) return;
@@ -180,13 +188,17 @@ export class NetnsPool {
         this.spare.set(egress, netns);
       })
       .catch(() => undefined)
-      .finally(() => this.making.delete(egress));
+      .finally(() => {
+        this.making.delete(egress);
+        this.skipWait.delete(egress);
+      });
     this.making.set(egress, making);
   }
 
   /** The platform closes: the spare namespaces go, and any being made. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const skip of this.skipWait.values()) skip();
     await Promise.all(this.making.values());
     for (const netns of this.spare.values()) await removeNetns(netns);
     this.spare.clear();
