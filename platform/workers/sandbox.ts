@@ -78,25 +78,13 @@ let usable: Promise<boolean> | undefined;
 
 /** Can bwrap build the hardened sandbox here (installed, namespaces allowed)? Checked once per process. */
 export function bwrapUsable(user: SandboxUser | undefined = sandboxUser()): Promise<boolean> {
-  usable ??= probeBwrap([
-    "--die-with-parent",
-    ...hardeningArgs(user, SECCOMP_FD),
-    "--unshare-pid",
-    "--as-pid-1",
-    "--ro-bind",
-    "/",
-    "/",
-    "--proc",
-    "/proc",
-    "--dev",
-    "/dev",
-    "true",
-  ]);
+  usable ??= probeBwrap(user, ["--unshare-pid", "--as-pid-1"]);
   return usable;
 }
 
-/** Does bwrap run `args` (a sandbox running `true`) to a clean exit within 10 s? */
-export function probeBwrap(args: string[]): Promise<boolean> {
+/** Does bwrap run the hardened sandbox with `namespaces` (running `true` over a read-only `/`) to a clean exit within 10 s? */
+export function probeBwrap(user: SandboxUser | undefined, namespaces: string[]): Promise<boolean> {
+  const args = ["--die-with-parent", ...hardeningArgs(user, SECCOMP_FD), ...namespaces, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "true"];
   return new Promise((resolve) => {
     const proc = spawnBwrap(args, { infoFd: false });
     const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);

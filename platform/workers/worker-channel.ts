@@ -17,7 +17,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { connect, createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { removeNetns, type WorkerNetns } from "./sandbox-egress.ts";
-import { hardeningArgs, probeBwrap, SECCOMP_FD, sandboxUser, type SandboxUser } from "./sandbox.ts";
+import { probeBwrap, sandboxUser, type SandboxUser } from "./sandbox.ts";
 
 /** Where the channel appears inside the sandbox. */
 export const SANDBOX_PLATFORM_SOCKET = "/run/svc/platform.sock";
@@ -123,18 +123,6 @@ let netns: Promise<boolean> | undefined;
 
 /** Can bwrap give a worker its own network namespace here? Checked once per process. */
 export function netnsUsable(user: SandboxUser | undefined = sandboxUser()): Promise<boolean> {
-  netns ??= probeBwrap([
-    "--die-with-parent",
-    ...hardeningArgs(user, SECCOMP_FD),
-    "--unshare-net",
-    "--ro-bind",
-    "/",
-    "/",
-    "--proc",
-    "/proc",
-    "--dev",
-    "/dev",
-    "true",
-  ]);
+  netns ??= probeBwrap(user, ["--unshare-net"]);
   return netns;
 }
