@@ -1,18 +1,21 @@
 /**
- * Cron expressions for scheduled endpoints (`schedule=`): parsing, and the instants they name in a
- * time zone. Five fields (minute hour day-of-month month day-of-week) as in crontab(5), or six with
- * a leading seconds field (as node-cron and Quartz) so a schedule can fire every few seconds — the
- * tests use that instead of a fake clock. Each field takes `*`, `n`, `a-b`, `*\/s`, `a-b/s`, `a/s`
- * and comma lists; months and week days take names (JAN, MON); day-of-week 7 is Sunday; `@hourly`,
- * `@daily`/`@midnight`, `@weekly`, `@monthly`, `@yearly`/`@annually` are the usual shorthands. When
- * both day fields are restricted a day matching either runs (crontab's rule).
+ * Cron expressions for scheduled endpoints (`schedule=`): the grammar check, and the instants they
+ * name in a time zone. Five fields (minute hour day-of-month month day-of-week) as in crontab(5), or
+ * six with a leading seconds field (as node-cron and Quartz) so a schedule can fire every few
+ * seconds — the tests use that instead of a fake clock. Each field takes `*`, `n`, `a-b`, `*\/s`,
+ * `a-b/s`, `a/s` and comma lists; months and week days take names (JAN, MON); day-of-week 7 is
+ * Sunday; `@hourly`, `@daily`/`@midnight`, `@weekly`, `@monthly`, `@yearly`/`@annually` are the
+ * usual shorthands. When both day fields are restricted a day matching either runs (crontab's rule).
  *
- * Time zones come from Intl (IANA names, default UTC). Wall-clock times that a clock change skips
- * do not run that day; times it repeats run once, the first time.
+ * The grammar is checked here, field by field, so a refusal says which field and why in the same
+ * words as the Python SDK's check (runtime/python/svc/_cron.py); croner walks the calendar and the
+ * time zone's clock changes (IANA names from Intl, default UTC): a wall-clock time a change skips
+ * runs at the first instant after the change, one it repeats runs once, the first time (cron(8)'s
+ * rule).
  */
+import { Cron as Croner } from "croner";
 
 export class CronError extends Error {}
-
 interface FieldSpec {
   name: string;
   min: number;
@@ -37,21 +40,12 @@ const MACROS: Record<string, string> = {
   "@hourly": "0 * * * *",
 };
 
-/** How far ahead `nextRun` looks before saying the expression never matches (Feb 30). */
-const LOOKAHEAD_YEARS = 8;
-
 export interface Cron {
   source: string;
   /** Whether the expression has its own seconds field (else it fires at second 0). */
   hasSeconds: boolean;
-  seconds: boolean[];
-  minutes: boolean[];
-  hours: boolean[];
-  days: boolean[];
-  months: boolean[];
-  weekdays: boolean[];
-  /** Both day fields restricted: a day matching either runs. */
-  dayOr: boolean;
+  /** The expression as croner reads it: shorthands expanded, `a/s` spelled `a-max/s`. */
+  pattern: string;
 }
 
 function parseValue(text: string, field: FieldSpec): number {
@@ -64,32 +58,29 @@ function parseValue(text: string, field: FieldSpec): number {
   return value;
 }
 
-/** One field → which values it takes, and whether it was a bare `*`. */
-function parseField(text: string, field: FieldSpec): { take: boolean[]; star: boolean } {
-  const take = new Array<boolean>(field.max + 1).fill(false);
+/** Checks one field; returns it as croner reads it (croner has no `a/s`: it is `a-max/s`). */
+function checkField(text: string, field: FieldSpec): string {
+  const parts: string[] = [];
   for (const part of text.split(",")) {
     const [range, stepText, extra] = part.split("/");
     if (extra !== undefined || range === "" || range === undefined) throw new CronError(`${field.name} field: "${part}" is not a value, range or step`);
-    let step = 1;
-    if (stepText !== undefined) {
-      if (!/^\d+$/.test(stepText) || Number(stepText) < 1) throw new CronError(`${field.name} field: step "${stepText}" must be a whole number of 1 or more`);
-      step = Number(stepText);
-    }
-    let low: number;
-    let high: number;
-    if (range === "*") [low, high] = [field.min, field.max];
+    if (stepText !== undefined && (!/^\d+$/.test(stepText) || Number(stepText) < 1))
+      throw new CronError(`${field.name} field: step "${stepText}" must be a whole number of 1 or more`);
+    const step = Number(stepText ?? 1);
+    if (range === "*") parts.push(part);
     else if (range.includes("-")) {
       const [a, b, more] = range.split("-");
       if (more !== undefined || !a || !b) throw new CronError(`${field.name} field: "${range}" is not a range (a-b)`);
-      [low, high] = [parseValue(a, field), parseValue(b, field)];
-      if (low > high) throw new CronError(`${field.name} field: range ${range} runs backwards`);
+      if (parseValue(a, field) > parseValue(b, field)) throw new CronError(`${field.name} field: range ${range} runs backwards`);
+      parts.push(part);
+    } else if (stepText === undefined) {
+      parseValue(range, field);
+      parts.push(part);
     } else {
-      low = parseValue(range, field);
-      high = stepText === undefined ? low : field.max; // `5/15`: from 5 to the end, every 15
+      parts.push(`${parseValue(range, field)}-${field.max}/${step}`); // `5/15`: from 5 to the end, every 15
     }
-    for (let v = low; v <= high; v += step) take[v] = true;
   }
-  return { take, star: text === "*" || text.startsWith("*/") };
+  return parts.join(",");
 }
 
 /** Parses a cron expression; throws CronError saying which field is wrong and why. */
@@ -101,23 +92,12 @@ export function parseCron(expression: string): Cron {
   const fields = expanded.split(/\s+/);
   if (fields.length !== 5 && fields.length !== 6)
     throw new CronError(`it has ${fields.length} field(s); give 5 (minute hour day-of-month month day-of-week) or 6 (a seconds field first)`);
-  const hasSeconds = fields.length === 6;
-  const [sec, min, hour, day, month, weekday] = hasSeconds ? fields : ["0", ...fields];
-  const days = parseField(day!, DAY);
-  const weekdays = parseField(weekday!, WEEKDAY);
-  if (weekdays.take[7]) weekdays.take[0] = true; // 7 is Sunday too
-  const cron: Cron = {
-    source,
-    hasSeconds,
-    seconds: parseField(sec!, SECOND).take,
-    minutes: parseField(min!, MINUTE).take,
-    hours: parseField(hour!, HOUR).take,
-    days: days.take,
-    months: parseField(month!, MONTH).take,
-    weekdays: weekdays.take,
-    dayOr: !days.star && !weekdays.star,
-  };
-  if (nextRun(cron, Date.UTC(2000, 0, 1), "UTC") === undefined) throw new CronError(`it never matches a date (day ${day} of month ${month})`);
+  const specs = fields.length === 6 ? [SECOND, MINUTE, HOUR, DAY, MONTH, WEEKDAY] : [MINUTE, HOUR, DAY, MONTH, WEEKDAY];
+  const cron: Cron = { source, hasSeconds: fields.length === 6, pattern: fields.map((text, i) => checkField(text, specs[i]!)).join(" ") };
+  if (nextRun(cron, Date.UTC(2000, 0, 1), "UTC") === undefined) {
+    const [day, month] = fields.slice(-3, -1);
+    throw new CronError(`it never matches a date (day ${day} of month ${month})`);
+  }
   return cron;
 }
 
@@ -151,49 +131,14 @@ export function isTimeZone(name: string): boolean {
   }
 }
 
-/** The wall-clock time in `timeZone` at instant `ms`, as the UTC ms of those same fields (whole seconds). */
-function wallOf(ms: number, timeZone: string): number {
-  const p: Record<string, number> = {};
-  for (const part of formatter(timeZone).formatToParts(new Date(ms))) if (part.type !== "literal") p[part.type] = Number(part.value);
-  return Date.UTC(p.year!, p.month! - 1, p.day!, p.hour! % 24, p.minute!, p.second!);
-}
+const schedules = new Map<string, Croner>();
 
-/** The earliest instant whose wall clock in `timeZone` reads `wall`; undefined in a clock change's gap. */
-function instantOf(wall: number, timeZone: string): number | undefined {
-  let found: number | undefined;
-  // The zone's offsets a day either side cover both sides of any change near `wall`.
-  for (const probe of [wall - 86_400_000, wall, wall + 86_400_000]) {
-    const candidate = wall - (wallOf(probe, timeZone) - Math.floor(probe / 1000) * 1000);
-    if (wallOf(candidate, timeZone) === wall && (found === undefined || candidate < found)) found = candidate;
-  }
-  return found;
-}
-
-function dayMatches(cron: Cron, wall: Date): boolean {
-  const day = cron.days[wall.getUTCDate()]!;
-  const weekday = cron.weekdays[wall.getUTCDay()]!;
-  return cron.dayOr ? day || weekday : day && weekday;
-}
-
-/** The first instant after `afterMs` (ms since the epoch) that the expression names; undefined if none within years. */
+/** The first instant after `afterMs` (ms since the epoch) that the expression names; undefined if none. */
 export function nextRun(cron: Cron, afterMs: number, timeZone = "UTC"): number | undefined {
-  const start = Math.floor(afterMs / 1000) * 1000 + 1000;
-  let wall = new Date(wallOf(start, timeZone));
-  const lastYear = wall.getUTCFullYear() + LOOKAHEAD_YEARS;
-  while (wall.getUTCFullYear() <= lastYear) {
-    const [y, mo, d, h, mi, s] = [wall.getUTCFullYear(), wall.getUTCMonth(), wall.getUTCDate(), wall.getUTCHours(), wall.getUTCMinutes(), wall.getUTCSeconds()];
-    if (!cron.months[mo + 1]) wall = new Date(Date.UTC(y, mo + 1, 1));
-    else if (!dayMatches(cron, wall)) wall = new Date(Date.UTC(y, mo, d + 1));
-    else if (!cron.hours[h]) wall = new Date(Date.UTC(y, mo, d, h + 1));
-    else if (!cron.minutes[mi]) wall = new Date(Date.UTC(y, mo, d, h, mi + 1));
-    else if (!cron.seconds[s]) wall = new Date(Date.UTC(y, mo, d, h, mi, s + 1));
-    else {
-      const at = instantOf(wall.getTime(), timeZone);
-      if (at !== undefined && at >= start) return at;
-      wall = new Date(wall.getTime() + 1000); // skipped or already past (a repeated hour): go on
-    }
-  }
-  return undefined;
+  const key = `${timeZone} ${cron.pattern}`;
+  let schedule = schedules.get(key);
+  if (!schedule) schedules.set(key, (schedule = new Croner(cron.pattern, { timezone: timeZone, paused: true })));
+  return schedule.nextRun(new Date(afterMs))?.getTime();
 }
 
 /**

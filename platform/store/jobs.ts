@@ -111,28 +111,7 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
       const h = held.get(id);
       if (h) {
         held.delete(id);
-        const j = h.job; // one INSERT of the finished row: no IN_QUEUE row, no start, no UPDATE
-        batch.add(() =>
-          q.insertFinal.run(
-            j.id,
-            j.endpointId,
-            u.status,
-            j.kind,
-            j.input,
-            j.webhook,
-            j.executionTimeoutMs,
-            j.ttlMs,
-            j.lowPriority ? 1 : 0,
-            j.createdAt,
-            u.output,
-            u.error,
-            u.errorType,
-            u.finishedAt,
-            u.startedAt,
-            u.workerId,
-            u.pruneAt,
-          ),
-        );
+        batch.add(() => insertFinished(q, h.job, u)); // one INSERT of the finished row: no IN_QUEUE row, no start, no UPDATE
         return;
       }
       batch.finished(id); // a "started" write still pending is redundant now (same transaction)
@@ -178,6 +157,29 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
       read(() => removeEndpointTx(endpointId));
     },
   };
+}
+
+/** A held job that finished before it was written: its one row, final. */
+function insertFinished(q: ReturnType<typeof jobStatements>["q"], j: NewJob, u: FinalUpdate): void {
+  q.insertFinal.run(
+    j.id,
+    j.endpointId,
+    u.status,
+    j.kind,
+    j.input,
+    j.webhook,
+    j.executionTimeoutMs,
+    j.ttlMs,
+    j.lowPriority ? 1 : 0,
+    j.createdAt,
+    u.output,
+    u.error,
+    u.errorType,
+    u.finishedAt,
+    u.startedAt,
+    u.workerId,
+    u.pruneAt,
+  );
 }
 
 /** The jobs table's prepared statements, and the transactions of more than one of them. */

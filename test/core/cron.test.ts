@@ -27,6 +27,8 @@ describe("cron expressions", () => {
     expect(next("0 0 * * 7", "2026-11-28T00:00:00Z")).toBe("2026-11-29T00:00:00.000Z"); // 7 is Sunday
     expect(next("0 0 13 * 5", "2026-11-28T00:00:00Z")).toBe("2026-12-04T00:00:00.000Z"); // both day fields: either matches
     expect(next("5/20 * * * *", "2026-11-28T10:26:00Z")).toBe("2026-11-28T10:45:00.000Z");
+    expect(next("0 0 * * TUE/3", "2026-11-28T00:00:00Z")).toBe("2026-12-01T00:00:00.000Z"); // TUE, FRI: a name starts a step too
+    expect(next("0 0 */10 * MON", "2026-11-28T00:00:00Z")).toBe("2026-11-30T00:00:00.000Z"); // a stepped star still restricts: either day field
     expect(next("@hourly", "2026-11-28T10:26:00Z")).toBe("2026-11-28T11:00:00.000Z");
     expect(next("0 0 29 2 *", "2026-03-01T00:00:00Z")).toBe("2028-02-29T00:00:00.000Z");
   });
@@ -36,10 +38,11 @@ describe("cron expressions", () => {
     expect(next("30 0 12 * * *", "2026-11-28T12:00:30Z")).toBe("2026-11-29T12:00:30.000Z");
   });
 
-  it("run in the schedule's time zone; a time a clock change skips does not run, one it repeats runs once", () => {
+  it("run in the schedule's time zone; a time a clock change skips runs just after it, one it repeats runs once", () => {
     expect(next("0 3 * * *", "2026-11-28T12:00:00Z", "Europe/Paris")).toBe("2026-11-29T02:00:00.000Z"); // CET
     expect(next("0 3 * * *", "2026-03-28T12:00:00Z", "Europe/Paris")).toBe("2026-03-29T01:00:00.000Z"); // CEST from that night
-    expect(next("30 2 * * *", "2026-03-28T12:00:00Z", "Europe/Paris")).toBe("2026-03-30T00:30:00.000Z"); // 02:30 does not exist on the 29th
+    expect(next("30 2 * * *", "2026-03-28T12:00:00Z", "Europe/Paris")).toBe("2026-03-29T01:00:00.000Z"); // 02:30 does not exist on the 29th: 03:00 CEST, as cron(8)
+    expect(next("30 2 * * *", "2026-03-29T01:00:00Z", "Europe/Paris")).toBe("2026-03-30T00:30:00.000Z"); // once that day
     expect(next("30 2 * * *", "2026-10-24T12:00:00Z", "Europe/Paris")).toBe("2026-10-25T00:30:00.000Z"); // the first 02:30...
     expect(next("30 2 * * *", "2026-10-25T00:30:00Z", "Europe/Paris")).toBe("2026-10-26T01:30:00.000Z"); // ...not the second
     expect(isTimeZone("America/New_York")).toBe(true);

@@ -193,6 +193,9 @@ describe.runIf(process.platform === "linux" && asRoot)("a worker gets what its f
     // A sandboxed worker reaches the platform only through its runtime's relay, two threads a connection in its own cgroup.
     const { result, ms, other } = await during(() => runHog({ op: "connections", count: 150, seconds: 0.5 }));
     expect(result.body.status).toBe("COMPLETED");
+    // connections did open and stay (a relay refusing every one would pass the bound alone), up to the bound
+    expect(result.body.output.opened).toBeGreaterThan(0);
+    expect(result.body.output.alive).toBeGreaterThan(0);
     expect(result.body.output.alive).toBeLessThanOrEqual(PIDS / 2);
     figure("a worker's connections", `${PIDS} processes: ${result.body.output.alive} of 150 alive`, ms, other);
   }, 60_000);

@@ -116,6 +116,9 @@ describe("the scheduler", () => {
     store.endpoints.save(endpoint({ cron: "0 * * * *", timezone: "UTC", input: {} }));
     scheduler.tick(T0 + 3 * 3600_000); // three hours later: the 13:00 slot is before it came back
     expect(jobsOf(store)).toBe(0);
+    scheduler.tick(T0 + 4 * 3600_000); // 14:00:30: its first slot since it came back runs
+    expect(jobsOf(store)).toBe(1);
+    expect(store.schedules.get("ep-nightly")!.lastSlot).toBe(Date.parse("2026-11-28T14:00:00Z"));
   });
 
   it("saveEndpoint checks a schedule by the build's rules: cron grammar, time zone, input", () => {

@@ -90,6 +90,9 @@ describe.runIf(process.platform === "linux")("the S3 API while a worker swaps it
       const swaps = await r.done;
       expect(swaps).toBeGreaterThan(100);
       expect(seen.length).toBeGreaterThan(8);
+      // the API kept working between the swaps: an API failing every call would pass the checks below
+      expect(seen).toContain("put");
+      expect(seen.some((s) => typeof s === "string" && s.startsWith("race/k-"))).toBe(true); // a list that found a put
       const escaped = (await readdir(outside)).filter((name) => !["secret.txt", "keep.txt"].includes(name));
       expect(escaped.length, `${escaped.length} files written outside the volume in ${SECONDS} s`).toBe(0);
       expect((await readdir(outside)).sort()).toEqual(["keep.txt", "secret.txt"]);
@@ -113,7 +116,10 @@ describe.runIf(process.platform === "linux")("the S3 API while a worker swaps it
           return outcome(s3.send(new ListObjectsV2Command({ Bucket: hostile, Prefix: "race/" })).then((l) => (l.Contents ?? []).map((c) => c.Key).join(",")));
         return outcome(s3.send(new DeleteObjectCommand({ Bucket: hostile, Key: "race/keep.txt" })).then(() => "deleted"));
       });
-      await r.done;
+      const swaps = await r.done;
+      expect(swaps).toBeGreaterThan(100);
+      expect(seen.length).toBeGreaterThan(8);
+      expect(seen).toContain("deleted"); // calls succeeded between the swaps, on the thief's own volume
       expect(seen.filter((s) => typeof s === "string" && (s.includes(SECRET) || s.includes("secret.txt") || s.includes("keep.txt")))).toEqual([]);
       expect((await readdir(volumeDir(victim))).sort()).toEqual(["keep.txt", "secret.txt"]);
     },

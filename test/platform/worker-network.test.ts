@@ -9,7 +9,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bwrapUsable } from "../../platform/workers/sandbox.ts";
-import { api, buildFixtureArtifact, deploy, startTestPlatform, tempDir, type TestPlatform } from "./_support.ts";
+import { api, buildFixtureArtifact, deploy, startTestPlatform, tempDir, type TestPlatform, waitFinal } from "./_support.ts";
 
 describe.runIf(process.platform === "linux")("a worker whose network cannot be isolated", () => {
   let base: string;
@@ -29,8 +29,17 @@ describe.runIf(process.platform === "linux")("a worker whose network cannot be i
   const start = async (isolation: "auto" | "strict", dir: string) => {
     const p = await startTestPlatform({ dataDir: dir, isolation });
     platforms.push(p);
-    const { endpoints } = await deploy(p, await buildFixtureArtifact(), [{ name: "work" }]);
-    return { p, run: () => api(p, "POST", `/v2/${endpoints.work!.id}/runsync`, { input: { op: "echo", value: "hi" } }) };
+    // a worker per queued job (scaler value 1), so two jobs at once start two workers
+    const { endpoints } = await deploy(p, await buildFixtureArtifact(), [{ name: "work", workersMax: 2, scalerValue: 1 }]);
+    const id = endpoints.work!.id;
+    return {
+      p,
+      run: () => api(p, "POST", `/v2/${id}/runsync`, { input: { op: "echo", value: "hi" } }),
+      runTwoAtOnce: async () => {
+        const queued = await Promise.all([1, 2].map(() => api(p, "POST", `/v2/${id}/run`, { input: { op: "sleep", seconds: 1.5 } })));
+        return Promise.all(queued.map((r) => waitFinal(p, id, r.body.id, 60_000)));
+      },
+    };
   };
 
   it("--isolation strict refuses it: the job fails with SANDBOX_REQUIRED naming the network", async () => {
@@ -46,9 +55,10 @@ describe.runIf(process.platform === "linux")("a worker whose network cannot be i
 
   it("by default it runs on the host's network, and the platform says so once", async () => {
     if (!(await bwrapUsable())) return expect.fail("bwrap is not usable here: scripts/setup.sh installs bubblewrap");
-    const { p, run } = await start("auto", join(deep, "auto"));
-    expect((await run()).body.status).toBe("COMPLETED");
-    expect((await run()).body.status).toBe("COMPLETED");
+    const { p, runTwoAtOnce } = await start("auto", join(deep, "auto"));
+    const done = await runTwoAtOnce();
+    expect(done.map((job) => job.status)).toEqual(["COMPLETED", "COMPLETED"]);
+    expect(new Set(done.map((job) => job.workerId)).size, "two workers, each started on the host's network").toBe(2);
     expect(p.logs.filter((line) => line.includes("workers share the host's network"))).toHaveLength(1);
   }, 60_000);
 });
