@@ -343,14 +343,18 @@ export const errors = {
       status: 400,
       remedy: "Encode the JSON as UTF-8; send bytes that are not text as base64 in a string.",
     }),
-  CONNECTION_LIMIT: (limit: number, who: "worker" | "client") =>
+  CONNECTION_LIMIT: (limit: number, who: "worker" | "client" | "unverified") =>
     new SvcError(
       "CONNECTION_LIMIT",
-      `Too many connections from this ${who}: the platform keeps at most ${limit} open per ${who === "worker" ? "worker" : "key"}, and closed this one.`,
+      who === "unverified"
+        ? `Too many connections without a valid key: the platform keeps at most ${limit} open for all such clients together, and closed this one.`
+        : `Too many connections from this ${who}: the platform keeps at most ${limit} open per ${who === "worker" ? "worker" : "key"}, and closed this one.`,
       {
         status: 429,
         remedy:
-          "Reuse connections (one HTTP client with keep-alive, a pool of a few dozen) instead of opening one per request, and close the ones you no longer use.",
+          who === "unverified"
+            ? "Send a valid key (`Authorization: Bearer <key>`) on a connection's first request: connections are counted per verified key."
+            : "Reuse connections (one HTTP client with keep-alive, a pool of a few dozen) instead of opening one per request, and close the ones you no longer use.",
       },
     ),
   GRAPHQL_TOO_COSTLY: (what: string, value: string, limit: string) =>

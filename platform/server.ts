@@ -6,6 +6,7 @@
 import { createServer, type Server } from "node:http";
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { ConnectionCaps, raiseDescriptorLimit } from "./api/connection-caps.ts";
+import { createIdentify } from "./api/connection-identity.ts";
 import { join } from "node:path";
 import { toNodeHandler } from "h3";
 import { errors } from "../core/errors.ts";
@@ -199,10 +200,12 @@ async function serve(
 
   const handler = toNodeHandler(app);
   const s3 = createS3Api(ctx); // the volumes' S3 API under /s3 signs with its own keys (docs/volumes.md)
-  // One client cannot take the connections everyone else needs (./api/connection-caps.ts).
-  const caps = new ConnectionCaps(raiseDescriptorLimit(options.connectionLimits, options.log));
+  // One client cannot take the connections everyone else needs (./api/connection-caps.ts), counted
+  // by the identity its credential proves (./api/connection-identity.ts).
+  const caps = new ConnectionCaps(raiseDescriptorLimit(options.connectionLimits, options.log), createIdentify(ctx, s3));
   const newServer = () => {
-    const s = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+    const checkMs = Math.min(30_000, Math.max(100, Math.floor(options.connectionLimits.requestMs / 4))); // how often Node checks requestMs
+    const s = createServer({ keepAliveTimeout: 65_000, connectionsCheckingInterval: checkMs }, (req, res) => {
       if (!caps.admit(req, res)) return;
       if (s3.owns(req.url)) s3.handle(req, res);
       else if (!hot(req, res)) void handler(req, res);
