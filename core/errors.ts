@@ -96,6 +96,7 @@ const DOCS = {
   limits: docRef("platform.md", "Limits"),
   replacingBuiltin: docRef("plugins.md", "Replacing a built-in"),
   resources: docRef("platform.md", "Resources"),
+  webhooks: docRef("platform.md", "Webhooks"),
 };
 
 const AUTH_REMEDY = "Check that PLATFORM_API_KEY is set correctly, in .env or exported in your shell.";
@@ -445,6 +446,15 @@ export const errors = {
         remedy: `Use less memory at once (smaller batches, stream files instead of reading them whole, keep less in /tmp), or give the endpoint a larger flavour (cpu="cpu3g-2-8", a larger cpu3c-*, or a GPU type); ${DOCS.resources} lists each flavour's memory.`,
       },
     ),
+  WEBHOOK_ALLOW_INVALID: (entry: string) =>
+    new SvcError("WEBHOOK_ALLOW_INVALID", `SVC_WEBHOOK_ALLOW has an entry that is not a host name, an address or a CIDR: "${entry}".`, {
+      remedy: `List host names, addresses and CIDRs, separated by commas: SVC_WEBHOOK_ALLOW=localhost,127.0.0.1,10.0.0.0/8 (${DOCS.webhooks}).`,
+    }),
+  WEBHOOK_REFUSED: (host: string, why: string) =>
+    new SvcError("WEBHOOK_REFUSED", `The platform does not send webhooks to ${host}: ${why}, and a worker could reach the host's own services through it.`, {
+      status: 400,
+      remedy: `Send webhooks to a public address. An operator who runs a receiver on this host allows it with SVC_WEBHOOK_ALLOW (host names, addresses, CIDRs; ${DOCS.webhooks}) when starting the platform.`,
+    }),
   WORKER_TOKEN_INVALID: (workerId: string) =>
     new SvcError(
       "WORKER_TOKEN_INVALID",

@@ -15,6 +15,7 @@ import { ensureApiKey, DB_FILE, API_KEY_FILE } from "./state-dir.ts";
 import { createStore } from "./store/index.ts";
 import { JobQueue } from "./queue/queue.ts";
 import { createWebhookSender } from "./queue/webhooks.ts";
+import { parseWebhookAllow } from "./queue/webhook-targets.ts";
 import { createScheduler } from "./queue/scheduler.ts";
 import { statusBody } from "./queue/views.ts";
 import { Supervisor } from "./workers/supervisor.ts";
@@ -66,6 +67,7 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 
 export async function startPlatform(input: PlatformOptions): Promise<RunningPlatform> {
   const options = resolveOptions(input);
+  const webhookAllow = parseWebhookAllow(options.webhookAllow); // a bad SVC_WEBHOOK_ALLOW stops the start before anything is open
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const key = options.apiKey ? { apiKey: options.apiKey, created: false, file: undefined } : ensureApiKey(options.dataDir);
   const store = createStore(join(options.dataDir, DB_FILE), {
@@ -77,7 +79,12 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
 
   const volumesAt = () => store.volumes.list().map((v) => ({ id: v.id, sizeGb: v.sizeGb, dir: volumeDir(options.dataDir, v.id) }));
   const queue = new JobQueue(store.jobs, { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs });
-  const webhooks = createWebhookSender({ retries: options.webhookRetries, delayMs: options.webhookRetryDelayMs, log: options.log });
+  const webhooks = createWebhookSender({
+    retries: options.webhookRetries,
+    delayMs: options.webhookRetryDelayMs,
+    allow: webhookAllow,
+    log: options.log,
+  });
   const address = { baseUrl: "", workerSocket: undefined as string | undefined, channelSocket: undefined as string | undefined };
   const workerKeys = createWorkerKeys(key.apiKey, store);
   const secrets = createSecrets(options.dataDir, store);
