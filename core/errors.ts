@@ -96,6 +96,7 @@ const DOCS = {
   limits: docRef("platform.md", "Limits"),
   replacingBuiltin: docRef("plugins.md", "Replacing a built-in"),
   resources: docRef("platform.md", "Resources"),
+  webhooks: docRef("platform.md", "Webhooks"),
 };
 
 const AUTH_REMEDY = "Check that PLATFORM_API_KEY is set correctly, in .env or exported in your shell.";
@@ -343,14 +344,18 @@ export const errors = {
       status: 400,
       remedy: "Encode the JSON as UTF-8; send bytes that are not text as base64 in a string.",
     }),
-  CONNECTION_LIMIT: (limit: number, who: "worker" | "client") =>
+  CONNECTION_LIMIT: (limit: number, who: "worker" | "client" | "unverified") =>
     new SvcError(
       "CONNECTION_LIMIT",
-      `Too many connections from this ${who}: the platform keeps at most ${limit} open per ${who === "worker" ? "worker" : "key"}, and closed this one.`,
+      who === "unverified"
+        ? `Too many connections without a valid key: the platform keeps at most ${limit} open for all such clients together, and closed this one.`
+        : `Too many connections from this ${who}: the platform keeps at most ${limit} open per ${who === "worker" ? "worker" : "key"}, and closed this one.`,
       {
         status: 429,
         remedy:
-          "Reuse connections (one HTTP client with keep-alive, a pool of a few dozen) instead of opening one per request, and close the ones you no longer use.",
+          who === "unverified"
+            ? "Send a valid key (`Authorization: Bearer <key>`) on a connection's first request: connections are counted per verified key."
+            : "Reuse connections (one HTTP client with keep-alive, a pool of a few dozen) instead of opening one per request, and close the ones you no longer use.",
       },
     ),
   GRAPHQL_TOO_COSTLY: (what: string, value: string, limit: string) =>
@@ -441,6 +446,15 @@ export const errors = {
         remedy: `Use less memory at once (smaller batches, stream files instead of reading them whole, keep less in /tmp), or give the endpoint a larger flavour (cpu="cpu3g-2-8", a larger cpu3c-*, or a GPU type); ${DOCS.resources} lists each flavour's memory.`,
       },
     ),
+  WEBHOOK_ALLOW_INVALID: (entry: string) =>
+    new SvcError("WEBHOOK_ALLOW_INVALID", `SVC_WEBHOOK_ALLOW has an entry that is not a host name, an address or a CIDR: "${entry}".`, {
+      remedy: `List host names, addresses and CIDRs, separated by commas: SVC_WEBHOOK_ALLOW=localhost,127.0.0.1,10.0.0.0/8 (${DOCS.webhooks}).`,
+    }),
+  WEBHOOK_REFUSED: (host: string, why: string) =>
+    new SvcError("WEBHOOK_REFUSED", `The platform does not send webhooks to ${host}: ${why}, and a worker could reach the host's own services through it.`, {
+      status: 400,
+      remedy: `Send webhooks to a public address. An operator who runs a receiver on this host allows it with SVC_WEBHOOK_ALLOW (host names, addresses, CIDRs; ${DOCS.webhooks}) when starting the platform.`,
+    }),
   WORKER_TOKEN_INVALID: (workerId: string) =>
     new SvcError(
       "WORKER_TOKEN_INVALID",

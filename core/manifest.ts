@@ -95,7 +95,18 @@ export const manifestEndpointSchema = z.strictObject({
     })
     .optional(),
   /** `retries=` (core/endpoint-schema.ts RetryPolicy); the platform reads it from the build's manifest when a job fails. */
-  retries: z.strictObject({ maxRetries: z.number().int().min(1), backoff: z.number().min(1), initialDelayMs: z.number().int().min(0) }).optional(),
+  /** Bounded here too, not only by the SDK and the build: the platform parses every manifest it is given with this schema. */
+  retries: z
+    .strictObject({
+      maxRetries: z.number().int().min(1).max(ENDPOINT_LIMITS.maxRetries.max),
+      backoff: z.number().min(ENDPOINT_LIMITS.retryBackoff.min).max(ENDPOINT_LIMITS.retryBackoff.max),
+      initialDelayMs: z
+        .number()
+        .int()
+        .min(ENDPOINT_LIMITS.retryInitialDelayS.min * 1000)
+        .max(ENDPOINT_LIMITS.retryInitialDelayS.max * 1000),
+    })
+    .optional(),
   /** `network=False`: the workers get no egress (docs/platform.md, "Threat model"); absent: they do. */
   network: z.literal(false).optional(),
 });

@@ -33,12 +33,23 @@ export const DEFAULT_LOG_RATE: LogRate = { perSecond: 1024 * 1024, burst: 8 * 10
 export interface ConnectionLimits {
   /** Open connections over all servers (kept under the descriptor limit, with room for the platform's files). */
   total: number;
-  /** Per key (a user's tools, or one app's workers calling the API). */
+  /** Per verified key (a user's tools, or one app's workers calling the API). */
   perClient: number;
-  /** Per worker on its own routes (`/v2/_worker/<id>/...`). */
+  /** Per worker on its own routes (`/v2/_worker/<id>/...`), counted by its verified token. */
   perWorker: number;
+  /** Shared by every connection whose first request proves no identity (no key, a wrong one, a made-up one). */
+  anonymous: number;
+  /** A request (headers and body) not whole this long after it began is cut: slow bodies hold no place for ever. */
+  requestMs: number;
   /** A connection that sent no request within this is closed. */
   firstRequestMs: number;
 }
 
-export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { total: 16_384, perClient: 1024, perWorker: 256, firstRequestMs: 10_000 };
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = {
+  total: 16_384,
+  perClient: 1024,
+  perWorker: 256,
+  anonymous: 64,
+  firstRequestMs: 10_000,
+  requestMs: 300_000,
+};

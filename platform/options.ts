@@ -47,6 +47,8 @@ export interface PlatformOptions {
   /** Pause between webhook attempts (hosted: 10 s), and how many extra attempts (hosted: 2). */
   webhookRetryDelayMs?: number;
   webhookRetries?: number;
+  /** Host names, addresses and CIDRs webhooks may go to although they are the host's own (default SVC_WEBHOOK_ALLOW; docs/platform.md, "Webhooks"). */
+  webhookAllow?: string;
   /** How long a finished job's result is kept. */
   runsyncRetentionMs?: number;
   runRetentionMs?: number;
@@ -125,6 +127,7 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     scaleIntervalMs: options.scaleIntervalMs ?? 250,
     webhookRetryDelayMs: options.webhookRetryDelayMs ?? 10_000,
     webhookRetries: options.webhookRetries ?? 2,
+    webhookAllow: options.webhookAllow ?? process.env.SVC_WEBHOOK_ALLOW ?? "",
     runsyncRetentionMs: options.runsyncRetentionMs ?? 60_000,
     runRetentionMs: options.runRetentionMs ?? 30 * 60_000,
     fileRetentionMs: options.fileRetentionMs ?? 7 * 24 * 3600_000,

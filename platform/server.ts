@@ -6,6 +6,7 @@
 import { createServer, type Server } from "node:http";
 import { chmodSync, mkdirSync, rmSync } from "node:fs";
 import { ConnectionCaps, raiseDescriptorLimit } from "./api/connection-caps.ts";
+import { createIdentify } from "./api/connection-identity.ts";
 import { join } from "node:path";
 import { toNodeHandler } from "h3";
 import { errors } from "../core/errors.ts";
@@ -14,6 +15,7 @@ import { ensureApiKey, DB_FILE, API_KEY_FILE } from "./state-dir.ts";
 import { createStore } from "./store/index.ts";
 import { JobQueue } from "./queue/queue.ts";
 import { createWebhookSender } from "./queue/webhooks.ts";
+import { parseWebhookAllow } from "./queue/webhook-targets.ts";
 import { createScheduler } from "./queue/scheduler.ts";
 import { statusBody } from "./queue/views.ts";
 import { Supervisor } from "./workers/supervisor.ts";
@@ -65,6 +67,7 @@ function listen(server: Server, port: number, host: string): Promise<number> {
 
 export async function startPlatform(input: PlatformOptions): Promise<RunningPlatform> {
   const options = resolveOptions(input);
+  const webhookAllow = parseWebhookAllow(options.webhookAllow); // a bad SVC_WEBHOOK_ALLOW stops the start before anything is open
   mkdirSync(options.dataDir, { recursive: true, mode: 0o700 });
   const key = options.apiKey ? { apiKey: options.apiKey, created: false, file: undefined } : ensureApiKey(options.dataDir);
   const store = createStore(join(options.dataDir, DB_FILE), {
@@ -76,7 +79,12 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
 
   const volumesAt = () => store.volumes.list().map((v) => ({ id: v.id, sizeGb: v.sizeGb, dir: volumeDir(options.dataDir, v.id) }));
   const queue = new JobQueue(store.jobs, { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs });
-  const webhooks = createWebhookSender({ retries: options.webhookRetries, delayMs: options.webhookRetryDelayMs, log: options.log });
+  const webhooks = createWebhookSender({
+    retries: options.webhookRetries,
+    delayMs: options.webhookRetryDelayMs,
+    allow: webhookAllow,
+    log: options.log,
+  });
   const address = { baseUrl: "", workerSocket: undefined as string | undefined, channelSocket: undefined as string | undefined };
   const workerKeys = createWorkerKeys(key.apiKey, store);
   const secrets = createSecrets(options.dataDir, store);
@@ -199,10 +207,12 @@ async function serve(
 
   const handler = toNodeHandler(app);
   const s3 = createS3Api(ctx); // the volumes' S3 API under /s3 signs with its own keys (docs/volumes.md)
-  // One client cannot take the connections everyone else needs (./api/connection-caps.ts).
-  const caps = new ConnectionCaps(raiseDescriptorLimit(options.connectionLimits, options.log));
+  // One client cannot take the connections everyone else needs (./api/connection-caps.ts), counted
+  // by the identity its credential proves (./api/connection-identity.ts).
+  const caps = new ConnectionCaps(raiseDescriptorLimit(options.connectionLimits, options.log), createIdentify(ctx, s3));
   const newServer = () => {
-    const s = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+    const checkMs = Math.min(30_000, Math.max(100, Math.floor(options.connectionLimits.requestMs / 4))); // how often Node checks requestMs
+    const s = createServer({ keepAliveTimeout: 65_000, connectionsCheckingInterval: checkMs }, (req, res) => {
       if (!caps.admit(req, res)) return;
       if (s3.owns(req.url)) s3.handle(req, res);
       else if (!hot(req, res)) void handler(req, res);

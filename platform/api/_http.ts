@@ -1,5 +1,6 @@
 /** Small helpers of the HTTP layer: JSON answers, errors as `{"error"}`, bodies read with a limit. */
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { readResultLines, type ResultLines } from "./result-lines.ts";
 import { isUtf8 } from "node:buffer";
 import { type HTTPError, HTTPResponse, type H3Event } from "h3";
 import { errors, isSvcError } from "../../core/errors.ts";
@@ -47,6 +48,8 @@ export interface Exchange {
   query(name: string): string | null;
   /** The body as text; 413 over `limit`, 400 when it cannot be read. */
   text(limit: number): Promise<string>;
+  /** jobs-done's body: its text within `limit`, else the job ids leading its lines (./result-lines.ts). */
+  resultLines(limit: number): Promise<ResultLines>;
   /** Calls `fn` once if the client goes away before its answer; answers how to stop listening. */
   onGone(fn: () => void): () => void;
 }
@@ -55,6 +58,10 @@ export const exchangeOf = (event: H3Event): Exchange => ({
   key: () => presentedKey(event),
   query: (name) => queryParam(event, name),
   text: (limit) => readText(event, limit),
+  resultLines: (limit) => {
+    const node = event.runtime?.node?.req as IncomingMessage | undefined;
+    return node ? readResultLines(node, limit) : readText(event, limit).then((text) => ({ text }));
+  },
   onGone: (fn) => onClientGone(event, fn),
 });
 

@@ -1,12 +1,17 @@
 /**
  * Connection caps of the platform's HTTP servers, so one client (a worker opening thousands of
  * connections) cannot take the descriptors everyone else needs. On loopback every client has the
- * same address, so a connection is counted against the client its first request names: a worker's
- * routes by its worker id, anything else by its key. A connection over its client's cap is answered
- * 429 CONNECTION_LIMIT and closed. One that never sends a request names nobody: it is closed after
- * `firstRequestMs`, and when all `total` places are taken the oldest such connection makes room
- * for a new one (a client that sends its request at once is never the oldest). The platform also
- * raises its own descriptor limit where the OS allows (`raiseDescriptorLimit`). docs/platform.md, "Limits".
+ * same address, so a connection is counted against who its first request proves to be: `identify`
+ * (the server's wiring, ./connection-identity.ts) verifies the credential it presents, and a
+ * header the sender made up counts against one small budget shared by everyone unverified
+ * (`anonymous`): a client cannot make itself a thousand clients by naming them. A connection over
+ * its identity's cap is answered 429 CONNECTION_LIMIT and closed. One that never sends a request
+ * names nobody: it is closed after `firstRequestMs`. When all `total` places are taken, a new
+ * connection takes the place of the oldest that sent nothing yet, else of the oldest of whoever
+ * holds the most, so no one worker or key starves the rest. A request not whole `requestMs` after
+ * it began is cut (Node's requestTimeout): slow bodies do not hold a place for ever. The platform
+ * also raises its own descriptor limit where the OS allows (`raiseDescriptorLimit`).
+ * docs/platform.md, "Limits".
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -18,28 +23,35 @@ import { errorReply } from "./_http.ts";
 /** Descriptors kept for the platform's own files, pipes and workers beside its connections. */
 const RESERVED_DESCRIPTORS = 2048;
 
-const WORKER_ROUTE = /^\/v2\/_worker\/([^/?]+)/;
-
-/** Who a request is from, as far as its connection counts. */
-function clientOf(req: IncomingMessage): { key: string; cap: "perClient" | "perWorker" } {
-  const worker = WORKER_ROUTE.exec(req.url ?? "")?.[1];
-  if (worker) return { key: `worker ${worker}`, cap: "perWorker" };
-  const auth = req.headers.authorization;
-  return { key: auth ? `key ${auth}` : `address ${req.socket.remoteAddress ?? "local"}`, cap: "perClient" };
+/** Who a connection's first request proved to be: a worker by its token on its own routes, else a key (`id` names it). */
+export interface ConnectionIdentity {
+  id: string;
+  worker: boolean;
 }
+
+/** Verifies the credential a request presents; undefined when it proves nobody. */
+export type Identify = (req: IncomingMessage) => ConnectionIdentity | undefined;
+
+const ANONYMOUS = "anonymous";
 
 export class ConnectionCaps {
   /** Connections that sent no request yet, oldest first, with when they came. */
   private readonly unnamed = new Map<Socket, number>();
   private readonly named = new WeakMap<Socket, string>();
-  private readonly perClient = new Map<string, number>();
+  /** Each identity's connections, oldest first. */
+  private readonly held = new Map<string, Set<Socket>>();
   private open = 0;
   /** Connections refused or closed by the caps (for the platform's log). */
   refused = 0;
 
-  constructor(readonly limits: ConnectionLimits) {}
+  constructor(
+    readonly limits: ConnectionLimits,
+    private readonly identify: Identify,
+  ) {}
 
   attach(server: Server): void {
+    server.requestTimeout = this.limits.requestMs;
+    server.headersTimeout = Math.min(server.headersTimeout, this.limits.requestMs);
     server.on("connection", (socket: Socket) => this.connected(socket));
   }
 
@@ -49,29 +61,41 @@ export class ConnectionCaps {
     socket.once("close", () => {
       this.open--;
       this.unnamed.delete(socket);
-      const client = this.named.get(socket);
-      if (client === undefined) return;
-      const n = (this.perClient.get(client) ?? 1) - 1;
-      if (n > 0) this.perClient.set(client, n);
-      else this.perClient.delete(client);
+      const id = this.named.get(socket);
+      const sockets = id === undefined ? undefined : this.held.get(id);
+      if (!sockets) return;
+      sockets.delete(socket);
+      if (sockets.size === 0) this.held.delete(id!);
     });
     if (this.open <= this.limits.total) return;
-    const [oldest] = this.unnamed.keys(); // the longest without a request: never a client that asked at once
     this.refused++;
-    (oldest ?? socket).destroy();
+    this.makeRoomFor(socket).destroy();
   }
 
-  /** Counts the request's connection against its client on its first request; false (answered 429) over the cap. */
+  /** The connection to close when all places are taken: the oldest silent one, else the oldest of the largest holder. */
+  private makeRoomFor(socket: Socket): Socket {
+    const [oldest] = this.unnamed.keys(); // the longest without a request: never a client that asked at once
+    if (oldest !== socket) return oldest!;
+    let largest: Set<Socket> | undefined;
+    for (const sockets of this.held.values()) if (!largest || sockets.size > largest.size) largest = sockets;
+    const [victim] = largest ?? [];
+    return largest && largest.size > 1 ? victim! : socket;
+  }
+
+  /** Counts the request's connection against its identity on its first request; false (answered 429) over the cap. */
   admit(req: IncomingMessage, res: ServerResponse): boolean {
     const socket = req.socket;
     if (!this.unnamed.delete(socket)) return true;
-    const { key, cap } = clientOf(req);
-    const n = (this.perClient.get(key) ?? 0) + 1;
-    this.perClient.set(key, n);
-    this.named.set(socket, key);
-    if (n <= this.limits[cap]) return true;
+    const who = this.identify(req);
+    const id = who?.id ?? ANONYMOUS;
+    const cap = !who ? this.limits.anonymous : who.worker ? this.limits.perWorker : this.limits.perClient;
+    let sockets = this.held.get(id);
+    if (!sockets) this.held.set(id, (sockets = new Set()));
+    sockets.add(socket);
+    this.named.set(socket, id);
+    if (sockets.size <= cap) return true;
     this.refused++;
-    const reply = errorReply(errors.CONNECTION_LIMIT(this.limits[cap], cap === "perWorker" ? "worker" : "client"));
+    const reply = errorReply(errors.CONNECTION_LIMIT(cap, !who ? "unverified" : who.worker ? "worker" : "client"));
     res.writeHead(reply.status, { "content-type": "application/json", connection: "close" }).end(reply.text);
     return false;
   }

@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { keyOf, onResponseClosed, readNodeText, type Exchange, type Reply } from "./_http.ts";
+import { readResultLines } from "./result-lines.ts";
 
 const RUNSYNC = /^\/v2\/([^/?_][^/?]*)\/runsync(?:\?(.*))?$/;
 const JOBS_DONE = /^\/v2\/_worker\/([^/?]+)\/jobs-done(?:\?(.*))?$/;
@@ -32,6 +33,7 @@ export function createHotPath(routes: HotRoutes): (req: IncomingMessage, res: Se
       key: () => keyOf(req.headers.authorization),
       query: (name) => (query ? (params ??= new URLSearchParams(query)).get(name) : null),
       text: (limit) => readNodeText(req, limit),
+      resultLines: (limit) => readResultLines(req, limit),
       onGone: (fn) => onResponseClosed(res, fn),
     };
   };

@@ -11,6 +11,7 @@ import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import type { WorkerInfo } from "../workers/worker-info.ts";
 import { lbTarget } from "../workers/lb-target.ts";
+import { JsonDepthGuard } from "./json-depth-guard.ts";
 
 const HOP_BY_HOP = new Set([
   "connection",
@@ -63,7 +64,8 @@ export function createLbProxy(ctx: PlatformContext) {
     if (!endpoint) throw errors.NOT_FOUND("Endpoint", endpointId);
     if (endpoint.type !== "LB") throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is queue-based: use ${ctx.baseUrl()}/v2/${endpoint.id}/run or /runsync.`);
     const worker = await pick(endpoint.id, endpoint.name, event.req.signal);
-    const { method, headers, body } = await forwardedRequest(event);
+    const guard = new JsonDepthGuard();
+    const { method, headers, body } = await forwardedRequest(event, guard);
     worker.inFlight++;
     let released = false;
     const release = () => {
@@ -94,14 +96,18 @@ export function createLbProxy(ctx: PlatformContext) {
       return new Response(Readable.toWeb(res.body) as unknown as ReadableStream, { status: res.statusCode, headers: out });
     } catch (error) {
       release();
+      if (guard.refused) throw guard.refused; // the body nested too deep: stopped before its end reached the worker
       if (event.req.signal.aborted) throw error;
       throw errors.PLATFORM_ERROR(`${method} ${path} on worker ${worker.id}`, (error as Error).message);
     }
   };
 }
 
-/** The client's request as the worker gets it: end-to-end headers, and a body with a length. */
-async function forwardedRequest(event: H3Event): Promise<{ method: string; headers: Record<string, string>; body: Readable | Buffer | undefined }> {
+/** The client's request as the worker gets it: end-to-end headers, and a body with a length, within the JSON nesting limit. */
+async function forwardedRequest(
+  event: H3Event,
+  guard: JsonDepthGuard,
+): Promise<{ method: string; headers: Record<string, string>; body: Readable | Buffer | undefined }> {
   const headers: Record<string, string> = {};
   event.req.headers.forEach((value, key) => {
     if (!HOP_BY_HOP.has(key)) headers[key] = value;
@@ -110,10 +116,14 @@ async function forwardedRequest(event: H3Event): Promise<{ method: string; heade
   const method = event.req.method;
   const hasBody = method !== "GET" && method !== "HEAD" && event.req.body !== null;
   let body: Readable | Buffer | undefined;
-  if (hasBody && headers["content-length"] !== undefined) body = Readable.fromWeb(event.req.body as import("node:stream/web").ReadableStream);
+  if (hasBody && headers["content-length"] !== undefined)
+    body = Readable.fromWeb(event.req.body as import("node:stream/web").ReadableStream)
+      .on("error", (error) => guard.destroy(error))
+      .pipe(guard);
   else if (hasBody) {
     const bytes = Buffer.from(await event.req.arrayBuffer());
     if (bytes.length > MAX_BUFFERED_BODY) throw errors.PAYLOAD_TOO_LARGE(MAX_BUFFERED_BODY);
+    if (!guard.scan(bytes)) throw guard.refused!;
     body = bytes;
     headers["content-length"] = String(bytes.length);
   }

@@ -90,6 +90,8 @@ async function enqueue(ctx: PlatformContext, ex: Exchange, endpoint: EndpointRec
     throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is load-balanced: call its routes under ${ctx.baseUrl()}/lb/${endpoint.id}/`);
   const parsed = parseBody(await ex.text(kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes));
   const body = parseRunBody(parsed?.value);
+  // A worker's key may not aim a webhook at the host's own addresses: the platform would POST there for a worker with no network.
+  if (body.webhook && ctx.workerKeys.verify(ex.key())) await ctx.webhooks.check(body.webhook);
   return ctx.queue.enqueue({
     id: newJobId(),
     endpointId: endpoint.id,

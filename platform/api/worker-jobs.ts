@@ -99,7 +99,15 @@ export function createWorkerJobs(ctx: PlatformContext) {
  * "gone": [ids no longer the worker's], "next": [jobs]}` once committed.
  */
 export async function applyResults(ctx: PlatformContext, jobs: WorkerJobs, w: WorkerInfo, ex: Exchange): Promise<Reply> {
-  const text = await ex.text(MAX_RESULT_BYTES);
+  const body = await ex.resultLines(MAX_RESULT_BYTES);
+  if ("overLimit" in body) {
+    // The results together are too large to store: each job named fails at once (nothing left IN_PROGRESS), and 413.
+    const tooLarge = errors.PAYLOAD_TOO_LARGE(MAX_RESULT_BYTES);
+    for (const id of body.overLimit) jobs.failUnstorable(w, id, tooLarge);
+    await ctx.store.jobs.durable();
+    throw tooLarge;
+  }
+  const { text } = body;
   // Every line is parsed as JSON before any applies: a line the protocol does not allow answers
   // 400 with nothing applied; a result that cannot be stored fails its own job only.
   const results: Array<{ id: string; parsed: ParsedJson }> = [];

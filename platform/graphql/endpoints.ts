@@ -80,8 +80,18 @@ function saveEndpoint(ctx: PlatformContext, hooks: ResolverHooks, input: Endpoin
     return { record, stagedFor: input.buildId };
   }
   store.endpoints.save(record);
+  warnIfCapped(ctx, record);
   hooks.endpointChanged(record.id);
   return { record };
+}
+
+/** A flavour larger than the machine is capped to it (workers/flavours.ts): said at deploy, in the platform's log and the endpoint's logs (`svc logs`). */
+function warnIfCapped(ctx: PlatformContext, record: EndpointRecord): void {
+  const { capped } = ctx.supervisor.limitsOf(record);
+  if (!capped) return;
+  const line = `warning: endpoint ${record.name}: ${capped}. docs/platform.md, "Resources"`;
+  ctx.options.log(line);
+  ctx.store.logs.append(record.id, "platform", line);
 }
 
 /** The record an input makes: what it names over what the endpoint had over the defaults. */

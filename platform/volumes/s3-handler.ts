@@ -57,6 +57,8 @@ export interface S3Api {
   /** Whether this request is the S3 API's (its path is under /s3). */
   owns(url: string | undefined): boolean;
   handle(req: IncomingMessage, res: ServerResponse): void;
+  /** The access key a request is signed with, when its signature verifies (the connection caps count by it). */
+  signer(req: IncomingMessage): string | undefined;
 }
 
 export function createS3Api(ctx: VolumesContext): S3Api {
@@ -70,11 +72,14 @@ export function createS3Api(ctx: VolumesContext): S3Api {
     return bucketOf(ctx, volume);
   };
 
-  async function route(req: IncomingMessage, res: ServerResponse) {
+  const split = (req: IncomingMessage) => {
     const url = req.url ?? "/";
     const q = url.indexOf("?");
-    const rawPath = q < 0 ? url : url.slice(0, q);
-    const rawQuery = q < 0 ? "" : url.slice(q + 1);
+    return { rawPath: q < 0 ? url : url.slice(0, q), rawQuery: q < 0 ? "" : url.slice(q + 1) };
+  };
+
+  async function route(req: IncomingMessage, res: ServerResponse) {
+    const { rawPath, rawQuery } = split(req);
     const verified = verify(signedRequest(req, rawPath, rawQuery), secretFor);
     const params = new URLSearchParams(rawQuery);
     const method = req.method ?? "GET";
@@ -129,6 +134,14 @@ export function createS3Api(ctx: VolumesContext): S3Api {
   }
 
   return {
+    signer(req) {
+      const { rawPath, rawQuery } = split(req);
+      try {
+        return verify(signedRequest(req, rawPath, rawQuery), secretFor).accessKeyId;
+      } catch {
+        return undefined;
+      }
+    },
     owns: (url) => url !== undefined && (url === S3_PREFIX || url.startsWith(`${S3_PREFIX}/`) || url.startsWith(`${S3_PREFIX}?`)),
     handle(req, res) {
       route(req, res).catch((error: unknown) => {

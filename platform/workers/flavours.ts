@@ -38,6 +38,8 @@ export interface WorkerLimits {
   vcpus: number;
   pids: number;
   tmpBytes: number;
+  /** Set when the flavour asks more memory than this machine has: what it asked, and that it got the machine's. */
+  capped?: string;
 }
 
 export interface HostSize {
@@ -77,9 +79,15 @@ export function workerLimits(endpoint: Pick<EndpointRecord, "gpuIds" | "gpuCount
     memoryBytes = size.memoryGb * GB;
     vcpus = size.vcpus;
   }
+  // A limit above the machine's memory binds nothing (the host runs out first): a flavour larger than the machine gets the machine's.
+  let capped: string | undefined;
+  if (memoryBytes > host.memoryBytes) {
+    capped = `flavour ${flavour} asks ${formatBytes(memoryBytes)} of memory; this machine has ${formatBytes(host.memoryBytes)}: each worker gets at most that`;
+    memoryBytes = host.memoryBytes;
+  }
   if (caps.memoryMb) memoryBytes = Math.min(memoryBytes, Math.floor(caps.memoryMb * MB));
   const pids = caps.pids ? Math.floor(caps.pids) : DEFAULT_PIDS;
-  return { flavour, memoryBytes, vcpus, pids, tmpBytes: Math.floor(memoryBytes * TMP_SHARE_OF_MEMORY) };
+  return { flavour, memoryBytes, vcpus, pids, tmpBytes: Math.floor(memoryBytes * TMP_SHARE_OF_MEMORY), ...(capped && { capped }) };
 }
 
 /** `4 GB`, `512 MB`, `2 KB`: how limits are written in messages. */

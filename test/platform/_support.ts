@@ -136,6 +136,7 @@ export interface EndpointSpec {
   scalerType?: string;
   executionTimeoutMs?: number;
   env?: Array<{ key: string; value: string }>;
+  instanceIds?: string[];
 }
 
 export async function saveEndpoint(p: { url: string; apiKey: string }, buildId: string, spec: EndpointSpec): Promise<{ id: string; url: string }> {

@@ -4,10 +4,11 @@
  * namespace the test makes, joined to the host by a veth pair, with a listener at its address (this
  * machine may have no internet). A listener of the host's own, on all its addresses, stands for the
  * host's services. The `online` endpoint reaches the outside host and none of the host's addresses;
- * the `network=False` endpoint reaches nothing.
+ * the `network=False` endpoint reaches nothing, not even through a webhook the platform would send.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { cp, mkdtemp, rm } from "node:fs/promises";
+import { createServer as createHttpServer } from "node:http";
 import { createServer, type AddressInfo, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -103,5 +104,26 @@ describe.runIf(process.platform === "linux" && asRoot)("a sandboxed worker's egr
     for (const t of targets.slice(1)) expect(online[`${t.host}:${t.port}`], `${t.host}:${t.port}`).not.toMatch(/^open/);
     const offline = await reach("offline");
     for (const t of targets) expect(offline[`${t.host}:${t.port}`], `${t.host}:${t.port}`).not.toMatch(/^open/);
+  }, 120_000);
+
+  it("cannot reach the host through a webhook: a network=False worker's job with a loopback webhook is refused", async () => {
+    const { summary } = await runDeploy({ root, client: createPlatformClient(platform), logger: createLogger("error", () => undefined) });
+    const hook = summary.endpoints.find((e) => e.name === "hook")!.id;
+    let posts = 0;
+    const receiver = createHttpServer((_req, res) => {
+      posts++;
+      res.end("ok");
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+    try {
+      const webhook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const run = await api(platform, "POST", `/v2/${hook}/runsync`, { input: { webhook } });
+      expect(run.body.status, JSON.stringify(run.body).slice(0, 2000)).toBe("COMPLETED");
+      expect(run.body.output).toMatchObject({ status: 400, body: { code: "WEBHOOK_REFUSED" } });
+      await new Promise((resolve) => setTimeout(resolve, 1000)); // a delivery would come within the job's run and the first attempt
+      expect(posts).toBe(0);
+    } finally {
+      receiver.close();
+    }
   }, 120_000);
 });

@@ -28,7 +28,9 @@ beforeAll(async () => {
   await new Promise<void>((r) => hooks.listen(0, "127.0.0.1", r));
   hookUrl = `http://127.0.0.1:${(hooks.address() as { port: number }).port}`;
 
-  p = await startTestPlatform({ runsyncRetentionMs: 60_000 });
+  // The webhook receiver below listens on loopback, where the platform sends webhooks only when the operator allows it
+  // (SVC_WEBHOOK_ALLOW; test/platform/webhook-targets.test.ts shows the refusal).
+  p = await startTestPlatform({ runsyncRetentionMs: 60_000, webhookAllow: "127.0.0.1" });
   const artifact = await buildFixtureArtifact();
   const deployed = await deploy(p, artifact, [
     { name: "work", workersMax: 2, env: [{ key: "FROM_ENDPOINT", value: "yes" }] },

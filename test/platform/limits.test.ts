@@ -7,6 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
+import { once } from "node:events";
+import { request } from "node:http";
 import { api, buildFixtureArtifact, deploy, gqlOk, startTestPlatform, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
 import { rawHeader, zeroBomb } from "./_raw-tar.ts";
 import { MAX_JSON_DEPTH } from "../../platform/api/_json.ts";
@@ -191,6 +193,47 @@ describe("worker protocol", () => {
       expect((await waitFinal(p, work, id, 10_000)).status).toBe("COMPLETED");
     }
   }, 30_000);
+
+  it("jobs-done whose results together are over its limit fails their jobs at once (none left IN_PROGRESS) and answers 413", async () => {
+    const { busy, running } = await busyWorker();
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) ids.push((await api(p, "POST", `/v2/${work}/run`, { input: { op: "echo", value: i } })).body.id);
+    const env = workerEnvironment(running.workerId);
+    const auth = { authorization: `Bearer ${env.SVC_WORKER_TOKEN}` };
+    const taken = (await (await fetch(`${env.SVC_JOB_TAKE_URL}?job_in_progress=1&batch_size=3`, { headers: auth })).json()) as Array<{ id: string }>;
+    expect(taken.map((j) => j.id)).toEqual(ids);
+    // Three results of 70 MB each, streamed (210 MB: over the 200 MB one jobs-done request carries), spaced as json.dumps writes them.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(`${env.SVC_JOBS_DONE_URL}`, { method: "POST", headers: { ...auth, "content-type": "application/x-ndjson" } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on("error", reject);
+      const mb = Buffer.alloc(1024 * 1024, "x");
+      void (async () => {
+        for (const job of taken) {
+          req.write(`{"id": ${JSON.stringify(job.id)}, "output": "`);
+          for (let i = 0; i < 70; i++) if (!req.write(mb)) await once(req, "drain");
+          req.write('"}\n');
+        }
+        req.end();
+      })();
+    });
+    expect(status).toBe(413);
+    for (const job of taken) {
+      const view = (await api(p, "GET", `/v2/${work}/status/${job.id}`)).body;
+      expect(view.status).toBe("FAILED");
+      expect(errorOf(view)).toMatchObject({
+        error_type: "JOB_OUTPUT_INVALID",
+        error_message: expect.stringMatching(/Request body is over the 200(\.0)? MB limit/),
+      });
+    }
+    await waitFinal(p, work, busy, 10_000);
+    for (const job of taken) {
+      expect((await api(p, "POST", `/v2/${work}/retry/${job.id}`)).status).toBe(200); // the real worker runs them: no failed job left (health counts them)
+      expect((await waitFinal(p, work, job.id, 10_000)).status).toBe("COMPLETED");
+    }
+  }, 60_000);
 
   it("jobs-done with take=N&wait=1 and nothing queued waits for the next job, like a job-take long poll", async () => {
     const { busy, running } = await busyWorker();

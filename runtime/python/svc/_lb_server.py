@@ -91,6 +91,8 @@ class LBApp:
             return json.loads(body.decode("utf-8"))
         except (UnicodeDecodeError, ValueError) as err:
             raise HttpError(400, f"invalid JSON body: {err}", error_type="InputValidationError") from None
+        except RecursionError:  # nested past the decoder's stack (the platform stops such bodies first)
+            raise HttpError(400, "invalid JSON body: nested too deep", error_type="InputValidationError") from None
 
     def _query(self, fn: Callable, query: str) -> Dict[str, Any]:
         try:
