@@ -35,5 +35,4 @@ describe.runIf(Boolean(process.env.CI))("on CI, the machine has what the contain
       removeOwnCgroups(support);
     }
   });
-
 });
