@@ -26,5 +26,7 @@ function forwardEnv(names: string[]): SvcPlugin {
 
 export default defineConfig({
   app: "image-to-video",
+  // The GPU image's Python where it is not 3.11 (bench/gpu/bundle.sh builds for the GPU machine's 3.12).
+  pythonVersion: process.env.WAN_PYTHON_VERSION || undefined,
   plugins: [forwardEnv(["WAN_CONFIG", "WAN_CHECKPOINT_DIR", "WAN_SOLVER", "WAN_OFFLOAD", "WAN_LORA", "WAN_STEP_CACHE", "WAN_MAGCACHE"])],
 });

@@ -94,3 +94,43 @@ def test_loader_merges_each_experts_own_adapter(tmp_path):
         t = dict(iter_safetensors(path))
         delta = 8.0 / 4 * t["diffusion_model.blocks.0.self_attn.q.lora_up.weight"] @ t["diffusion_model.blocks.0.self_attn.q.lora_down.weight"]
         assert torch.allclose(e.blocks[0].self_attn.q.weight - w0, delta, atol=1e-6)
+
+
+def test_alpha_zero_changes_nothing(tmp_path):
+    model, base = _expert(), _expert()
+    path = str(tmp_path / "zero.safetensors")
+    write_safetensors(path, {"diffusion_model.blocks.0.self_attn.q.lora_down.weight": torch.randn(2, 24),
+                             "diffusion_model.blocks.0.self_attn.q.lora_up.weight": torch.randn(24, 2),
+                             "diffusion_model.blocks.0.self_attn.q.alpha": torch.tensor(0.0)})
+    assert merge_adapter(model, path) == 1
+    assert torch.equal(model.blocks[0].self_attn.q.weight, base.blocks[0].self_attn.q.weight)
+
+
+def test_a_file_mixing_prefixed_and_bare_keys_is_refused_untouched(tmp_path):
+    model, base = _expert(), _expert()
+    down, up = torch.randn(2, 24), torch.randn(24, 2)
+    path = str(tmp_path / "mixed.safetensors")
+    write_safetensors(path, {"diffusion_model.blocks.0.self_attn.q.lora_down.weight": down,
+                             "diffusion_model.blocks.0.self_attn.q.lora_up.weight": up,
+                             "blocks.0.self_attn.q.lora_down.weight": down, "blocks.0.self_attn.q.lora_up.weight": up})
+    with pytest.raises(AdapterError, match=r"mixes `diffusion_model\.`-prefixed keys .* with bare ones"):
+        merge_adapter(model, path)
+    assert torch.equal(model.blocks[0].self_attn.q.weight, base.blocks[0].self_attn.q.weight)
+
+
+def test_missing_alpha_and_bf16_factors_are_said_once(tmp_path, capsys):
+    path = str(tmp_path / "lenient.safetensors")
+    write_safetensors(path, {"blocks.0.self_attn.q.lora_down.weight": torch.randn(2, 24, dtype=torch.bfloat16),
+                             "blocks.0.self_attn.q.lora_up.weight": torch.randn(24, 2, dtype=torch.bfloat16),
+                             "blocks.0.self_attn.k.lora_down.weight": torch.randn(2, 24),
+                             "blocks.0.self_attn.k.lora_up.weight": torch.randn(24, 2),
+                             "blocks.0.self_attn.k.alpha": torch.tensor(2.0)})
+    model, base = _expert(), _expert()
+    merge_adapter(model, path)
+    merge_adapter(_expert(), path)
+    log = capsys.readouterr().err
+    assert log.count("1 of 2 LoRA pairs have no alpha; merged at scale 1") == 1
+    assert log.count("LoRA factors stored in bfloat16; upcast to float32") == 1
+    t = dict(iter_safetensors(path))
+    want = t["blocks.0.self_attn.q.lora_up.weight"].float() @ t["blocks.0.self_attn.q.lora_down.weight"].float()
+    assert torch.allclose(model.blocks[0].self_attn.q.weight - base.blocks[0].self_attn.q.weight, want, atol=1e-6)

@@ -8,10 +8,15 @@ W ← W + (alpha / rank) · up @ down, computed in fp32 and rounded once into th
 the distillation authors' loader merges (Wan2.2-Lightning's `load_and_merge_lora_weight`). LightX2V's
 loader reads the same keys and also full-tensor deltas (`.diff` for a weight, `.diff_b` for a bias,
 `.diff_m` for a modulation), and takes scale 1 where a pair has no alpha; both are accepted here.
-Keys are matched with or without the `diffusion_model.` prefix. A key that adapts nothing in the
-model fails the load, naming it: a silently ignored adapter would serve the wrong model."""
+The scale is alpha/rank as both loaders compute it, so an alpha of 0 changes nothing. Keys are
+matched with or without the `diffusion_model.` prefix, but one file uses one spelling: a file with
+both would name some weights twice. A key that adapts nothing in the model fails the load, naming
+it: a silently ignored adapter would serve the wrong model. What the merge reads generously (no
+alpha, factors stored in bf16 or fp16 and upcast to fp32) is said once per file on stderr, the
+worker's log."""
 import os
-from typing import Dict, List, Optional
+import sys
+from typing import Dict, List, Optional, Set
 
 import torch
 import torch.nn as nn
@@ -27,6 +32,37 @@ class AdapterError(RuntimeError):
     pass
 
 
+_SAID: Set[str] = set()
+
+
+def _say_once(text: str) -> None:
+    if text not in _SAID:
+        _SAID.add(text)
+        print(f"wan/lora: {text}", file=sys.stderr, flush=True)
+
+
+def _read(path: str) -> Dict[str, torch.Tensor]:
+    """The file's tensors under bare keys; a file spelling keys both ways is refused."""
+    tensors = dict(iter_safetensors(path))
+    prefixed = [k for k in tensors if k.startswith(PREFIX)]
+    if prefixed and len(prefixed) < len(tensors):
+        bare = next(k for k in tensors if not k.startswith(PREFIX))
+        raise AdapterError(f"{path}: mixes `{PREFIX}`-prefixed keys ({prefixed[0]}) with bare ones ({bare}); "
+                           f"an adapter names its weights one way: rewrite it with one spelling")
+    return {k[len(PREFIX):] if prefixed else k: v for k, v in tensors.items()}
+
+
+def _factor_notes(path: str, tensors: Dict[str, torch.Tensor]) -> None:
+    pairs = [k[:-len(PAIR[0])] for k in tensors if k.endswith(PAIR[0])]
+    no_alpha = sum(1 for base in pairs if base + ".alpha" not in tensors)
+    if no_alpha:
+        _say_once(f"{path}: {no_alpha} of {len(pairs)} LoRA pairs have no alpha; merged at scale 1 (LightX2V's reading)")
+    low = sorted({str(t.dtype).replace("torch.", "") for k, t in tensors.items()
+                  if k.endswith(PAIR) and t.dtype in (torch.bfloat16, torch.float16)})
+    if low:
+        _say_once(f"{path}: LoRA factors stored in {'/'.join(low)}; upcast to float32 for the merge")
+
+
 def _delta(tensors: Dict[str, torch.Tensor], base: str, shape: torch.Size, path: str,
            device: torch.device) -> torch.Tensor:
     down, up = tensors[base + PAIR[0]].to(device, torch.float32), tensors[base + PAIR[1]].to(device, torch.float32)
@@ -34,7 +70,7 @@ def _delta(tensors: Dict[str, torch.Tensor], base: str, shape: torch.Size, path:
         raise AdapterError(f"{path}: {base} has lora_up {tuple(up.shape)} and lora_down {tuple(down.shape)}, "
                            f"which do not make the model's {tuple(shape)}")
     alpha = tensors.get(base + ".alpha")
-    scale = float(alpha) / down.shape[0] if alpha is not None and float(alpha) else 1.0
+    scale = float(alpha) / down.shape[0] if alpha is not None else 1.0
     return scale * torch.matmul(up, down)
 
 
@@ -45,7 +81,7 @@ def merge_adapter(model: nn.Module, path: str, device: Optional[torch.device] = 
     and each result goes back into the parameter where it lives."""
     if not os.path.isfile(path):
         raise AdapterError(f"adapter file not found: {path}")
-    tensors = {(k[len(PREFIX):] if k.startswith(PREFIX) else k): v for k, v in iter_safetensors(path)}
+    tensors = _read(path)
     params = dict(model.named_parameters())
     updates: Dict[str, str] = {}     # parameter name -> adapter base key
     unknown: List[str] = []
@@ -76,6 +112,7 @@ def merge_adapter(model: nn.Module, path: str, device: Optional[torch.device] = 
                            f"is it the adapter for this model and expert?")
     if not updates:
         raise AdapterError(f"{path}: no LoRA pairs (lora_down/lora_up) or diffs in the file")
+    _factor_notes(path, tensors)
     for name, source in updates.items():
         p = params[name]
         work = device or p.device
