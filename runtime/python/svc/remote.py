@@ -13,7 +13,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Mapping, Optional
 
-from . import _http, _manifest
+from . import _http, _manifest, _pacing
 from ._call import input_for
 from .errors import RemoteCallError
 
@@ -120,7 +120,7 @@ def failure(fn_name: str, endpoint: str, error: Any, status: Any, job_id: Option
 
 def _post(fn_name: str, endpoint: str, url: str, payload: Any) -> _http.Response:
     try:
-        return _http.request("POST", url, payload, token=api_key(), timeout=REQUEST_TIMEOUT_S)
+        return _pacing.send(endpoint, lambda: _http.request("POST", url, payload, token=api_key(), timeout=REQUEST_TIMEOUT_S))
     except _http.TransportError as err:
         raise failure(fn_name, endpoint, str(err), "unreachable") from None
 
@@ -142,7 +142,7 @@ def _call_qb(fn_name: str, endpoint: str, url: str, payload: Dict[str, Any]) -> 
         time.sleep(delay)
         delay = min(delay * 2, POLL_INTERVAL_MAX_S)
         try:
-            resp = _http.request("GET", f"{url}/status/{job['id']}", token=api_key(), timeout=REQUEST_TIMEOUT_S)
+            resp = _pacing.send(endpoint, lambda: _http.request("GET", f"{url}/status/{job['id']}", token=api_key(), timeout=REQUEST_TIMEOUT_S), idempotent=True)
         except _http.TransportError:
             continue  # the job goes on without us; ask again
 
