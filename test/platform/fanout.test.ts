@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { renderTypedClient } from "../../cli/commands/_typed-client.ts";
@@ -112,6 +112,47 @@ async function runClient(command: string, args: string[], options: { cwd: string
   expect(code, stderr).toBe(0);
   return lines;
 }
+
+const FOUND_SCRIPT = `
+import json
+from app.jobs import work
+from svc import RemoteCallError
+try:
+    print(json.dumps({"remote": work.remote(op="echo", value="found"), "mapped": list(work.map([{"value": v} for v in (1, 2, 3)]))}))
+except RemoteCallError as err:
+    print(json.dumps({"error": str(err)}))
+`;
+
+describe("the Python SDK finds the platform as the CLI does", () => {
+  it("with no PLATFORM_API_* exported: the deploy state's platform and URLs with the state folder's key; with nothing to find, an error that says where it looked and what to export", async () => {
+    const project = await mkdtemp(join(tmpdir(), "svc-fanout-find-"));
+    try {
+      await cp(join(FIXTURE, "app"), join(project, "app"), { recursive: true });
+      await cp(join(FIXTURE, "svc_manifest.json"), join(project, ".svc", "svc_manifest.json"));
+      const stateDir = join(project, "platform-state");
+      const env = { ...process.env, PYTHONPATH: RUNTIME, SVC_PLATFORM_DIR: stateDir, PLATFORM_API_URL: "", PLATFORM_API_KEY: "", SVC_API_BASE: "" };
+      for (const name of ["SVC_ENV", "SVC_BUILD_ID", "SVC_ENDPOINT_NAME"]) delete env[name];
+      const python = process.env.SVC_PYTHON ?? "python3";
+      const [nothing] = await runClient(python, ["-c", FOUND_SCRIPT], { cwd: project, env });
+      expect(nothing!.error).toMatch(/no URL for endpoint 'work': looked at: PLATFORM_API_URL \(unset\); .*deployments \(no deploy state\); .*platform-state \(not running/);
+      expect(nothing!.error).toMatch(/export PLATFORM_API_URL and PLATFORM_API_KEY/);
+
+      await mkdir(join(project, ".svc", "deployments"), { recursive: true });
+      const manifest = JSON.parse(await readFile(join(FIXTURE, "svc_manifest.json"), "utf8")) as Manifest;
+      const state = { version: 1, app: manifest.app, environment: "production", platform: p.url, buildId: "b", deployedAt: new Date().toISOString(), urls, manifest };
+      await writeFile(join(project, ".svc", "deployments", "production.json"), JSON.stringify(state));
+      const [noKey] = await runClient(python, ["-c", FOUND_SCRIPT], { cwd: project, env });
+      expect(noKey!.error).toMatch(/production\.json: platform http:\/\/127\.0\.0\.1:\d+, but PLATFORM_API_KEY is unset/);
+
+      await mkdir(stateDir, { recursive: true });
+      await writeFile(join(stateDir, "api-key"), `${p.apiKey}\n`, { mode: 0o600 });
+      const [found] = await runClient(python, ["-c", FOUND_SCRIPT], { cwd: project, env });
+      expect(found).toEqual({ remote: { echo: "found" }, mapped: [{ echo: 1 }, { echo: 2 }, { echo: 3 }] });
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
 
 describe("fan-out outside a worker", () => {
   it("Python: .map in input order with a failing item named, .spawn get/cancel, .remote, and a worker killed mid-map loses nothing", async () => {

@@ -3,9 +3,10 @@
 Inside a worker, calling an `@Endpoint` function that belongs to another endpoint sends the
 call to that endpoint through the platform: QB targets via `runsync` (then `status` polls),
 LB targets via `execute`. Endpoint URLs come from the platform's GraphQL `getBuild`, once per
-process. Outside a worker they are the endpoints `svc deploy` made: with PLATFORM_API_URL and
-PLATFORM_API_KEY, the app's environment's endpoints (SVC_ENV, else the app's only environment,
-else production) asked from the platform; else the manifest's `urls`.
+process. Outside a worker they are the endpoints `svc deploy` made, found where the CLI finds them
+(_locate.py: PLATFORM_API_URL, the deploy state in .svc/deployments/, the embedded platform's state
+folder and its key); a platform is asked for the app's environment's endpoints (SVC_ENV, else the
+app's only environment, else production).
 """
 import json
 import os
@@ -13,7 +14,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Mapping, Optional
 
-from . import _http, _manifest, _pacing
+from . import _http, _locate, _manifest, _pacing
 from ._call import input_for
 from .errors import RemoteCallError
 
@@ -32,15 +33,22 @@ def is_remote(function_name: str, endpoint_name: str) -> bool:
     return bool(current) and _manifest.owner_of(function_name, endpoint_name) != current
 
 
+def _in_worker() -> bool:
+    return bool(os.environ.get("SVC_BUILD_ID"))
+
+
 def _api_url() -> str:
     url = os.environ.get("PLATFORM_API_URL") or os.environ.get("SVC_API_BASE")
+    if not url and not _in_worker():
+        url = _locate.located().url
     if not url:
         raise RemoteCallError("cross-endpoint call needs PLATFORM_API_URL (set by the platform for workers)")
     return url.rstrip("/")
 
 
 def api_key() -> Optional[str]:
-    return os.environ.get("PLATFORM_API_KEY")
+    key = os.environ.get("PLATFORM_API_KEY")
+    return key if key or _in_worker() else _locate.located().key
 
 
 def _graphql(query: str, variables: Dict[str, Any], what: str) -> Dict[str, Any]:
@@ -73,11 +81,13 @@ def _deployed_urls(manifest: Dict[str, Any]) -> Dict[str, str]:
 
 def _fetch_urls() -> Dict[str, str]:
     build_id = os.environ.get("SVC_BUILD_ID")
-    if not build_id:  # not started by a platform: the deployed endpoints, else the URLs `svc deploy` wrote into the manifest
-        manifest = _manifest.load()
-        if (os.environ.get("PLATFORM_API_URL") or os.environ.get("SVC_API_BASE")) and api_key():
-            return _deployed_urls(manifest)
-        return dict(manifest.get("urls") or {})
+    if not build_id:  # not started by a platform: the endpoints `svc deploy` made, found as the CLI finds them
+        where = _locate.located()
+        if where.urls is not None and where.key:
+            return where.urls
+        if where.url and where.key:
+            return _deployed_urls(_manifest.load())
+        return {}
     # The id is inlined as a string literal: the simplest GraphQL any server parses.
     query = "query { getBuild(id: %s) { manifest } }" % json.dumps(build_id)
     try:
@@ -102,8 +112,17 @@ def endpoint_url(endpoint: str) -> str:
             _urls = _fetch_urls()
         url = _urls.get(endpoint)
     if not url:
-        raise RemoteCallError(f"no URL for endpoint {endpoint!r} in this build; is it deployed?", endpoint=endpoint)
+        raise RemoteCallError(f"no URL for endpoint {endpoint!r}: {_not_found()}", endpoint=endpoint)
     return url.rstrip("/")
+
+
+def _not_found() -> str:
+    if _in_worker():
+        return "it is not in this build's manifest; is it deployed?"
+    where = _locate.located()
+    if where.url and where.key:
+        return f"the platform {where.url} (from {where.source}) has no such endpoint of this app; deploy it (svc deploy)"
+    return where.advice()
 
 
 def _describe(error: Any) -> str:
