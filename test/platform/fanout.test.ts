@@ -134,12 +134,23 @@ describe("the Python SDK finds the platform as the CLI does", () => {
       for (const name of ["SVC_ENV", "SVC_BUILD_ID", "SVC_ENDPOINT_NAME"]) delete env[name];
       const python = process.env.SVC_PYTHON ?? "python3";
       const [nothing] = await runClient(python, ["-c", FOUND_SCRIPT], { cwd: project, env });
-      expect(nothing!.error).toMatch(/no URL for endpoint 'work': looked at: PLATFORM_API_URL \(unset\); .*deployments \(no deploy state\); .*platform-state \(not running/);
+      expect(nothing!.error).toMatch(
+        /no URL for endpoint 'work': looked at: PLATFORM_API_URL \(unset\); .*deployments \(no deploy state\); .*platform-state \(not running/,
+      );
       expect(nothing!.error).toMatch(/export PLATFORM_API_URL and PLATFORM_API_KEY/);
 
       await mkdir(join(project, ".svc", "deployments"), { recursive: true });
       const manifest = JSON.parse(await readFile(join(FIXTURE, "svc_manifest.json"), "utf8")) as Manifest;
-      const state = { version: 1, app: manifest.app, environment: "production", platform: p.url, buildId: "b", deployedAt: new Date().toISOString(), urls, manifest };
+      const state = {
+        version: 1,
+        app: manifest.app,
+        environment: "production",
+        platform: p.url,
+        buildId: "b",
+        deployedAt: new Date().toISOString(),
+        urls,
+        manifest,
+      };
       await writeFile(join(project, ".svc", "deployments", "production.json"), JSON.stringify(state));
       const [noKey] = await runClient(python, ["-c", FOUND_SCRIPT], { cwd: project, env });
       expect(noKey!.error).toMatch(/production\.json: platform http:\/\/127\.0\.0\.1:\d+, but PLATFORM_API_KEY is unset/);
