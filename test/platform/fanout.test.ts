@@ -40,7 +40,7 @@ try:
 except RemoteCallError as err:
     raised = {"index": err.index, "message": str(err)}
 singles = list(work.map(["noop", "echo"]))  # single values: the first parameter (op)
-emit(ordered=ordered, failed=str(out[57]), failed_index=getattr(out[57], "index", None), raised=raised, singles=singles)
+emit(ordered=ordered, failed=str(out[57]), failed_index=getattr(out[57], "index", None), traceback=getattr(out[57], "traceback", None), raised=raised, singles=singles)
 
 emit(remote=work.remote(op="echo", value="r"), got=work.spawn(op="echo", value="s").get(timeout=30))
 slow = work.spawn(op="sleep", seconds=30)
@@ -130,7 +130,14 @@ describe("the Python SDK finds the platform as the CLI does", () => {
       await cp(join(FIXTURE, "app"), join(project, "app"), { recursive: true });
       await cp(join(FIXTURE, "svc_manifest.json"), join(project, ".svc", "svc_manifest.json"));
       const stateDir = join(project, "platform-state");
-      const env = { ...process.env, PYTHONPATH: RUNTIME, SVC_PLATFORM_DIR: stateDir, PLATFORM_API_URL: "", PLATFORM_API_KEY: "", SVC_API_BASE: "" };
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        PYTHONPATH: RUNTIME,
+        SVC_PLATFORM_DIR: stateDir,
+        PLATFORM_API_URL: "",
+        PLATFORM_API_KEY: "",
+        SVC_API_BASE: "",
+      };
       for (const name of ["SVC_ENV", "SVC_BUILD_ID", "SVC_ENDPOINT_NAME"]) delete env[name];
       const python = process.env.SVC_PYTHON ?? "python3";
       const [nothing] = await runClient(python, ["-c", FOUND_SCRIPT], { cwd: project, env });
@@ -174,7 +181,8 @@ describe("fan-out outside a worker", () => {
     const [mapped, handles, cancel, , survived] = lines;
     expect(mapped).toMatchObject({ ordered: true, failed_index: 57, raised: { index: 57 } });
     expect(mapped!.failed).toContain("item 57 ({'op': 'fail', 'message': 'item fifty-seven broke'})");
-    expect(mapped!.failed).toContain("item fifty-seven broke");
+    expect(mapped!.failed).toMatch(/^item 57 \(.*\): ValueError: item fifty-seven broke \(work on endpoint 'work', job \S+, FAILED\)$/);
+    expect(mapped!.traceback).toMatch(/^Traceback[\s\S]*ValueError: item fifty-seven broke/);
     expect(mapped!.raised.message).toContain("item 57");
     expect(mapped!.singles).toEqual([null, { echo: null }]);
     expect(handles).toEqual({ remote: { echo: "r" }, got: { echo: "s" } });
@@ -208,7 +216,7 @@ async function* lazily() {
 }
 let fromGenerator = 0;
 for await (const _ of client.work.map(lazily(), { concurrency: 4 })) fromGenerator++;
-emit({ ordered, index: item instanceof MapItemError ? item.index : null, failed: item instanceof MapItemError ? item.message : String(item), thrown, fromGenerator });
+emit({ ordered, index: item instanceof MapItemError ? item.index : null, failed: item instanceof MapItemError ? item.message : String(item), traceback: item instanceof MapItemError ? item.traceback : null, thrown, fromGenerator });
 const got = await (await client.work.spawn({ op: "echo", value: "s" })).get(30_000);
 const slow = await client.work.spawn({ op: "sleep", seconds: 30 });
 while ((await slow.status()).status !== "IN_PROGRESS") await new Promise((resolve) => setTimeout(resolve, 50));
@@ -243,8 +251,11 @@ emit({ survived });
     expect(compiled.code, compiled.out).toBe(0);
     const [mapped, handles, , survived] = await runClient(process.execPath, [join(scratch, "dist", "main.js")], { cwd: scratch });
     expect(mapped).toMatchObject({ ordered: true, index: 57, fromGenerator: 40 });
-    expect(mapped!.failed).toMatch(/^item 57 \({"op":"fail","message":"item fifty-seven broke"}\): .*item fifty-seven broke/);
+    expect(mapped!.failed).toMatch(
+      /^item 57 \({"op":"fail","message":"item fifty-seven broke"}\): ValueError: item fifty-seven broke \(job \S+ of work ended FAILED\)$/,
+    );
     expect(mapped!.thrown).toContain("item 57");
+    expect(mapped!.traceback).toMatch(/^Traceback[\s\S]*ValueError: item fifty-seven broke/);
     expect(handles).toMatchObject({ got: { echo: "s" }, cancelled: "CANCELLED", status: "CANCELLED" });
     expect(handles!.after).toContain("CANCELLED");
     expect(survived).toEqual({ survived: 200 });

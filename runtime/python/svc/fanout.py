@@ -81,7 +81,8 @@ def _item_error(index: int, payload: Any, error: BaseException) -> RemoteCallErr
     shown = shown if len(shown) <= 200 else shown[:197] + "..."
     wrapped = RemoteCallError(f"item {index} ({shown}): {error}", endpoint=getattr(error, "endpoint", None),
                               function=getattr(error, "function", None), error=getattr(error, "error", str(error)),
-                              status=getattr(error, "status", None), job_id=getattr(error, "job_id", None))
+                              status=getattr(error, "status", None), job_id=getattr(error, "job_id", None),
+                              error_type=getattr(error, "error_type", None), traceback=getattr(error, "traceback", None))
     wrapped.index, wrapped.input = index, payload  # type: ignore[attr-defined]
     return wrapped
 

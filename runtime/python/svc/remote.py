@@ -125,16 +125,27 @@ def _not_found() -> str:
     return where.advice()
 
 
-def _describe(error: Any) -> str:
-    if isinstance(error, dict):
-        kind, message = error.get("error_type"), error.get("error_message") or error.get("error")
-        return f"{kind}: {message}" if kind else str(message if message is not None else error)
-    return str(error)
+def _fields(error: Any) -> Dict[str, Any]:
+    """The worker's error fields; the platform may hand them over as JSON text."""
+    if isinstance(error, str) and error.lstrip().startswith("{"):
+        try:
+            error = json.loads(error)
+        except ValueError:
+            pass
+    return error if isinstance(error, dict) else {}
 
 
 def failure(fn_name: str, endpoint: str, error: Any, status: Any, job_id: Optional[str] = None) -> RemoteCallError:
-    return RemoteCallError(f"{fn_name} on endpoint {endpoint!r} failed ({status}): {_describe(error)}",
-                           endpoint=endpoint, function=fn_name, error=error, status=status, job_id=job_id)
+    """`ValueError: item 500 is cursed (square on endpoint 'square', job 1f2e, FAILED)`, the traceback apart."""
+    fields = _fields(error)
+    kind = fields.get("error_type") if isinstance(fields.get("error_type"), str) else None
+    message = fields.get("error_message", fields.get("error")) if fields else error
+    summary = f"{kind}: {message}" if kind else str(message if message is not None else status)
+    trace = fields.get("error_traceback")
+    shown_status = status if str(status) != summary else None  # a CANCELLED job's error is its status
+    where = ", ".join(str(part) for part in (f"{fn_name} on endpoint {endpoint!r}", job_id and f"job {job_id}", shown_status) if part)
+    return RemoteCallError(f"{summary} ({where})", endpoint=endpoint, function=fn_name, error=error, status=status,
+                           job_id=job_id, error_type=kind, traceback=trace if isinstance(trace, str) and trace.strip() else None)
 
 
 def _post(fn_name: str, endpoint: str, url: str, payload: Any) -> _http.Response:
