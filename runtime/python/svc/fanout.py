@@ -195,7 +195,7 @@ def attach(wrapper: Any, fn: Callable, endpoint_name: str) -> None:
 
     def remote_call(*args: Any, **kwargs: Any) -> Any:
         """Runs the function on its endpoint and answers its output (RemoteCallError if it failed)."""
-        return run(input_for(fn, args, kwargs))
+        return remote.call(fn, endpoint_name, args, kwargs)
 
     def spawn(*args: Any, **kwargs: Any) -> JobHandle:
         """Submits the function to its endpoint's queue (/run) and answers the job's handle."""

@@ -14,7 +14,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Mapping, Optional
 
-from . import _http, _locate, _manifest, _pacing
+from . import _batch_call, _http, _locate, _manifest, _pacing
 from ._call import input_for
 from .errors import RemoteCallError
 
@@ -186,8 +186,12 @@ def _call_lb(fn_name: str, endpoint: str, url: str, payload: Dict[str, Any]) -> 
 
 
 def call(fn: Callable, endpoint: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
-    """Run `fn` (declared on `endpoint`) on that endpoint's workers and return its output."""
-    return call_payload(fn, endpoint, input_for(fn, args, kwargs))
+    """Run `fn` (declared on `endpoint`) on that endpoint's workers and return its output (a batched
+    function's call with lists: one job per item, the outputs in order, _batch_call.py)."""
+    payload = input_for(fn, args, kwargs)
+    if _manifest.endpoint(_manifest.load(), _manifest.owner_of(fn.__name__, endpoint)).get("batch"):
+        return _batch_call.call(fn, payload, lambda item: call_payload(fn, endpoint, item))
+    return call_payload(fn, endpoint, payload)
 
 
 def call_payload(fn: Callable, endpoint: str, payload: Dict[str, Any]) -> Any:

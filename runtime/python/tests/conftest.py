@@ -44,6 +44,7 @@ ENDPOINTS = [
     _endpoint("sq", "QB", "app.cross", [_fn("square", "app.cross", is_async=True)]),
     _endpoint("caller-sync", "QB", "app.cross", [_fn("call_sync", "app.cross")]),
     _endpoint("caller-async", "QB", "app.cross", [_fn("call_async", "app.cross", is_async=True)]),
+    _endpoint("caller-batched", "QB", "app.cross", [_fn("call_batched", "app.cross")]),
     # A top-level module named like its endpoint, so like its handler file (handlers/shadow.py).
     _endpoint("shadow", "QB", "shadow", [_fn("shadow", "shadow")]),
     {**_endpoint("batched", "QB", "app.batched", [_fn("batched", "app.batched")]), "batch": {"maxSize": 4, "maxWaitMs": 300}},

@@ -50,3 +50,23 @@ def test_remote_polls_status_when_runsync_is_not_final(platform, start_worker, t
     start_worker("caller-async")
     job = platform.wait_job(platform.submit("caller-async", {"x": 5}))
     assert job["output"] == {"sq": 25, "shout": "HI!"}
+
+
+def test_a_call_of_a_batched_function_with_lists_runs_one_job_per_item(platform, start_worker):
+    start_worker("batched")
+    start_worker("caller-batched")
+    job = platform.wait_job(platform.submit("caller-batched", {"ns": [3, 1, 2]}))
+    out = job["output"].get("out")
+    assert [item["n"] for item in out] == [3, 1, 2], job["output"]  # each item its own job, outputs in order
+    items = [j for j in platform.jobs.values() if j["endpoint"] == "batched"]
+    assert sorted(j["input"]["n"] for j in items) == [1, 2, 3]
+
+
+def test_a_batched_call_splits_lists_per_item_and_repeats_the_rest():
+    from svc._batch_call import per_item
+
+    def embed(text, scale=1.0):
+        return text
+    assert per_item(embed, {"text": ["a", "b"], "scale": 2}) == [{"text": "a", "scale": 2}, {"text": "b", "scale": 2}]
+    with pytest.raises(ValueError, match=r"must be as long as each other \(text: 2, scale: 3\)"):
+        per_item(embed, {"text": ["a", "b"], "scale": [1, 2, 3]})
