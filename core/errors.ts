@@ -32,7 +32,14 @@ export class SvcError extends Error {
   constructor(
     code: ErrorCode,
     message: string,
-    extra: { remedy?: string; loc?: SourceLocation; status?: number; retryAfterS?: number; cause?: unknown; plugin?: { name: string; hook: string; code?: string } } = {},
+    extra: {
+      remedy?: string;
+      loc?: SourceLocation;
+      status?: number;
+      retryAfterS?: number;
+      cause?: unknown;
+      plugin?: { name: string; hook: string; code?: string };
+    } = {},
   ) {
     const where = extra.loc ? `${extra.loc.file}:${extra.loc.line}: ` : "";
     super(`${where}${message}${extra.remedy ? `\n  → ${extra.remedy}` : ""}`, { cause: extra.cause });

@@ -48,7 +48,10 @@ describe("svc platform status", { timeout: 90_000 }, () => {
     expect(logs.stderr).toContain('[NOT_FOUND] Endpoint "live-nobody" was not found.');
 
     // `npm run demo`'s closing hint stops this platform from a shell where SVC_PLATFORM_DIR is not exported.
-    const hint = execFileSync("bash", ["-c", 'source scripts/_demo-hint.sh && platform_stop_hint'], { cwd: REPO, env: { ...process.env, SVC_PLATFORM_DIR: dir } }).toString();
+    const hint = execFileSync("bash", ["-c", "source scripts/_demo-hint.sh && platform_stop_hint"], {
+      cwd: REPO,
+      env: { ...process.env, SVC_PLATFORM_DIR: dir },
+    }).toString();
     const command = /stop it with: \.\/bin\/svc\.mjs (.*)$/m.exec(hint)![1]!.split(" ");
     expect(command).toEqual(["platform", "stop", "--dir", dir]);
     const elsewhere = { SVC_PLATFORM_DIR: "", HOME: await mkdtemp(join(tmpdir(), "svc-home-")) };

@@ -156,7 +156,8 @@ export class RayWorkers implements RemoteWorkers {
     const fits = nodes.filter((n) => (n.total.CPU ?? 0) >= need.cpus && (n.total.GPU ?? 0) >= need.gpus && (n.total.memory ?? 0) >= need.memoryBytes);
     const room = fits.filter((n) => this.hasRoom(n, need));
     if (room.length > 0 && Date.now() - t.submittedAt < STARTING_GRACE_MS) return undefined;
-    if (room.length > 0) return `Ray has not started it in ${STARTING_GRACE_MS / 1000} s although ${room.length} node(s) with ${describe(need)} have room for it beside this platform's workers (other Ray work may hold it); it starts when Ray places it`;
+    if (room.length > 0)
+      return `Ray has not started it in ${STARTING_GRACE_MS / 1000} s although ${room.length} node(s) with ${describe(need)} have room for it beside this platform's workers (other Ray work may hold it); it starts when Ray places it`;
     if (fits.length > 0) return `the ${fits.length} Ray node(s) with ${describe(need)} have none of it free; it starts when one frees`;
     const most = (key: string) => Math.max(0, ...nodes.map((n) => n.total[key] ?? 0));
     const short = [
