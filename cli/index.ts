@@ -25,7 +25,8 @@ if (only("-v", "--version")) {
   cli.version(version);
   try {
     cli.parse(process.argv, { run: false });
-    if (!cli.matchedCommand && cli.args.length > 0) throw unknownCommand(String(cli.args[0]));
+    // With --help cac prints the command's help and unsets the match, leaving its action (`start`) in args.
+    if (!cli.matchedCommand && cli.args.length > 0 && !cli.options.help) throw unknownCommand(String(cli.args[0]));
     if (!cli.matchedCommand && !cli.options.help && !cli.options.version) process.stdout.write(helpText(version));
     await cli.runMatchedCommand();
   } catch (error) {

@@ -55,6 +55,7 @@ export const ENDPOINT_ARGUMENTS = [
   "batch",
   "retries",
   "network",
+  "concurrency",
 ] as const;
 export type EndpointArgument = (typeof ENDPOINT_ARGUMENTS)[number];
 
@@ -82,6 +83,8 @@ export const ENDPOINT_LIMITS = {
   maxRetries: { min: 0, max: 10 },
   retryBackoff: { min: 1, max: 10 },
   retryInitialDelayS: { min: 0, max: 3600 },
+  /** concurrency=: jobs one worker of a queue-based endpoint runs at once. */
+  concurrency: { min: 1, max: 256 },
 } as const;
 
 /** What an argument left out (or given as None) means. */
@@ -134,6 +137,8 @@ export const ENDPOINT_MESSAGES = {
   batch: "batch must be Batch(max_size=16, max_wait_ms=50), got {got}",
   batchSize: `batch max_size must be an integer from ${L.batchSize.min} to ${L.batchSize.max}, got {got}`,
   batchWait: `batch max_wait_ms must be a number of milliseconds from ${L.batchWaitMs.min} to ${L.batchWaitMs.max}, got {got}`,
+  concurrency: `concurrency must be an integer from ${L.concurrency.min} to ${L.concurrency.max} (jobs one worker runs at once), got {got}`,
+  concurrencyWithBatch: "concurrency does not apply to a batched endpoint (its worker runs one batch at a time): give batch= or concurrency=",
   queueBasedOnly: "only a queue-based endpoint (one @Endpoint function) takes {got}, not one with load-balanced routes",
   retries: `retries must be an integer from ${L.maxRetries.min} to ${L.maxRetries.max} or Retries(max_retries=${L.maxRetries.min}..${L.maxRetries.max}, backoff=${L.retryBackoff.min}..${L.retryBackoff.max}, initial_delay=${L.retryInitialDelayS.min}..${L.retryInitialDelayS.max} seconds), got {got}`,
   network: "network must be True (egress: the endpoint's workers may open outside connections) or False (none), got {got}",
@@ -306,6 +311,7 @@ export function normaliseEndpointArguments(args: Record<string, StaticValue>, ty
   const batch = arg("batch");
   if (type === "LB" && schedule !== undefined) fail("queueBasedOnly", "schedule");
   if (type === "LB" && batch !== undefined) fail("queueBasedOnly", "batch");
+  checkConcurrency(arg("concurrency"), type, batch);
   const retries = retryPolicyOf(arg("retries"));
 
   return {
@@ -326,6 +332,14 @@ export function normaliseEndpointArguments(args: Record<string, StaticValue>, ty
     env: env as Record<string, string>,
     dependencies: (dependencies as string[]).map((dep) => dep.trim()),
   };
+}
+
+/** `concurrency=N`: queue-based, not batched, 1-256. The worker reads it from its Endpoint (docs/contracts.md). */
+function checkConcurrency(concurrency: StaticValue | undefined, type: EndpointType, batch: StaticValue | undefined): void {
+  if (concurrency === undefined) return;
+  if (type === "LB") fail("queueBasedOnly", "concurrency");
+  if (batch !== undefined) fail("concurrencyWithBatch");
+  if (!isInt(concurrency) || !within(concurrency, L.concurrency)) fail("concurrency", concurrency);
 }
 
 const isDict = (value: unknown): value is { [key: string]: StaticValue } => typeof value === "object" && value !== null && !Array.isArray(value);

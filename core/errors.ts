@@ -22,6 +22,8 @@ export class SvcError extends Error {
   readonly remedy?: string;
   /** Suggested HTTP status when a server reports it. */
   readonly status: number;
+  /** Seconds a client should wait before trying again (a server answers it as `Retry-After`). */
+  readonly retryAfterS?: number;
   /** PLUGIN_ERROR: the plugin and the hook that threw, and the thrown error's own code (as rollup's logPluginError). */
   readonly plugin?: string;
   readonly hook?: string;
@@ -30,7 +32,14 @@ export class SvcError extends Error {
   constructor(
     code: ErrorCode,
     message: string,
-    extra: { remedy?: string; loc?: SourceLocation; status?: number; cause?: unknown; plugin?: { name: string; hook: string; code?: string } } = {},
+    extra: {
+      remedy?: string;
+      loc?: SourceLocation;
+      status?: number;
+      retryAfterS?: number;
+      cause?: unknown;
+      plugin?: { name: string; hook: string; code?: string };
+    } = {},
   ) {
     const where = extra.loc ? `${extra.loc.file}:${extra.loc.line}: ` : "";
     super(`${where}${message}${extra.remedy ? `\n  → ${extra.remedy}` : ""}`, { cause: extra.cause });
@@ -40,6 +49,7 @@ export class SvcError extends Error {
     this.line = extra.loc?.line;
     this.remedy = extra.remedy;
     this.status = extra.status ?? 400;
+    if (extra.retryAfterS !== undefined) this.retryAfterS = extra.retryAfterS;
     if (extra.plugin) {
       this.plugin = extra.plugin.name;
       this.hook = extra.plugin.hook;
@@ -378,11 +388,12 @@ export const errors = {
       remedy: `Send flatter JSON (${DOCS.limits}).`,
     }),
   PAYLOAD_TOO_LARGE: (limit: number) => new SvcError("PAYLOAD_TOO_LARGE", `Request body is over the ${formatBytes(limit)} limit.`, { status: 413 }),
-  RATE_LIMITED: (route: string, limit: string) =>
+  RATE_LIMITED: (route: string, limit: string, retryAfterS = 1) =>
     new SvcError("RATE_LIMITED", `Too many requests to ${route}: over the limit of ${limit} per endpoint (the hosted platform's).`, {
       status: 429,
+      retryAfterS,
       remedy:
-        "Slow down and retry. On the embedded platform (local load tests) lift the limits with `svc platform start --no-rate-limits` or SVC_PLATFORM_RATE_LIMITS=off.",
+        "Slow down and retry after the answer's Retry-After seconds (svc's clients do). On the embedded platform (local load tests) lift the limits with `svc platform start --no-rate-limits` or SVC_PLATFORM_RATE_LIMITS=off.",
     }),
   UNAUTHORIZED: () => new SvcError("UNAUTHORIZED", "Missing or invalid API key.", { remedy: AUTH_REMEDY, status: 401 }),
 

@@ -9,6 +9,8 @@ import { isSvcError } from "./errors.ts";
 export interface Reply {
   status: number;
   text: string;
+  /** Headers beside the JSON content type (`retry-after` on a 429). */
+  headers?: Record<string, string>;
 }
 
 /**
@@ -16,7 +18,11 @@ export interface Reply {
  * with the remedy; hosted clients read `error` only), or 500 (anything else, logged).
  */
 export function errorReply(error: unknown, log?: (line: string) => void): Reply {
-  if (isSvcError(error)) return { status: error.status, text: JSON.stringify({ error: error.message, code: error.code }) };
+  if (isSvcError(error)) {
+    const reply: Reply = { status: error.status, text: JSON.stringify({ error: error.message, code: error.code }) };
+    if (error.retryAfterS !== undefined) reply.headers = { "retry-after": String(error.retryAfterS) };
+    return reply;
+  }
   const status = (error as { status?: number; statusCode?: number })?.status ?? (error as { statusCode?: number })?.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500) {
     return { status, text: JSON.stringify({ error: String((error as Error).message || "bad request") }) };

@@ -9,6 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 svc() { node "$repo/bin/svc.mjs" "$@"; }
+source "$repo/scripts/_demo-hint.sh"
 json() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const v=JSON.parse(s);console.log(eval("v"+process.argv[1]))})' "$1"; }
 
 export WAN_CONFIG="${WAN_CONFIG:-tiny}"
@@ -44,5 +45,5 @@ ffprobe -v error -select_streams v:0 -count_frames \
 mkdir -p .svc && cp "$work/video.mp4" .svc/demo.mp4
 echo "== saved .svc/demo.mp4"
 if [ -z "${PLATFORM_API_URL:-}" ]; then
-  echo "== the embedded platform keeps running (state in ${SVC_PLATFORM_DIR:-$HOME/.svc/platform}); stop it with: ./bin/svc.mjs platform stop"
+  platform_stop_hint
 fi

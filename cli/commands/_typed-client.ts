@@ -147,7 +147,8 @@ function moduleHeader(manifest: Manifest & { urls: Record<string, string> }): st
     "  constructor(readonly index: number, readonly input: unknown, cause: unknown) {",
     "    const reason = cause instanceof Error ? cause.message : String(cause);",
     "    const shown = JSON.stringify(input) ?? String(input);",
-    '    super(`item ${index} (${shown.length > 200 ? `${shown.slice(0, 197)}...` : shown}): ${reason}`, cause instanceof EndpointCallError ? cause.status : "FAILED", cause instanceof EndpointCallError ? cause.detail : cause);',
+    "    const failed = cause instanceof EndpointCallError ? cause : undefined;",
+    '    super(`item ${index} (${shown.length > 200 ? `${shown.slice(0, 197)}...` : shown}): ${reason}`, failed ? failed.status : "FAILED", failed ? failed.detail : cause, failed && { type: failed.errorType, traceback: failed.traceback });',
     '    this.name = "MapItemError";',
     "  }",
     "}",
@@ -288,7 +289,7 @@ const MAP_RUNTIME: readonly string[] = String.raw`
  * of runsync's throughput (docs/deploy.md, "Fan-out"). Elsewhere (browsers, Deno) it is fetch.
  */
 const NODE_TRANSPORT: readonly string[] = String.raw`
-  type Answer = { ok: boolean; status: number; text(): Promise<string> };
+  type Answer = { ok: boolean; status: number; retryAfter?: string | null | undefined; text(): Promise<string> };
   type Send = (method: string, url: string, headers: Record<string, string>, body: string | null) => Promise<Answer>;
   let nodeSend: Promise<Send | undefined> | undefined;
   async function nodeTransport(): Promise<Send | undefined> {
@@ -306,11 +307,78 @@ const NODE_TRANSPORT: readonly string[] = String.raw`
           response.setEncoding("utf8");
           response.on("data", (chunk: string) => chunks.push(chunk));
           response.on("error", reject);
-          response.on("end", () => resolve({ ok: response.statusCode >= 200 && response.statusCode < 300, status: response.statusCode, text: async () => chunks.join("") }));
+          response.on("end", () =>
+            resolve({ ok: response.statusCode >= 200 && response.statusCode < 300, status: response.statusCode, retryAfter: response.headers["retry-after"], text: async () => chunks.join("") }),
+          );
         });
         request.on("error", reject);
         request.end(body ?? undefined);
       });
+  }
+`
+  .slice(1, -1)
+  .split("\n");
+
+/**
+ * The client's pacing (docs/deploy.md, "Fan-out"; the same rules as runtime/python/svc/_pacing.py):
+ * a 429 is never a call's failure: every call to that endpoint waits until its Retry-After (else a
+ * backoff doubling from 0.5 s to 10 s) and goes again. 502-504 and a refused connection are
+ * momentary: the call goes again after the same waits for up to 60 s in a row, then the answer is
+ * the call's. A request that may have reached the platform is sent again only when it is a GET.
+ */
+const PACING_RUNTIME: readonly string[] = String.raw`
+  const AGAIN = [429, 502, 503, 504];
+  const gates = new Map<string, { openAt: number; backoffMs: number }>();
+  const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms * (1 + Math.random() * 0.2)));
+  const retryAfterMs = (value: string | null | undefined): number | undefined => {
+    if (!value) return undefined;
+    const ms = /^\s*-?[\d.]+\s*$/.test(value) ? Number(value) * 1000 : Date.parse(value) - Date.now();
+    return Number.isNaN(ms) ? undefined : Math.min(Math.max(ms, 0), 120_000);
+  };
+  const refused = (error: unknown): boolean => {
+    const e = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+    return (e?.code ?? e?.cause?.code) === "ECONNREFUSED";
+  };
+  async function paced(endpoint: string, send: () => Promise<Answer>, idempotent: boolean): Promise<Answer> {
+    let gate = gates.get(endpoint);
+    if (!gate) gates.set(endpoint, (gate = { openAt: 0, backoffMs: 500 }));
+    const pause = (ms: number | undefined) => {
+      const wait = ms ?? gate.backoffMs;
+      if (ms === undefined) gate.backoffMs = Math.min(gate.backoffMs * 2, 10_000);
+      gate.openAt = Math.max(gate.openAt, Date.now() + wait);
+    };
+    let troubleSince: number | undefined;
+    let ownBackoffMs = 500;
+    for (;;) {
+      while (gate.openAt > Date.now()) await sleep(gate.openAt - Date.now());
+      let response: Answer | undefined;
+      let failure: unknown;
+      try {
+        response = await send();
+      } catch (error) {
+        if (!idempotent && !refused(error)) throw error;
+        failure = error;
+      }
+      if (response && !AGAIN.includes(response.status)) {
+        gate.backoffMs = 500;
+        return response;
+      }
+      const told = retryAfterMs(response?.retryAfter);
+      if (response?.status === 429) {
+        pause(told);
+        continue;
+      }
+      troubleSince ??= Date.now();
+      if (Date.now() - troubleSince >= 60_000) {
+        if (response) return response;
+        throw failure;
+      }
+      if (told !== undefined) pause(told);
+      else {
+        await sleep(ownBackoffMs);
+        ownBackoffMs = Math.min(ownBackoffMs * 2, 10_000);
+      }
+    }
   }
 `
   .slice(1, -1)
@@ -349,11 +417,18 @@ const CLIENT_RUNTIME: readonly string[] = [
   "  const timeoutMs = options.timeoutMs ?? 600_000;",
   '  const urlOf = (endpoint: EndpointName): string => (options.urls?.[endpoint] ?? ENDPOINT_URLS[endpoint]).replace(/\\/+$/, "");',
   ...NODE_TRANSPORT,
-  "  async function call(method: string, url: string, body?: unknown): Promise<{ status: number; json: unknown }> {",
+  ...PACING_RUNTIME,
+  "  /** One request to an endpoint, paced (429, 502-504 and refused connections wait and go again); an error answer throws. */",
+  "  async function call(endpoint: EndpointName, method: string, url: string, body?: unknown): Promise<{ status: number; json: unknown }> {",
   '    const headers: Record<string, string> = { authorization: `Bearer ${options.apiKey}`, accept: "application/json", ...(body === undefined ? {} : { "content-type": "application/json" }) };',
   "    const payload = body === undefined ? null : JSON.stringify(body);",
   "    const node = await (nodeSend ??= nodeTransport());",
-  "    const response = node ? await node(method, url, headers, payload) : await doFetch(url, { method, headers, body: payload });",
+  "    const send = async (): Promise<Answer> => {",
+  "      if (node) return node(method, url, headers, payload);",
+  "      const answer = await doFetch(url, { method, headers, body: payload });",
+  '      return { ok: answer.ok, status: answer.status, retryAfter: answer.headers.get("retry-after"), text: () => answer.text() };',
+  "    };",
+  '    const response = await paced(endpoint, send, method === "GET");',
   "    const text = await response.text();",
   "    let json: unknown = text;",
   "    try {",
@@ -369,30 +444,34 @@ const CLIENT_RUNTIME: readonly string[] = [
   "    while (!FINAL.includes(job.status)) {",
   "      if (Date.now() > deadline) throw new EndpointCallError(`job ${job.id} of ${endpoint} did not finish in ${waitMs} ms`, job.status, job);",
   "      await new Promise((resolve) => setTimeout(resolve, 250));",
-  '      job = (await call("GET", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>;',
+  '      job = (await call(endpoint, "GET", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>;',
   "    }",
-  '    if (job.status !== "COMPLETED") throw new EndpointCallError(`job ${job.id} of ${endpoint} ended ${job.status}${reasonOf(job.error)}`, job.status, job.error ?? job, errorOf(job.error));',
+  '    if (job.status !== "COMPLETED") {',
+  "      const view = errorOf(job.error); // the remote exception first (`ValueError: item 500 is cursed`), as Python's RemoteCallError",
+  "      const ended = `job ${job.id} of ${endpoint} ended ${job.status}`;",
+  "      throw new EndpointCallError(view ? `${view.summary} (${ended})` : ended, job.status, job.error ?? job, view);",
+  "    }",
   "    return job.output as Output;",
   "  }",
   "  const runsync = async <Output>(endpoint: EndpointName, input: unknown): Promise<Output> =>",
-  '    finish(endpoint, (await call("POST", `${urlOf(endpoint)}/runsync`, { input: input ?? {} })).json as Job<Output>);',
+  '    finish(endpoint, (await call(endpoint, "POST", `${urlOf(endpoint)}/runsync`, { input: input ?? {} })).json as Job<Output>);',
   "  const submit = async <Output>(endpoint: EndpointName, input: unknown) => {",
-  '    const job = (await call("POST", `${urlOf(endpoint)}/run`, { input: input ?? {} })).json as Job<Output>;',
-  '    return { id: job.id, status: async () => (await call("GET", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>, wait: () => finish(endpoint, job) };',
+  '    const job = (await call(endpoint, "POST", `${urlOf(endpoint)}/run`, { input: input ?? {} })).json as Job<Output>;',
+  '    return { id: job.id, status: async () => (await call(endpoint, "GET", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>, wait: () => finish(endpoint, job) };',
   "  };",
   "  const spawn = async <Output>(endpoint: EndpointName, input: unknown): Promise<JobHandle<Output>> => {",
-  '    const job = (await call("POST", `${urlOf(endpoint)}/run`, { input: input ?? {} })).json as Job<Output>;',
-  '    const status = async () => (await call("GET", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>;',
-  '    const cancel = async () => (await call("POST", `${urlOf(endpoint)}/cancel/${job.id}`)).json as Job<Output>;',
+  '    const job = (await call(endpoint, "POST", `${urlOf(endpoint)}/run`, { input: input ?? {} })).json as Job<Output>;',
+  '    const status = async () => (await call(endpoint, "GET", `${urlOf(endpoint)}/status/${job.id}`)).json as Job<Output>;',
+  '    const cancel = async () => (await call(endpoint, "POST", `${urlOf(endpoint)}/cancel/${job.id}`)).json as Job<Output>;',
   "    return { id: job.id, status, cancel, get: async (waitMs = timeoutMs) => finish(endpoint, await status(), waitMs) };",
   "  };",
   ...MAP_RUNTIME,
   "  const route = async <Output>(endpoint: EndpointName, method: string, path: string, input: Record<string, unknown> | undefined): Promise<Output> => {",
-  '    if (method !== "GET" && method !== "DELETE") return (await call(method, `${urlOf(endpoint)}${path}`, input ?? {})).json as Output;',
+  '    if (method !== "GET" && method !== "DELETE") return (await call(endpoint, method, `${urlOf(endpoint)}${path}`, input ?? {})).json as Output;',
   "    const query = new URLSearchParams();",
   '    for (const [name, value] of Object.entries(input ?? {})) if (value !== undefined) query.set(name, typeof value === "string" ? value : JSON.stringify(value));',
   '    const search = query.toString() ? `?${query}` : "";',
-  "    return (await call(method, `${urlOf(endpoint)}${path}${search}`)).json as Output;",
+  "    return (await call(endpoint, method, `${urlOf(endpoint)}${path}${search}`)).json as Output;",
   "  };",
   "  return {",
 ];

@@ -23,8 +23,9 @@ export interface VolumeFlags extends PlatformFlags {
   recursive?: boolean;
 }
 
+/** What follows `svc ` (cac's help prints `$ svc <usage>`). */
 const USAGE =
-  "svc volume create <name> --size <GB> [--datacenter <id>] | list | get <name> | delete <name> [--force] | ls <name>[:path] | upload <local> <name>[:path] | download <name>[:path] <local> | rm <name>:<path> [--recursive] | credentials [name]";
+  "volume create <name> --size <GB> [--datacenter <id>] | list | get <name> | delete <name> [--force] | ls <name>[:path] | upload <local> <name>[:path] | download <name>[:path] <local> | rm <name>:<path> [--recursive] | credentials [name]";
 const HEADERS = ["NAME", "ID", "SIZE", "DATA CENTER"];
 const row = (v: PlatformVolume) => [v.name, v.id, `${v.size} GB`, v.dataCenterId];
 
@@ -83,7 +84,7 @@ export async function volumeCommand(
     case "rm":
       return removeVolumePath(client, first, flags);
     default:
-      throw errors.CLI_USAGE(`Unknown action "${action}": use ${USAGE}.`, "volume");
+      throw errors.CLI_USAGE(`Unknown action "${action}": use svc ${USAGE}.`, "volume");
   }
 }
 

@@ -23,7 +23,7 @@ export const noContent = (): HTTPResponse => new HTTPResponse(null, { status: 20
 export type { Reply };
 export { errorReply };
 
-export const answer = (reply: Reply): HTTPResponse => jsonText(reply.status, reply.text);
+export const answer = (reply: Reply): HTTPResponse => jsonText(reply.status, reply.text, reply.headers);
 
 export const errorResponse = (error: unknown, log?: (line: string) => void): HTTPResponse => answer(errorReply(error, log));
 

@@ -40,7 +40,7 @@ export function createHotPath(routes: HotRoutes): (req: IncomingMessage, res: Se
   const send = (res: ServerResponse, reply: Reply) => {
     if (res.destroyed) return; // the client went away meanwhile
     try {
-      res.writeHead(reply.status, HEADERS).end(reply.text);
+      res.writeHead(reply.status, reply.headers ? { ...HEADERS, ...reply.headers } : HEADERS).end(reply.text);
     } catch (error) {
       routes.log(`answering ${reply.status} failed: ${(error as Error)?.stack ?? error}`);
       res.destroy();

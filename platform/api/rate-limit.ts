@@ -1,6 +1,8 @@
 /**
  * Per-endpoint rate limits (reference section 1): requests per window and concurrent requests.
- * A 429 names the limit and how to lift it on the embedded platform (docs/platform.md).
+ * A 429 names the limit and how to lift it on the embedded platform (docs/platform.md), and says in
+ * `Retry-After` when to come back: the seconds left of the window, or 1 for the concurrency limit (a
+ * request in flight ends soon). svc's clients wait that long before sending again.
  */
 import { errors } from "../../core/errors.ts";
 import type { RateLimits } from "../options.ts";
@@ -29,8 +31,11 @@ export class RateLimiter {
       c.windowStart = now;
       c.count = 0;
     }
-    if (c.count >= limit.requests) throw errors.RATE_LIMITED(`/${route}`, `${limit.requests} requests per ${this.limits.windowMs / 1000} s`);
-    if (limit.concurrent > 0 && c.active >= limit.concurrent) throw errors.RATE_LIMITED(`/${route}`, `${limit.concurrent} concurrent requests`);
+    if (c.count >= limit.requests) {
+      const left = Math.max(1, Math.ceil((c.windowStart + this.limits.windowMs - now) / 1000));
+      throw errors.RATE_LIMITED(`/${route}`, `${limit.requests} requests per ${this.limits.windowMs / 1000} s`, left);
+    }
+    if (limit.concurrent > 0 && c.active >= limit.concurrent) throw errors.RATE_LIMITED(`/${route}`, `${limit.concurrent} concurrent requests`, 1);
     c.count++;
     c.active++;
     let released = false;

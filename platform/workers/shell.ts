@@ -31,23 +31,33 @@ export interface ShellSession {
 }
 
 const SCRIPT = "/usr/bin/script";
-const DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin";
+/** An image's own PATH (the Debian and python images' default), not the host's folders (~/go/bin, pyenv shims). */
+export const IMAGE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/**
+ * `python` where the image has Python but no command of that name (the GPU image has only python3): a
+ * link to the image's interpreter ($SVC_SHELL_PYTHON, set by shellEnv) in a folder of the shell's own
+ * /tmp, last on PATH, so an image's own `python` wins.
+ */
+const PYTHON_LINK =
+  'command -v python >/dev/null 2>&1 || { svc_bin=$(mktemp -d) && ln -s "$SVC_SHELL_PYTHON" "$svc_bin/python" && PATH="$PATH:$svc_bin"; unset svc_bin; };';
 
 /** The command the sandbox runs: `sh -c`, an interactive shell, each under `script` for a terminal. */
 export function shellCommand(request: ShellRequest): string[] {
   const interactive = existsSync("/bin/bash") ? "exec /bin/bash -i" : "exec /bin/sh -i";
-  if (!request.tty || !existsSync(SCRIPT)) return request.command !== undefined ? ["/bin/sh", "-c", request.command] : ["/bin/sh"];
+  if (!request.tty || !existsSync(SCRIPT)) return ["/bin/sh", "-c", `${PYTHON_LINK} ${request.command ?? "exec /bin/sh"}`];
   const { rows, cols } = request.tty;
   // script gives the shell a pseudo-terminal (job control, Ctrl+C) and returns its exit code (-e)
   const size = `stty rows ${rows} cols ${cols} 2>/dev/null;`;
-  return [SCRIPT, "-qefc", `${size} ${request.command ?? interactive}`, "/dev/null"];
+  return [SCRIPT, "-qefc", `${size} ${PYTHON_LINK} ${request.command ?? interactive}`, "/dev/null"];
 }
 
-/** The shell's env: the worker's, the image's interpreter first on PATH, the client's terminal type. */
+/** The shell's env: the worker's, the image's PATH with its interpreter's folder first, the client's terminal type. */
 function shellEnv(launch: WorkerLaunch, endpointName: string, request: ShellRequest): NodeJS.ProcessEnv {
+  const folders = [dirname(launch.interpreter), ...IMAGE_PATH.split(":")];
   const env: NodeJS.ProcessEnv = {
     ...launch.env,
-    PATH: `${dirname(launch.interpreter)}:${launch.env.PATH ?? DEFAULT_PATH}`,
+    PATH: [...new Set(folders)].join(":"),
+    SVC_SHELL_PYTHON: launch.interpreter,
     SHELL: "/bin/sh",
     PS1: `(svc shell ${endpointName}) \\w \\$ `,
   };

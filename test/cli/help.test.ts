@@ -66,6 +66,15 @@ describe("svc --version and --help", () => {
     expect(stdout).not.toMatch(/--no-deps.*\(default: true\)/);
   });
 
+  it("a command's help names svc once, and help for a command with an action exits 0 without an error after it", async () => {
+    const volume = await run(process.execPath, [BIN, "volume", "--help"], { env: { ...process.env, NO_COLOR: "1" } });
+    expect(volume.stdout).toContain("$ svc volume create <name>");
+    expect(volume.stdout).not.toContain("svc svc");
+    const start = await run(process.execPath, [BIN, "platform", "start", "--help"], { env: { ...process.env, NO_COLOR: "1" } }); // rejects on exit 1
+    expect(start.stdout).toContain("$ svc platform <action>");
+    expect(start.stderr).not.toContain("UNKNOWN_COMMAND");
+  });
+
   it("the static table matches what each command registers with cac", async () => {
     const cli = cac("svc");
     for (const load of Object.values(commands)) (await load())(cli);

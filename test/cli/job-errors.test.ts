@@ -52,7 +52,7 @@ describe("a failed job's error", () => {
     const client = createClient({ apiKey: "k", fetch: fakeFetch });
     const error = await client.hello({ name: "x" }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(EndpointCallError);
-    expect(error.message).toBe("job job_1 of hello ended FAILED: ValueError: bad input");
+    expect(error.message).toBe("ValueError: bad input (job job_1 of hello ended FAILED)"); // the shape of Python's RemoteCallError
     expect(error.errorType).toBe("ValueError");
     expect(error.traceback).toBe(TRACEBACK);
     expect(error.detail).toBe(STORED); // what the platform stored, unchanged

@@ -1,13 +1,16 @@
 /**
  * `svc platform status` tells scripts whether a platform runs: exit 0 when one does, 1 when none;
- * and `svc logs` reaches the running embedded platform with no PLATFORM_API_URL.
+ * `svc logs` reaches the running embedded platform with no PLATFORM_API_URL; `npm run demo`'s closing
+ * hint (scripts/_demo-hint.sh) names the platform it used.
  */
+import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runSvc } from "../_support/cli.ts";
 
+const REPO = new URL("../../", import.meta.url).pathname;
 const svc = (args: string[], env: NodeJS.ProcessEnv = {}) => runSvc(args, { env: { ...process.env, NO_COLOR: "1", ...env } });
 
 describe("svc platform status", { timeout: 90_000 }, () => {
@@ -44,7 +47,15 @@ describe("svc platform status", { timeout: 90_000 }, () => {
     expect(logs.code).toBe(1);
     expect(logs.stderr).toContain('[NOT_FOUND] Endpoint "live-nobody" was not found.');
 
-    expect((await svc(["platform", "stop", "--dir", dir])).code).toBe(0);
+    // `npm run demo`'s closing hint stops this platform from a shell where SVC_PLATFORM_DIR is not exported.
+    const hint = execFileSync("bash", ["-c", "source scripts/_demo-hint.sh && platform_stop_hint"], {
+      cwd: REPO,
+      env: { ...process.env, SVC_PLATFORM_DIR: dir },
+    }).toString();
+    const command = /stop it with: \.\/bin\/svc\.mjs (.*)$/m.exec(hint)![1]!.split(" ");
+    expect(command).toEqual(["platform", "stop", "--dir", dir]);
+    const elsewhere = { SVC_PLATFORM_DIR: "", HOME: await mkdtemp(join(tmpdir(), "svc-home-")) };
+    expect((await svc(command, elsewhere)).code).toBe(0);
     expect((await svc(["platform", "status", "--dir", dir])).code).toBe(1);
   });
 });

@@ -156,6 +156,7 @@ print(json.dumps(out))`;
       "Batch(16, 50)",
       "Retries(2, initial_delay=0.5)",
       "False",
+      "None", // concurrency (with batch= it would be refused)
     ];
     expect(values).toHaveLength(ENDPOINT_ARGUMENTS.length);
     const file = (args: string[]) => ({
@@ -180,6 +181,13 @@ print(json.dumps(out))`;
     } finally {
       parser.close();
     }
+  });
+
+  it("concurrency=N: queue-based and not batched, 1 to 256; the build refuses what the SDK refuses", () => {
+    expect(() => normaliseEndpointArguments({ name: "c", concurrency: 4 }, "QB")).not.toThrow();
+    expect(() => normaliseEndpointArguments({ name: "c", concurrency: 0 }, "QB")).toThrow(/concurrency must be an integer from 1 to 256/);
+    expect(() => normaliseEndpointArguments({ name: "c", concurrency: 2 }, "LB")).toThrow(/only a queue-based endpoint .* takes "concurrency"/);
+    expect(() => normaliseEndpointArguments({ name: "c", concurrency: 2, batch: { max_size: 4 } }, "QB")).toThrow(/does not apply to a batched endpoint/);
   });
 
   it("the manifest's endpoint check takes its bounds: the GPU list length, the scaler types, the name pattern", () => {

@@ -15,6 +15,7 @@ import { createPlatformClient, runShell, type PlatformClient } from "../../core/
 import { isSvcError } from "../../core/errors.ts";
 import { startFakePlatform } from "../_support/fake-platform.ts";
 import { startTestPlatform, type TestPlatform } from "../platform/_support.ts";
+import { IMAGE_PATH } from "../../platform/workers/shell.ts";
 
 const FIXTURE = new URL("../../fixtures/shell-app/", import.meta.url).pathname;
 const SECRET = "s3cr3t-for-the-shell";
@@ -62,7 +63,7 @@ describe("svc shell", { timeout: 180_000 }, () => {
 
   it("-c reads the artifact, the volume and the resolved secret, and exits with the command's code", async () => {
     const command =
-      'cat notes.txt; cat "$PLATFORM_VOLUME_PATH/inbox/hello.txt"; echo "token=$API_TOKEN mode=$MODE"; python3 -c "import svc; print(svc.__name__)"; pwd; echo "socket=${SVC_PLATFORM_SOCKET:-none}"; python3 -c "import socket; s = socket.socket(); s.settimeout(2); print(\'tcp=%d\' % s.connect_ex((\'127.0.0.1\', PORT)))"; exit 7'.replace(
+      'cat notes.txt; cat "$PLATFORM_VOLUME_PATH/inbox/hello.txt"; echo "token=$API_TOKEN mode=$MODE"; python3 -c "import svc; print(svc.__name__)"; pwd; echo "socket=${SVC_PLATFORM_SOCKET:-none}"; python3 -c "import socket; s = socket.socket(); s.settimeout(2); print(\'tcp=%d\' % s.connect_ex((\'127.0.0.1\', PORT)))"; python -c "print(\'python=%d\' % (40 + 2))"; echo "path=$PATH"; exit 7'.replace(
         "PORT",
         new URL(platform.url).port,
       );
@@ -73,6 +74,12 @@ describe("svc shell", { timeout: 180_000 }, () => {
     expect(r.stdout).toContain("kept on the volume");
     expect(r.stdout).toContain(`token=${SECRET} mode=deployed`);
     expect(r.stdout).toMatch(/^svc$/m); // the runtime in the build imports as the worker's does
+    expect(r.stdout).toMatch(/^python=42$/m); // `python` wherever the image has Python (a GPU image has only python3)
+    // the image's PATH (its interpreter's folder first), none of the host's own folders (~/go/bin, pyenv shims)
+    const [interpreterDir, ...rest] = /^path=(.*)$/m.exec(r.stdout)![1]!.split(":");
+    const imageDirs = IMAGE_PATH.split(":");
+    expect(rest.filter((dir) => !imageDirs.includes(dir) && !/^\/tmp\/tmp\.\w+$/.test(dir))).toEqual([]); // the python link's folder
+    expect(process.env.PATH!.split(":").filter((dir) => !imageDirs.includes(dir) && dir !== interpreterDir && rest.includes(dir))).toEqual([]);
     const sandboxed = r.stdout.includes("/app\n");
     if (sandboxed) expect(r.stdout).toContain("kept on the volume"); // at /platform-volume (PLATFORM_VOLUME_PATH)
     // the worker's network too: where workers get a namespace of their own, the shell has their channel to the platform

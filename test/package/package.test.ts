@@ -86,6 +86,8 @@ describe("the packed tarball", () => {
       "dist/cli.mjs",
       "bin/svc.mjs",
       "runtime/python/svc/__init__.py",
+      "runtime/python/pyproject.toml",
+      "runtime/python/_svc_build.py", // its build backend: pip install leaves nothing in node_modules
       "plugins/_python/helper/__main__.py",
       "plugins/_python/helper/requirements.py",
       "platform/graphql/schema.graphql",

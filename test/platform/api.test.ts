@@ -207,13 +207,32 @@ describe("malformed input and unknown things", () => {
     expect((await api(p, "GET", `/v2/${endpointId}/health`)).body.jobs).toEqual(before);
   });
 
-  it("rate-limits per endpoint: 429 over the limit", async () => {
+  it("rate-limits per endpoint: 429 over the limit, with Retry-After the seconds left of the window", async () => {
     expect((await api(p, "POST", `/v2/${endpointId}/purge-queue`)).status).toBe(200);
     expect((await api(p, "POST", `/v2/${endpointId}/purge-queue`)).status).toBe(200);
-    const third = await api(p, "POST", `/v2/${endpointId}/purge-queue`);
+    const third = await fetch(`${p.url}/v2/${endpointId}/purge-queue`, { method: "POST", headers: authHeaders(p.apiKey) });
+    const body = (await third.json()) as { error: string; code: string };
     expect(third.status).toBe(429);
-    expect(third.body.error).toMatch(/Too many requests/);
-    expect(third.body.code).toBe("RATE_LIMITED");
+    expect(body.error).toMatch(/Too many requests/);
+    expect(body.code).toBe("RATE_LIMITED");
+    const retryAfter = Number(third.headers.get("retry-after"));
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(10); // the hosted limits' window is 10 s
+  });
+
+  it("a runsync over the limit (the hot path) answers 429 with Retry-After", async () => {
+    const own = await startTestPlatform({ rateLimits: { windowMs: 60_000, runsync: { requests: 1, concurrent: 0 } } });
+    try {
+      const { saveEndpoint } = await gqlOk<{ saveEndpoint: { id: string } }>(own, 'mutation { saveEndpoint(input: {name: "limited", workersMax: 1}) { id } }');
+      const send = () => fetch(`${own.url}/v2/${saveEndpoint.id}/runsync?wait=1`, { method: "POST", headers: authHeaders(own.apiKey), body: '{"input":{}}' });
+      await (await send()).text();
+      const refused = await send();
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(50); // most of the 60 s window is left
+      await refused.text();
+    } finally {
+      await own.dispose();
+    }
   });
 
   it("a runsync client that goes away ends its wait: its concurrent slot is free again and the job stays queued", async () => {

@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { spawn, execFile } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { renderTypedClient } from "../../cli/commands/_typed-client.ts";
@@ -40,7 +40,7 @@ try:
 except RemoteCallError as err:
     raised = {"index": err.index, "message": str(err)}
 singles = list(work.map(["noop", "echo"]))  # single values: the first parameter (op)
-emit(ordered=ordered, failed=str(out[57]), failed_index=getattr(out[57], "index", None), raised=raised, singles=singles)
+emit(ordered=ordered, failed=str(out[57]), failed_index=getattr(out[57], "index", None), traceback=getattr(out[57], "traceback", None), raised=raised, singles=singles)
 
 emit(remote=work.remote(op="echo", value="r"), got=work.spawn(op="echo", value="s").get(timeout=30))
 slow = work.spawn(op="sleep", seconds=30)
@@ -113,6 +113,65 @@ async function runClient(command: string, args: string[], options: { cwd: string
   return lines;
 }
 
+const FOUND_SCRIPT = `
+import json
+from app.jobs import work
+from svc import RemoteCallError
+try:
+    print(json.dumps({"remote": work.remote(op="echo", value="found"), "mapped": list(work.map([{"value": v} for v in (1, 2, 3)]))}))
+except RemoteCallError as err:
+    print(json.dumps({"error": str(err)}))
+`;
+
+describe("the Python SDK finds the platform as the CLI does", () => {
+  it("with no PLATFORM_API_* exported: the deploy state's platform and URLs with the state folder's key; with nothing to find, an error that says where it looked and what to export", async () => {
+    const project = await mkdtemp(join(tmpdir(), "svc-fanout-find-"));
+    try {
+      await cp(join(FIXTURE, "app"), join(project, "app"), { recursive: true });
+      await cp(join(FIXTURE, "svc_manifest.json"), join(project, ".svc", "svc_manifest.json"));
+      const stateDir = join(project, "platform-state");
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        PYTHONPATH: RUNTIME,
+        SVC_PLATFORM_DIR: stateDir,
+        PLATFORM_API_URL: "",
+        PLATFORM_API_KEY: "",
+        SVC_API_BASE: "",
+      };
+      for (const name of ["SVC_ENV", "SVC_BUILD_ID", "SVC_ENDPOINT_NAME"]) delete env[name];
+      const python = process.env.SVC_PYTHON ?? "python3";
+      const [nothing] = await runClient(python, ["-c", FOUND_SCRIPT], { cwd: project, env });
+      expect(nothing!.error).toMatch(
+        /no URL for endpoint 'work': looked at: PLATFORM_API_URL \(unset\); .*deployments \(no deploy state\); .*platform-state \(not running/,
+      );
+      expect(nothing!.error).toMatch(/export PLATFORM_API_URL and PLATFORM_API_KEY/);
+
+      await mkdir(join(project, ".svc", "deployments"), { recursive: true });
+      const manifest = JSON.parse(await readFile(join(FIXTURE, "svc_manifest.json"), "utf8")) as Manifest;
+      const state = {
+        version: 1,
+        app: manifest.app,
+        environment: "production",
+        platform: p.url,
+        buildId: "b",
+        deployedAt: new Date().toISOString(),
+        urls,
+        manifest,
+      };
+      await writeFile(join(project, ".svc", "deployments", "production.json"), JSON.stringify(state));
+      const [noKey] = await runClient(python, ["-c", FOUND_SCRIPT], { cwd: project, env });
+      expect(noKey!.error).toMatch(/production\.json: platform http:\/\/127\.0\.0\.1:\d+, but PLATFORM_API_KEY is unset/);
+
+      await mkdir(stateDir, { recursive: true });
+      await writeFile(join(stateDir, "api-key"), `${p.apiKey}\n`, { mode: 0o600 });
+      const [found] = await runClient(python, ["-c", FOUND_SCRIPT], { cwd: project, env });
+      expect(found).toEqual({ remote: { echo: "found" }, mapped: [{ echo: 1 }, { echo: 2 }, { echo: 3 }] });
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
 describe("fan-out outside a worker", () => {
   it("Python: .map in input order with a failing item named, .spawn get/cancel, .remote, and a worker killed mid-map loses nothing", async () => {
     const lines = await runClient(process.env.SVC_PYTHON ?? "python3", ["-c", SCRIPT], {
@@ -122,7 +181,8 @@ describe("fan-out outside a worker", () => {
     const [mapped, handles, cancel, , survived] = lines;
     expect(mapped).toMatchObject({ ordered: true, failed_index: 57, raised: { index: 57 } });
     expect(mapped!.failed).toContain("item 57 ({'op': 'fail', 'message': 'item fifty-seven broke'})");
-    expect(mapped!.failed).toContain("item fifty-seven broke");
+    expect(mapped!.failed).toMatch(/^item 57 \(.*\): ValueError: item fifty-seven broke \(work on endpoint 'work', job \S+, FAILED\)$/);
+    expect(mapped!.traceback).toMatch(/^Traceback[\s\S]*ValueError: item fifty-seven broke/);
     expect(mapped!.raised.message).toContain("item 57");
     expect(mapped!.singles).toEqual([null, { echo: null }]);
     expect(handles).toEqual({ remote: { echo: "r" }, got: { echo: "s" } });
@@ -156,7 +216,7 @@ async function* lazily() {
 }
 let fromGenerator = 0;
 for await (const _ of client.work.map(lazily(), { concurrency: 4 })) fromGenerator++;
-emit({ ordered, index: item instanceof MapItemError ? item.index : null, failed: item instanceof MapItemError ? item.message : String(item), thrown, fromGenerator });
+emit({ ordered, index: item instanceof MapItemError ? item.index : null, failed: item instanceof MapItemError ? item.message : String(item), traceback: item instanceof MapItemError ? item.traceback : null, thrown, fromGenerator });
 const got = await (await client.work.spawn({ op: "echo", value: "s" })).get(30_000);
 const slow = await client.work.spawn({ op: "sleep", seconds: 30 });
 while ((await slow.status()).status !== "IN_PROGRESS") await new Promise((resolve) => setTimeout(resolve, 50));
@@ -191,8 +251,11 @@ emit({ survived });
     expect(compiled.code, compiled.out).toBe(0);
     const [mapped, handles, , survived] = await runClient(process.execPath, [join(scratch, "dist", "main.js")], { cwd: scratch });
     expect(mapped).toMatchObject({ ordered: true, index: 57, fromGenerator: 40 });
-    expect(mapped!.failed).toMatch(/^item 57 \({"op":"fail","message":"item fifty-seven broke"}\): .*item fifty-seven broke/);
+    expect(mapped!.failed).toMatch(
+      /^item 57 \({"op":"fail","message":"item fifty-seven broke"}\): ValueError: item fifty-seven broke \(job \S+ of work ended FAILED\)$/,
+    );
     expect(mapped!.thrown).toContain("item 57");
+    expect(mapped!.traceback).toMatch(/^Traceback[\s\S]*ValueError: item fifty-seven broke/);
     expect(handles).toMatchObject({ got: { echo: "s" }, cancelled: "CANCELLED", status: "CANCELLED" });
     expect(handles!.after).toContain("CANCELLED");
     expect(survived).toEqual({ survived: 200 });

@@ -98,6 +98,8 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
 
     const gw = workerOf(gpuId)!;
     expect(gw.remote).toMatchObject({ backend: "ray", node: gpuNode.id });
+    // the first placement on idle nodes is Ray starting the job, not a shortage: nothing says "cannot be placed"
+    expect([...logsOf(cpuId), ...logsOf(gpuId)].filter((l) => l.includes("cannot be placed yet"))).toEqual([]);
     expect(await rayJob(gw.id)).toMatchObject({ status: "RUNNING", driver_node_id: gpuNode.id });
     const cw = workerOf(cpuId)!;
     expect([cpuNode.id, gpuNode.id]).toContain(cw.remote!.node); // never the head: it has no CPU for a job

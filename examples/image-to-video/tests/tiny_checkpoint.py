@@ -3,12 +3,32 @@ memory) as a checkpoint folder in the published layout: the experts as sharded s
 their index, the umT5 and VAE `.pth` files, CLIP for 2.1, and `google/umt5-xxl/tokenizer.json`.
 test/e2e/image-to-video-volume.test.ts uploads it to a network volume and deploys the example
 reading it. Also random LoRA adapters in the Lightning layout (`write_adapter`). Usage:
-python tiny_checkpoint.py <folder> [tiny|tiny-2.1|tiny-5b] | --adapters <folder> [config]"""
+python tiny_checkpoint.py [--adapters] <folder> [tiny|tiny-2.1|tiny-5b]  (--help says more)"""
+import argparse
 import json
 import os
 import sys
 
-import torch
+CONFIGS = ("tiny", "tiny-2.1", "tiny-5b")
+
+
+def arguments(argv: list) -> argparse.Namespace:
+    """The command line, read before torch loads: `--help` and a wrong argument answer at once, write nothing."""
+    parser = argparse.ArgumentParser(
+        prog="tiny_checkpoint.py",
+        description="Write a tiny config's model as a checkpoint folder in the published layout, or (--adapters) "
+                    "random LoRA adapters in the Lightning layout for it, one per expert.")
+    parser.add_argument("folder", help="the folder to write (created)")
+    parser.add_argument("config", nargs="?", default="tiny", choices=CONFIGS, help="the tiny config (default: tiny)")
+    parser.add_argument("--adapters", action="store_true",
+                        help="write high_noise_model.safetensors and low_noise_model.safetensors (WAN_LORA's folder layout)")
+    return parser.parse_args(argv)
+
+
+if __name__ == "__main__":
+    ARGS = arguments(sys.argv[1:])
+
+import torch  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
@@ -91,7 +111,4 @@ def write_tiny_checkpoint(root: str, config: str = "tiny") -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "--adapters":   # tiny_checkpoint.py --adapters <folder> [config]
-        write_tiny_adapters(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else "tiny")
-    else:
-        write_tiny_checkpoint(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "tiny")
+    (write_tiny_adapters if ARGS.adapters else write_tiny_checkpoint)(ARGS.folder, ARGS.config)

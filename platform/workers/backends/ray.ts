@@ -22,6 +22,8 @@ import { sha256Hex } from "../../_ids.ts";
 
 /** How long a job may stay PENDING (runtime env, scheduling) before it counts as not placed. */
 const PLACE_GRACE_MS = 2000;
+/** How long a job may wait for Ray to start it on a node with room before the wait is logged. */
+const STARTING_GRACE_MS = 15_000;
 
 const shellQuote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
@@ -115,8 +117,8 @@ export class RayWorkers implements RemoteWorkers {
     t.unreachable = false;
     if (!job) return this.finish(t, "its Ray job is gone from the cluster");
     if (job.status === "PENDING" && !t.run.unplaced && Date.now() - t.submittedAt > PLACE_GRACE_MS) {
-      const why = await this.missing(t.need);
-      if (t.done || t.run.node) return;
+      const why = await this.missing(t);
+      if (why === undefined || t.done || t.run.node) return; // a node has room: Ray is still starting the job
       t.hooks.log(`worker ${t.w.id} cannot be placed yet: ${why}`); // the line first: /health says throttled once it is there
       t.run.unplaced = true;
     }
@@ -137,8 +139,14 @@ export class RayWorkers implements RemoteWorkers {
     t.hooks.exited(how);
   }
 
-  /** What no node has for `need`: none is that big (infeasible), or those that are are busy. */
-  private async missing(need: WorkerResources): Promise<string> {
+  /**
+   * What no node has for the worker: none is that big (infeasible), or those that are are busy
+   * with this platform's placed workers. Undefined while one of them has room: Ray takes a few
+   * seconds to start a job's supervisor on an idle node, which is no reason to say it cannot be
+   * placed (for STARTING_GRACE_MS; past that, Ray's own work may be holding the room).
+   */
+  private async missing(t: Tracked): Promise<string | undefined> {
+    const need = t.need;
     let nodes: RayNode[];
     try {
       nodes = (await this.api.nodes()).filter((n) => n.alive);
@@ -146,6 +154,10 @@ export class RayWorkers implements RemoteWorkers {
       return `Ray does not list its nodes (${(error as Error).message})`;
     }
     const fits = nodes.filter((n) => (n.total.CPU ?? 0) >= need.cpus && (n.total.GPU ?? 0) >= need.gpus && (n.total.memory ?? 0) >= need.memoryBytes);
+    const room = fits.filter((n) => this.hasRoom(n, need));
+    if (room.length > 0 && Date.now() - t.submittedAt < STARTING_GRACE_MS) return undefined;
+    if (room.length > 0)
+      return `Ray has not started it in ${STARTING_GRACE_MS / 1000} s although ${room.length} node(s) with ${describe(need)} have room for it beside this platform's workers (other Ray work may hold it); it starts when Ray places it`;
     if (fits.length > 0) return `the ${fits.length} Ray node(s) with ${describe(need)} have none of it free; it starts when one frees`;
     const most = (key: string) => Math.max(0, ...nodes.map((n) => n.total[key] ?? 0));
     const short = [
@@ -154,6 +166,19 @@ export class RayWorkers implements RemoteWorkers {
       need.memoryBytes > most("memory") ? `${gib(need.memoryBytes)} memory (the most: ${gib(most("memory"))})` : "",
     ].filter(Boolean);
     return `no Ray node of ${nodes.length} alive has ${short.join(", ") || describe(need)}: add such a node, or deploy the endpoint with less`;
+  }
+
+  /** Whether `node` has `need` left beside the workers this platform placed there. */
+  private hasRoom(node: RayNode, need: WorkerResources): boolean {
+    const used = { cpus: 0, gpus: 0, memoryBytes: 0 };
+    for (const other of this.runs.values()) {
+      if (other.run.node !== node.id) continue;
+      used.cpus += other.need.cpus;
+      used.gpus += other.need.gpus;
+      used.memoryBytes += other.need.memoryBytes;
+    }
+    const left = (key: string, taken: number) => (node.total[key] ?? 0) - taken;
+    return left("CPU", used.cpus) >= need.cpus && left("GPU", used.gpus) >= need.gpus && left("memory", used.memoryBytes) >= need.memoryBytes;
   }
 
   /**

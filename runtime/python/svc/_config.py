@@ -40,6 +40,7 @@ class EndpointConfig:
     batch: Optional[Batch] = None  # the function takes a list of inputs
     retries: Optional[Retries] = None  # None: a job whose function raised fails at once
     network: bool = True  # False: the workers get no egress, only their channel to the platform
+    concurrency: Optional[int] = None  # jobs one worker runs at once (None: 1, or the module's concurrency_modifier)
 
 
 def _fail(name: Any, rule: str, got: Any = None, why: str = "") -> None:
@@ -154,7 +155,7 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
                  execution_timeout: Any = schema.DEFAULT_EXECUTION_TIMEOUT_S, env: Any = None,
                  dependencies: Any = None, flashboot: Any = schema.DEFAULT_FLASHBOOT,
                  volume: Any = None, schedule: Any = None, batch: Any = None,
-                 retries: Any = None, network: Any = schema.DEFAULT_NETWORK) -> EndpointConfig:
+                 retries: Any = None, network: Any = schema.DEFAULT_NETWORK, concurrency: Any = None) -> EndpointConfig:
     if name is None:
         _fail(name, "nameMissing")
     if not isinstance(name, str) or not _NAME_RE.match(name):
@@ -188,6 +189,11 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
     retries = _retries(name, retries)
     if not isinstance(network, bool):
         _fail(name, "network", network)
+    if concurrency is not None:
+        if batch is not None:
+            _fail(name, "concurrencyWithBatch")
+        if not _is_int(concurrency) or not _within(concurrency, schema.CONCURRENCY):
+            _fail(name, "concurrency", concurrency)
     return EndpointConfig(name=name, gpu_ids=gpu_ids, cpu_ids=cpu_ids, gpu_count=gpu_count,
                           workers_min=workers_min, workers_max=workers_max, idle_timeout=idle_timeout,
                           scaler_type=scaler_type, scaler_value=scaler_value,
@@ -196,7 +202,7 @@ def build_config(name: Any, gpu: Any = None, cpu: Any = None, gpu_count: Any = N
                           volume=volume,
                           schedule=None if schedule is None else _schedule(name, schedule),
                           batch=None if batch is None else _batch(name, batch), retries=retries,
-                          network=network)
+                          network=network, concurrency=concurrency)
 
 
 def _retries(name: Any, retries: Any) -> Optional[Retries]:

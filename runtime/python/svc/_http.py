@@ -38,6 +38,7 @@ _USER_AGENT = "Python-urllib/%d.%d" % sys.version_info[:2]
 _IDLE_MAX = 64  # idle connections kept per host (fanout.py's .map keeps one per slot)
 _STALE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)  # RemoteDisconnected is a ConnectionResetError
 _REDIRECTS = (301, 302, 303, 307, 308)
+_COME_BACK = (429, 503)  # answers whose Retry-After is kept
 
 
 class TransportError(Exception):
@@ -49,6 +50,7 @@ class Response:
     status: int
     body: Any  # parsed JSON, or None when the body is empty or not JSON
     text: str
+    retry_after: Optional[str] = None  # the Retry-After header of a 429 or 503 (_pacing.py reads it)
 
 
 _Key = Tuple[str, str, int]
@@ -260,8 +262,8 @@ def _new_connection(key: _Key, timeout: float) -> Any:
 
 
 def _send(key: _Key, method: str, target: str, data: Optional[bytes], headers: Dict[str, str],
-          timeout: float) -> Tuple[int, bytes, Optional[str]]:
-    """One request on a pooled connection; answers (status, body, Location header)."""
+          timeout: float) -> Tuple[int, bytes, Optional[str], Optional[str]]:
+    """One request on a pooled connection; answers (status, body, Location header, Retry-After header)."""
     conn = _checkout(key)
     for attempt in (0, 1):
         reused = conn is not None and conn.sock is not None
@@ -284,19 +286,20 @@ def _send(key: _Key, method: str, target: str, data: Optional[bytes], headers: D
             conn.close()  # state unknown (timeout, interrupted read): never reuse it
             raise
         location = resp.getheader("Location") if resp.status in _REDIRECTS else None
+        retry_after = resp.getheader("Retry-After") if resp.status in _COME_BACK else None
         _checkin(key, conn)  # after a `Connection: close` answer http.client has closed it: reconnects next time
-        return resp.status, raw, location
+        return resp.status, raw, location, retry_after
     raise AssertionError("unreachable")
 
 
 def _urllib(method: str, url: str, data: Optional[bytes], headers: Dict[str, str], timeout: float,
-            opener: urllib.request.OpenerDirector) -> Tuple[int, bytes]:
+            opener: urllib.request.OpenerDirector) -> Tuple[int, bytes, Optional[str]]:
     req = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
         with opener.open(req, timeout=timeout) as resp:
-            return resp.status, resp.read()
+            return resp.status, resp.read(), None
     except urllib.error.HTTPError as err:
-        return err.code, err.read()
+        return err.code, err.read(), err.headers.get("Retry-After") if err.code in _COME_BACK else None
 
 
 def request(method: str, url: str, body: Any = None, *, token: Optional[str] = None, timeout: float = 30,
@@ -314,13 +317,13 @@ def request(method: str, url: str, body: Any = None, *, token: Optional[str] = N
         host = parts.hostname or ""
         key: _Key = (parts.scheme, host, parts.port or 0)
         if parts.scheme not in ("http", "https") or _uses_proxy(key, host):
-            status, raw = _urllib(method, url, data, headers, timeout, _default)
+            status, raw, retry_after = _urllib(method, url, data, headers, timeout, _default)
         else:
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-            status, raw, location = _send(key, method, target, data, headers, timeout)
+            status, raw, location, retry_after = _send(key, method, target, data, headers, timeout)
             if location is not None:  # rare: let urllib follow redirects as it always did
                 opener = _direct if _is_loopback(host) else _default
-                status, raw = _urllib(method, url, data, headers, timeout, opener)
+                status, raw, retry_after = _urllib(method, url, data, headers, timeout, opener)
     except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
         # includes socket timeouts, resets, refused connections and malformed answers
         raise TransportError(f"{method} {url}: {getattr(err, 'reason', None) or err!r}") from err
@@ -329,7 +332,7 @@ def request(method: str, url: str, body: Any = None, *, token: Optional[str] = N
         parsed = json.loads(text) if text.strip() else None
     except ValueError:
         parsed = None
-    return Response(status, parsed, text)
+    return Response(status, parsed, text, retry_after)
 
 
 def request_with_retries(method: str, url: str, body: Any = None, *, token: Optional[str] = None,

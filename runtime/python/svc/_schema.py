@@ -3,7 +3,7 @@ scripts/generate-endpoint-schema.ts: do not edit, change the schema and run the 
 """
 from enum import Enum
 
-ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume", "schedule", "batch", "retries", "network")
+ENDPOINT_ARGUMENTS = ("name", "gpu", "cpu", "gpu_count", "workers", "idle_timeout", "scaler_type", "scaler_value", "execution_timeout", "env", "dependencies", "flashboot", "volume", "schedule", "batch", "retries", "network", "concurrency")
 GPU_GROUPS = ("AMPERE_16", "AMPERE_24", "ADA_24", "AMPERE_48", "ADA_48_PRO", "AMPERE_80", "ADA_80_PRO")
 SCALER_TYPES = ("QUEUE_DELAY", "REQUEST_COUNT")
 HTTP_METHODS = ("GET", "POST", "PUT", "DELETE", "PATCH")
@@ -26,6 +26,7 @@ BATCH_WAIT_MS = {"min": 0, "max": 10000}
 MAX_RETRIES = {"min": 0, "max": 10}
 RETRY_BACKOFF = {"min": 1, "max": 10}
 RETRY_INITIAL_DELAY_S = {"min": 0, "max": 3600}
+CONCURRENCY = {"min": 1, "max": 256}
 
 DEFAULT_CPU = "cpu3c-2-4"
 DEFAULT_GPU_COUNT = 1
@@ -43,7 +44,7 @@ DEFAULT_NETWORK = True
 
 # One message per rule; {got} is the value given.
 MESSAGES = {
-    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume, schedule, batch, retries, network",
+    "unknown": "unknown argument {got}; Endpoint(...) takes name, gpu, cpu, gpu_count, workers, idle_timeout, scaler_type, scaler_value, execution_timeout, env, dependencies, flashboot, volume, schedule, batch, retries, network, concurrency",
     "nameMissing": "name is required (Endpoint(name=\"my-endpoint\", ...))",
     "name": "name must be a string of letters, digits, '-' and '_' starting with a letter or digit, got {got}",
     "gpuAndCpu": "give either gpu= or cpu=, not both",
@@ -73,6 +74,8 @@ MESSAGES = {
     "batch": "batch must be Batch(max_size=16, max_wait_ms=50), got {got}",
     "batchSize": "batch max_size must be an integer from 1 to 64, got {got}",
     "batchWait": "batch max_wait_ms must be a number of milliseconds from 0 to 10000, got {got}",
+    "concurrency": "concurrency must be an integer from 1 to 256 (jobs one worker runs at once), got {got}",
+    "concurrencyWithBatch": "concurrency does not apply to a batched endpoint (its worker runs one batch at a time): give batch= or concurrency=",
     "queueBasedOnly": "only a queue-based endpoint (one @Endpoint function) takes {got}, not one with load-balanced routes",
     "retries": "retries must be an integer from 0 to 10 or Retries(max_retries=0..10, backoff=1..10, initial_delay=0..3600 seconds), got {got}",
     "network": "network must be True (egress: the endpoint's workers may open outside connections) or False (none), got {got}",

@@ -70,7 +70,8 @@ class Endpoint:
     means 1 with a GPU, and `scaler_type=None` means QUEUE_DELAY (queue-based) or REQUEST_COUNT
     (load-balanced). A queue-based endpoint may also take `schedule="0 3 * * *"` (or `Cron(...)`: the
     platform runs it on that schedule) and `batch=Batch(max_size, max_wait_ms)` (the function takes
-    each parameter as a list, one value per job, and returns one result per job).
+    each parameter as a list, one value per job, and returns one result per job), and
+    `concurrency=N` (each worker runs up to N jobs at once; default 1).
     """
 
     def __init__(self, name: str, gpu: Any = None, cpu: Any = None, gpu_count: Optional[int] = None,
@@ -81,12 +82,13 @@ class Endpoint:
                  env: Optional[Dict[str, str]] = None, dependencies: Optional[List[str]] = None,
                  flashboot: bool = schema.DEFAULT_FLASHBOOT, volume: Optional[str] = None,
                  schedule: Union[str, Cron, None] = None, batch: Optional[Batch] = None,
-                 retries: Union[int, Retries, None] = None, network: bool = schema.DEFAULT_NETWORK) -> None:
+                 retries: Union[int, Retries, None] = None, network: bool = schema.DEFAULT_NETWORK,
+                 concurrency: Optional[int] = None) -> None:
         self.config: EndpointConfig = build_config(
             name, gpu=gpu, cpu=cpu, gpu_count=gpu_count, workers=workers, idle_timeout=idle_timeout,
             scaler_type=scaler_type, scaler_value=scaler_value, execution_timeout=execution_timeout,
             env=env, dependencies=dependencies, flashboot=flashboot, volume=volume,
-            schedule=schedule, batch=batch, retries=retries, network=network)
+            schedule=schedule, batch=batch, retries=retries, network=network, concurrency=concurrency)
         self.name = name
         self.function: Optional[Callable] = None  # set for queue-based endpoints
         self.routes: Dict[Tuple[str, str], Route] = {}  # set for load-balanced endpoints
@@ -122,7 +124,7 @@ class Endpoint:
                              f"({', '.join(RESERVED_PATHS)}); choose another path")
 
         def decorate(fn: Callable) -> Callable:
-            for option in ("schedule", "batch"):
+            for option in ("schedule", "batch", "concurrency"):
                 if getattr(self.config, option) is not None:
                     raise ValueError(f"Endpoint(name={self.name!r}): " + schema.MESSAGES["queueBasedOnly"].replace("{got}", repr(option)))
             if self.function is not None:

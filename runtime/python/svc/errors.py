@@ -11,16 +11,21 @@ class InputValidationError(ValueError):
 
 
 class RemoteCallError(RuntimeError):
-    """A cross-endpoint call failed; `error` holds what the remote side reported."""
+    """A call to an endpoint failed. Its message starts with the remote exception (`ValueError: item 500
+    is cursed`), then where it ran; `error_type` and `traceback` hold the remote type and traceback
+    (None when the platform, not the function, failed), `error` what the platform reported as is."""
 
     def __init__(self, message: str, *, endpoint: Optional[str] = None, function: Optional[str] = None,
-                 error: Any = None, status: Any = None, job_id: Optional[str] = None) -> None:
+                 error: Any = None, status: Any = None, job_id: Optional[str] = None,
+                 error_type: Optional[str] = None, traceback: Optional[str] = None) -> None:
         super().__init__(message)
         self.endpoint = endpoint
         self.function = function
         self.error = error
         self.status = status
         self.job_id = job_id
+        self.error_type = error_type
+        self.traceback = traceback
 
 
 # Exception class names reported as input errors even when the app defines its own class.

@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterable, Iterator, Optional
 
-from . import _http, _manifest, remote
+from . import _http, _manifest, _pacing, remote
 from ._call import input_for
 from .errors import RemoteCallError
 
@@ -40,7 +40,8 @@ class JobHandle:
 
     def _ask(self, method: str, path: str, timeout: float) -> Dict[str, Any]:
         try:
-            resp = _http.request(method, f"{self.url}{path}", token=remote.api_key(), timeout=timeout)
+            resp = _pacing.send(self.endpoint, lambda: _http.request(method, f"{self.url}{path}", token=remote.api_key(), timeout=timeout),
+                                idempotent=method == "GET")
         except _http.TransportError as err:
             raise remote.failure(self.function, self.endpoint, str(err), "unreachable", self.id) from None
         if resp.status != 200 or not isinstance(resp.body, dict):
@@ -80,7 +81,8 @@ def _item_error(index: int, payload: Any, error: BaseException) -> RemoteCallErr
     shown = shown if len(shown) <= 200 else shown[:197] + "..."
     wrapped = RemoteCallError(f"item {index} ({shown}): {error}", endpoint=getattr(error, "endpoint", None),
                               function=getattr(error, "function", None), error=getattr(error, "error", str(error)),
-                              status=getattr(error, "status", None), job_id=getattr(error, "job_id", None))
+                              status=getattr(error, "status", None), job_id=getattr(error, "job_id", None),
+                              error_type=getattr(error, "error_type", None), traceback=getattr(error, "traceback", None))
     wrapped.index, wrapped.input = index, payload  # type: ignore[attr-defined]
     return wrapped
 
@@ -193,14 +195,15 @@ def attach(wrapper: Any, fn: Callable, endpoint_name: str) -> None:
 
     def remote_call(*args: Any, **kwargs: Any) -> Any:
         """Runs the function on its endpoint and answers its output (RemoteCallError if it failed)."""
-        return run(input_for(fn, args, kwargs))
+        return remote.call(fn, endpoint_name, args, kwargs)
 
     def spawn(*args: Any, **kwargs: Any) -> JobHandle:
         """Submits the function to its endpoint's queue (/run) and answers the job's handle."""
         where = target()
         payload = input_for(fn, args, kwargs)
         try:
-            resp = _http.request("POST", f"{where['url']}/run", {"input": payload}, token=remote.api_key(), timeout=remote.REQUEST_TIMEOUT_S)
+            resp = _pacing.send(where["endpoint"], lambda: _http.request("POST", f"{where['url']}/run", {"input": payload}, token=remote.api_key(),
+                                                                         timeout=remote.REQUEST_TIMEOUT_S))
         except _http.TransportError as err:
             raise remote.failure(name, where["endpoint"], str(err), "unreachable") from None
         body = resp.body if isinstance(resp.body, dict) else {}

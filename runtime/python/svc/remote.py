@@ -3,9 +3,10 @@
 Inside a worker, calling an `@Endpoint` function that belongs to another endpoint sends the
 call to that endpoint through the platform: QB targets via `runsync` (then `status` polls),
 LB targets via `execute`. Endpoint URLs come from the platform's GraphQL `getBuild`, once per
-process. Outside a worker they are the endpoints `svc deploy` made: with PLATFORM_API_URL and
-PLATFORM_API_KEY, the app's environment's endpoints (SVC_ENV, else the app's only environment,
-else production) asked from the platform; else the manifest's `urls`.
+process. Outside a worker they are the endpoints `svc deploy` made, found where the CLI finds them
+(_locate.py: PLATFORM_API_URL, the deploy state in .svc/deployments/, the embedded platform's state
+folder and its key); a platform is asked for the app's environment's endpoints (SVC_ENV, else the
+app's only environment, else production).
 """
 import json
 import os
@@ -13,7 +14,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Mapping, Optional
 
-from . import _http, _manifest
+from . import _batch_call, _http, _locate, _manifest, _pacing
 from ._call import input_for
 from .errors import RemoteCallError
 
@@ -32,15 +33,22 @@ def is_remote(function_name: str, endpoint_name: str) -> bool:
     return bool(current) and _manifest.owner_of(function_name, endpoint_name) != current
 
 
+def _in_worker() -> bool:
+    return bool(os.environ.get("SVC_BUILD_ID"))
+
+
 def _api_url() -> str:
     url = os.environ.get("PLATFORM_API_URL") or os.environ.get("SVC_API_BASE")
+    if not url and not _in_worker():
+        url = _locate.located().url
     if not url:
         raise RemoteCallError("cross-endpoint call needs PLATFORM_API_URL (set by the platform for workers)")
     return url.rstrip("/")
 
 
 def api_key() -> Optional[str]:
-    return os.environ.get("PLATFORM_API_KEY")
+    key = os.environ.get("PLATFORM_API_KEY")
+    return key if key or _in_worker() else _locate.located().key
 
 
 def _graphql(query: str, variables: Dict[str, Any], what: str) -> Dict[str, Any]:
@@ -73,11 +81,13 @@ def _deployed_urls(manifest: Dict[str, Any]) -> Dict[str, str]:
 
 def _fetch_urls() -> Dict[str, str]:
     build_id = os.environ.get("SVC_BUILD_ID")
-    if not build_id:  # not started by a platform: the deployed endpoints, else the URLs `svc deploy` wrote into the manifest
-        manifest = _manifest.load()
-        if (os.environ.get("PLATFORM_API_URL") or os.environ.get("SVC_API_BASE")) and api_key():
-            return _deployed_urls(manifest)
-        return dict(manifest.get("urls") or {})
+    if not build_id:  # not started by a platform: the endpoints `svc deploy` made, found as the CLI finds them
+        where = _locate.located()
+        if where.urls is not None and where.key:
+            return where.urls
+        if where.url and where.key:
+            return _deployed_urls(_manifest.load())
+        return {}
     # The id is inlined as a string literal: the simplest GraphQL any server parses.
     query = "query { getBuild(id: %s) { manifest } }" % json.dumps(build_id)
     try:
@@ -102,25 +112,45 @@ def endpoint_url(endpoint: str) -> str:
             _urls = _fetch_urls()
         url = _urls.get(endpoint)
     if not url:
-        raise RemoteCallError(f"no URL for endpoint {endpoint!r} in this build; is it deployed?", endpoint=endpoint)
+        raise RemoteCallError(f"no URL for endpoint {endpoint!r}: {_not_found()}", endpoint=endpoint)
     return url.rstrip("/")
 
 
-def _describe(error: Any) -> str:
-    if isinstance(error, dict):
-        kind, message = error.get("error_type"), error.get("error_message") or error.get("error")
-        return f"{kind}: {message}" if kind else str(message if message is not None else error)
-    return str(error)
+def _not_found() -> str:
+    if _in_worker():
+        return "it is not in this build's manifest; is it deployed?"
+    where = _locate.located()
+    if where.url and where.key:
+        return f"the platform {where.url} (from {where.source}) has no such endpoint of this app; deploy it (svc deploy)"
+    return where.advice()
+
+
+def _fields(error: Any) -> Dict[str, Any]:
+    """The worker's error fields; the platform may hand them over as JSON text."""
+    if isinstance(error, str) and error.lstrip().startswith("{"):
+        try:
+            error = json.loads(error)
+        except ValueError:
+            pass
+    return error if isinstance(error, dict) else {}
 
 
 def failure(fn_name: str, endpoint: str, error: Any, status: Any, job_id: Optional[str] = None) -> RemoteCallError:
-    return RemoteCallError(f"{fn_name} on endpoint {endpoint!r} failed ({status}): {_describe(error)}",
-                           endpoint=endpoint, function=fn_name, error=error, status=status, job_id=job_id)
+    """`ValueError: item 500 is cursed (square on endpoint 'square', job 1f2e, FAILED)`, the traceback apart."""
+    fields = _fields(error)
+    kind = fields.get("error_type") if isinstance(fields.get("error_type"), str) else None
+    message = fields.get("error_message", fields.get("error")) if fields else error
+    summary = f"{kind}: {message}" if kind else str(message if message is not None else status)
+    trace = fields.get("error_traceback")
+    shown_status = status if str(status) != summary else None  # a CANCELLED job's error is its status
+    where = ", ".join(str(part) for part in (f"{fn_name} on endpoint {endpoint!r}", job_id and f"job {job_id}", shown_status) if part)
+    return RemoteCallError(f"{summary} ({where})", endpoint=endpoint, function=fn_name, error=error, status=status,
+                           job_id=job_id, error_type=kind, traceback=trace if isinstance(trace, str) and trace.strip() else None)
 
 
 def _post(fn_name: str, endpoint: str, url: str, payload: Any) -> _http.Response:
     try:
-        return _http.request("POST", url, payload, token=api_key(), timeout=REQUEST_TIMEOUT_S)
+        return _pacing.send(endpoint, lambda: _http.request("POST", url, payload, token=api_key(), timeout=REQUEST_TIMEOUT_S))
     except _http.TransportError as err:
         raise failure(fn_name, endpoint, str(err), "unreachable") from None
 
@@ -142,7 +172,7 @@ def _call_qb(fn_name: str, endpoint: str, url: str, payload: Dict[str, Any]) -> 
         time.sleep(delay)
         delay = min(delay * 2, POLL_INTERVAL_MAX_S)
         try:
-            resp = _http.request("GET", f"{url}/status/{job['id']}", token=api_key(), timeout=REQUEST_TIMEOUT_S)
+            resp = _pacing.send(endpoint, lambda: _http.request("GET", f"{url}/status/{job['id']}", token=api_key(), timeout=REQUEST_TIMEOUT_S), idempotent=True)
         except _http.TransportError:
             continue  # the job goes on without us; ask again
 
@@ -156,8 +186,12 @@ def _call_lb(fn_name: str, endpoint: str, url: str, payload: Dict[str, Any]) -> 
 
 
 def call(fn: Callable, endpoint: str, args: tuple, kwargs: Mapping[str, Any]) -> Any:
-    """Run `fn` (declared on `endpoint`) on that endpoint's workers and return its output."""
-    return call_payload(fn, endpoint, input_for(fn, args, kwargs))
+    """Run `fn` (declared on `endpoint`) on that endpoint's workers and return its output (a batched
+    function's call with lists: one job per item, the outputs in order, _batch_call.py)."""
+    payload = input_for(fn, args, kwargs)
+    if _manifest.endpoint(_manifest.load(), _manifest.owner_of(fn.__name__, endpoint)).get("batch"):
+        return _batch_call.call(fn, payload, lambda item: call_payload(fn, endpoint, item))
+    return call_payload(fn, endpoint, payload)
 
 
 def call_payload(fn: Callable, endpoint: str, payload: Dict[str, Any]) -> Any:

@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 import traceback
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from . import _heartbeat, _http, _log, _manifest, _relay, _signals
 from ._batch_worker import BatchWorker
@@ -102,6 +102,15 @@ def _report(failure: ImportFailure, env: WorkerEnv) -> None:
         logger.warning("could not report the import error to the platform: %s", err)
 
 
+def _concurrency(endpoint: Endpoint) -> Optional[Callable[[int], int]]:
+    """`Endpoint(concurrency=N)`: N jobs at once on each worker of this endpoint; else the module's
+    `concurrency_modifier(current)` (the runpod form, for every endpoint of that module), else one."""
+    fixed = endpoint.config.concurrency
+    if fixed:
+        return lambda _current: fixed
+    return getattr(sys.modules.get(endpoint.function.__module__), "concurrency_modifier", None)
+
+
 def _serve_qb(env: WorkerEnv, spec: Dict[str, Any], endpoint: Optional[Endpoint], loop: LoopThread,
               failure: Optional[ImportFailure]) -> int:
     if not env.take_url or not env.done_url:
@@ -121,12 +130,11 @@ def _serve_qb(env: WorkerEnv, spec: Dict[str, Any], endpoint: Optional[Endpoint]
             logger.info("worker %s serving batched endpoint %s (%s, up to %d jobs per call, %g ms wait)", env.worker_id,
                         endpoint.name, endpoint.function.__name__, batch["maxSize"], batch["maxWaitMs"])
         else:
-            module = sys.modules.get(endpoint.function.__module__)
             worker = QueueWorker(client, JobRunner(endpoint.function, client, loop, Watchdog()),
                                  default_timeout_s=timeout_ms / 1000 if timeout_ms else None,
-                                 concurrency_modifier=getattr(module, "concurrency_modifier", None))
-            logger.info("worker %s serving queue-based endpoint %s (%s)", env.worker_id, endpoint.name,
-                        endpoint.function.__name__)
+                                 concurrency_modifier=_concurrency(endpoint))
+            logger.info("worker %s serving queue-based endpoint %s (%s%s)", env.worker_id, endpoint.name,
+                        endpoint.function.__name__, f", {endpoint.config.concurrency} jobs at once" if endpoint.config.concurrency else "")
     signal.signal(signal.SIGTERM, lambda *_: worker.stop())
     return worker.run()
 

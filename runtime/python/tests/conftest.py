@@ -41,9 +41,12 @@ ENDPOINTS = [
     _endpoint("agen", "QB", "app.jobs", [_fn("agen", "app.jobs", is_async=True, is_gen=True)]),
     _endpoint("outcome", "QB", "app.jobs", [_fn("outcome", "app.jobs")]),
     _endpoint("conc", "QB", "app.conc", [_fn("conc", "app.conc")]),
+    _endpoint("conc-three", "QB", "app.conc_each", [_fn("three_at_once", "app.conc_each")]),
+    _endpoint("conc-one", "QB", "app.conc_each", [_fn("one_at_once", "app.conc_each")]),
     _endpoint("sq", "QB", "app.cross", [_fn("square", "app.cross", is_async=True)]),
     _endpoint("caller-sync", "QB", "app.cross", [_fn("call_sync", "app.cross")]),
     _endpoint("caller-async", "QB", "app.cross", [_fn("call_async", "app.cross", is_async=True)]),
+    _endpoint("caller-batched", "QB", "app.cross", [_fn("call_batched", "app.cross")]),
     # A top-level module named like its endpoint, so like its handler file (handlers/shadow.py).
     _endpoint("shadow", "QB", "shadow", [_fn("shadow", "shadow")]),
     {**_endpoint("batched", "QB", "app.batched", [_fn("batched", "app.batched")]), "batch": {"maxSize": 4, "maxWaitMs": 300}},

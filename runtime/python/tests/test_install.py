@@ -38,7 +38,10 @@ def test_pip_install_gives_the_svc_module(tmp_path):
     if not has_backend and not pypi_reachable():
         pytest.skip("no setuptools + wheel in the venv and PyPI did not answer: cannot build the package")
     isolation = ["--no-build-isolation"] if has_backend else []
+    before = sorted(str(p.relative_to(source)) for p in source.rglob("*"))
     run(python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *isolation, str(source))
+    # The folder installed from (node_modules/@svc-dev/svc/runtime/python for a user) is left as it was: no build/, no egg-info.
+    assert sorted(str(p.relative_to(source)) for p in source.rglob("*")) == before
 
     # Imported from elsewhere, the installed copy answers (not the repository's folder).
     out = run(python, "-c", "import svc, pathlib; from svc import Endpoint, GpuGroup;"

@@ -2,6 +2,8 @@
 import signal
 import time
 
+import pytest
+
 
 def test_sync_job_completes_with_output(platform, start_worker):
     worker = start_worker("echo")
@@ -294,3 +296,25 @@ def test_a_timed_out_sync_function_frees_its_slot_while_it_runs_on(platform, sta
     assert platform.wait_job(platform.submit("echo", {"text": "after"}))["status"] == "COMPLETED"
     assert [c for c in platform.done_calls_for(slow) if "output" in c["body"]] == []
     assert worker.proc.poll() is None
+
+
+def test_endpoint_concurrency_is_per_endpoint_not_per_module(platform, start_worker, tmp_path):
+    three, one = tmp_path / "three", tmp_path / "one"
+    three.mkdir()
+    one.mkdir()
+    start_worker("conc-three")
+    start_worker("conc-one")  # the same module, no concurrency=: one job at a time
+    ids = [platform.submit("conc-three", {"folder": str(three), "me": m}) for m in "abc"]
+    assert [platform.wait_job(i, timeout=20)["output"] for i in ids] == [3, 3, 3]
+    ids = [platform.submit("conc-one", {"folder": str(one), "me": m}) for m in "ab"]
+    assert [platform.wait_job(i, timeout=20)["output"] for i in ids] == [1, 2]
+
+
+def test_endpoint_concurrency_is_checked():
+    from svc import Batch, Endpoint
+    with pytest.raises(ValueError, match=r"concurrency must be an integer from 1 to 256 .*got 0"):
+        Endpoint(name="conc-zero", concurrency=0)
+    with pytest.raises(ValueError, match="concurrency does not apply to a batched endpoint"):
+        Endpoint(name="conc-batched", concurrency=2, batch=Batch(max_size=4))
+    with pytest.raises(ValueError, match="only a queue-based endpoint .* takes 'concurrency'"):
+        Endpoint(name="conc-lb", concurrency=2).get("/x")(lambda: 1)

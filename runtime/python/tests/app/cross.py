@@ -4,6 +4,7 @@ import asyncio
 from svc import Endpoint, RemoteCallError
 
 from .api import add, shout
+from .batched import batched
 
 
 @Endpoint(name="sq")
@@ -23,3 +24,11 @@ def call_sync(x):
 @Endpoint(name="caller-async")
 async def call_async(x):
     return {"sq": await square(x), "shout": await shout(text="hi")}
+
+
+@Endpoint(name="caller-batched")
+def call_batched(ns):
+    try:
+        return {"out": batched(n=ns)}  # a batched function called with lists: one job per item
+    except RemoteCallError as err:
+        return {"remote_error": str(err)}
