@@ -23,11 +23,19 @@ import { startTestPlatform, type TestPlatform } from "../dev/_dev-platform.ts";
 
 const FIXTURE = new URL("../../fixtures/deploy-app/", import.meta.url).pathname;
 
-const TALKER = `from svc import Endpoint
+const TALKER = `import json
+
+from svc import Endpoint
+
+
+def parse(text):
+    return json.loads(text)
 
 
 @Endpoint(name="talker", cpu="cpu3c-2-4", workers=(0, 1), idle_timeout=30)
 def talk(text: str) -> dict:
+    if text.startswith("{"):
+        return parse(text)
     print(f"talker says {text}")
     return {"said": text}
 `;
@@ -106,6 +114,28 @@ describe("svc logs", { timeout: 120_000 }, () => {
     }
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(new RegExp(`^\\[platform\\] job ${job.id}: completed in \\d+\\.\\d\\d s$`));
+  });
+
+  it("shows a failed job's traceback under its line: the last frames, the app's own marked; /status's error has it too", async () => {
+    const job = await client.runsync((await talker()).id, { text: "{oops" });
+    expect(job.status).toBe("FAILED");
+    const error = JSON.parse(String(job.error)) as { error_type: string; error_traceback: string };
+    expect(error.error_type).toBe("JSONDecodeError");
+    expect(error.error_traceback).toMatch(/^> talk\.py:\d+ in talk\n {6}return parse\(text\)$/m);
+    expect(error.error_traceback).toMatch(/^> talk\.py:\d+ in parse$/m);
+    expect(error.error_traceback).toMatch(/^ {2}\/\S+\/json\/decoder\.py:\d+ in raw_decode$/m);
+    expect(error.error_traceback).not.toContain("svc/_jobs.py"); // the runtime's own frames are left out
+    const deadline = Date.now() + 20_000;
+    let shown = await svc(["logs", "talker"]);
+    while (!shown.stdout.includes("json.decoder.JSONDecodeError") && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 300));
+      shown = await svc(["logs", "talker"]);
+    }
+    const from = shown.stdout.indexOf(`job ${job.id}: failed after`);
+    expect(from, shown.stdout).toBeGreaterThan(0);
+    const after = shown.stdout.slice(from);
+    expect(after).toMatch(/ > talk\.py:\d+ in parse\n/);
+    expect(after).toContain("json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes");
   });
 
   it("shows why a worker cannot start: the import error's traceback", async () => {
