@@ -64,6 +64,7 @@ export function createStore(
     schedules: createSchedulesRepo(db),
     close(): void {
       checkpointer?.stop();
+      this.logs.close();
       try {
         this.jobs.flush();
         this.logs.flush();

@@ -176,6 +176,32 @@ describe("svc logs", { timeout: 120_000 }, () => {
     }
   });
 
+  it("a follower keeps one request open at the platform, answered when a line comes: no polling while idle", async () => {
+    let requests = 0;
+    const counting = {
+      url: client.url,
+      graphql: ((...args: Parameters<PlatformClient["graphql"]>) => (requests++, client.graphql(...args))) as PlatformClient["graphql"],
+    };
+    const seen: string[] = [];
+    const endpointId = (await talker()).id;
+    const follower = followWorkerLogs(counting, {
+      targets: () => [{ endpointId, label: "talker" }],
+      onLine: (_target, line) => seen.push(line.line),
+      waitMs: 20_000,
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 1500)); // 500 ms polling would have asked 3 times
+      expect(requests).toBe(1);
+      await say("long poll");
+      const deadline = Date.now() + 10_000;
+      while (!seen.includes("talker says long poll") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(seen).toContain("talker says long poll");
+      expect(requests).toBeLessThanOrEqual(4); // the answer(s) with the job's lines, and the next one open
+    } finally {
+      await follower.stop();
+    }
+  });
+
   it("-f -n 0 follows from now on: none of the lines printed before it started", async () => {
     await say("before follow");
     const child = spawn(process.execPath, [BIN, "logs", "talker", "-f", "-n", "0", "--root", root], { env, stdio: ["ignore", "pipe", "pipe"] });
@@ -269,6 +295,49 @@ describe("svc logs", { timeout: 120_000 }, () => {
     expect(n).toBeGreaterThanOrEqual(10);
     expect(logs.lines("ep_1", { limit: 1 })[0]!.line).toBe(line(99));
     db.close();
+  });
+
+  it("a follower asked to long-poll a platform whose workerLogLines has no `wait` polls it instead", async () => {
+    // A stand-in for a hosted platform with the field but not its `wait`: graphql-js over that schema.
+    const schema = buildSchema(
+      "type L { cursor: String!, at: String!, workerId: String!, line: String! } type Query { workerLogLines(endpointId: String!, after: String, since: String, limit: Int): [L!]! }",
+    );
+    const asked: boolean[] = []; // per request: did it pass `wait`
+    const rootValue = {
+      workerLogLines: ({ after }: { after?: string }) => (after ? [] : [{ cursor: "1", at: new Date().toISOString(), workerId: "wk", line: "hi" }]),
+    };
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", async () => {
+        const { query, variables } = JSON.parse(body);
+        asked.push(/wait:/.test(query));
+        const result = await graphql({ schema, source: query, variableValues: variables, rootValue });
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const other = createPlatformClient({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: "k" });
+      const lines: string[] = [];
+      const errors: unknown[] = [];
+      const follower = followWorkerLogs(other, {
+        targets: () => [{ endpointId: "ep_1", label: "x" }],
+        onLine: (_target, line) => lines.push(line.line),
+        onError: (e) => errors.push(e),
+        waitMs: 20_000,
+        intervalMs: 20,
+      });
+      await new Promise((r) => setTimeout(r, 400));
+      await follower.stop();
+      expect(errors).toEqual([]);
+      expect(lines).toEqual(["hi"]);
+      expect(asked[0]).toBe(true); // refused once with `wait`, then polled without it
+      expect(asked.length).toBeGreaterThanOrEqual(3);
+      expect(asked.slice(1).every((wait) => !wait)).toBe(true);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it("a platform whose GraphQL API has no workerLogLines is LOGS_UNAVAILABLE, and a follower stops asking", async () => {
