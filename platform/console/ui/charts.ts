@@ -41,6 +41,7 @@ const SPECS: ChartSpec[] = [
 export class Charts {
   readonly element = h("div", { class: "charts" });
   private readonly plots: Array<{ spec: ChartSpec; plot: uPlot; box: HTMLElement }> = [];
+  private readonly observers: ResizeObserver[] = [];
 
   constructor() {
     for (const spec of SPECS) {
@@ -49,26 +50,30 @@ export class Charts {
       const options: uPlot.Options = {
         width: 300,
         height: 160,
-        legend: { show: true },
+        legend: { show: true, live: false },
         scales: { x: { time: true } },
         axes: [{}, { label: spec.unit, size: 50 }],
         series: [{}, ...spec.lines.map((l) => ({ label: l.label, stroke: l.stroke, width: 2, points: { show: true, size: 5 } }))],
       };
       const plot = new uPlot(options, [[], ...spec.lines.map(() => [])], box);
       this.plots.push({ spec, plot, box });
+      // As wide as its box, whatever the screen: a phone's column or a quarter of a wide one.
+      const observer = new ResizeObserver(() => plot.setSize({ width: Math.max(200, box.clientWidth - 26), height: 160 }));
+      observer.observe(box);
+      this.observers.push(observer);
     }
   }
 
   update(points: SeriesPoint[]): void {
     const xs = points.map((p) => p.t / 1000);
     for (const { spec, plot, box } of this.plots) {
-      plot.setSize({ width: Math.max(240, box.clientWidth - 24), height: 160 });
       plot.setData([xs, ...spec.lines.map((l) => points.map(l.value))] as uPlot.AlignedData);
       box.dataset.points = String(points.length);
     }
   }
 
   destroy(): void {
+    for (const observer of this.observers) observer.disconnect();
     for (const { plot } of this.plots) plot.destroy();
   }
 }
