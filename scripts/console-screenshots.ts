@@ -50,15 +50,19 @@ try {
   await writeFile(join(volumeDir(platform.dataDir, volume.createNetworkVolume.id), "weights.bin"), Buffer.alloc(120_000_000, 1));
   const resize = (await client.getApp("deploy-app"))!.environments[0]!.endpoints.find((e) => e.name === "resize")!;
 
-  const until = Date.now() + SECONDS_OF_JOBS * 1000;
-  for (let i = 0; Date.now() < until; i++) {
-    const burst = 1 + (i % 5);
-    await Promise.all(
-      Array.from({ length: burst }, (_, j) =>
-        client.runsync(resize.id, { text: (i + j) % 9 === 0 ? "{broken" : `image-${i}-${j}`, seconds: 0.05 + (j % 3) * 0.1 }),
-      ),
-    );
-  }
+  // Jobs keep coming while the pages are taken: the workers show busy, the charts fill.
+  let loading = true;
+  const load = (async () => {
+    for (let i = 0; loading; i++) {
+      const burst = 1 + (i % 5);
+      await Promise.all(
+        Array.from({ length: burst }, (_, j) =>
+          client.runsync(resize.id, { text: (i + j) % 9 === 0 ? "{broken" : `image-${i}-${j}`, seconds: 0.05 + (j % 3) * 0.1 }),
+        ),
+      );
+    }
+  })();
+  await new Promise((resolve) => setTimeout(resolve, SECONDS_OF_JOBS * 1000));
 
   const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -92,6 +96,8 @@ try {
   await page.waitForTimeout(1500);
   await shot("phone");
   await browser.close();
+  loading = false;
+  await load;
   console.log(`screenshots in ${OUT}`);
 } finally {
   await platform.dispose();

@@ -63,7 +63,7 @@ export function endpointDetail(ctx: PlatformContext, e: EndpointRecord) {
       node: w.remote ? (w.remote.node ?? `${w.remote.backend} (not placed yet)`) : "this machine",
       gpus: gpus?.held.filter((g) => g.workerId === w.id).map((g) => g.index) ?? [],
       limits: w.limits ?? null,
-      memoryBytes: w.cgroup?.memoryUsage() ?? null,
+      memoryBytes: w.cgroup?.memoryUsage()?.current ?? null,
       outdated: w.outdated,
     }));
   return {

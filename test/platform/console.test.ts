@@ -126,6 +126,12 @@ describe.runIf(existsSync(CHROMIUM))("the console in headless Chromium", () => {
     const ok = await api(p, "POST", `/v2/${work.id}/runsync`, { input: { op: "echo", value: "hi" } });
     expect(ok.body.status).toBe("COMPLETED");
     await expect.poll(() => page.locator("#jobs tr", { hasText: ok.body.id }).textContent({ timeout: 10_000 }), { timeout: 10_000 }).toContain("COMPLETED");
+    // the worker that ran it, with its state and where it runs
+    await expect.poll(() => page.textContent("#workers"), { timeout: 10_000 }).toMatch(new RegExp(`${ok.body.workerId}(idle|running)this machine`));
+    const detail = await consoleGet(`endpoints/${work.id}`, p.apiKey);
+    const worker = detail.body.workerList.find((w: { id: string }) => w.id === ok.body.workerId);
+    expect(worker).toMatchObject({ node: "this machine", gpus: [], limits: { flavour: "cpu3c-2-4" } });
+    expect(worker.memoryBytes === null || typeof worker.memoryBytes === "number").toBe(true); // a number where a cgroup counts it
 
     const failed = await api(p, "POST", `/v2/${work.id}/runsync`, { input: { op: "fail", message: "kaboom" } });
     expect(failed.body.status).toBe("FAILED");

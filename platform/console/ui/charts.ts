@@ -30,10 +30,10 @@ const SPECS: ChartSpec[] = [
   },
   {
     title: "Cold starts",
-    unit: "",
+    unit: "workers · s",
     lines: [
       { label: "cold starts", value: (p) => p.coldStarts, stroke: "#8250df" },
-      { label: "mean ms / 1000", value: (p) => (p.coldStartMs === null ? null : p.coldStartMs / 1000), stroke: "#bf8700" },
+      { label: "mean time (s)", value: (p) => (p.coldStartMs === null ? null : p.coldStartMs / 1000), stroke: "#bf8700" },
     ],
   },
 ];
