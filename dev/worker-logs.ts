@@ -94,7 +94,8 @@ export function followWorkerLogs(client: LogsClient, options: LogFollowerOptions
   /** The last poll answered lines or waited at the platform: the next one starts at once. */
   let again = false;
 
-  async function pollOnce(wait = waitMs): Promise<void> {
+  /** One poll; `wait`: as a long poll (ms), or undefined (the last poll of stop(), a platform without it). */
+  async function pollOnce(wait: number | undefined): Promise<void> {
     again = false;
     const targets = options.targets();
     for (const id of cursors.keys()) if (!targets.some((t) => t.endpointId === id)) cursors.delete(id);
@@ -129,13 +130,13 @@ export function followWorkerLogs(client: LogsClient, options: LogFollowerOptions
     if (stopped) return;
     timer = setTimeout(
       () => {
-        polling = pollOnce().finally(schedule);
+        polling = pollOnce(waitMs).finally(schedule);
       },
       again ? 0 : (options.intervalMs ?? POLL_INTERVAL_MS),
     );
   }
 
-  polling = pollOnce().finally(schedule);
+  polling = pollOnce(waitMs).finally(schedule);
   return {
     /** Resolves after the poll in flight, if any (tests). */
     settled: () => polling,

@@ -197,6 +197,10 @@ describe("svc logs", { timeout: 120_000 }, () => {
       while (!seen.includes("talker says long poll") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       expect(seen).toContain("talker says long poll");
       expect(requests).toBeLessThanOrEqual(4); // the answer(s) with the job's lines, and the next one open
+      // stop() ends the open request and takes one last plain poll: it does not wait out the 20 s
+      const stopping = Date.now();
+      await follower.stop();
+      expect(Date.now() - stopping).toBeLessThan(10_000);
     } finally {
       await follower.stop();
     }
