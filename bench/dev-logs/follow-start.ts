@@ -45,6 +45,7 @@ const proxy = createServer((req, res) => {
       res.writeHead(answer.statusCode ?? 502, answer.headers);
       answer.pipe(res);
     });
+    forward.on("error", () => res.destroy()); // the platform closing under a request still open
     forward.end(body);
   });
 });
@@ -65,6 +66,9 @@ for (let i = 0; i < runs; i++) {
   console.log(`  run ${i + 1}: ${seen.join(", ")}`);
 }
 totals.sort((a, b) => a - b);
+const nodeStart = performance.now();
+await new Promise((resolve) => spawn(process.execPath, ["-e", "0"]).on("exit", resolve));
+console.log(`(plain \`node -e 0\` on this machine now: ${(performance.now() - nodeStart).toFixed(0)} ms)`);
 console.log(`spawn → follow request open: median ${totals[Math.floor(totals.length / 2)]!.toFixed(0)} ms, min ${totals[0]!.toFixed(0)} ms`);
 proxy.close();
 await platform.dispose();
