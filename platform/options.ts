@@ -44,6 +44,8 @@ export interface PlatformOptions {
   sweepIntervalMs?: number;
   /** Period of the autoscaler. */
   scaleIntervalMs?: number;
+  /** Period of the console's time series (its charts' points: console/timeseries.ts). */
+  consoleSampleMs?: number;
   /** Pause between webhook attempts (hosted: 10 s), and how many extra attempts (hosted: 2). */
   webhookRetryDelayMs?: number;
   webhookRetries?: number;
@@ -125,6 +127,7 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     pingIntervalS: options.pingIntervalS ?? 10,
     sweepIntervalMs: options.sweepIntervalMs ?? 1000,
     scaleIntervalMs: options.scaleIntervalMs ?? 250,
+    consoleSampleMs: options.consoleSampleMs ?? 10_000,
     webhookRetryDelayMs: options.webhookRetryDelayMs ?? 10_000,
     webhookRetries: options.webhookRetries ?? 2,
     webhookAllow: options.webhookAllow ?? process.env.SVC_WEBHOOK_ALLOW ?? "",

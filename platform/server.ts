@@ -32,6 +32,7 @@ import { createSecrets } from "./secrets.ts";
 import { connectRay } from "./workers/backends/ray.ts";
 import type { PlatformContext } from "./context.ts";
 import { startSweep } from "./sweep.ts";
+import { TimeSeries } from "./console/timeseries.ts";
 
 export interface RunningPlatform {
   /** `http://127.0.0.1:<port>` */
@@ -108,7 +109,8 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   });
   supervisor.killOrphans();
   const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
-  wireQueue(queue, supervisor, autoscaler, webhooks);
+  const series = new TimeSeries(options.consoleSampleMs); // the console's charts (console/timeseries.ts)
+  wireQueue(queue, supervisor, autoscaler, webhooks, series);
   const recovered = queue.recover();
   if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
 
@@ -126,7 +128,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     scheduler,
     baseUrl: () => address.baseUrl,
   };
-  const servers = await serve(ctx, address);
+  const servers = await serve(ctx, address, series);
   // Once nothing can fail the start (no mount left behind), before any worker binds a volume's folder:
   // workers start with the autoscaler, and no one has the platform's URL until this returns.
   await mountDisks(options.dataDir, volumesAt(), options.log);
@@ -134,6 +136,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const sweep = startSweep(ctx, () => closing !== undefined, servers.caps);
   autoscaler.start();
   autoscaler.tick();
+  series.start(ctx);
 
   return {
     url: address.baseUrl,
@@ -148,6 +151,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
         // Graceful: the workers finish and report their running jobs while the API still listens
         // (a result sent to a closed port would be lost and its job run again); then it closes.
         autoscaler.stop();
+        series.stop();
         await supervisor.drain();
         clearInterval(sweep);
         const closed = new Promise<void>((resolve) => servers.server.close(() => resolve()));
@@ -170,7 +174,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
 }
 
 /** What the queue tells the rest: new work to scale for, freed and cancelled workers, final results. */
-function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscaler, webhooks: PlatformContext["webhooks"]): void {
+function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscaler, webhooks: PlatformContext["webhooks"], series: TimeSeries): void {
   queue.hooks = {
     onQueued: (job) => autoscaler.onQueued(job.endpointId, job.lowPriority),
     onReleased: (workerId) => supervisor.released(workerId),
@@ -180,6 +184,7 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
     onFinal: (view, webhook) => {
       if (view.status === "COMPLETED") supervisor.jobCompleted(view);
       if (webhook) webhooks.send(webhook, statusBody(view));
+      series.jobFinished(view);
     },
   };
 }
@@ -191,9 +196,10 @@ function wireQueue(queue: JobQueue, supervisor: Supervisor, autoscaler: Autoscal
 async function serve(
   ctx: PlatformContext,
   address: { baseUrl: string; workerSocket?: string; channelSocket?: string },
+  series: TimeSeries,
 ): Promise<{ server: Server; socketServer?: Server; channelServer?: Server; shells: ShellRoute; caps: ConnectionCaps }> {
   const { options, queue, supervisor, autoscaler, store } = ctx;
-  const { app, limiter, hot } = createApi(ctx, {
+  const { app, limiter, hot } = createApi(ctx, series, {
     async endpointRemoved(endpointId) {
       const workers = supervisor.forEndpoint(endpointId);
       queue.removeEndpoint(endpointId);

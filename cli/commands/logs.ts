@@ -21,6 +21,7 @@ interface LogsFlags extends PlatformFlags {
 }
 
 const DEFAULT_LINES = 200;
+const FOLLOW_WAIT_MS = 20_000;
 const MAX_LINES = 10_000;
 
 export interface LogTarget {
@@ -116,8 +117,11 @@ export function registerLogs(cli: CAC): void {
       const since = flags.since === undefined ? undefined : parseSince(String(flags.since));
       const limit = parseLines(flags.lines);
       if (flags.json && flags.follow) throw errors.CLI_USAGE("--json prints the lines once; leave out --follow.", "logs");
+      // The app's name (its svc.config.ts, bundled) is read while the platform answers: -f's request opens sooner.
+      const app = appName(flags, "logs");
+      app.catch(() => undefined); // needed only for a name: its error, if any, is thrown where it is used
       const { client } = await connect(projectRoot(flags));
-      const target = await findLogTarget(client, String(endpoint), () => appName(flags, "logs"), flags.env);
+      const target = await findLogTarget(client, String(endpoint), () => app, flags.env);
       // -n 0: nothing of the past; the newest line (not shown) marks where "from now on" starts
       const [fetched = []] = await fetchWorkerLogLines(client, [{ endpointId: target.id, since, limit: Math.max(limit, 1) }]);
       const lines = limit === 0 ? [] : fetched;
@@ -133,6 +137,7 @@ export function registerLogs(cli: CAC): void {
         targets: () => [{ endpointId: target.id, label: target.name }],
         onLine: (_target, line) => process.stdout.write(`${formatLine(line)}\n`),
         onError: (error) => process.stderr.write(`${paint(33, "warning")} ${(error as Error).message}\n`),
+        waitMs: FOLLOW_WAIT_MS, // one request open at the platform, answered as a line comes
       });
       await new Promise<void>((resolve) => {
         process.once("SIGINT", () => resolve());

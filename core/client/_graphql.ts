@@ -4,16 +4,17 @@ import { fetch as undiciFetch } from "undici";
 import { errors } from "../errors.ts";
 import { mapTransportError } from "./_http.ts";
 
-export type GraphQLRunner = <T>(operation: string, document: string, variables?: Record<string, unknown>) => Promise<T>;
+/** `signal` ends a request early (a long poll that is no longer wanted). */
+export type GraphQLRunner = <T>(operation: string, document: string, variables?: Record<string, unknown>, signal?: AbortSignal) => Promise<T>;
 
 export function createGraphQLRunner(baseUrl: string, apiKey: string): GraphQLRunner {
   const client = new GraphQLClient(`${baseUrl}/graphql`, {
     headers: { authorization: `Bearer ${apiKey}` },
     fetch: undiciFetch as unknown as typeof fetch,
   });
-  return async <T>(operation: string, document: string, variables?: Record<string, unknown>): Promise<T> => {
+  return async <T>(operation: string, document: string, variables?: Record<string, unknown>, signal?: AbortSignal): Promise<T> => {
     try {
-      return await client.request<T>(document, variables);
+      return await client.request<T>({ document, variables, signal });
     } catch (error) {
       if (error instanceof ClientError) {
         if (error.response.status === 401) throw errors.AUTH_FAILED(baseUrl);

@@ -20,6 +20,8 @@ import { registerRemoteWorkerRoutes } from "./remote-worker-routes.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { createHotPath } from "./hot-routes.ts";
 import { endpointRefusal, scopeRefusal } from "./worker-scope.ts";
+import { isConsoleAsset, registerConsoleRoutes } from "../console/routes.ts";
+import type { TimeSeries } from "../console/timeseries.ts";
 
 const LB_HOST = /^([a-z0-9][a-z0-9_-]*)\.localhost(?::\d+)?$/i;
 
@@ -33,7 +35,7 @@ export interface Api {
   hot: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
-export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
+export function createApi(ctx: PlatformContext, series: TimeSeries, hooks: ResolverHooks): Api {
   const app = new H3({ silent: true, onError: onRouteError(ctx.options.log) });
   const proxy = createLbProxy(ctx);
   const apiKeyDigest = secretDigest(ctx.apiKeyHash);
@@ -45,6 +47,7 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
     if (selfAuthenticated(path)) return undefined;
     const key = presentedKey(event);
     const host = LB_HOST.exec(event.req.headers.get("host") ?? "");
+    if (!host && isConsoleAsset(path)) return undefined; // the console's page holds no data: its /console/api/ needs the key
     if (!digestMatches(key, apiKeyDigest)) {
       // not the platform's key: a worker's key (its scope's routes only), else 401
       const scope = ctx.workerKeys.verify(key);
@@ -74,6 +77,7 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
   registerClusterRoutes(app, ctx);
   registerRemoteWorkerRoutes(app, ctx);
   registerGraphql(app, ctx, hooks);
+  registerConsoleRoutes(app, ctx, series);
   const { limiter, runsync } = registerQueueRoutes(app, ctx);
 
   app.all("/**", (event: H3Event) => {

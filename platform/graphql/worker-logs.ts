@@ -11,6 +11,8 @@ type LogStore = Pick<Store, "endpoints" | "logs">;
 
 const DEFAULT_LIMIT = 200;
 const MAX_LIMIT = 10_000;
+/** The longest `wait` a request may hold (ms): below proxies' and clients' idle timeouts. */
+export const MAX_LOG_WAIT_MS = 25_000;
 
 function parseLimit(limit: unknown): number {
   const n = limit === undefined || limit === null ? DEFAULT_LIMIT : Number(limit);
@@ -33,12 +35,26 @@ function parseSince(since: unknown): number | undefined {
   return ms;
 }
 
-export function workerLogLines(store: LogStore, args: Record<string, unknown>) {
+function parseWait(wait: unknown): number {
+  if (wait === undefined || wait === null) return 0;
+  const n = Number(wait);
+  if (!Number.isInteger(n) || n < 0 || n > MAX_LOG_WAIT_MS) throw errors.BAD_REQUEST(`wait must be an integer from 0 to ${MAX_LOG_WAIT_MS} (ms)`);
+  return n;
+}
+
+/** With `wait` (ms) and no line to answer yet, the answer waits for the next line, up to that long (`svc logs -f`). */
+export async function workerLogLines(store: LogStore, args: Record<string, unknown>) {
   const id = String(args.endpointId);
   if (!store.endpoints.get(id) && !store.logs.retired(id)) throw errors.NOT_FOUND("Endpoint", id);
   const options = { after: parseCursor(args.after), since: parseSince(args.since), limit: parseLimit(args.limit) };
-  store.logs.flush();
-  return store.logs.lines(id, options).map((l) => ({ cursor: String(l.id), at: new Date(l.ts).toISOString(), workerId: l.workerId, line: l.line }));
+  const wait = parseWait(args.wait);
+  const read = () => {
+    store.logs.flush();
+    return store.logs.lines(id, options);
+  };
+  let lines = read();
+  if (lines.length === 0 && wait > 0 && (await store.logs.nextLine(id, wait))) lines = read();
+  return lines.map((l) => ({ cursor: String(l.id), at: new Date(l.ts).toISOString(), workerId: l.workerId, line: l.line }));
 }
 
 export function deletedEndpoints(store: LogStore, name: unknown) {

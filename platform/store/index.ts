@@ -18,7 +18,7 @@ export type { EndpointRecord, EnvVar } from "./endpoints.ts";
 export type { TemplateRecord } from "./templates.ts";
 export type { AppRow, EnvironmentRow } from "./apps.ts";
 export type { BuildRow, UploadRow, ArtifactRow } from "./builds.ts";
-export type { JobRow, JobStatus, JobKind, NewJob } from "./jobs.ts";
+export type { JobRow, JobStatus, JobKind, NewJob, RecentJob } from "./jobs.ts";
 export type { FileRecord } from "./files.ts";
 export type { VolumeRecord, ObjectRecord, UploadRecord } from "./volumes.ts";
 export type { ScheduleState } from "./schedules.ts";
@@ -64,6 +64,7 @@ export function createStore(
     schedules: createSchedulesRepo(db),
     close(): void {
       checkpointer?.stop();
+      this.logs.close();
       try {
         this.jobs.flush();
         this.logs.flush();

@@ -54,6 +54,8 @@ export interface FinalUpdate {
   pruneAt: number;
 }
 
+export type RecentJob = Omit<JobRow, "input" | "output"> & { input_bytes: number };
+
 export interface JobsRepo {
   /** Resolves when every write so far, and the held job `id` if given, is committed. */
   durable(id?: string): Promise<void>;
@@ -75,6 +77,8 @@ export interface JobsRepo {
   chunksFrom(id: string, seq: number): Array<{ seq: number; chunk: string }>;
   setStreamCursor(id: string, cursor: number): void;
   counts(endpointId: string): { status: JobStatus; n: number; retried: number }[];
+  /** The endpoint's newest jobs (of one status when given), newest first, without input and output (the console). */
+  recent(endpointId: string, status: JobStatus | null, limit: number): RecentJob[];
   removeEndpoint(endpointId: string): void;
 }
 
@@ -152,6 +156,12 @@ export function createJobsRepo(db: Db, onError: (error: unknown) => void = (e) =
       releaseWhere((j) => j.endpointId === endpointId);
       return read(() => q.counts.all(endpointId));
     },
+    recent: (endpointId: string, status: JobStatus | null, limit: number) => {
+      // Held runsync jobs are shown from memory, not written for it: the console must not undo the hot path's one INSERT.
+      const pending = [...held.values()].filter((h) => h.job.endpointId === endpointId).map(heldRow);
+      const rows = read(() => q.recent.all(endpointId, status, status, limit));
+      return [...pending.filter((r) => status === null || r.status === status), ...rows].sort((a, b) => b.created_at - a.created_at).slice(0, limit);
+    },
     removeEndpoint: (endpointId: string): void => {
       for (const [id, h] of held) if (h.job.endpointId === endpointId) held.delete(id);
       read(() => removeEndpointTx(endpointId));
@@ -202,6 +212,11 @@ function jobStatements(db: Db) {
       "UPDATE jobs SET status = 'IN_QUEUE', output = NULL, error = NULL, error_type = NULL, started_at = NULL, finished_at = NULL, worker_id = NULL, prune_at = NULL, retries = retries + 1, handbacks = 0, created_at = ?, stream_cursor = 0 WHERE id = ?",
     ),
     get: db.prepare<[string], JobRow>("SELECT * FROM jobs WHERE id = ?"),
+    recent: db.prepare<[string, string | null, string | null, number], RecentJob>(
+      `SELECT id, endpoint_id, status, kind, error, error_type, webhook, execution_timeout_ms, ttl_ms, low_priority, created_at, started_at,
+       finished_at, worker_id, retries, handbacks, prune_at, has_stream, stream_cursor, length(CAST(input AS BLOB)) AS input_bytes
+       FROM jobs WHERE endpoint_id = ? AND (? IS NULL OR status = ?) ORDER BY created_at DESC, rowid DESC LIMIT ?`,
+    ),
     // By enqueue time: a held runsync job is written later than jobs enqueued after it.
     active: db.prepare<[], JobRow>("SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY created_at, rowid"),
     remove: db.prepare("DELETE FROM jobs WHERE id = ?"),
@@ -248,6 +263,30 @@ function jobStatements(db: Db) {
   });
   return { q, pruneTx, removeEndpointTx, removeTx, requeueTx, retryTx, chunkTx };
 }
+
+/** A held (unwritten) job as the console's list shows it. */
+const heldRow = ({ job: j, start }: { job: NewJob; start?: [number, string] }): RecentJob => ({
+  id: j.id,
+  endpoint_id: j.endpointId,
+  status: start ? "IN_PROGRESS" : "IN_QUEUE",
+  kind: j.kind,
+  error: null,
+  error_type: null,
+  webhook: j.webhook,
+  execution_timeout_ms: j.executionTimeoutMs,
+  ttl_ms: j.ttlMs,
+  low_priority: j.lowPriority ? 1 : 0,
+  created_at: j.createdAt,
+  started_at: start?.[0] ?? null,
+  finished_at: null,
+  worker_id: start?.[1] ?? null,
+  retries: 0,
+  handbacks: 0,
+  prune_at: null,
+  has_stream: 0,
+  stream_cursor: 0,
+  input_bytes: Buffer.byteLength(j.input),
+});
 
 /**
  * Held runsync jobs: not written yet (docs/platform.md, "Hot path"). A runsync job is

@@ -4,6 +4,7 @@
  * name is kept beside them so they can be found by name (docs/dev-server.md, "Worker logs").
  */
 import type { Db } from "./db.ts";
+import { KeyedWaiters } from "../_keyed-waiters.ts";
 
 /** Longest log line kept, in characters (64 Ki); a longer one is cut there (docs/platform.md, "Worker logs"). */
 export const MAX_LOG_LINE = 65_536;
@@ -62,6 +63,10 @@ export interface LogsRepo {
   tail(endpointId: string, limit: number): string[];
   /** Lines after the cursor `after` (oldest first, at most `limit`), or the newest `limit` since `since` (ms). */
   lines(endpointId: string, options: { after?: number; since?: number; limit: number }): LogLine[];
+  /** Resolves true when a line of the endpoint comes, false after `waitMs` (`svc logs -f`'s open request). */
+  nextLine(endpointId: string, waitMs: number): Promise<boolean>;
+  /** Answers every nextLine wait (false): the store closes. */
+  close(): void;
   /** The endpoint was deleted: its lines stay readable for the retention, findable by its name. */
   retire(endpoint: { id: string; name: string; environmentId?: string | null }, now?: number): void;
   retired(endpointId: string): RetiredEndpoint | undefined;
@@ -75,6 +80,8 @@ export function createLogsRepo(db: Db, caps: LogCaps, retentionMs = LOG_RETENTIO
   let pending: Array<[string, string, number, string]> = [];
   let prunedAt = 0;
   let flushTimer: NodeJS.Timeout | undefined;
+  const next = new KeyedWaiters<boolean>();
+  let waiting = 0;
   const toLine = (r: Row): LogLine => ({ id: r.id, ts: r.ts, workerId: r.worker_id, line: r.line });
   const toRetired = (r: RetiredRow): RetiredEndpoint => ({ id: r.endpoint_id, name: r.name, environmentId: r.environment_id, deletedAt: r.deleted_at });
 
@@ -90,6 +97,18 @@ export function createLogsRepo(db: Db, caps: LogCaps, retentionMs = LOG_RETENTIO
         flushTimer = setTimeout(() => db.open && repo.flush(), LOG_FLUSH_MS); // a line after close stays unwritten
         flushTimer.unref();
       }
+      if (waiting > 0) next.notify(endpointId, true);
+    },
+    async nextLine(endpointId: string, waitMs: number): Promise<boolean> {
+      waiting++;
+      try {
+        return await next.wait(endpointId, waitMs, false);
+      } finally {
+        waiting--;
+      }
+    },
+    close(): void {
+      next.close(() => false);
     },
     flush(now = Date.now()): void {
       if (flushTimer) {

@@ -23,11 +23,19 @@ import { startTestPlatform, type TestPlatform } from "../dev/_dev-platform.ts";
 
 const FIXTURE = new URL("../../fixtures/deploy-app/", import.meta.url).pathname;
 
-const TALKER = `from svc import Endpoint
+const TALKER = `import json
+
+from svc import Endpoint
+
+
+def parse(text):
+    return json.loads(text)
 
 
 @Endpoint(name="talker", cpu="cpu3c-2-4", workers=(0, 1), idle_timeout=30)
 def talk(text: str) -> dict:
+    if text.startswith("{"):
+        return parse(text)
     print(f"talker says {text}")
     return {"said": text}
 `;
@@ -108,6 +116,28 @@ describe("svc logs", { timeout: 120_000 }, () => {
     expect(lines[0]).toMatch(new RegExp(`^\\[platform\\] job ${job.id}: completed in \\d+\\.\\d\\d s$`));
   });
 
+  it("shows a failed job's traceback under its line: the last frames, the app's own marked; /status's error has it too", async () => {
+    const job = await client.runsync((await talker()).id, { text: "{oops" });
+    expect(job.status).toBe("FAILED");
+    const error = JSON.parse(String(job.error)) as { error_type: string; error_traceback: string };
+    expect(error.error_type).toBe("JSONDecodeError");
+    expect(error.error_traceback).toMatch(/^> talk\.py:\d+ in talk\n {6}return parse\(text\)$/m);
+    expect(error.error_traceback).toMatch(/^> talk\.py:\d+ in parse$/m);
+    expect(error.error_traceback).toMatch(/^ {2}\/\S+\/json\/decoder\.py:\d+ in raw_decode$/m);
+    expect(error.error_traceback).not.toContain("svc/_jobs.py"); // the runtime's own frames are left out
+    const deadline = Date.now() + 20_000;
+    let shown = await svc(["logs", "talker"]);
+    while (!shown.stdout.includes("json.decoder.JSONDecodeError") && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 300));
+      shown = await svc(["logs", "talker"]);
+    }
+    const from = shown.stdout.indexOf(`job ${job.id}: failed after`);
+    expect(from, shown.stdout).toBeGreaterThan(0);
+    const after = shown.stdout.slice(from);
+    expect(after).toMatch(/ > talk\.py:\d+ in parse\n/);
+    expect(after).toContain("json.decoder.JSONDecodeError: Expecting property name enclosed in double quotes");
+  });
+
   it("shows why a worker cannot start: the import error's traceback", async () => {
     const broken = (await client.getApp("deploy-app"))!.environments[0]!.endpoints.find((e) => e.name === "broken")!;
     await client.runsync(broken.id, {}, { timeoutMs: 20_000 }); // starts a worker, which fails to import the module
@@ -143,6 +173,36 @@ describe("svc logs", { timeout: 120_000 }, () => {
       expect(await exited).toBe(0);
     } finally {
       child.kill("SIGKILL");
+    }
+  });
+
+  it("a follower keeps one request open at the platform, answered when a line comes: no polling while idle", async () => {
+    let requests = 0;
+    const counting = {
+      url: client.url,
+      graphql: ((...args: Parameters<PlatformClient["graphql"]>) => (requests++, client.graphql(...args))) as PlatformClient["graphql"],
+    };
+    const seen: string[] = [];
+    const endpointId = (await talker()).id;
+    const follower = followWorkerLogs(counting, {
+      targets: () => [{ endpointId, label: "talker" }],
+      onLine: (_target, line) => seen.push(line.line),
+      waitMs: 20_000,
+    });
+    try {
+      await new Promise((r) => setTimeout(r, 1500)); // 500 ms polling would have asked 3 times
+      expect(requests).toBe(1);
+      await say("long poll");
+      const deadline = Date.now() + 10_000;
+      while (!seen.includes("talker says long poll") && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(seen).toContain("talker says long poll");
+      expect(requests).toBeLessThanOrEqual(4); // the answer(s) with the job's lines, and the next one open
+      // stop() ends the open request and takes one last plain poll: it does not wait out the 20 s
+      const stopping = Date.now();
+      await follower.stop();
+      expect(Date.now() - stopping).toBeLessThan(10_000);
+    } finally {
+      await follower.stop();
     }
   });
 
@@ -239,6 +299,49 @@ describe("svc logs", { timeout: 120_000 }, () => {
     expect(n).toBeGreaterThanOrEqual(10);
     expect(logs.lines("ep_1", { limit: 1 })[0]!.line).toBe(line(99));
     db.close();
+  });
+
+  it("a follower asked to long-poll a platform whose workerLogLines has no `wait` polls it instead", async () => {
+    // A stand-in for a hosted platform with the field but not its `wait`: graphql-js over that schema.
+    const schema = buildSchema(
+      "type L { cursor: String!, at: String!, workerId: String!, line: String! } type Query { workerLogLines(endpointId: String!, after: String, since: String, limit: Int): [L!]! }",
+    );
+    const asked: boolean[] = []; // per request: did it pass `wait`
+    const rootValue = {
+      workerLogLines: ({ after }: { after?: string }) => (after ? [] : [{ cursor: "1", at: new Date().toISOString(), workerId: "wk", line: "hi" }]),
+    };
+    const server = createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", async () => {
+        const { query, variables } = JSON.parse(body);
+        asked.push(/wait:/.test(query));
+        const result = await graphql({ schema, source: query, variableValues: variables, rootValue });
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(result));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const other = createPlatformClient({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, apiKey: "k" });
+      const lines: string[] = [];
+      const errors: unknown[] = [];
+      const follower = followWorkerLogs(other, {
+        targets: () => [{ endpointId: "ep_1", label: "x" }],
+        onLine: (_target, line) => lines.push(line.line),
+        onError: (e) => errors.push(e),
+        waitMs: 20_000,
+        intervalMs: 20,
+      });
+      await new Promise((r) => setTimeout(r, 400));
+      await follower.stop();
+      expect(errors).toEqual([]);
+      expect(lines).toEqual(["hi"]);
+      expect(asked[0]).toBe(true); // refused once with `wait`, then polled without it
+      expect(asked.length).toBeGreaterThanOrEqual(3);
+      expect(asked.slice(1).every((wait) => !wait)).toBe(true);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 
   it("a platform whose GraphQL API has no workerLogLines is LOGS_UNAVAILABLE, and a follower stops asking", async () => {

@@ -91,6 +91,9 @@ describe("the packed tarball", () => {
       "plugins/_python/helper/__main__.py",
       "plugins/_python/helper/requirements.py",
       "platform/graphql/schema.graphql",
+      "dist/console/index.html", // the console's page and bundle (scripts/build-console.ts): the package has no ui/ sources to build
+      "dist/console/console.js",
+      "dist/console/console.css",
       "templates/init/svc.config.ts",
       "docs/contracts.md", // remedies point at the docs shipped here (core/errors.ts docRef)
       "docs/platform.md",

@@ -16,7 +16,6 @@ import json
 import queue
 import threading
 import time
-import traceback
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional
@@ -25,6 +24,7 @@ from ._call import kwargs_for
 from ._log import logger
 from ._loop import LoopThread
 from ._platform import WorkerClient
+from ._traceback import app_traceback
 from ._watchdog import Watchdog
 from .errors import is_input_error
 
@@ -96,7 +96,7 @@ class _Abandoned(Exception):
 
 def error_body(exc: BaseException) -> Dict[str, Any]:
     kind = "InputValidationError" if is_input_error(exc) else type(exc).__name__
-    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    trace = app_traceback(exc)
     return {"error": {"error_type": kind, "error_message": str(exc), "error_traceback": trace}}
 
 
@@ -273,8 +273,11 @@ class JobRunner:
             if isinstance(exc, _Abandoned) or job.abandoned:
                 logger.info("job %s: stopped after %.2f s; the platform no longer holds it", job.id, elapsed)
                 return False
-            logger.error("job %s: failed after %.2f s: %s: %s", job.id, elapsed, type(exc).__name__, exc)
-            self.client.done(job.id, error_body(exc))
+            body = error_body(exc)
+            # The traceback follows the line, so `svc logs` and the console show where it failed.
+            logger.error("job %s: failed after %.2f s: %s: %s\n%s", job.id, elapsed, type(exc).__name__, exc,
+                         body["error"]["error_traceback"].rstrip())
+            self.client.done(job.id, body)
             return False
 
         refresh = False

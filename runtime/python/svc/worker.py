@@ -22,6 +22,7 @@ from ._lb_server import LBApp, UnavailableApp, make_server
 from ._lb_unix import make_unix_server
 from ._log import logger
 from ._loop import LoopThread
+from ._traceback import app_traceback
 from ._platform import WorkerClient
 from ._queue import QueueWorker
 from ._watchdog import Watchdog
@@ -58,7 +59,7 @@ class ImportFailure:
         self.remedy = IMPORT_REMEDY if isinstance(exc, ImportError) else OTHER_REMEDY
         where = f" at {self.file}:{self.line}" if self.file else ""
         self.message = (f"{self.error_type}: {exc}{where} (while importing {', '.join(modules)}). {self.remedy}")
-        self.traceback = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        self.traceback = app_traceback(exc, root)
 
     def error(self) -> Dict[str, Any]:
         """The job-done `error` object (contracts section 4) plus where and what to do."""

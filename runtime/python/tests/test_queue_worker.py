@@ -48,6 +48,25 @@ def test_exception_fails_job_with_type_message_and_traceback(platform, start_wor
     assert 'raise ValueError("bad value 42")' in job["error"]["error_traceback"]
 
 
+def test_a_failed_jobs_traceback_keeps_the_last_frames_and_marks_the_apps_own(platform, start_worker):
+    worker = start_worker("outcome")
+    job = platform.wait_job(platform.submit("outcome", {"mode": "deep"}))
+    trace = job["error"]["error_traceback"]
+    assert job["error"]["error_type"] == "JSONDecodeError"
+    lines = trace.splitlines()
+    assert lines[0] == "Traceback (most recent call last; > marks the app's own code):"
+    # the app's frames, relative to the app's folder, marked; the stdlib's below them, unmarked
+    assert lines[1].startswith("> app/jobs.py:") and lines[1].endswith(" in outcome")
+    assert any(line.startswith("> app/jobs.py:") and line.endswith(" in _parse") for line in lines)
+    assert any(line.startswith("  /") and "json" in line and " in loads" in line for line in lines)
+    assert "_jobs.py" not in trace  # the runtime's own frames are left out
+    assert lines[-1].startswith("json.decoder.JSONDecodeError: Expecting property name")
+    # the worker log has the same traceback under the job's line (svc logs, the console)
+    platform.wait_for(lambda: f"job {job['id']}: failed after" in worker.output())
+    log = worker.output()
+    assert "return json.loads(text)  # fails in the stdlib" in log[log.index(f"job {job['id']}: failed after"):]
+
+
 def test_input_errors_are_reported_as_input_validation_error(platform, start_worker):
     start_worker("outcome")
     raised = platform.wait_job(platform.submit("outcome", {"mode": "input"}))

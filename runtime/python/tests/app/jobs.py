@@ -1,5 +1,6 @@
 """Queue-based test endpoints: one per behaviour the worker must show."""
 import asyncio
+import json
 import os
 import time
 
@@ -45,10 +46,16 @@ async def agen(n: int):
         yield i * 10
 
 
+def _parse(text: str):
+    return json.loads(text)  # fails in the stdlib, called from the app's own code
+
+
 @Endpoint(name="outcome")
 def outcome(mode: str):
     if mode == "raise":
         raise ValueError("bad value 42")
+    if mode == "deep":
+        return _parse("{not json")
     if mode == "input":
         raise InputValidationError("prompt is required")
     if mode == "return-error":
