@@ -103,6 +103,7 @@ def send(endpoint_url: str, attempt: Callable[[], _http.Response], idempotent: b
     gate = gate_for(endpoint_url)
     trouble_since: Optional[float] = None
     own_backoff = FIRST_BACKOFF_S
+    failure: Optional[_http.TransportError] = None
     while True:
         gate.wait()
         try:
@@ -121,9 +122,10 @@ def send(endpoint_url: str, attempt: Callable[[], _http.Response], idempotent: b
         now = time.monotonic()
         trouble_since = now if trouble_since is None else trouble_since
         if now - trouble_since >= MOMENTARY_S:
-            if resp is None:
-                raise failure
-            return resp
+            if resp is not None:
+                return resp
+            assert failure is not None  # no answer: a transport failure
+            raise failure
         if told is not None:
             gate.close_for(told)
         else:
