@@ -119,7 +119,11 @@ export async function workerEnv(
     PLATFORM_API_URL: base,
     PLATFORM_API_KEY: deps.workerKeys.keyFor(endpoint),
   });
-  if (target.runtime === "runpod") Object.assign(env, stockSdkEnv(prefix, w, endpoint, token, deps.options.pingIntervalS));
+  if (target.runtime === "runpod") {
+    Object.assign(env, stockSdkEnv(prefix, w, endpoint, token, deps.options.pingIntervalS));
+    // its client (runpod.Endpoint) calls the app's other endpoints with the worker's scoped key, as svc's do
+    Object.assign(env, { RUNPOD_API_KEY: env.PLATFORM_API_KEY, RUNPOD_ENDPOINT_BASE_URL: `${base}/v2` });
+  }
   const socket = deps.workerSocket?.();
   if (socket) env.SVC_PLATFORM_SOCKET = socket; // the runtime sends its SVC_API_BASE requests there (cheaper than TCP)
   if (endpoint.type === "LB") {

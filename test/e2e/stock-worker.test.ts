@@ -11,13 +11,14 @@
  * PyPI today; add the next one here when it comes out.
  */
 import { execFile } from "node:child_process";
-import { cp, mkdir, mkdtemp, rm, symlink, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import runpodSdk from "runpod-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runDeploy } from "../../cli/commands/deploy.ts";
 import { createPlatformClient } from "../../core/client/index.ts";
+import { startDevServer } from "../../dev/index.ts";
 import { captureLogger, FIXTURES, pypiReachable } from "../plugins/_helpers.ts";
 import { startTestPlatform, type TestPlatform } from "../platform/_support.ts";
 
@@ -238,5 +239,33 @@ describe.runIf(online).each(SDK_VERSIONS)("a stock worker on runpod==%s, unmodif
     );
     const job = await sdk.runSync({ input: { op: "echo", value: "again" } }, 90_000);
     expect(job).toMatchObject({ status: "COMPLETED", output: { echo: "again" } });
+  });
+
+  it("is served by `svc run` (the dev server) at /handler/runsync, and a change to handler.py reloads it", { timeout: 240_000 }, async () => {
+    const root = await stage("stock-worker", version, join(parent, "dev"));
+    const server = await startDevServer({ root, client: createPlatformClient(platform), port: 0, logger: captureLogger(), debounceMs: 100 });
+    try {
+      const runsync = async (value: string) => {
+        const res = await fetch(`${server.url}/handler/runsync`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ input: { op: "echo", value } }),
+        });
+        return (await res.json()) as Json;
+      };
+      expect(await runsync("dev")).toMatchObject({ status: "COMPLETED", output: { echo: "dev" } });
+      const handler = join(root, "handler.py");
+      await writeFile(handler, (await readFile(handler, "utf8")).replace('{"echo": data.get("value")', '{"echo": "reloaded " + data.get("value")'));
+      await until(
+        "the reloaded handler",
+        async () => {
+          const job = await runsync("dev");
+          return job.output?.echo === "reloaded dev" ? true : undefined;
+        },
+        180_000,
+      );
+    } finally {
+      await server.close();
+    }
   });
 });
