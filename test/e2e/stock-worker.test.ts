@@ -241,7 +241,7 @@ describe.runIf(online).each(SDK_VERSIONS)("a stock worker on runpod==%s, unmodif
     expect(job).toMatchObject({ status: "COMPLETED", output: { echo: "again" } });
   });
 
-  it("is served by `svc run` (the dev server) at /handler/runsync, and a change to handler.py reloads it", { timeout: 240_000 }, async () => {
+  it("is served by `svc run` (the dev server) at /handler/runsync, and a change to handler.py reloads it", { timeout: 420_000 }, async () => {
     const root = await stage("stock-worker", version, join(parent, "dev"));
     const server = await startDevServer({ root, client: createPlatformClient(platform), port: 0, logger: captureLogger(), debounceMs: 100 });
     try {
@@ -262,7 +262,7 @@ describe.runIf(online).each(SDK_VERSIONS)("a stock worker on runpod==%s, unmodif
           const job = await runsync("dev");
           return job.output?.echo === "reloaded dev" ? true : undefined;
         },
-        180_000,
+        300_000,
       );
     } finally {
       await server.close();
