@@ -8,7 +8,7 @@
  *
  * One deploy per folder serves every check. The build's dependency cache lives in the machine's temp
  * folder across runs (pip runs on the first run only). SDK_VERSIONS: 1.12.0 is the newest 1.x on
- * PyPI today; add the next one here when it comes out.
+ * PyPI today (so it is both versions the issue names); add the next one here when it comes out.
  */
 import { execFile } from "node:child_process";
 import { cp, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
@@ -22,7 +22,8 @@ import { startDevServer } from "../../dev/index.ts";
 import { captureLogger, FIXTURES, pypiReachable } from "../plugins/_helpers.ts";
 import { startTestPlatform, type TestPlatform } from "../platform/_support.ts";
 
-const SDK_VERSIONS = ["1.12.0"];
+// SVC_STOCK_SDK_VERSIONS=1.11.0,1.12.0 runs the same checks on other versions.
+const SDK_VERSIONS = process.env.SVC_STOCK_SDK_VERSIONS?.split(",") ?? ["1.12.0"];
 // biome-ignore lint/suspicious/noExplicitAny: the platform's JSON answers, read field by field in the checks
 type Json = Record<string, any>;
 const online = await pypiReachable();
