@@ -27,7 +27,8 @@ export async function writeAnalysis(artifact: Artifact, ctx: BuildContext): Prom
 /** Which endpoints the artifact serves and what runs each: svc's runtime, or a stock worker's own SDK. */
 export function endpointsLine(ctx: BuildContext): string {
   const each = ctx.endpoints.map(
-    (e) => `${e.name} (${e.type}, ${e.runtime === "runpod" ? `stock hosted-SDK worker ${e.file}, found by svc:discover-stock-worker` : "@Endpoint, svc's runtime"})`,
+    (e) =>
+      `${e.name} (${e.type}, ${e.runtime === "runpod" ? `stock hosted-SDK worker ${e.file}, found by svc:discover-stock-worker` : "@Endpoint, svc's runtime"})`,
   );
   return `endpoints: ${each.join(", ") || "none"}`;
 }

@@ -55,14 +55,20 @@ describe("svc:discover-stock-worker", () => {
   it("finds src/handler.py and rp_handler.py, and a start under the __main__ guard through an alias", async () => {
     const guarded = 'from runpod import serverless as sls\n\ndef gen(job):\n    yield 1\n\nif __name__ == "__main__":\n    sls.start({"handler": gen})\n';
     const src = await build(folder({ "src/handler.py": guarded }));
-    expect(src.manifest!.endpoints["my-worker"]).toMatchObject({ file: "src/handler.py", module: "src.handler", functions: [{ name: "gen", isGenerator: true }] });
+    expect(src.manifest!.endpoints["my-worker"]).toMatchObject({
+      file: "src/handler.py",
+      module: "src.handler",
+      functions: [{ name: "gen", isGenerator: true }],
+    });
     const rp = await build(folder({ "rp_handler.py": HANDLER }));
     expect(rp.manifest!.endpoints["my-worker"]!.file).toBe("rp_handler.py");
   });
 
   it("takes the name, flavour, workers and timeouts from svc.config.ts", async () => {
     const root = folder({ "worker/main.py": HANDLER });
-    const ctx = await build(root, { stockWorker: { file: "worker/main.py", name: "sd", cpu: "cpu5c-4-8", workers: [1, 4], idleTimeout: 30, executionTimeout: 90, env: { A: "1" } } });
+    const ctx = await build(root, {
+      stockWorker: { file: "worker/main.py", name: "sd", cpu: "cpu5c-4-8", workers: [1, 4], idleTimeout: 30, executionTimeout: 90, env: { A: "1" } },
+    });
     expect(ctx.manifest!.endpoints.sd).toMatchObject({
       file: "worker/main.py",
       hardware: { instanceIds: ["cpu5c-4-8"] },
@@ -110,6 +116,12 @@ describe("svc:discover-stock-worker", () => {
     expect(warned).toContain("3: RUN apt-get update && apt-get install -y ffmpeg");
     expect(warned).toContain("7: EXPOSE 8000");
     expect(warned).not.toContain("COPY");
-    expect(readDockerfile("FROM python:3.11-slim\nENV A 1 2\n")).toEqual({ baseImage: "python:3.11-slim", gpuBase: false, packages: [], env: { A: "1 2" }, ignored: [] });
+    expect(readDockerfile("FROM python:3.11-slim\nENV A 1 2\n")).toEqual({
+      baseImage: "python:3.11-slim",
+      gpuBase: false,
+      packages: [],
+      env: { A: "1 2" },
+      ignored: [],
+    });
   });
 });
