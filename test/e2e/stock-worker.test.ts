@@ -228,6 +228,15 @@ describe.runIf(online).each(SDK_VERSIONS)("a stock worker on runpod==%s, unmodif
     expect(out.cancel).toMatchObject({ status: "CANCELLED" });
   });
 
+  it("hands the next job to a fresh worker after a handler returns refresh_worker", { timeout: 180_000 }, async () => {
+    const refreshed = await sdk.runSync({ input: { op: "refresh" } }, 90_000);
+    expect(refreshed).toMatchObject({ status: "COMPLETED", output: { worker: expect.stringMatching(/^wk_/) } });
+    expect(refreshed.output).not.toHaveProperty("refresh_worker");
+    const next = await sdk.runSync({ input: { op: "echo", value: "fresh" } }, 150_000);
+    expect(next).toMatchObject({ status: "COMPLETED", output: { echo: "fresh" } });
+    expect((next.output as { worker: string }).worker).not.toBe((refreshed.output as { worker: string }).worker);
+  });
+
   it("scales to zero when idle and back for the next job", { timeout: 120_000 }, async () => {
     await until(
       "no workers",
