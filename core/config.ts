@@ -38,6 +38,23 @@ const pluginOption: z.ZodType<PluginOption> = z.lazy(() =>
   z.union([pluginObject, z.string().min(1), z.tuple([z.string().min(1), pluginOptions]), z.literal(false), z.null(), z.undefined(), z.array(pluginOption)]),
 );
 
+/** `stockWorker`: a hosted-SDK worker folder's endpoint (plugins/discover-stock-worker/); its values are checked as Endpoint arguments. */
+const stockWorkerSchema = z.strictObject({
+  file: z.string().min(1).optional(),
+  name: z.string().optional(),
+  cpu: z.union([z.string(), z.array(z.string())]).optional(),
+  gpu: z.union([z.string(), z.array(z.string())]).optional(),
+  gpuCount: z.number().optional(),
+  workers: z.union([z.number(), z.tuple([z.number(), z.number()])]).optional(),
+  idleTimeout: z.number().optional(),
+  scalerType: z.string().optional(),
+  scalerValue: z.number().optional(),
+  executionTimeout: z.number().optional(),
+  env: z.record(z.string(), z.string()).optional(),
+  network: z.boolean().optional(),
+  volume: z.string().optional(),
+});
+
 const configSchema = z.strictObject({
   app: z
     .string()
@@ -54,6 +71,7 @@ const configSchema = z.strictObject({
   maxArtifactBytes: z.number().int().positive().optional(),
   ignore: z.array(z.string()).optional(),
   strict: z.boolean().optional(),
+  stockWorker: stockWorkerSchema.optional(),
 });
 
 export function findConfigFile(root: string): string | undefined {
@@ -99,6 +117,7 @@ export async function resolveConfig(root: string, raw: unknown, file?: string): 
     maxArtifactBytes: config.maxArtifactBytes ?? DEFAULT_MAX_ARTIFACT_BYTES,
     ignore: config.ignore ?? [],
     strict: config.strict ?? false,
+    ...(config.stockWorker ? { stockWorker: config.stockWorker } : {}),
     configFile: file,
   };
 }

@@ -215,7 +215,12 @@ export const errors = {
   NO_ENDPOINTS: () =>
     new SvcError("NO_ENDPOINTS", "No functions decorated with @Endpoint(...) were found.", {
       remedy:
-        "Decorate functions with @Endpoint(name=...) from `svc` using correct syntax, and make sure their Python files are not excluded by .gitignore or .svcignore.",
+        "Decorate functions with @Endpoint(name=...) from `svc` using correct syntax, and make sure their Python files are not excluded by .gitignore or .svcignore. A stock hosted-SDK worker needs a handler.py (or src/handler.py, rp_handler.py, or the file svc.config.ts names in stockWorker.file) that calls runpod.serverless.start({...}) when run.",
+    }),
+  STOCK_WORKER_NOT_FOUND: (file: string, why: string) =>
+    new SvcError("STOCK_WORKER_NOT_FOUND", `stockWorker.file "${file}" in svc.config.ts is not a stock worker: ${why}.`, {
+      remedy:
+        'Name the Python file that calls runpod.serverless.start({"handler": ...}) at module level (or under `if __name__ == "__main__":`), relative to the project folder.',
     }),
   PYTHON_NOT_FOUND: (python: string) =>
     new SvcError("PYTHON_NOT_FOUND", `Python interpreter "${python}" was not found.`, {

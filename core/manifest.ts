@@ -109,6 +109,8 @@ export const manifestEndpointSchema = z.strictObject({
     .optional(),
   /** `network=False`: the workers get no egress (docs/platform.md, "Threat model"); absent: they do. */
   network: z.literal(false).optional(),
+  /** `runpod`: a stock hosted-SDK worker, run by that SDK (docs/deploy.md, "Stock workers"); absent: svc's runtime. */
+  runtime: z.literal("runpod").optional(),
 });
 
 export const manifestSchema = z.looseObject({

@@ -61,7 +61,12 @@ export interface DiscoveredFunction extends SourceLocation {
   types?: Record<string, PythonTypeDef>;
   /** The return annotation as written. */
   returns?: string;
+  /** The worker runtime that serves it: absent for svc's own; `runpod` for a stock hosted-SDK worker's handler (plugins/discover-stock-worker/). */
+  runtime?: WorkerRuntime;
 }
+
+/** `runpod`: the file runs unmodified under the hosted platform's own worker SDK (docs/deploy.md, "Stock workers"). */
+export type WorkerRuntime = "runpod";
 
 /** A class a parameter's annotation names, as discovery read it (its JSON schema: core/function-schema.ts). */
 export type PythonTypeDef =
@@ -95,6 +100,8 @@ export interface EndpointSpec {
   network?: false;
   /** Path of the generated handler inside the artifact, set by svc:python-handlers. */
   handler?: string;
+  /** Its functions' worker runtime (DiscoveredFunction.runtime). */
+  runtime?: WorkerRuntime;
 }
 
 export interface Requirement {
@@ -305,6 +312,29 @@ export interface SvcConfig {
   ignore?: string[];
   /** Build checks that warn fail instead, as `svc build --strict` (module-level imports the image lacks). */
   strict?: boolean;
+  /** A stock hosted-SDK worker folder (no `@Endpoint`): its file and its endpoint's settings (docs/deploy.md, "Stock workers"). */
+  stockWorker?: StockWorkerConfig;
+}
+
+/**
+ * `stockWorker` in svc.config.ts: the file that calls `runpod.serverless.start(...)` (default: the first of
+ * handler.py, src/handler.py, rp_handler.py) and the endpoint's settings, the Endpoint arguments of
+ * docs/contracts.md §3 in camelCase (seconds for the timeouts).
+ */
+export interface StockWorkerConfig {
+  file?: string;
+  name?: string;
+  cpu?: string | string[];
+  gpu?: string | string[];
+  gpuCount?: number;
+  workers?: number | [number, number];
+  idleTimeout?: number;
+  scalerType?: string;
+  scalerValue?: number;
+  executionTimeout?: number;
+  env?: Record<string, string>;
+  network?: boolean;
+  volume?: string;
 }
 
 export interface ResolvedConfig {
@@ -317,6 +347,7 @@ export interface ResolvedConfig {
   maxArtifactBytes: number;
   ignore: string[];
   strict?: boolean;
+  stockWorker?: StockWorkerConfig;
   /** The config file that was loaded, if any. */
   configFile?: string;
 }

@@ -70,6 +70,7 @@ export function groupFunctions(functions: readonly DiscoveredFunction[]): Endpoi
       line: d.line,
       functions: group.functions,
       ...settings,
+      ...(first.runtime ? { runtime: first.runtime } : {}),
     };
   });
 }

@@ -10,6 +10,7 @@ import { analyze, PLUGIN_NAME as ANALYZE_PLUGIN } from "./analyze/index.ts";
 import { checkImports } from "./check-imports.ts";
 import { configure } from "./configure.ts";
 import { discoverPython } from "./discover-python/index.ts";
+import { discoverStockWorker } from "./discover-stock-worker/index.ts";
 import { excludePreinstalled } from "./exclude-preinstalled.ts";
 import { gpuImage } from "./gpu-image.ts";
 import { imagePins } from "./image-pins.ts";
@@ -35,6 +36,7 @@ export { shortSha, uploadedLine } from "./upload.ts";
 
 export function builtinPlugins(): SvcPlugin[] {
   return [
+    discoverStockWorker(),
     discoverPython(),
     groupEndpoints(),
     lbRoutes(),

@@ -87,6 +87,7 @@ function manifestEndpoint(endpoint: EndpointSpec): ManifestEndpoint {
     ...(endpoint.batch ? { batch: { ...endpoint.batch } } : {}),
     ...(endpoint.retries && { retries: { ...endpoint.retries } }),
     ...(endpoint.network === false ? { network: false as const } : {}),
+    ...(endpoint.runtime ? { runtime: endpoint.runtime } : {}),
   };
 }
 

@@ -9,6 +9,7 @@ import { createLbProxy } from "./lb-proxy.ts";
 import { errorReply, json, onRouteError, presentedKey } from "./_http.ts";
 import { registerQueueRoutes } from "./queue-routes.ts";
 import { registerWorkerRoutes } from "./worker-routes.ts";
+import { registerStockWorkerRoutes } from "./stock-worker-routes.ts";
 import { registerGraphql } from "./graphql.ts";
 import { ARTIFACT_ROUTE } from "../artifacts/receive.ts";
 import { registerUploadRoutes } from "./uploads.ts";
@@ -70,6 +71,7 @@ export function createApi(ctx: PlatformContext, series: TimeSeries, hooks: Resol
   app.all("/lb/:endpoint/**", lb);
 
   const { jobsDone } = registerWorkerRoutes(app, ctx);
+  registerStockWorkerRoutes(app, ctx);
   registerUploadRoutes(app, ctx);
   registerFileRoutes(app, ctx);
   registerGpuRoutes(app, ctx);

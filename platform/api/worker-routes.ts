@@ -20,21 +20,29 @@ export interface WorkerRoutes {
   jobsDone(workerId: string, ex: Exchange): Promise<Reply>;
 }
 
-type Route = (fn: (event: H3Event, w: WorkerInfo) => Promise<Answer> | Answer) => (event: H3Event) => Promise<Answer> | Answer;
+export type Route = (fn: (event: H3Event, w: WorkerInfo) => Promise<Answer> | Answer) => (event: H3Event) => Promise<Answer> | Answer;
 
-export function registerWorkerRoutes(app: H3, ctx: PlatformContext): WorkerRoutes {
-  const { supervisor, options } = ctx;
-  const jobs = createWorkerJobs(ctx);
-
-  /** The worker its token names, marked seen; 401 WORKER_TOKEN_INVALID for any other token. */
-  const workerOf = (workerId: string, token: string | undefined): WorkerInfo => {
-    const w = supervisor.authenticate(workerId, token);
+/** The worker its token names, marked seen; 401 WORKER_TOKEN_INVALID for any other token. */
+export function workerAuthenticator(ctx: PlatformContext): (workerId: string, token: string | undefined) => WorkerInfo {
+  return (workerId, token) => {
+    const w = ctx.supervisor.authenticate(workerId, token);
     if (!w) throw errors.WORKER_TOKEN_INVALID(workerId);
-    supervisor.seen(w);
+    ctx.supervisor.seen(w);
     return w;
   };
-  /** Runs `fn` for the worker its token names; an error goes on to h3's onError (_http.ts onRouteError). */
-  const route: Route = (fn) => (event) => fn(event, workerOf(event.context.params?.worker ?? "", presentedKey(event)));
+}
+
+/** Runs `fn` for the worker its token names (`:worker` in the path); an error goes on to h3's onError (_http.ts onRouteError). */
+export function workerRoute(ctx: PlatformContext): Route {
+  const workerOf = workerAuthenticator(ctx);
+  return (fn) => (event) => fn(event, workerOf(event.context.params?.worker ?? "", presentedKey(event)));
+}
+
+export function registerWorkerRoutes(app: H3, ctx: PlatformContext): WorkerRoutes {
+  const { options } = ctx;
+  const jobs = createWorkerJobs(ctx);
+  const workerOf = workerAuthenticator(ctx);
+  const route = workerRoute(ctx);
   /** jobs-done (the hot path, no h3): the same check, its error answered here. */
   const jobsDone = async (workerId: string, ex: Exchange): Promise<Reply> => {
     try {
@@ -49,7 +57,7 @@ export function registerWorkerRoutes(app: H3, ctx: PlatformContext): WorkerRoute
   return { jobsDone };
 }
 
-const gone = (jobId: string) => json(404, { error: `Job ${jobId} is no longer this worker's (cancelled, timed out or unknown).` });
+export const gone = (jobId: string) => json(404, { error: `Job ${jobId} is no longer this worker's (cancelled, timed out or unknown).` });
 
 /** job-take, job-done and job-stream: the jobs a worker runs. */
 function registerJobRoutes(app: H3, ctx: PlatformContext, route: Route, jobs: WorkerJobs): void {
@@ -85,16 +93,19 @@ function registerJobRoutes(app: H3, ctx: PlatformContext, route: Route, jobs: Wo
 
   app.post(
     "/v2/_worker/:worker/job-stream/:job",
-    route(async (event, w) => {
-      const jobId = event.context.params!.job!;
-      const body = await readJson(event, MAX_RESULT_BYTES);
-      if (!body || typeof body !== "object" || !("output" in body)) throw errors.BAD_REQUEST('job-stream needs {"output": <chunk>}');
-      const chunk = JSON.stringify((body as { output: unknown }).output ?? null);
-      if (Buffer.byteLength(chunk) > MAX_CHUNK_BYTES) throw errors.PAYLOAD_TOO_LARGE(MAX_CHUNK_BYTES);
-      if (!ctx.queue.addChunk(w.id, jobId, chunk)) return gone(jobId);
-      return jsonText(200, OK);
-    }),
+    route((event, w) => addStreamChunk(ctx, event, w)),
   );
+}
+
+/** job-stream: `{"output": <chunk>}` for the job `:job` of the worker; 404 when it is no longer the worker's. */
+export async function addStreamChunk(ctx: PlatformContext, event: H3Event, w: WorkerInfo): Promise<Answer> {
+  const jobId = event.context.params!.job!;
+  const body = await readJson(event, MAX_RESULT_BYTES);
+  if (!body || typeof body !== "object" || !("output" in body)) throw errors.BAD_REQUEST('job-stream needs {"output": <chunk>}');
+  const chunk = JSON.stringify((body as { output: unknown }).output ?? null);
+  if (Buffer.byteLength(chunk) > MAX_CHUNK_BYTES) throw errors.PAYLOAD_TOO_LARGE(MAX_CHUNK_BYTES);
+  if (!ctx.queue.addChunk(w.id, jobId, chunk)) return gone(jobId);
+  return jsonText(200, OK);
 }
 
 /** ping, signals, error and files: the worker's own state and what it reports. */

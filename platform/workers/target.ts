@@ -13,11 +13,22 @@ export interface WorkerTarget {
   env: Record<string, string>;
   /** Egress for its workers: false where the endpoint says `network=False` (./sandbox-egress.ts). */
   network: boolean;
+  /** `runpod`: a stock hosted-SDK worker, which gets that SDK's variables (./worker-process.ts). */
+  runtime?: "runpod";
 }
 
 type ManifestEndpoints = Record<
   string,
-  { name?: string; handler?: string; image?: string; type?: string; env?: Record<string, string>; retries?: RetryPolicy; network?: boolean }
+  {
+    name?: string;
+    handler?: string;
+    image?: string;
+    type?: string;
+    env?: Record<string, string>;
+    retries?: RetryPolicy;
+    network?: boolean;
+    runtime?: string;
+  }
 >;
 
 /**
@@ -62,5 +73,6 @@ export function resolveWorkerTarget(store: Store, endpoint: EndpointRecord, buil
     image: endpoint.imageName ?? template?.imageName ?? entry.image ?? "python",
     env,
     network: entry.network !== false,
+    ...(entry.runtime === "runpod" ? { runtime: "runpod" as const } : {}),
   };
 }

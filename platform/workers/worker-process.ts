@@ -119,6 +119,11 @@ export async function workerEnv(
     PLATFORM_API_URL: base,
     PLATFORM_API_KEY: deps.workerKeys.keyFor(endpoint),
   });
+  if (target.runtime === "runpod") {
+    Object.assign(env, stockSdkEnv(prefix, w, endpoint, token, deps.options.pingIntervalS));
+    // its client (runpod.Endpoint) calls the app's other endpoints with the worker's scoped key, as svc's do
+    Object.assign(env, { RUNPOD_API_KEY: env.PLATFORM_API_KEY, RUNPOD_ENDPOINT_BASE_URL: `${base}/v2` });
+  }
   const socket = deps.workerSocket?.();
   if (socket) env.SVC_PLATFORM_SOCKET = socket; // the runtime sends its SVC_API_BASE requests there (cheaper than TCP)
   if (endpoint.type === "LB") {
@@ -126,6 +131,31 @@ export async function workerEnv(
     env.SVC_LB_PORT = String(w.lbPort);
   }
   return env;
+}
+
+/**
+ * The variables the hosted platform's worker SDK reads (its runpod/serverless/modules/), pointing at
+ * this worker's stock routes (platform/api/stock-worker-routes.ts). The SDK appends `&job_in_progress=`
+ * and `&isStream=` to its URLs, so each carries a query already; it derives the batch take and the
+ * stop channel from `/job-take/`. Its API key is the worker's own token: valid on this worker's routes
+ * only, never the user's key. Its automatic system checks (memory, disk, the internet) are off: the
+ * worker's flavour sets its resources, and `network=False` workers have no internet on purpose.
+ */
+export function stockSdkEnv(prefix: string, w: WorkerInfo, endpoint: EndpointRecord, token: string, pingIntervalS: number): NodeJS.ProcessEnv {
+  const stock = `${prefix}/stock`;
+  return {
+    RUNPOD_POD_ID: w.id,
+    RUNPOD_POD_HOSTNAME: w.id,
+    RUNPOD_ENDPOINT_ID: endpoint.id,
+    RUNPOD_AI_API_KEY: token,
+    RUNPOD_WEBHOOK_GET_JOB: `${stock}/job-take/$ID?sdk=1`,
+    RUNPOD_WEBHOOK_POST_OUTPUT: `${stock}/job-done/$ID?sdk=1`,
+    RUNPOD_WEBHOOK_POST_STREAM: `${stock}/job-stream/$ID?sdk=1`,
+    RUNPOD_WEBHOOK_PING: `${stock}/ping`,
+    RUNPOD_PING_INTERVAL: String(pingIntervalS * 1000),
+    RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
+    RUNPOD_SKIP_GPU_CHECK: "true",
+  };
 }
 
 /** bwrap writes `{"child-pid": N}` on fd 3: the Python process, the one to signal. */

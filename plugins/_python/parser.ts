@@ -76,8 +76,27 @@ export interface ParsedRequirement {
   url?: string;
 }
 
+/**
+ * Where a file calls the hosted SDK's `runpod.serverless.start({...})` when run (helper/stock_worker.py):
+ * its line and the config dict's keys written literally (a function's name for `handler` and
+ * `concurrency_modifier`, with the handler's kind), or null when it does not.
+ */
+export interface StockWorkerStart {
+  line: number;
+  handler?: string;
+  handlerLine?: number;
+  isAsync?: boolean;
+  isGenerator?: boolean;
+  concurrency_modifier?: string;
+  return_aggregate_stream?: boolean;
+  refresh_worker?: boolean;
+}
+
+export type StockWorkerAnalysis = { path: string; start: StockWorkerStart | null; error?: undefined } | { path: string; error: RawProblem };
+
 interface Response {
   results: FileAnalysis[];
+  stockWorkers?: StockWorkerAnalysis[];
   requirements?: Array<ParsedRequirement | null>;
   stdlib?: StdlibModules;
   /** The interpreter the helper runs in (sys.executable): the real one behind a shim. */
@@ -148,6 +167,13 @@ export class PythonParser {
     if (lines.length === 0) return [];
     const response = await this.request({ requirements: lines });
     return (response.requirements ?? []).map((parsed) => parsed ?? undefined);
+  }
+
+  /** Where each file calls the hosted SDK's start (not cached: a few small files per build). */
+  async stockWorkers(files: readonly ParseInput[]): Promise<StockWorkerAnalysis[]> {
+    if (files.length === 0) return [];
+    const response = await this.request({ stockWorkers: files.map((file) => ({ path: file.path, source: file.source.toString("base64") })) });
+    return response.stockWorkers ?? [];
   }
 
   /** Stops the helper process. A later parse() starts a new one. */

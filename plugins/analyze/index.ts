@@ -24,6 +24,15 @@ export async function writeAnalysis(artifact: Artifact, ctx: BuildContext): Prom
   return { file: out, summary: formatSummary(summary) };
 }
 
+/** Which endpoints the artifact serves and what runs each: svc's runtime, or a stock worker's own SDK. */
+export function endpointsLine(ctx: BuildContext): string {
+  const each = ctx.endpoints.map(
+    (e) =>
+      `${e.name} (${e.type}, ${e.runtime === "runpod" ? `stock hosted-SDK worker ${e.file}, found by svc:discover-stock-worker` : "@Endpoint, svc's runtime"})`,
+  );
+  return `endpoints: ${each.join(", ") || "none"}`;
+}
+
 export function analyze(): SvcPlugin {
   return {
     name: PLUGIN_NAME,
@@ -32,6 +41,7 @@ export function analyze(): SvcPlugin {
         if (!ctx.options.analyze) return;
         const { file, summary } = await writeAnalysis(artifact, ctx);
         ctx.logger.info(summary);
+        ctx.logger.info(endpointsLine(ctx));
         ctx.logger.info("biggest entries, unpacked:");
         ctx.logger.info(formatGroupTable(groupEntries(artifact.entries, await distributionsOf(ctx.depsDir)), artifact.unpackedSize, 15));
         ctx.logger.info(`treemap: ${relative(process.cwd(), file) || file}`);

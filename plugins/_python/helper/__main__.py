@@ -12,7 +12,9 @@ Protocol (JSON, UTF-8):
 Every response names the interpreter that answered it, "executable": sys.executable (the real one
 behind a pyenv shim). A request with "stdlib": true is also answered "stdlib": {"version": "3.11", "modules": [...]}, the
 interpreter's standard library (sys.stdlib_module_names). A request with "requirements": [lines] is
-also answered "requirements": [parsed or null], each line read by pip's vendored `packaging`.
+also answered "requirements": [parsed or null], each line read by pip's vendored `packaging`. A request
+with "stockWorkers": [{"path", "source"}] is also answered "stockWorkers": [{"path", "start"} | {"path",
+"error"}]: where each file calls the hosted SDK's `runpod.serverless.start(...)` when run (stock_worker.py).
 
 One-shot mode (default): one request on stdin, one response on stdout.
 Long-lived mode (`--serve`): one request per line on stdin, one response per line on stdout,
@@ -31,6 +33,7 @@ if not __package__:
 from helper.endpoints import handle_file  # noqa: E402
 from helper.imports import stdlib_modules  # noqa: E402
 from helper.requirements import parse_requirement  # noqa: E402
+from helper.stock_worker import find_start  # noqa: E402
 
 
 def handle(request):
@@ -39,6 +42,8 @@ def handle(request):
         response["stdlib"] = {"version": "%d.%d" % sys.version_info[:2], "modules": stdlib_modules()}
     if "requirements" in request:
         response["requirements"] = [parse_requirement(line) for line in request["requirements"]]
+    if "stockWorkers" in request:
+        response["stockWorkers"] = [find_start(item) for item in request["stockWorkers"]]
     return response
 
 

@@ -13,7 +13,7 @@ import threading
 import traceback
 from typing import Any, Callable, Dict, List, Optional
 
-from . import _heartbeat, _http, _log, _manifest, _relay, _signals
+from . import _heartbeat, _http, _log, _manifest, _relay, _signals, _stock_worker
 from ._batch_worker import BatchWorker
 from ._done_batch import BatchingClient
 from ._env import WorkerEnv
@@ -90,6 +90,12 @@ class FailingRunner:
         logger.info("job %s: failed: the endpoint's module did not import (%s)", job.id, self.failure.error_type)
         self.client.done(job.id, {"error": self.failure.error()})
         return False
+
+
+def _report_failure(exc: BaseException, root: str, spec: Dict[str, Any], env: WorkerEnv) -> None:
+    failure = ImportFailure(exc, root, _modules_of(spec))
+    logger.error("cannot start stock worker %s: %s\n%s", spec.get("file"), failure.message, failure.traceback.rstrip())
+    _report(failure, env)
 
 
 def _report(failure: ImportFailure, env: WorkerEnv) -> None:
@@ -183,6 +189,8 @@ def serve(endpoint_name: str) -> None:
     spec = _manifest.endpoint(manifest, endpoint_name)
     os.environ.setdefault("SVC_ENDPOINT_NAME", endpoint_name)  # before import: decides local vs remote
     env = WorkerEnv.from_environ(endpoint_name)
+    if spec.get("runtime") == "runpod":  # a stock hosted-SDK worker: its own SDK is the loop
+        sys.exit(_stock_worker.run(spec, cwd, lambda exc: _report_failure(exc, cwd, spec, env)))
     endpoint: Optional[Endpoint] = None
     failure: Optional[ImportFailure] = None
     try:
