@@ -127,7 +127,7 @@ async function install(ctx: BuildContext, requirements: Requirement[], target: s
   const { uv } = await chooseInstaller(ctx, pipOptions, python);
   if (uv) {
     const settings = uvSettingsFromPipEnv();
-    const run = await runInstaller(uv, uvArgs(target, requirementsFile, version, [...settings.args, ...pipOptions]), ctx, label, settings.env);
+    const run = await runInstaller(uv, uvArgs(target, requirementsFile, version, [...settings.args, ...pipOptions], python), ctx, label, settings.env);
     if (run.ok) {
       await alignWithPip(target, new Set(requirements.map((r) => r.name)));
       return "uv";

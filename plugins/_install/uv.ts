@@ -88,11 +88,15 @@ export function pipConfigUvIgnores(env: NodeJS.ProcessEnv = process.env): string
   return undefined;
 }
 
-export function uvArgs(target: string, requirementsFile: string, pythonVersion: string, pipOptions: string[]): string[] {
+/** `python`: the interpreter svc runs (uv needs one to start from; never a Python uv would download). */
+export function uvArgs(target: string, requirementsFile: string, pythonVersion: string, pipOptions: string[], python: string): string[] {
   return [
     "pip",
     "install",
     "--no-config",
+    "--python",
+    python,
+    "--no-python-downloads",
     "--target",
     target,
     "--python-version",

@@ -24,8 +24,8 @@ const freshCache = () => (process.env.SVC_CACHE_DIR = mkdtempSync(join(tmpdir(),
 
 describe("uv's command line", () => {
   it("asks for the same wheels as pip: manylinux ≤ 2.28 x86_64, the configured CPython, binary only", () => {
-    expect(uvArgs("/t", "/r.txt", "3.11", ["--index-url", "https://x"]).join(" ")).toBe(
-      "pip install --no-config --target /t --python-version 3.11 --python-platform x86_64-manylinux_2_28 --only-binary :all: --index-url https://x -r /r.txt",
+    expect(uvArgs("/t", "/r.txt", "3.11", ["--index-url", "https://x"], "/py/bin/python3").join(" ")).toBe(
+      "pip install --no-config --python /py/bin/python3 --no-python-downloads --target /t --python-version 3.11 --python-platform x86_64-manylinux_2_28 --only-binary :all: --index-url https://x -r /r.txt",
     );
   });
 
