@@ -1,19 +1,25 @@
 /**
  * svc:pip-install — installs the resolved requirements for Linux x86_64 (binary wheels only) into
- * a content-addressed cache, `.svc/cache/deps/<sha256>/site-packages`, so an unchanged set is never
- * installed twice. The key is the requirement set + pip options + Python version + platform tags.
- * Packages pip pulled in transitively that are excluded (numpy under a package needing it) are
- * removed from the installed tree afterwards, and reported.
+ * a content-addressed cache shared by the user's apps, `~/.cache/svc/deps/<sha256>/site-packages`
+ * (_install/cache-root.ts), so an unchanged set is never installed twice, whichever app asks. The
+ * key is the requirement set + pip options + Python version + platform tags. The installer is uv
+ * when there is one (several times faster; _install/uv.ts), else pip, for the same wheels and the
+ * same installed files; pip also takes over what uv cannot install. Packages pulled in transitively
+ * that are excluded (numpy under a package needing it) are removed from the installed tree
+ * afterwards, and reported. docs/deploy.md, "Dependencies: uv or pip, one cache for every app".
  */
-import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from "node:fs/promises";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { errors } from "../core/errors.ts";
 import type { BuildContext, ExcludedRequirement, Requirement, SvcPlugin } from "../core/types.ts";
 import { fileIndexOf } from "./_file-index.ts";
 import { writeIfChanged } from "./_fs.ts";
+import { depsCacheRoot } from "./_install/cache-root.ts";
+import { errorText, runInstaller, uvReason } from "./_install/run.ts";
+import { alignWithPip } from "./_install/same-as-pip.ts";
+import { findUv, optionUvLacks, pipConfigUvIgnores, uvArgs, uvSettingsFromPipEnv } from "./_install/uv.ts";
 import { pythonInterpreter, startablePython } from "./_python/index.ts";
 import { normalizeName, pipOptionsOf } from "./_requirements.ts";
 import { describeReason, exclusionReasons } from "./_exclusions.ts";
@@ -22,14 +28,16 @@ export const PLUGIN_NAME = "svc:pip-install";
 
 export const PLATFORM_TAGS = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"] as const;
 /** Bump when the cache layout or the install recipe changes. */
-const CACHE_VERSION = 1;
+const CACHE_VERSION = 2; // 2: shared by apps, installed by uv or pip
 const COMPLETE_MARKER = ".svc-complete.json";
 
 export interface PipInstallMeta {
   /** The cache key of the requirement set. */
   hash?: string;
-  /** Whether pip ran in this build (false: cache hit or nothing to install). */
+  /** Whether an installer ran in this build (false: cache hit or nothing to install). */
   ran: boolean;
+  /** Which installer installed the set (when one ran). */
+  installer?: Installer;
   cacheHit: boolean;
   /** Packages removed from the installed tree because they are excluded. */
   pruned: string[];
@@ -85,41 +93,55 @@ export function pipArgs(target: string, requirementsFile: string, pythonVersion:
   ];
 }
 
-async function runPip(args: string[], ctx: BuildContext, label: string): Promise<void> {
-  const python = pythonInterpreter();
-  const command = await startablePython(ctx.outDir, python); // the real interpreter behind a python3 shim, once known
-  // on a terminal, pip's latest line (Collecting …, Downloading …) beside a clock; elsewhere the one line
-  const progress = ctx.logger.progress(label, 0);
-  return new Promise<void>((resolvePromise, reject) => {
-    const child = spawn(command, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, PIP_NO_WARN_SCRIPT_LOCATION: "1" } });
-    let output = "";
-    const collect = (chunk: Buffer) => {
-      output += chunk.toString();
-      // keep the tail only: pip can be chatty
-      if (output.length > 200_000) output = output.slice(-100_000);
-    };
-    child.stdout.on("data", (chunk: Buffer) => {
-      collect(chunk);
-      for (const line of chunk.toString().split("\n")) {
-        if (!line.trim()) continue;
-        ctx.logger.debug(`pip: ${line}`);
-        progress.note(line);
-      }
-    });
-    child.stderr.on("data", collect);
-    child.on("error", (error: NodeJS.ErrnoException) => reject(error.code === "ENOENT" ? errors.PYTHON_NOT_FOUND(python) : error));
-    child.on("close", (code) => {
-      if (code === 0) resolvePromise();
-      else reject(errors.PIP_FAILED(pipErrorText(output)));
-    });
-  }).finally(() => progress.end());
+export type Installer = "uv" | "pip";
+
+/** Told once per process: which installer runs and why not uv. */
+let toldWhy = "";
+
+/** uv, or pip with the reason uv is not used (said once per process, at info level). */
+async function chooseInstaller(ctx: BuildContext, pipOptions: string[], python: string): Promise<{ uv?: string }> {
+  const lacks = optionUvLacks(pipOptions);
+  const config = pipConfigUvIgnores();
+  const uv = findUv(python);
+  const why =
+    process.env.SVC_INSTALLER === "pip"
+      ? "SVC_INSTALLER=pip"
+      : lacks
+        ? `uv does not take the requirements' option ${lacks}`
+        : config
+          ? config
+          : uv
+            ? undefined
+            : "uv was not found beside Python or on PATH (pip install uv, for installs several times faster)";
+  if (!why) return { uv };
+  if (toldWhy !== why) ctx.logger.info(`installing dependencies with pip: ${why}`);
+  toldWhy = why;
+  return {};
 }
 
-/** pip's own words, verbatim, without the progress noise before the first error. */
-function pipErrorText(output: string): string {
-  const lines = output.trimEnd().split("\n");
-  const first = lines.findIndex((line) => /^ERROR:|error:/i.test(line));
-  return (first >= 0 ? lines.slice(Math.max(0, first - 2)) : lines.slice(-30)).join("\n");
+/** Installs into `target`: uv when chosen, pip when not or when uv fails (said with uv's reason). */
+async function install(ctx: BuildContext, requirements: Requirement[], target: string, requirementsFile: string, pipOptions: string[]): Promise<Installer> {
+  const python = await startablePython(ctx.outDir, pythonInterpreter()); // the real interpreter behind a python3 shim, once known
+  const version = ctx.config.pythonVersion;
+  const label = `installing ${requirements.length} requirement(s) for Linux x86_64 (Python ${version})`;
+  const { uv } = await chooseInstaller(ctx, pipOptions, python);
+  if (uv) {
+    const settings = uvSettingsFromPipEnv();
+    const run = await runInstaller(uv, uvArgs(target, requirementsFile, version, [...settings.args, ...pipOptions], python), ctx, label, settings.env);
+    if (run.ok) {
+      await alignWithPip(target, new Set(requirements.map((r) => r.name)));
+      return "uv";
+    }
+    ctx.logger.warn(`uv could not install the requirements (${uvReason(run.output)}): installing them with pip`);
+    await rm(target, { recursive: true, force: true });
+  }
+  const run = await runInstaller(python, pipArgs(target, requirementsFile, version, pipOptions), ctx, label, { PIP_NO_WARN_SCRIPT_LOCATION: "1" }).catch(
+    (error: NodeJS.ErrnoException) => {
+      throw error.code === "ENOENT" ? errors.PYTHON_NOT_FOUND(python) : error;
+    },
+  );
+  if (!run.ok) throw errors.PIP_FAILED(errorText(run.output));
+  return "pip";
 }
 
 /**
@@ -198,7 +220,7 @@ export function pipInstall(): SvcPlugin {
         const pipOptions = pipOptionsOf(ctx);
         const hash = depsHash(requirements, pipOptions, ctx.config.pythonVersion, [...reasons.keys()]);
         meta.hash = hash;
-        const cacheRoot = join(ctx.outDir, "cache", "deps");
+        const cacheRoot = depsCacheRoot();
         const dir = join(cacheRoot, hash);
         const sitePackages = join(dir, "site-packages");
         if (existsSync(join(dir, COMPLETE_MARKER))) {
@@ -207,7 +229,7 @@ export function pipInstall(): SvcPlugin {
           const marker = JSON.parse(await readFile(join(dir, COMPLETE_MARKER), "utf8")) as { pruned?: string[] };
           meta.pruned = marker.pruned ?? [];
           reportPruned(meta.pruned, reasons, ctx);
-          ctx.logger.debug(`dependencies: cache hit ${relative(ctx.root, dir)}`);
+          ctx.logger.debug(`dependencies: cache hit ${dir}`);
           return;
         }
 
@@ -218,14 +240,18 @@ export function pipInstall(): SvcPlugin {
           const requirementsFile = join(staging, "requirements.txt");
           await writeFile(requirementsFile, text);
           meta.ran = true;
-          const label = `installing ${requirements.length} requirement(s) for Linux x86_64 (Python ${ctx.config.pythonVersion})`;
-          await runPip(pipArgs(join(staging, "site-packages"), requirementsFile, ctx.config.pythonVersion, pipOptions), ctx, label);
+          meta.installer = await install(ctx, requirements, join(staging, "site-packages"), requirementsFile, pipOptions);
           const pruned = await pruneExcluded(join(staging, "site-packages"), new Set(reasons.keys()));
           meta.pruned = pruned;
           reportPruned(pruned, reasons, ctx);
-          await writeFile(join(staging, COMPLETE_MARKER), JSON.stringify({ requirements: requirements.map((r) => r.spec), pruned }, null, 2));
-          await rm(dir, { recursive: true, force: true });
-          await rename(staging, dir);
+          const marker = { requirements: requirements.map((r) => r.spec), installer: meta.installer, pruned };
+          await writeFile(join(staging, COMPLETE_MARKER), JSON.stringify(marker, null, 2));
+          // another build (of this app or another) may have installed the same set meanwhile: its tree is as good
+          if (existsSync(join(dir, COMPLETE_MARKER))) await rm(staging, { recursive: true, force: true });
+          else {
+            await rm(dir, { recursive: true, force: true });
+            await rename(staging, dir);
+          }
         } catch (error) {
           await rm(staging, { recursive: true, force: true });
           throw error;

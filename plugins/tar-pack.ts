@@ -26,7 +26,7 @@ export const PACK_STATE_FILE = "pack-state.json";
 /** `--keep-build`: the artifact unpacked, under `.svc/`. */
 export const KEPT_TREE_DIR = "artifact";
 /** Bump when the layout or the tar encoding changes: old artifacts are then never reused. */
-const FORMAT_VERSION = 3; // 2: gzip level 6; 3: files that do not compress stored (plugins/_tar.ts)
+const FORMAT_VERSION = 4; // 2: gzip level 6; 3: files that do not compress stored; 4: level 4 in parallel chunks (plugins/_tar.ts)
 
 /** The Python SDK shipped in this package (plugins get it as ctx.svc.runtimeDir). */
 export const SDK_DIR = SVC_PATHS.runtimeDir;

@@ -3,7 +3,8 @@
  * created by the bench run. Its app is the `svc init` template with `from runpod_flash import`
  * instead of `from svc import` (the same Endpoint keywords: a GPU queue, a CPU queue and a
  * load-balanced endpoint) and the same requirements.txt. flash imports the app's modules to find
- * them (its RuntimeScanner) and installs requirements with pip on every build.
+ * them (its RuntimeScanner) and installs requirements with pip on every build. Installed on first
+ * use into a venv under the temp folder (PEER_VENV), reused by later runs.
  */
 import { spawn } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -50,13 +51,21 @@ export function timeCommand(command: string, argv: string[], cwd: string, env: N
   });
 }
 
-/** Creates the venv and installs the peer; answers the `flash` executable, or why it could not. */
-export async function installPeer(venv: string, python = "python3"): Promise<{ flash: string } | { reason: string }> {
+/** Where the peer is installed on first use, and reused by later runs (as bench/platform's peer). */
+export const PEER_VENV = join(tmpdir(), `svc-bench-peer-${PEER_PACKAGE.replace("==", "-")}`);
+
+/** Creates the venv and installs the peer unless a run did before; answers the `flash` executable, or why it could not. */
+export async function installPeer(venv = PEER_VENV, python = "python3"): Promise<{ flash: string } | { reason: string }> {
+  const flash = join(venv, "bin", "flash");
+  if (existsSync(join(venv, ".installed"))) return { flash };
+  process.stderr.write(`installing ${PEER_PACKAGE} into ${venv} (once) …\n`);
+  rmSync(venv, { recursive: true, force: true });
   const created = await timeCommand(python, ["-m", "venv", venv], ".");
   if (created.code !== 0) return { reason: `could not create a venv with ${python}: ${created.tail}` };
   const pip = await timeCommand(join(venv, "bin", "python"), ["-m", "pip", "install", "--disable-pip-version-check", "-q", PEER_PACKAGE], ".");
   if (pip.code !== 0) return { reason: `pip install ${PEER_PACKAGE} failed (it needs PyPI): ${pip.tail}` };
-  return { flash: join(venv, "bin", "flash") };
+  writeFileSync(join(venv, ".installed"), PEER_PACKAGE);
+  return { flash };
 }
 
 /** The svc init template rewritten for flash, with the given requirements. */

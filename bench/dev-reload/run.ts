@@ -7,7 +7,8 @@
  *
  *   edit, no deps       one Python file edited (requirements unchanged): reload = discovery of the
  *                       changed file only, pack, upload, live-hello moved to the new build
- *   dependency added    requirements.txt gains a package: pip runs once (needs PyPI)
+ *   dependency added    requirements.txt gains a package: uv (or pip) runs once, into an empty
+ *                       dependency cache of the run's own (needs PyPI; the download cache as it is)
  *   edit, deps cached   a Python edit after that: the install comes from the requirement-hash cache
  *   unchanged save      same bytes saved again: artifact unchanged, upload skipped
  *
@@ -31,6 +32,8 @@ const platformMod = (await import("../../platform/index.ts")) as unknown as {
 };
 const dataDir = await mkdtemp(join(tmpdir(), "svc-bench-platform-"));
 const root = await mkdtemp(join(tmpdir(), "svc-bench-dev-"));
+// an empty dependency cache of its own: "dependency added" installs (the default cache is shared by the user's apps)
+process.env.SVC_CACHE_DIR = await mkdtemp(join(tmpdir(), "svc-bench-deps-"));
 await cp(FIXTURE, root, { recursive: true });
 const platform = await platformMod.startPlatform({ dataDir, port: 0, host: "127.0.0.1", log: () => {} });
 const client = createPlatformClient({ url: platform.url, apiKey: platform.apiKey });
@@ -113,7 +116,7 @@ try {
       "dependency added",
       1,
       () => editAndMeasure(() => writeFile(join(root, "requirements.txt"), "six==1.17.0\n")),
-      "requirements.txt += six (pip install)",
+      "requirements.txt += six (installed: uv, or pip)",
     );
     await caseRows(
       "edit, deps cached",

@@ -2,7 +2,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { runBuild as runPipeline } from "../../testing/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import type { SvcError } from "../../core/errors.ts";
@@ -10,6 +10,10 @@ import { depsHash, pipArgs, pruneExcluded } from "../../plugins/pip-install.ts";
 import { copyFixture, pypiReachable } from "./_helpers.ts";
 
 const online = await pypiReachable();
+// each test's installs in a cache of its own (the default one is shared by the user's apps)
+beforeEach(() => {
+  process.env.SVC_CACHE_DIR = mkdtempSync(join(tmpdir(), "svc-deps-cache-"));
+});
 if (!online) console.warn("pip-install tests that need PyPI are skipped: https://pypi.org did not answer a HEAD request");
 
 describe("pip command and cache key", () => {
@@ -62,7 +66,7 @@ describe.skipIf(!online)("real pip install (PyPI)", () => {
     const paths = first.artifact!.entries.map((e) => e.path);
     expect(paths).toContain("site-packages/six.py");
     expect(paths.some((p) => /^site-packages\/six-1\.17\.0\.dist-info\/METADATA$/.test(p))).toBe(true);
-    expect(first.depsDir).toMatch(/\.svc\/cache\/deps\/[0-9a-f]{64}\/site-packages$/);
+    expect(first.depsDir).toBe(join(process.env.SVC_CACHE_DIR!, "deps", first.meta.get("svc:pip-install")!.hash!, "site-packages"));
 
     const second = await runPipeline({ root, logger: createLogger("silent") });
     expect(second.meta.get("svc:pip-install")).toMatchObject({ ran: false, cacheHit: true });
@@ -89,7 +93,7 @@ describe.skipIf(!online)("real pip install (PyPI)", () => {
     expect(paths).toContain("site-packages/dateutil/__init__.py");
     expect(paths.filter((p) => p.startsWith("site-packages/six"))).toEqual([]);
     expect(logger.warnings).toContainEqual(expect.stringMatching(/removed six from the installed dependencies: .*excluded by --exclude/));
-    expect(readFileSync(join(ctx.outDir, "cache", "deps", ctx.depsDir!.split("/").at(-2)!, "site-packages", "dateutil", "__init__.py"), "utf8")).toBeTruthy();
+    expect(readFileSync(join(ctx.depsDir!, "dateutil", "__init__.py"), "utf8")).toBeTruthy();
   });
 
   it("surfaces pip's own error with the remedy", { timeout: 120_000 }, async () => {
@@ -100,7 +104,7 @@ describe.skipIf(!online)("real pip install (PyPI)", () => {
     expect(error.message).toMatch(/ERROR: (Could not find a version|No matching distribution)/);
     expect(error.remedy).toContain("manylinux");
     // a failed install leaves no cache entry behind
-    expect(readdirSync(join(root, ".svc", "cache", "deps"))).toEqual([]);
+    expect(readdirSync(join(process.env.SVC_CACHE_DIR!, "deps"))).toEqual([]);
     // spec 2.5: the build folder is removed after a failed build too (unless --keep-build)
     expect(existsSync(join(root, ".svc", ".build"))).toBe(false);
   });
