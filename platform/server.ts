@@ -27,6 +27,8 @@ import { volumeDir } from "./volumes/paths.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
 import { createSecrets } from "./secrets.ts";
+import { createKeys } from "./keys/keys.ts";
+import { createAudit } from "./history/audit.ts";
 import { connectRay } from "./workers/backends/ray.ts";
 import type { PlatformContext } from "./context.ts";
 import { startSweep } from "./sweep.ts";
@@ -114,6 +116,8 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     options,
     apiKeyHash,
     workerKeys,
+    keys: createKeys(store),
+    audit: createAudit(store, options.auditRetention),
     secrets,
     scheduler,
     baseUrl: () => address.baseUrl,
