@@ -42,9 +42,16 @@ export interface SwitchRecord {
   before: EndpointRecord[];
 }
 
+/**
+ * Does the build have this endpoint, by name (or a prefixed name: `<prefix>-<name>`)? Stricter than
+ * the switch, which keeps any endpoint running a one-endpoint build: the deploy deletes those the
+ * manifest lacks right after it, and the history records the environment as the deploy leaves it.
+ */
+const inBuild = (build: BuildRow, name: string) => Object.keys(manifestEndpoints(build)).some((n) => name === n || name.endsWith(`-${n}`));
+
 /** Records a switch once it committed, then applies the retention. */
 export function recordSwitch(store: Store, dataDir: string, retention: number, s: SwitchRecord): DeployRow {
-  const after = store.endpoints.list().filter((e) => e.environmentId === s.env.id);
+  const after = store.endpoints.list().filter((e) => e.environmentId === s.env.id && inBuild(s.build, e.name));
   const row = store.history.add({
     environmentId: s.env.id,
     buildId: s.build.id,

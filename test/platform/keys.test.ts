@@ -9,7 +9,18 @@
 import { readdir, readFile } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
-import { buildSchema, getNamedType, GraphQLInputObjectType, GraphQLNonNull, GraphQLObjectType, isInputObjectType, isNonNullType, isScalarType, type GraphQLArgument, type GraphQLInputType } from "graphql";
+import {
+  buildSchema,
+  getNamedType,
+  GraphQLInputObjectType,
+  GraphQLNonNull,
+  GraphQLObjectType,
+  isInputObjectType,
+  isNonNullType,
+  isScalarType,
+  type GraphQLArgument,
+  type GraphQLInputType,
+} from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApi } from "../../platform/api/app.ts";
 import { GRAPHQL_RULES, ROLES, ROUTE_RULES, type Role } from "../../platform/keys/rules.ts";
@@ -29,9 +40,20 @@ async function deployTo(p: TestPlatform, artifact: BuiltArtifact, app: string, e
   const { appId, buildId } = await uploadArtifact(p, artifact, app);
   const { createEnvironment } = await gqlOk(p, "mutation($a: String!, $n: String!) { createEnvironment(appId: $a, name: $n) { id } }", { a: appId, n: env });
   const { saveEndpoint } = await gqlOk(p, "mutation($i: EndpointInput!) { saveEndpoint(input: $i) { id } }", {
-    i: { name: "work", instanceIds: ["cpu3c-2-4"], template: { imageName: "svc/worker-cpu:py3.11" }, workersMin: 0, workersMax: 0, buildId, environmentId: createEnvironment.id },
+    i: {
+      name: "work",
+      instanceIds: ["cpu3c-2-4"],
+      template: { imageName: "svc/worker-cpu:py3.11" },
+      workersMin: 0,
+      workersMax: 0,
+      buildId,
+      environmentId: createEnvironment.id,
+    },
   });
-  await gqlOk(p, "mutation($e: String!, $b: String!) { deployBuildToEnvironment(environmentId: $e, buildId: $b) { id } }", { e: createEnvironment.id, b: buildId });
+  await gqlOk(p, "mutation($e: String!, $b: String!) { deployBuildToEnvironment(environmentId: $e, buildId: $b) { id } }", {
+    e: createEnvironment.id,
+    b: buildId,
+  });
   return { appId, envId: createEnvironment.id, buildId, endpointId: saveEndpoint.id };
 }
 
@@ -134,12 +156,7 @@ describe("keys, roles and scopes (real platform over HTTP)", () => {
         continue;
       }
       if (["/metrics", "/console/api/**"].includes(pattern)) continue; // served by branches not merged here: their rows wait for them
-      const path = pattern
-        .replace(":endpoint", a.endpointId)
-        .replace(":job", job)
-        .replace(":id", "f_none")
-        .replace(":name", "x")
-        .replace("**", "anything");
+      const path = pattern.replace(":endpoint", a.endpointId).replace(":job", job).replace(":id", "f_none").replace(":name", "x").replace("**", "anything");
       for (const role of ROLES) {
         const res = path.endsWith("/shell")
           ? await rawCall(p, wide[role]!, path, { connection: "Upgrade", upgrade: "svc-shell" })
@@ -179,7 +196,10 @@ describe("keys, roles and scopes (real platform over HTTP)", () => {
     expect((await call(p, invoke, "POST", `/v2/${b.endpointId}/runsync`, '{"input": {}}')).status).toBe(403);
     // the deploy's switch: an invoke key may not; a deploy key of A may on A, not on B
     const deployOf = (env: string, build: string) =>
-      JSON.stringify({ query: "mutation($e: String!, $b: String!) { deployBuildToEnvironment(environmentId: $e, buildId: $b) { id } }", variables: { e: env, b: build } });
+      JSON.stringify({
+        query: "mutation($e: String!, $b: String!) { deployBuildToEnvironment(environmentId: $e, buildId: $b) { id } }",
+        variables: { e: env, b: build },
+      });
     expect((await call(p, invoke, "POST", "/graphql", deployOf(a.envId, a.buildId))).status).toBe(403);
     expect((await call(p, scopedA.deploy!, "POST", "/graphql", deployOf(a.envId, a.buildId))).status).toBe(200);
     expect((await call(p, scopedA.deploy!, "POST", "/graphql", deployOf(b.envId, b.buildId))).status).toBe(403);
@@ -191,7 +211,7 @@ describe("keys, roles and scopes (real platform over HTTP)", () => {
   it("a revoked key is refused at its next request", async () => {
     const key = await createKey(p, "short-lived", "read");
     expect((await call(p, key, "GET", `/v2/${a.endpointId}/health`)).status).toBe(200);
-    await gqlOk(p, "mutation { apiKeyRevoke(name: \"short-lived\") }");
+    await gqlOk(p, 'mutation { apiKeyRevoke(name: "short-lived") }');
     const revokedAt = Date.now();
     const after = await call(p, key, "GET", `/v2/${a.endpointId}/health`);
     expect(after.status).toBe(401);
