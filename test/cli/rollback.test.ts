@@ -133,7 +133,7 @@ describe("svc history and svc rollback (real platform, workers, CLI and git)", (
 
     const history = await svc("history", "--json");
     expect(history.code, history.stderr).toBe(0);
-    const deploys = JSON.parse(history.stdout).deploys as Array<Record<string, any>>;
+    const deploys = JSON.parse(history.stdout).deploys as Array<Record<string, unknown>>;
     const commits = git(root, "log", "--format=%H").split("\n"); // newest first: v2, v1
     expect(deploys.map((d) => [d.kind, d.keyName, d.gitCommit, d.gitDirty, d.active])).toEqual([
       ["rollback", "platform", commits[1], false, true],

@@ -12,7 +12,7 @@ import { join } from "node:path";
 import {
   buildSchema,
   getNamedType,
-  GraphQLInputObjectType,
+  type GraphQLInputObjectType,
   GraphQLNonNull,
   GraphQLObjectType,
   isInputObjectType,
@@ -23,7 +23,7 @@ import {
 } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApi } from "../../platform/api/app.ts";
-import { GRAPHQL_RULES, ROLES, ROUTE_RULES, type Role } from "../../platform/keys/rules.ts";
+import { GRAPHQL_RULES, ROLES, ROUTE_RULES, type Role, type Rule } from "../../platform/keys/rules.ts";
 import { buildFixtureArtifact, gqlOk, startTestPlatform, uploadArtifact, type BuiltArtifact, type TestPlatform } from "./_support.ts";
 
 const SCHEMA = buildSchema(await readFile(new URL("../../platform/graphql/schema.graphql", import.meta.url), "utf8"));
@@ -138,6 +138,14 @@ describe("keys, roles and scopes (real platform over HTTP)", () => {
     ];
     expect(fields.filter((field) => !GRAPHQL_RULES[field])).toEqual([]);
     expect(Object.keys(GRAPHQL_RULES).filter((field) => !fields.includes(field))).toEqual([]); // no stale rows
+  });
+
+  it("docs/platform.md has the same table, row for row", async () => {
+    const docs = await readFile(new URL("../../docs/platform.md", import.meta.url), "utf8");
+    const row = (name: string, r: Rule) =>
+      `| \`${name}\` | ${typeof r.roles === "string" ? r.roles : r.roles.join(", ")} | ${r.on}${r.arg ? ` (\`${r.arg}\`)` : ""} |`;
+    const rows = [...Object.entries(ROUTE_RULES), ...Object.entries(GRAPHQL_RULES)].map(([name, rule]) => row(name, rule));
+    expect(rows.filter((line) => !docs.includes(line))).toEqual([]);
   });
 
   it("each role against each route: allowed where the table says, else 403 KEY_FORBIDDEN", { timeout: 120_000 }, async () => {
