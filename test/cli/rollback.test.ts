@@ -6,7 +6,8 @@
  * - the second deploy removed an endpoint: the rollback brings it back with its id and settings;
  * - the history lists each switch, newest first, with its key, git commit and dirty flag, and the
  *   endpoints it added, changed (settings or manifest entry) and removed;
- * - without --yes and without a terminal, rollback asks for confirmation it cannot get, and changes nothing.
+ * - without --yes and without a terminal, rollback asks for confirmation it cannot get, and changes nothing;
+ * - a deploy key scoped to the app rolls back through the CLI as well, and the history names it.
  */
 import { execFileSync } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -143,6 +144,16 @@ describe("svc history and svc rollback (real platform, workers, CLI and git)", (
     expect(deploys[0]!.changes).toEqual({ added: ["gone"], changed: ["steady"], removed: [] });
     expect(deploys[1]!.changes).toEqual({ added: [], changed: ["steady"], removed: ["gone"] });
     expect(deploys[2]!.changes).toEqual({ added: ["gone", "steady"], changed: [], removed: [] });
+    // a deploy key scoped to this app rolls back through the CLI too, and the history names it
+    const { secret } = (
+      await client.graphql<{ apiKeyCreate: { secret: string } }>("apiKeyCreate", "mutation($i: ApiKeyCreateInput!) { apiKeyCreate(input: $i) { secret } }", {
+        i: { name: "ci-deploy", role: "deploy", app: APP },
+      })
+    ).apiKeyCreate;
+    const byKey = await runSvc(["rollback", "--yes", "--root", root], { env: { ...env, PLATFORM_API_KEY: secret }, timeout: 180_000 });
+    expect(byKey.code, byKey.stderr).toBe(0);
+    const newest = JSON.parse((await svc("history", "--json")).stdout).deploys[0];
+    expect([newest.kind, newest.keyName, newest.gitCommit]).toEqual(["rollback", "ci-deploy", commits[0]]);
     const table = await svc("history");
     expect(table.stdout).toContain("+gone");
     expect(table.stdout).toContain(`${commits[0]!.slice(0, 12)}+dirty`);
