@@ -20,6 +20,7 @@ import type { RateLimiter } from "./rate-limit.ts";
 import { createHotPath } from "./hot-routes.ts";
 import { endpointRefusal, scopeRefusal } from "./worker-scope.ts";
 import { createKeyAccess, LB_HOST_RULE, type KeyAccess } from "./key-access.ts";
+import { ROUTE_RULES } from "../keys/rules.ts";
 
 /** The rule key of the route h3 matched (`* /**` when none did): `METHOD /pattern`, `*` for any method. */
 const routeOf = (event: H3Event): string => {
@@ -54,12 +55,14 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
     const path = event.url.pathname;
     if (selfAuthenticated(path)) return undefined;
     const host = LB_HOST.exec(event.req.headers.get("host") ?? "")?.[1]?.toLowerCase();
+    const route = host ? LB_HOST_RULE : routeOf(event);
+    if (ROUTE_RULES[route]?.roles === "none") return undefined; // a page that asks no key (rules.ts)
     const caller = access.caller(presentedKey(event));
     const error = isSvcError(caller)
       ? caller
       : caller.workerScope
         ? scopeRefusal(ctx.workerKeys, caller.workerScope, event, host) // a worker's key: its scope's routes only
-        : access.routeRefusal(caller.identity, host ? LB_HOST_RULE : routeOf(event), host ?? targetOf(event), `${event.req.method} ${path}`);
+        : access.routeRefusal(caller.identity, route, host ?? targetOf(event), `${event.req.method} ${path}`);
     // GraphQL clients read `errors` (the same body beside them); every other route's refusal goes to onError.
     if (error && path === "/graphql")
       return json(error.status, { error: error.message, code: error.code, errors: [{ message: error.message, extensions: { code: error.code } }] });
