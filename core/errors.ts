@@ -437,6 +437,11 @@ export const errors = {
         remedy: "Use the platform's API key (PLATFORM_API_KEY outside workers) for anything else; a worker calls only its own app's endpoints.",
       },
     ),
+  KEY_FORBIDDEN: (key: string, request: string, needs: string) =>
+    new SvcError("KEY_FORBIDDEN", `Key ${key} may not ${request}: that needs ${needs}.`, {
+      status: 403,
+      remedy: "Use a key whose role and scope cover it (`svc key list` shows the keys; an admin creates one with `svc key create`).",
+    }),
   NO_WORKER_READY: (endpoint: string, why?: string) =>
     new SvcError("NO_WORKER_READY", `No worker of endpoint "${endpoint}" became ready in time${why ? `: ${why}` : "."}`, {
       status: 503,

@@ -8,6 +8,8 @@ import type { ResolvedOptions } from "./options.ts";
 import type { WorkerKeys } from "./worker-keys.ts";
 import type { Secrets } from "./secrets.ts";
 import type { Scheduler } from "./queue/scheduler.ts";
+import type { Keys } from "./keys/keys.ts";
+import type { Audit } from "./history/audit.ts";
 
 export interface PlatformContext {
   store: Store;
@@ -20,6 +22,10 @@ export interface PlatformContext {
   apiKeyHash: string;
   /** Workers' keys, scoped to their app and environment (./worker-keys.ts). */
   workerKeys: WorkerKeys;
+  /** Named API keys with a role and a scope (./keys/keys.ts). */
+  keys: Keys;
+  /** The management actions' record (./history/audit.ts). */
+  audit: Audit;
   /** Secrets, sealed at rest, opened only to start a worker (./secrets.ts). */
   secrets: Secrets;
   /** Scheduled endpoints' runs (./queue/scheduler.ts). */

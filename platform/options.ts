@@ -89,6 +89,10 @@ export interface PlatformOptions {
   cgroups?: boolean;
   /** Where workers run (default: SVC_WORKERS and SVC_RAY_*, else local processes). */
   workers?: WorkersOption;
+  /** Deploys kept per app and environment, with their builds, for `svc history` and `svc rollback` (default: SVC_HISTORY_RETENTION, else 10). */
+  historyRetention?: number;
+  /** Audit log entries kept, newest (default: SVC_AUDIT_RETENTION, else 10000). */
+  auditRetention?: number;
 }
 
 export const HOSTED_RATE_LIMITS: RateLimits = {
@@ -104,6 +108,15 @@ export const HOSTED_RATE_LIMITS: RateLimits = {
 export const rateLimitsOff = (env: NodeJS.ProcessEnv = process.env): boolean => /^(off|false|0|no)$/i.test(env.SVC_PLATFORM_RATE_LIMITS?.trim() ?? "");
 
 /** `SVC_ISOLATION=strict` (what `svc platform start --isolation strict` sets): no worker without the sandbox. */
+/** A positive whole number from the environment, else `fallback`. */
+function countFromEnv(name: string, fallback: number): number {
+  const text = process.env[name]?.trim();
+  if (!text) return fallback;
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw errors.CLI_USAGE(`${name} takes a whole number of at least 1, not "${text}".`, "platform");
+  return n;
+}
+
 const isolationFromEnv = (env: NodeJS.ProcessEnv = process.env): "auto" | "strict" =>
   env.SVC_ISOLATION?.trim().toLowerCase() === "strict" ? "strict" : "auto";
 
@@ -151,5 +164,7 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits },
     cgroups: options.cgroups ?? !/^(off|false|0|no)$/i.test(process.env.SVC_WORKER_CGROUPS?.trim() ?? ""),
     workers: options.workers ?? workersFromEnv(),
+    historyRetention: options.historyRetention ?? countFromEnv("SVC_HISTORY_RETENTION", 10),
+    auditRetention: options.auditRetention ?? countFromEnv("SVC_AUDIT_RETENTION", 10_000),
   };
 }

@@ -29,6 +29,8 @@ import { volumeDir } from "./volumes/paths.ts";
 import { sha256Hex } from "./_ids.ts";
 import { createWorkerKeys } from "./worker-keys.ts";
 import { createSecrets } from "./secrets.ts";
+import { createKeys } from "./keys/keys.ts";
+import { createAudit } from "./history/audit.ts";
 import { connectRay } from "./workers/backends/ray.ts";
 import type { PlatformContext } from "./context.ts";
 import { startSweep } from "./sweep.ts";
@@ -124,6 +126,8 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     options,
     apiKeyHash,
     workerKeys,
+    keys: createKeys(store),
+    audit: createAudit(store, options.auditRetention),
     secrets,
     scheduler,
     baseUrl: () => address.baseUrl,
@@ -199,7 +203,7 @@ async function serve(
   series: TimeSeries,
 ): Promise<{ server: Server; socketServer?: Server; channelServer?: Server; shells: ShellRoute; caps: ConnectionCaps }> {
   const { options, queue, supervisor, autoscaler, store } = ctx;
-  const { app, limiter, hot } = createApi(ctx, series, {
+  const { app, limiter, hot, identify } = createApi(ctx, series, {
     async endpointRemoved(endpointId) {
       const workers = supervisor.forEndpoint(endpointId);
       queue.removeEndpoint(endpointId);
@@ -215,7 +219,7 @@ async function serve(
   const s3 = createS3Api(ctx); // the volumes' S3 API under /s3 signs with its own keys (docs/volumes.md)
   // One client cannot take the connections everyone else needs (./api/connection-caps.ts), counted
   // by the identity its credential proves (./api/connection-identity.ts).
-  const caps = new ConnectionCaps(raiseDescriptorLimit(options.connectionLimits, options.log), createIdentify(ctx, s3));
+  const caps = new ConnectionCaps(raiseDescriptorLimit(options.connectionLimits, options.log), createIdentify(ctx, s3, identify));
   const newServer = () => {
     const checkMs = Math.min(30_000, Math.max(100, Math.floor(options.connectionLimits.requestMs / 4))); // how often Node checks requestMs
     const s = createServer({ keepAliveTimeout: 65_000, connectionsCheckingInterval: checkMs }, (req, res) => {

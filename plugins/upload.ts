@@ -2,12 +2,14 @@
  * svc:upload — resolves the app and environment (reference/platform-api.md section 6: no app →
  * create it and the `--env` environment, default `production`; unknown `--env` → create it; one
  * environment → use it; several and no `--env` → ENVIRONMENT_AMBIGUOUS), then uploads the artifact.
- * Content-addressed: an artifact the platform already has (same sha256) is not sent again.
+ * Content-addressed: an artifact the platform already has (same sha256) is not sent again. The
+ * build's manifest gets `git: {commit, dirty}` when the app is in a git repository (deploy history).
  */
 import { resolveDeployTarget } from "../core/client/environments.ts";
 import { errors } from "../core/errors.ts";
 import type { SvcPlugin } from "../core/types.ts";
 import { platformClient } from "./_platform.ts";
+import { gitSource } from "./_git-source.ts";
 
 export const PLUGIN_NAME = "svc:upload";
 
@@ -37,7 +39,10 @@ export function upload(): SvcPlugin {
           `  uploading the artifact (${shortSha(ctx.artifact.sha256)}) to ${appName}/${target.environment.name}`,
           ctx.artifact.size,
         );
-        const result = await client.uploadArtifact(target.app.id, ctx.artifact, ctx.manifest, bar.add).finally(() => bar.end());
+        // the build's record carries the git commit it came from (the artifact's own manifest does not: its bytes stay the same)
+        const git = await gitSource(ctx.root);
+        const manifest = git ? { ...ctx.manifest, git } : ctx.manifest;
+        const result = await client.uploadArtifact(target.app.id, ctx.artifact, manifest, bar.add).finally(() => bar.end());
         ctx.logger.info(uploadedLine(ctx.artifact.sha256, result.skipped));
         ctx.upload = { buildId: result.buildId, skipped: result.skipped };
         return result.buildId;

@@ -1,10 +1,9 @@
 /** The h3 app: auth, load-balancer host routing, the route families, 404 for everything else. */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { H3, type H3Event } from "h3";
-import { errors } from "../../core/errors.ts";
+import { errors, isSvcError } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import type { ResolverHooks } from "../graphql/resolvers.ts";
-import { digestMatches, secretDigest } from "../_ids.ts";
 import { createLbProxy } from "./lb-proxy.ts";
 import { errorReply, json, onRouteError, presentedKey } from "./_http.ts";
 import { registerQueueRoutes } from "./queue-routes.ts";
@@ -21,8 +20,18 @@ import { registerRemoteWorkerRoutes } from "./remote-worker-routes.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { createHotPath } from "./hot-routes.ts";
 import { endpointRefusal, scopeRefusal } from "./worker-scope.ts";
-import { isConsoleAsset, registerConsoleRoutes } from "../console/routes.ts";
+import { registerConsoleRoutes } from "../console/routes.ts";
 import type { TimeSeries } from "../console/timeseries.ts";
+import { createKeyAccess, LB_HOST_RULE, type KeyAccess } from "./key-access.ts";
+import { ROUTE_RULES } from "../keys/rules.ts";
+
+/** The rule key of the route h3 matched (`* /**` when none did): `METHOD /pattern`, `*` for any method. */
+const routeOf = (event: H3Event): string => {
+  const route = event.context.matchedRoute as { method?: string; route?: string } | undefined;
+  return route ? `${route.method || "*"} ${route.route}` : "* /**";
+};
+/** What a route acts on: its endpoint, or an output file. */
+const targetOf = (event: H3Event): string | undefined => event.context.params?.endpoint ?? event.context.params?.id;
 
 const LB_HOST = /^([a-z0-9][a-z0-9_-]*)\.localhost(?::\d+)?$/i;
 
@@ -34,32 +43,35 @@ export interface Api {
   limiter: RateLimiter;
   /** Answers runsync and jobs-done without h3 (hot-routes.ts); false hands the request to `app`. */
   hot: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** The holder of a presented key (the platform's or a named one), for what keys requests by identity. */
+  identify: KeyAccess["identify"];
 }
 
 export function createApi(ctx: PlatformContext, series: TimeSeries, hooks: ResolverHooks): Api {
   const app = new H3({ silent: true, onError: onRouteError(ctx.options.log) });
   const proxy = createLbProxy(ctx);
-  const apiKeyDigest = secretDigest(ctx.apiKeyHash);
+  const access = createKeyAccess(ctx);
 
   const proxyByHost = (event: H3Event, endpointId: string) => proxy(event, endpointId, event.url.pathname + event.url.search);
   // Synchronous, and undefined passes the request on to the routes: no promise per request.
   app.use((event: H3Event) => {
     const path = event.url.pathname;
     if (selfAuthenticated(path)) return undefined;
-    const key = presentedKey(event);
-    const host = LB_HOST.exec(event.req.headers.get("host") ?? "");
-    if (!host && isConsoleAsset(path)) return undefined; // the console's page holds no data: its /console/api/ needs the key
-    if (!digestMatches(key, apiKeyDigest)) {
-      // not the platform's key: a worker's key (its scope's routes only), else 401
-      const scope = ctx.workerKeys.verify(key);
-      const error = scope ? scopeRefusal(ctx.workerKeys, scope, event, host?.[1]?.toLowerCase()) : errors.UNAUTHORIZED();
-      // GraphQL clients read `errors` (the same body beside them); every other route's refusal goes to onError.
-      if (error && path === "/graphql")
-        return json(error.status, { error: error.message, code: error.code, errors: [{ message: error.message, extensions: { code: error.code } }] });
-      if (error) throw error;
-      event.context.workerScope = scope;
-    }
-    return host ? proxyByHost(event, host[1]!.toLowerCase()) : undefined;
+    const host = LB_HOST.exec(event.req.headers.get("host") ?? "")?.[1]?.toLowerCase();
+    const route = host ? LB_HOST_RULE : routeOf(event);
+    if (ROUTE_RULES[route]?.roles === "none") return undefined; // a page that asks no key (rules.ts)
+    const caller = access.caller(presentedKey(event));
+    const error = isSvcError(caller)
+      ? caller
+      : caller.workerScope
+        ? scopeRefusal(ctx.workerKeys, caller.workerScope, event, host) // a worker's key: its scope's routes only
+        : access.routeRefusal(caller.identity, route, host ?? targetOf(event), `${event.req.method} ${path}`);
+    // GraphQL clients read `errors` (the same body beside them); every other route's refusal goes to onError.
+    if (error && path === "/graphql")
+      return json(error.status, { error: error.message, code: error.code, errors: [{ message: error.message, extensions: { code: error.code } }] });
+    if (error) throw error;
+    if (!isSvcError(caller)) Object.assign(event.context, caller);
+    return host ? proxyByHost(event, host) : undefined;
   });
 
   const lb = (event: H3Event) => {
@@ -89,13 +101,17 @@ export function createApi(ctx: PlatformContext, series: TimeSeries, hooks: Resol
     runsync,
     jobsDone,
     refusal: (key, endpointId) => {
-      if (digestMatches(key, apiKeyDigest)) return undefined;
-      const scope = ctx.workerKeys.verify(key);
-      const error = scope ? endpointRefusal(ctx.workerKeys, scope, endpointId, `POST /v2/${endpointId}/runsync`) : errors.UNAUTHORIZED();
+      const caller = access.caller(key);
+      const what = `POST /v2/${endpointId}/runsync`;
+      const error = isSvcError(caller)
+        ? caller
+        : caller.workerScope
+          ? endpointRefusal(ctx.workerKeys, caller.workerScope, endpointId, what)
+          : access.routeRefusal(caller.identity, "POST /v2/:endpoint/runsync", endpointId, what);
       return error && errorReply(error);
     },
     isLbHost: (host) => LB_HOST.test(host ?? ""),
     log: ctx.options.log,
   });
-  return { app, limiter, hot };
+  return { app, limiter, hot, identify: access.identify };
 }

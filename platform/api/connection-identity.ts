@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage } from "node:http";
 import type { PlatformContext } from "../context.ts";
-import { digestMatches, secretDigest, secretMatches } from "../_ids.ts";
+import { secretMatches } from "../_ids.ts";
 import { ARTIFACT_ROUTE } from "../artifacts/receive.ts";
 import type { S3Api } from "../volumes/s3-handler.ts";
 import { keyOf } from "./_http.ts";
@@ -18,14 +18,19 @@ import type { ConnectionIdentity, Identify } from "./connection-caps.ts";
 const WORKER_ROUTE = /^\/v2\/_worker\/([^/?]+)/;
 const UPLOAD_ROUTE = new RegExp(`^${ARTIFACT_ROUTE}/([^/?]+)\\?(.*)$`);
 
-type Context = Pick<PlatformContext, "apiKeyHash" | "workerKeys" | "supervisor" | "store">;
+type Context = Pick<PlatformContext, "workerKeys" | "supervisor" | "store">;
 
-export function createIdentify(ctx: Context, s3: Pick<S3Api, "owns" | "signer">): Identify {
-  const apiKeyDigest = secretDigest(ctx.apiKeyHash);
+/** `keyHolder`: the holder of a user key, the platform's or a named one (api/key-access.ts `identify`). */
+export function createIdentify(
+  ctx: Context,
+  s3: Pick<S3Api, "owns" | "signer">,
+  keyHolder: (key: string | undefined) => { name: string } | undefined,
+): Identify {
   const asKey = (id: string): ConnectionIdentity => ({ id, worker: false });
 
   const byKey = (key: string | undefined): ConnectionIdentity | undefined => {
-    if (digestMatches(key, apiKeyDigest)) return asKey("platform key");
+    const holder = keyHolder(key);
+    if (holder) return asKey(`key ${holder.name}`);
     const scope = ctx.workerKeys.verify(key);
     return scope ? asKey(`worker key ${scope.kind}.${scope.id}`) : undefined;
   };

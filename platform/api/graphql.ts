@@ -6,7 +6,7 @@
  */
 import type { H3, H3Event } from "h3";
 import { readFileSync } from "node:fs";
-import { buildSchema, execute, parse, validate, type GraphQLError, type DocumentNode, type ExecutionResult } from "graphql";
+import { buildSchema, execute, Kind, parse, validate, type GraphQLError, type DocumentNode, type ExecutionResult } from "graphql";
 import { packagePath } from "../../core/package-root.ts";
 import { errors, isSvcError, type SvcError } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
@@ -15,6 +15,9 @@ import { json, jsonText, readJson, errorResponse } from "./_http.ts";
 import { checkAnswer, checkQueryCost, checkQueryText, GRAPHQL_LIMITS } from "../graphql/cost-limit.ts";
 import { scopedQueryAllowed } from "./worker-scope.ts";
 import type { KeyScope } from "../worker-keys.ts";
+import type { Identity } from "../keys/access.ts";
+import { operationRefusal } from "./graphql-access.ts";
+import { AUDITED } from "../history/audit.ts";
 
 const SCHEMA_FILE = packagePath("platform", "graphql", "schema.graphql");
 const MAX_BODY_BYTES = 50_000_000;
@@ -35,6 +38,17 @@ const badRequest = (message: string) => json(400, { errors: [{ message }] });
 const refusal = (error: SvcError) =>
   json(error.status, { error: error.message, code: error.code, errors: [{ message: error.message, extensions: { code: error.code } }] });
 const TOO_MANY_TOKENS = /contains more tha[nt] \d+ tokens/; // graphql-js 16 writes "more that"
+
+/** A refused management action is recorded too, with the refusal as its outcome (../history/audit.ts). */
+function auditRefusal(ctx: PlatformContext, identity: Identity, document: DocumentNode, error: SvcError): void {
+  for (const definition of document.definitions) {
+    if (definition.kind !== Kind.OPERATION_DEFINITION || definition.operation !== "mutation") continue;
+    for (const selection of definition.selectionSet.selections) {
+      const action = selection.kind === Kind.FIELD ? AUDITED[selection.name.value] : undefined;
+      if (action) ctx.audit.record({ keyName: identity.name, action }, error.code);
+    }
+  }
+}
 
 export function registerGraphql(app: H3, ctx: PlatformContext, hooks: ResolverHooks): void {
   const schema = buildSchema(readFileSync(SCHEMA_FILE, "utf8"));
@@ -87,13 +101,20 @@ export function registerGraphql(app: H3, ctx: PlatformContext, hooks: ResolverHo
     if (workerScope && !scopedQueryAllowed(document, (operationName as string) ?? undefined)) {
       return refusal(errors.KEY_SCOPE(ctx.workerKeys.describe(workerScope), "this GraphQL operation (a worker's key may only query getBuild)"));
     }
+    const identity = event.context.identity as Identity | undefined;
+    const forbidden =
+      identity && operationRefusal(schema, ctx.store, identity, document, (operationName as string) ?? undefined, variables as Record<string, unknown>);
+    if (forbidden) {
+      auditRefusal(ctx, identity!, document, forbidden);
+      return refusal(forbidden);
+    }
     let result: ExecutionResult;
     try {
       result = await execute({
         schema,
         document,
         rootValue,
-        contextValue: { workerScope },
+        contextValue: { workerScope, identity },
         variableValues: (variables as Record<string, unknown>) ?? undefined,
         operationName: (operationName as string) ?? undefined,
       });

@@ -1,7 +1,7 @@
 /**
- * `GET /v2/<endpoint id>/shell` with `Upgrade: svc-shell`: `svc shell`'s route. Only the platform's
- * API key opens it (a worker's key is KEY_SCOPE, anything else UNAUTHORIZED): a shell runs what the
- * user's own deploy runs. The platform starts the shell on its side (../workers/shell.ts), so
+ * `GET /v2/<endpoint id>/shell` with `Upgrade: svc-shell`: `svc shell`'s route. The platform's API
+ * key opens it, and a named key of role deploy whose scope covers the endpoint's app (a worker's key
+ * is KEY_SCOPE, anything else UNAUTHORIZED): a shell runs what the user's own deploy runs. The platform starts the shell on its side (../workers/shell.ts), so
  * secrets are resolved into the sandbox's env and never sent to the client; after the 101 the
  * connection carries frames (core/shell-frames.ts). Plain Node on the server's `upgrade` event:
  * h3 has no hijacked sockets. A client that goes away ends its shell; so does the platform's stop.
@@ -9,11 +9,11 @@
  */
 import { STATUS_CODES, type IncomingMessage } from "node:http";
 import type { Duplex } from "node:stream";
-import { errors } from "../../core/errors.ts";
+import { errors, isSvcError } from "../../core/errors.ts";
 import { errorReply } from "../../core/http-errors.ts";
 import { encodeFrame, Frame, FrameReader, SHELL_PROTOCOL } from "../../core/shell-frames.ts";
 import type { PlatformContext } from "../context.ts";
-import { digestMatches, secretDigest } from "../_ids.ts";
+import { createKeyAccess } from "./key-access.ts";
 import { startShell, type ShellRequest, type ShellSession } from "../workers/shell.ts";
 import { keyOf } from "./_http.ts";
 
@@ -53,7 +53,7 @@ function refuse(socket: Duplex, error: unknown, log: (line: string) => void): vo
 
 export function createShellRoute(ctx: PlatformContext): ShellRoute {
   const sessions = new Set<{ session?: ShellSession; socket: Duplex }>();
-  const apiKeyDigest = secretDigest(ctx.apiKeyHash);
+  const access = createKeyAccess(ctx);
   const log = ctx.options.log;
 
   /** The endpoint and the shell asked for, or the refusal (the route's checks, in order). */
@@ -61,11 +61,11 @@ export function createShellRoute(ctx: PlatformContext): ShellRoute {
     const url = new URL(req.url ?? "/", "http://platform");
     const match = SHELL_ROUTE.exec(url.pathname);
     if (!match) throw errors.NOT_FOUND("Route", `${req.method} ${url.pathname}`);
-    const key = keyOf(req.headers.authorization);
-    if (!digestMatches(key, apiKeyDigest)) {
-      const scope = ctx.workerKeys.verify(key);
-      throw scope ? errors.KEY_SCOPE(ctx.workerKeys.describe(scope), `${req.method} ${url.pathname}`) : errors.UNAUTHORIZED();
-    }
+    const caller = access.caller(keyOf(req.headers.authorization));
+    if (isSvcError(caller)) throw caller;
+    if (caller.workerScope) throw errors.KEY_SCOPE(ctx.workerKeys.describe(caller.workerScope), `${req.method} ${url.pathname}`);
+    const refused = access.routeRefusal(caller.identity, "GET /v2/:endpoint/shell", decodeURIComponent(match[1]!), `${req.method} ${url.pathname}`);
+    if (refused) throw refused;
     if (req.method !== "GET" || req.headers.upgrade?.toLowerCase() !== SHELL_PROTOCOL)
       throw errors.BAD_REQUEST(`The shell route takes GET with \`Upgrade: ${SHELL_PROTOCOL}\` (svc shell sends it).`);
     const endpointId = decodeURIComponent(match[1]!);

@@ -17,7 +17,6 @@ export const CONSOLE_API = "/console/api/";
 const ASSETS = "/console/assets/";
 
 /** The page and its assets: nothing the platform holds is in them, so they need no key. */
-export const isConsoleAsset = (path: string): boolean => path === CONSOLE_PAGE || path === `${CONSOLE_PAGE}/` || path.startsWith(ASSETS);
 
 const SECURITY_HEADERS = {
   "content-security-policy": "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'",

@@ -65,6 +65,7 @@ export interface BuildsRepo {
   get(id: string): BuildRow | undefined;
   forApp(appId: string): BuildRow[];
   setManifest(id: string, manifest: Record<string, unknown>): void;
+  remove(id: string): void;
 }
 
 export function createBuildsRepo(db: Db): BuildsRepo {
@@ -81,6 +82,7 @@ export function createBuildsRepo(db: Db): BuildsRepo {
     byId: db.prepare<[string], RawBuild>("SELECT * FROM builds WHERE id = ?"),
     byApp: db.prepare<[string], RawBuild>("SELECT * FROM builds WHERE app_id = ? ORDER BY created_at"),
     setManifest: db.prepare("UPDATE builds SET manifest = ? WHERE id = ?"),
+    remove: db.prepare("DELETE FROM builds WHERE id = ?"),
   };
   return {
     artifact: (sha256: string): ArtifactRow | undefined => q.artifact.get(sha256),
@@ -107,5 +109,6 @@ export function createBuildsRepo(db: Db): BuildsRepo {
     },
     forApp: (appId: string): BuildRow[] => q.byApp.all(appId).map(build),
     setManifest: (id: string, manifest: Record<string, unknown>): void => void q.setManifest.run(JSON.stringify(manifest), id),
+    remove: (id: string): void => void q.remove.run(id),
   };
 }

@@ -58,6 +58,17 @@ CREATE TABLE IF NOT EXISTS schedules (
   endpoint_id TEXT PRIMARY KEY, last_slot INTEGER NOT NULL, last_job_id TEXT, last_run_at INTEGER, skipped INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE IF NOT EXISTS secrets (
   id TEXT PRIMARY KEY, name TEXT NOT NULL UNIQUE, iv BLOB NOT NULL, tag BLOB NOT NULL, ciphertext BLOB NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS api_keys (
+  name TEXT PRIMARY KEY, id TEXT NOT NULL UNIQUE, role TEXT NOT NULL, app TEXT, env TEXT, salt BLOB NOT NULL, hash BLOB NOT NULL,
+  created_at INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS deploys (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, environment_id TEXT NOT NULL REFERENCES environments(id) ON DELETE CASCADE,
+  build_id TEXT NOT NULL, kind TEXT NOT NULL, key_name TEXT NOT NULL, at INTEGER NOT NULL, git TEXT, changes TEXT NOT NULL,
+  endpoints TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS deploys_environment ON deploys (environment_id, seq);
+CREATE TABLE IF NOT EXISTS audit (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, key_name TEXT NOT NULL, action TEXT NOT NULL, app TEXT,
+  target TEXT, outcome TEXT NOT NULL);
 `;
 
 export function openDb(file: string): Db {

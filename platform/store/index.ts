@@ -12,6 +12,9 @@ import { createLogsRepo, DEFAULT_LOG_CHARS, type LogsRepo } from "./logs.ts";
 import { createVolumesRepo, type VolumesRepo } from "./volumes.ts";
 import { createSecretsRepo, type SecretsRepo } from "./secrets.ts";
 import { createSchedulesRepo, type SchedulesRepo } from "./schedules.ts";
+import { createKeysRepo, type KeysRepo } from "./keys.ts";
+import { createHistoryRepo, type HistoryRepo } from "./history.ts";
+import { createAuditRepo, type AuditRepo } from "./audit.ts";
 import { startCheckpointer } from "./checkpointer.ts";
 
 export type { EndpointRecord, EnvVar } from "./endpoints.ts";
@@ -22,6 +25,9 @@ export type { JobRow, JobStatus, JobKind, NewJob, RecentJob } from "./jobs.ts";
 export type { FileRecord } from "./files.ts";
 export type { VolumeRecord, ObjectRecord, UploadRecord } from "./volumes.ts";
 export type { ScheduleState } from "./schedules.ts";
+export type { KeyRow } from "./keys.ts";
+export type { DeployRow, EndpointChanges, GitSource } from "./history.ts";
+export type { AuditRow } from "./audit.ts";
 
 export interface Store {
   db: Db;
@@ -37,6 +43,9 @@ export interface Store {
   volumes: VolumesRepo;
   secrets: SecretsRepo;
   schedules: SchedulesRepo;
+  keys: KeysRepo;
+  history: HistoryRepo;
+  audit: AuditRepo;
   /** Commits the held writes (jobs, log lines), stops the checkpointer and closes the database. */
   close(): void;
 }
@@ -62,6 +71,9 @@ export function createStore(
     volumes: createVolumesRepo(db),
     secrets: createSecretsRepo(db),
     schedules: createSchedulesRepo(db),
+    keys: createKeysRepo(db),
+    history: createHistoryRepo(db),
+    audit: createAuditRepo(db),
     close(): void {
       checkpointer?.stop();
       this.logs.close();
