@@ -85,6 +85,11 @@ export interface PlatformOptions {
   cgroups?: boolean;
   /** Where workers run (default: SVC_WORKERS and SVC_RAY_*, else local processes). */
   workers?: WorkersOption;
+  /**
+   * The host uids a platform run as root gives its apps' workers, one per app, as `first-last`
+   * (default: SVC_WORKER_UIDS, else 200000-200999). docs/platform.md, "Threat model".
+   */
+  workerUids?: string;
 }
 
 export const HOSTED_RATE_LIMITS: RateLimits = {
@@ -145,5 +150,6 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     connectionLimits: { ...DEFAULT_CONNECTION_LIMITS, ...options.connectionLimits },
     cgroups: options.cgroups ?? !/^(off|false|0|no)$/i.test(process.env.SVC_WORKER_CGROUPS?.trim() ?? ""),
     workers: options.workers ?? workersFromEnv(),
+    workerUids: options.workerUids ?? process.env.SVC_WORKER_UIDS ?? "",
   };
 }

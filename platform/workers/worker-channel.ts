@@ -13,11 +13,11 @@
  * docs/platform.md, "Threat model".
  */
 import { mkdirSync } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
+import { chown, mkdir, rm } from "node:fs/promises";
 import { connect, createServer, type Server } from "node:net";
 import { join } from "node:path";
 import { removeNetns, type WorkerNetns } from "./sandbox-egress.ts";
-import { probeBwrap, sandboxUser, type SandboxUser } from "./sandbox.ts";
+import { probeBwrap, probeUser, type SandboxUser } from "./sandbox.ts";
 
 /** Where the channel appears inside the sandbox. */
 export const SANDBOX_PLATFORM_SOCKET = "/run/svc/platform.sock";
@@ -66,11 +66,21 @@ export function loopbackPorts(urls: unknown, apiBase: string): number[] {
   return [...ports];
 }
 
-/** Makes the worker's folder beside the platform's socket, with a tunnel socket per port of `tunnelPorts`. */
-export async function openChannel(platformSocket: string, workerId: string, tunnelPorts: number[], netns: WorkerNetns | undefined): Promise<WorkerChannel> {
+/**
+ * Makes the worker's folder beside the platform's socket, with a tunnel socket per port of
+ * `tunnelPorts`; a worker run as `user` owns the folder and its tunnels (it listens and connects there).
+ */
+export async function openChannel(
+  platformSocket: string,
+  workerId: string,
+  tunnelPorts: number[],
+  netns: WorkerNetns | undefined,
+  user?: SandboxUser,
+): Promise<WorkerChannel> {
   const workerDir = join(platformSocket, "..", "w", workerId);
   await mkdir(workerDir, { recursive: true, mode: 0o700 });
   const tunnels = await Promise.all(tunnelPorts.map(async (port) => ({ port, server: await listenTunnel(join(workerDir, tunnelName(port)), port) })));
+  if (user) for (const path of [workerDir, ...tunnels.map((t) => join(workerDir, tunnelName(t.port)))]) await chown(path, user.uid, user.gid);
   return { platformSocket, workerDir, lbSocket: join(workerDir, "lb.sock"), tunnels, netns };
 }
 
@@ -93,9 +103,10 @@ export async function closeChannel(channel: WorkerChannel): Promise<void> {
   await rm(channel.workerDir, { recursive: true, force: true });
 }
 
-/** bwrap's options: the namespace (unless the platform made it) and the channel's two binds. */
+/** bwrap's options: the namespace (unless the platform made it) and the channel's two binds, under folders the worker's user may enter. */
 export const channelArgs = (channel: WorkerChannel): string[] => [
   ...(channel.netns ? [] : ["--unshare-net"]),
+  ...["/run", "/run/svc"].flatMap((dir) => ["--perms", "0755", "--dir", dir]),
   "--bind",
   channel.platformSocket,
   SANDBOX_PLATFORM_SOCKET,
@@ -122,7 +133,7 @@ export function channelEnv(channel: WorkerChannel, apiBase: string, lb: boolean)
 let netns: Promise<boolean> | undefined;
 
 /** Can bwrap give a worker its own network namespace here? Checked once per process. */
-export function netnsUsable(user: SandboxUser | undefined = sandboxUser()): Promise<boolean> {
+export function netnsUsable(user: SandboxUser | undefined = probeUser()): Promise<boolean> {
   netns ??= probeBwrap(user, ["--unshare-net"]);
   return netns;
 }

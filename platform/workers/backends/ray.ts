@@ -75,13 +75,14 @@ export class RayWorkers implements RemoteWorkers {
     return endpoint.type === "QB";
   }
 
-  async start(endpoint: EndpointRecord, w: WorkerInfo, launch: RemoteLaunch, hooks: RemoteHooks): Promise<RemoteRun> {
+  async start(endpoint: EndpointRecord, w: WorkerInfo, launch: RemoteLaunch, hooks: RemoteHooks, ticket: string): Promise<RemoteRun> {
     const need = flavourResources(endpoint);
     const submissionId = `svc-${w.id}`;
     const run: RemoteRun = { backend: "ray", runId: submissionId, buildId: launch.buildId, unplaced: false, launch, signal: () => undefined };
     const tracked: Tracked = { run, w, hooks, need, submittedAt: Date.now(), unreachable: false, done: false };
     run.signal = () => void this.stop(tracked);
-    const envVars: Record<string, string> = { SVC_WORKER_ID: w.id, SVC_WORKER_TOKEN: launch.env.SVC_WORKER_TOKEN!, SVC_API_BASE: this.nodeApiBase() };
+    // Ray's Jobs API shows a job's variables to whoever reaches it: a ticket redeemed once, never the token.
+    const envVars: Record<string, string> = { SVC_WORKER_ID: w.id, SVC_LAUNCH_TICKET: ticket, SVC_API_BASE: this.nodeApiBase() };
     if (this.options.nodeDir) envVars.SVC_NODE_DIR = this.options.nodeDir;
     await this.api.submit({
       submissionId,
