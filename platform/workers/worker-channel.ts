@@ -12,10 +12,12 @@
  * inside the namespace too. Only a holder of the platform's own key records a build's URLs.
  * docs/platform.md, "Threat model".
  */
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { chown, mkdir, rm } from "node:fs/promises";
+import { chown, mkdir, rm, symlink, unlink } from "node:fs/promises";
 import { connect, createServer, type Server } from "node:net";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
 import { removeNetns, type WorkerNetns } from "./sandbox-egress.ts";
 import { probeBwrap, probeUser, type SandboxUser } from "./sandbox.ts";
 
@@ -84,6 +86,22 @@ export async function openChannel(
   return { platformSocket, workerDir, lbSocket: join(workerDir, "lb.sock"), tunnels, netns };
 }
 
+/**
+ * `server` listens on the Unix socket `path`, bound through a link of a random name that is gone
+ * once it listens. A socket's address is the path given to bind, and the connections a worker
+ * makes are listed in its own network namespace's /proc/net/unix with it: the worker reads a name
+ * that no longer exists, not the platform's state folder.
+ */
+export async function listenUnix(server: Server, path: string): Promise<void> {
+  const alias = join(tmpdir(), `svc-${randomBytes(8).toString("hex")}`);
+  await symlink(dirname(path), alias);
+  try {
+    await new Promise<void>((resolve, reject) => server.once("error", reject).listen({ path: join(alias, basename(path)) }, () => resolve()));
+  } finally {
+    await unlink(alias);
+  }
+}
+
 /** Connections to `path` go on to the host's 127.0.0.1:`port`. */
 async function listenTunnel(path: string, port: number): Promise<Server> {
   const server = createServer((inside) => {
@@ -92,7 +110,7 @@ async function listenTunnel(path: string, port: number): Promise<Server> {
     inside.on("error", () => outside.destroy());
     outside.on("error", () => inside.destroy());
   });
-  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(path, resolve));
+  await listenUnix(server, path);
   return server;
 }
 
