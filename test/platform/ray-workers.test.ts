@@ -72,18 +72,24 @@ const logsOf = (endpointId: string) => {
   p.context.store.logs.flush();
   return p.context.store.logs.tail(endpointId, 500);
 };
-/** The worker token in the environment of the worker's launcher process on its node (this machine). */
-async function launcherToken(workerId: string): Promise<string> {
+/** The environment of the worker's launcher process on its node (this machine): the Ray job's variables. */
+async function launcherEnv(workerId: string): Promise<string[]> {
   for (const pid of await readdir("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     const cmd = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
     if (!cmd.includes("worker\0launch")) continue;
     const env = (await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "")).split("\0");
-    if (env.includes(`SVC_WORKER_ID=${workerId}`)) return env.find((v) => v.startsWith("SVC_WORKER_TOKEN="))!.slice("SVC_WORKER_TOKEN=".length);
+    if (env.includes(`SVC_WORKER_ID=${workerId}`)) return env;
   }
   throw new Error(`no launcher process of worker ${workerId}`);
 }
 const workerOf = (endpointId: string) => p.context.supervisor.forEndpoint(endpointId).find((w) => !w.stopping);
+/** A ready worker of the endpoint, after a job that starts one. */
+async function startedWorker(endpointId: string) {
+  const r = await api(p, "POST", `/v2/${endpointId}/runsync`, { input: { op: "echo", value: 1 } });
+  if (r.body.status !== "COMPLETED") await waitFinal(p, endpointId, r.body.id, 120_000);
+  return workerOf(endpointId)!;
+}
 
 describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
   it("runs each worker as a Ray job on the node Ray chose: the GPU endpoint's on the GPU node, with Ray's CUDA_VISIBLE_DEVICES", async () => {
@@ -106,12 +112,10 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
     expect(
       logsOf(gpuId).some((l) => l.startsWith(`[${gw.id}] [launcher] worker ${gw.id} starts`) && l.endsWith(`CUDA_VISIBLE_DEVICES=${gpuOut.output.value}`)),
     ).toBe(true);
-    // Whoever reads the job's variables (the launcher's environment on its node: the token is there,
-    // Ray's Jobs API shows it redacted) gets no second launch: no secrets, no key.
-    const token = await launcherToken(gw.id);
-    const again = await fetch(`${p.url}/v2/_worker/${gw.id}/launch`, { headers: { authorization: `Bearer ${token}` } });
-    expect(again.status).toBe(409);
-    expect(await again.json()).toMatchObject({ code: "WORKER_LAUNCH_TAKEN" });
+    // The job's variables (the launcher's environment on its node) hold a launch ticket, not the worker's token.
+    const env = await launcherEnv(cw.id);
+    expect(env.some((v) => v.startsWith("SVC_WORKER_TOKEN="))).toBe(false);
+    expect(env.some((v) => v.startsWith("SVC_LAUNCH_TICKET=wkl_"))).toBe(true);
     // the worker's own output (the runtime's line for a failed job) reaches its logs
     await waitFor("the worker's line in its logs", () => logsOf(cpuId).some((l) => l.startsWith(`[${cw.id}] `) && l.includes("boom on a Ray node")), 5000);
   });
@@ -184,6 +188,38 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
       await waitFor(`Ray job of ${w.id} to end`, async () => ["STOPPED", "SUCCEEDED"].includes((await rayJob(w.id)).status), 30_000);
     }
     await saveEndpoint(p, buildId, { id: cpuId, ...cpuSpec } as never);
+  });
+
+  it("another app's worker reads Ray's Jobs API and tries every value it finds: none opens a worker route or the API; a ticket redeemed twice is refused and its worker ends", async () => {
+    const victim = workerOf(cpuId) ?? (await startedWorker(cpuId));
+    // Another app's function, as a hostile tenant deploys it: it reads GET /api/jobs/ (workers on Ray
+    // nodes share their node's network: docs/platform.md, "Threat model") and tries what it found.
+    const snoop = `import json, os, urllib.request\n\nfrom svc import Endpoint\n\n\ndef _call(url, token):\n    req = urllib.request.Request(url, headers={"authorization": f"Bearer {token}"})\n    try:\n        with urllib.request.urlopen(req, timeout=10) as r:\n            return r.status\n    except urllib.error.HTTPError as e:\n        return e.code\n\n\n@Endpoint(name="snoop")\ndef snoop(dashboard: str, api: str, victim: str, endpoint: str) -> dict:\n    with urllib.request.urlopen(f"{dashboard}/api/jobs/", timeout=10) as r:\n        jobs = json.load(r)\n    found = sorted({v for j in jobs for v in ((j.get("runtime_env") or {}).get("env_vars") or {}).values() if isinstance(v, str) and len(v) >= 16})\n    routes = [f"{api}/v2/_worker/{victim}/{r}" for r in ("job-take", "ping", "launch", "artifact", "signals")] + [f"{api}/v2/{endpoint}/health", f"{api}/v2/{endpoint}/run"]\n    return {"found": found, "answers": {f"{v[:12]} {u}": _call(u, v) for v in found for u in routes}}\n`;
+    const { buildId: b } = await uploadArtifact(
+      p,
+      await buildAppArtifact({ "app/__init__.py": "", "app/snoop.py": snoop }, [{ name: "snoop", module: "app.snoop", functions: ["snoop"] }]),
+      "snoop-app",
+    );
+    const e = await saveImageEndpoint(p, b, { name: "snoop" } as never);
+    const r = await api(p, "POST", `/v2/${e.id}/runsync`, { input: { dashboard: cluster.dashboard, api: p.url, victim: victim.id, endpoint: cpuId } });
+    const out = r.body.status === "COMPLETED" ? r.body : await waitFinal(p, e.id, r.body.id, 120_000);
+    expect(out.status, JSON.stringify(out).slice(0, 2000)).toBe("COMPLETED");
+    const { found, answers } = out.output as { found: string[]; answers: Record<string, number> };
+    expect(found.some((v) => v.startsWith("wkl_")), `values found: ${found.join(", ")}`).toBe(true); // the victim's ticket, long redeemed
+    for (const [what, status] of Object.entries(answers)) expect([401, 403, 409], `${what} answered ${status}`).toContain(status);
+    expect(p.context.supervisor.workers.get(victim.id)?.exited ?? true).toBe(false); // a wrong credential ends nothing
+    await Promise.all(p.context.supervisor.forEndpoint(e.id).map((w) => p.context.supervisor.stop(w, "done"))); // frees its node's CPUs
+
+    // the victim's own ticket, redeemed by its launcher, presented again: refused, and the worker ends with its token
+    const ticket = (await launcherEnv(victim.id)).find((v) => v.startsWith("SVC_LAUNCH_TICKET="))!.slice("SVC_LAUNCH_TICKET=".length);
+    const again = await fetch(`${p.url}/v2/_worker/${victim.id}/launch`, { headers: { authorization: `Bearer ${ticket}` } });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ code: "WORKER_LAUNCH_TAKEN" });
+    expect(victim.exited).toBe(true);
+    const ticketOnRoute = await fetch(`${p.url}/v2/_worker/${victim.id}/ping`, { headers: { authorization: `Bearer ${ticket}` } });
+    expect(ticketOnRoute.status).toBe(401);
+    const forged = await fetch(`${p.url}/v2/_worker/${victim.id}/launch`, { headers: { authorization: "Bearer wkl_forged" } });
+    expect(await forged.json()).toMatchObject({ code: "WORKER_TICKET_INVALID" });
   });
 
   it("hands a job back when its node dies, and it finishes on a worker on another node", async () => {
