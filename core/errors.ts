@@ -96,6 +96,7 @@ const DOCS = {
   limits: docRef("platform.md", "Limits"),
   replacingBuiltin: docRef("plugins.md", "Replacing a built-in"),
   resources: docRef("platform.md", "Resources"),
+  threatModel: docRef("platform.md", "Threat model"),
 };
 
 const AUTH_REMEDY = "Check that PLATFORM_API_KEY is set correctly, in .env or exported in your shell.";
@@ -454,7 +455,7 @@ export const errors = {
 
   WORKER_UIDS_INVALID: (text: string) =>
     new SvcError("WORKER_UIDS_INVALID", `SVC_WORKER_UIDS "${text}" is not a range of host uids for workers.`, {
-      remedy: "Give it as first-last, e.g. 200000-200999: uids no one else on the host uses, from 1000 up (docs/platform.md, \"Threat model\").",
+      remedy: `Give it as first-last, e.g. 200000-200999: uids no one else on the host uses, from 1000 up (${DOCS.threatModel}).`,
     }),
   WORKER_UIDS_EXHAUSTED: (range: string, dir: string) =>
     new SvcError("WORKER_UIDS_EXHAUSTED", `Every uid of the workers' pool ${range} is claimed by an app of a platform on this host (claims in ${dir}).`, {

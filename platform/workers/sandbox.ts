@@ -36,9 +36,7 @@ export const probeUser = (): SandboxUser | undefined => (process.getuid?.() === 
  * rest. Under no_new_privs nothing gives them back.
  */
 export const asUser = (user: SandboxUser | undefined, command: string[]): string[] =>
-  user
-    ? ["setpriv", `--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--", ...command]
-    : command;
+  user ? ["setpriv", `--reuid=${user.uid}`, `--regid=${user.gid}`, "--clear-groups", "--inh-caps=-all", "--bounding-set=-all", "--", ...command] : command;
 
 /**
  * bwrap's options that take the worker's privileges away (and where the seccomp program arrives: `fd`).
@@ -96,7 +94,19 @@ export function bwrapUsable(user: SandboxUser | undefined = probeUser()): Promis
 
 /** Does bwrap run the hardened sandbox with `namespaces` (running `true` over a read-only `/`) to a clean exit within 10 s? */
 export function probeBwrap(user: SandboxUser | undefined, namespaces: string[]): Promise<boolean> {
-  const args = ["--die-with-parent", ...hardeningArgs(user, SECCOMP_FD), ...namespaces, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", ...asUser(user, ["true"])];
+  const args = [
+    "--die-with-parent",
+    ...hardeningArgs(user, SECCOMP_FD),
+    ...namespaces,
+    "--ro-bind",
+    "/",
+    "/",
+    "--proc",
+    "/proc",
+    "--dev",
+    "/dev",
+    ...asUser(user, ["true"]),
+  ];
   return new Promise((resolve) => {
     const proc = spawnBwrap(args, { infoFd: false });
     const timer = setTimeout(() => proc.kill("SIGKILL"), 10_000);

@@ -205,7 +205,10 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
     const out = r.body.status === "COMPLETED" ? r.body : await waitFinal(p, e.id, r.body.id, 120_000);
     expect(out.status, JSON.stringify(out).slice(0, 2000)).toBe("COMPLETED");
     const { found, answers } = out.output as { found: string[]; answers: Record<string, number> };
-    expect(found.some((v) => v.startsWith("wkl_")), `values found: ${found.join(", ")}`).toBe(true); // the victim's ticket, long redeemed
+    expect(
+      found.some((v) => v.startsWith("wkl_")),
+      `values found: ${found.join(", ")}`,
+    ).toBe(true); // the victim's ticket, long redeemed
     for (const [what, status] of Object.entries(answers)) expect([401, 403, 409], `${what} answered ${status}`).toContain(status);
     expect(p.context.supervisor.workers.get(victim.id)?.exited ?? true).toBe(false); // a wrong credential ends nothing
     await Promise.all(p.context.supervisor.forEndpoint(e.id).map((w) => p.context.supervisor.stop(w, "done"))); // frees its node's CPUs
