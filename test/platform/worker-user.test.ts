@@ -1,13 +1,15 @@
 /**
  * No root anywhere (issue 35), end to end on a real platform run as root, bwrap present: two apps'
  * deployed functions each create a file in their volume and in their /tmp, and the host reads the
- * owner (each app's own uid from the pool, never 0, two apps two uids); a function opens every
+ * owner (each app's own uid from the pool, never 0, two apps two uids; what the S3 API puts in a
+ * folder of theirs is theirs too, and they change it in place); a function opens every
  * host sysctl for writing (open only: nothing is written) and every open is refused; the kernel's
  * knobs runc masks read as nothing; /proc/net/unix names no host path.
  */
-import { readdirSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PutObjectCommand, S3Client } from "@aws-sdk/client-s3";
 import { bwrapUsable } from "../../platform/workers/sandbox.ts";
 import { DEFAULT_WORKER_UIDS } from "../../platform/workers/uid-pool.ts";
 import { buildAppArtifact, saveImageEndpoint } from "./_app-artifact.ts";
@@ -22,7 +24,10 @@ from svc import Endpoint
 
 
 @Endpoint(name="owner")
-def owner(name: str) -> dict:
+def owner(name: str, append: str = "") -> dict:
+    if append:  # a file the S3 API put into its folder: changed in place
+        with open(append, "a", encoding="utf-8") as f:
+            f.write(" and the worker")
     for path in (f"/platform-volume/{name}", f"/tmp/{name}"):
         with open(path, "w", encoding="utf-8") as f:
             f.write(name)
@@ -86,8 +91,11 @@ def knobs(host_paths: list) -> dict:
 
 describe.runIf(process.platform === "linux")("a worker is an unprivileged host user", () => {
   let p: TestPlatform;
+  let s3: S3Client;
   beforeAll(async () => {
     p = await startTestPlatform();
+    const creds = (await gqlOk(p, "{ s3Credentials { endpointUrl accessKeyId secretAccessKey } }")).s3Credentials;
+    s3 = new S3Client({ endpoint: creds.endpointUrl, forcePathStyle: true, region: "local", credentials: creds, maxAttempts: 1 });
   }, 60_000);
   afterAll(async () => {
     await p?.dispose();
@@ -131,6 +139,12 @@ describe.runIf(process.platform === "linux")("a worker is an unprivileged host u
         expect(file.uid).toBeGreaterThanOrEqual(DEFAULT_WORKER_UIDS.first);
         expect(file.uid).toBeLessThanOrEqual(DEFAULT_WORKER_UIDS.last);
         expect((await p.context.supervisor.uids!.userFor(appId)).uid).toBe(file.uid);
+        // what the S3 API puts into a folder the worker made is the worker's user's: the worker changes it in place
+        await s3.send(new PutObjectCommand({ Bucket: vol.id, Key: `${app}.txt-dir/from-s3.txt`, Body: "from S3" }));
+        const put = join(volume, `${app}.txt-dir`, "from-s3.txt");
+        expect(statSync(put).uid, "the S3 API's file's owner").toBe(file.uid);
+        await run(endpoint.id, { name: `${app}.txt`, append: `/platform-volume/${app}.txt-dir/from-s3.txt` });
+        expect(readFileSync(put, "utf8")).toBe("from S3 and the worker");
         seen.push({ appId, uid: file.uid });
       }
       expect(seen[0]!.uid, "two apps, two users").not.toBe(seen[1]!.uid);
