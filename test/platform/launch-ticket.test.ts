@@ -3,10 +3,13 @@
  * (`svc worker launch`, a child process, as a Ray job's entrypoint is) started by a stand-in for the
  * Ray backend that runs it on this machine (named: the one part that is not Ray), with the job's
  * variables the Ray backend sets. The ticket is redeemed once for the launch and the token; it opens
- * no worker route; presented again it is refused and the worker ends; a forged one is refused; and
- * where the launcher runs as root, the worker runs as its app's pool user.
+ * no worker route; presented again it is refused and the worker ends; a forged one is refused;
+ * where the launcher runs as root, the worker runs as its app's pool user; and the worker has a
+ * network namespace of its own, reaching the platform through the launcher's relay and nothing on
+ * the node's loopback (where a Ray dashboard listens by default).
  */
 import { type ChildProcess, spawn } from "node:child_process";
+import { type AddressInfo, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EndpointRecord } from "../../platform/store/index.ts";
 import type { ClusterView, RemoteHooks, RemoteLaunch, RemoteRun, RemoteWorkers } from "../../platform/workers/backends/backend.ts";
@@ -57,7 +60,8 @@ class LaunchersHere implements RemoteWorkers {
   }
 }
 
-const WHO = `import os\n\nfrom svc import Endpoint\n\n\n@Endpoint(name="who")\ndef who() -> dict:\n    return {"uid": os.getuid(), "token": "SVC_WORKER_TOKEN" in os.environ, "ticket": "SVC_LAUNCH_TICKET" in os.environ}\n`;
+/** What the worker is, and whether it reaches a service on the node's loopback (where a Ray dashboard listens by default). */
+const WHO = `import os, socket\n\nfrom svc import Endpoint\n\n\n@Endpoint(name="who")\ndef who(port: int) -> dict:\n    s = socket.socket()\n    s.settimeout(2)\n    reached = s.connect_ex(("127.0.0.1", port)) == 0\n    s.close()\n    return {"uid": os.getuid(), "token": "SVC_WORKER_TOKEN" in os.environ, "ticket": "SVC_LAUNCH_TICKET" in os.environ, "reached": reached}\n`;
 
 describe.runIf(process.platform === "linux")("a remote worker's launch ticket", () => {
   let p: TestPlatform;
@@ -79,10 +83,15 @@ describe.runIf(process.platform === "linux")("a remote worker's launch ticket", 
       "ticket-app",
     );
     const e = await saveImageEndpoint(p, buildId, { name: "who" });
-    const r = await api(p, "POST", `/v2/${e.id}/runsync`, { input: {} });
+    const dashboard = createServer((socket) => socket.end("dashboard"));
+    await new Promise<void>((resolve) => dashboard.listen(0, "127.0.0.1", resolve));
+    const r = await api(p, "POST", `/v2/${e.id}/runsync`, { input: { port: (dashboard.address() as AddressInfo).port } });
     const out = r.body.status === "COMPLETED" ? r.body : await waitFinal(p, e.id, r.body.id, 120_000);
+    dashboard.close();
     expect(out.status, JSON.stringify(out).slice(0, 2000)).toBe("COMPLETED");
     expect(out.output).toMatchObject({ token: true, ticket: false }); // the worker gets its token, not the ticket
+    // its own network namespace: the node's loopback services are out of reach, the platform through its channel
+    expect(out.output.reached, "a listener on the node's loopback").toBe(false);
     if (process.getuid?.() === 0) expect(out.output.uid).toBe((await p.context.supervisor.uids!.userFor(appId)).uid);
 
     const w = p.context.supervisor.forEndpoint(e.id).find((x) => !x.exited)!;

@@ -190,28 +190,38 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
     await saveEndpoint(p, buildId, { id: cpuId, ...cpuSpec } as never);
   });
 
-  it("another app's worker reads Ray's Jobs API and tries every value it finds: none opens a worker route or the API; a ticket redeemed twice is refused and its worker ends", async () => {
+  it("another app's worker on a node cannot reach the dashboard; every value of Ray's Jobs API, tried as a bearer, opens no worker route or API route; a ticket redeemed twice is refused and its worker ends", async () => {
     const victim = workerOf(cpuId) ?? (await startedWorker(cpuId));
-    // Another app's function, as a hostile tenant deploys it: it reads GET /api/jobs/ (workers on Ray
-    // nodes share their node's network: docs/platform.md, "Threat model") and tries what it found.
-    const snoop = `import json, os, urllib.request\n\nfrom svc import Endpoint\n\n\ndef _call(url, token):\n    req = urllib.request.Request(url, headers={"authorization": f"Bearer {token}"})\n    try:\n        with urllib.request.urlopen(req, timeout=10) as r:\n            return r.status\n    except urllib.error.HTTPError as e:\n        return e.code\n\n\n@Endpoint(name="snoop")\ndef snoop(dashboard: str, api: str, victim: str, endpoint: str) -> dict:\n    with urllib.request.urlopen(f"{dashboard}/api/jobs/", timeout=10) as r:\n        jobs = json.load(r)\n    found = sorted({v for j in jobs for v in ((j.get("runtime_env") or {}).get("env_vars") or {}).values() if isinstance(v, str) and len(v) >= 16})\n    routes = [f"{api}/v2/_worker/{victim}/{r}" for r in ("job-take", "ping", "launch", "artifact", "signals")] + [f"{api}/v2/{endpoint}/health", f"{api}/v2/{endpoint}/run"]\n    return {"found": found, "answers": {f"{v[:12]} {u}": _call(u, v) for v in found for u in routes}}\n`;
+    // Another app's function, as a hostile tenant deploys it, placed on a Ray node: it tries Ray's Jobs API.
+    const snoop = `import urllib.request\n\nfrom svc import Endpoint\n\n\n@Endpoint(name="snoop")\ndef snoop(dashboard: str) -> dict:\n    try:\n        with urllib.request.urlopen(f"{dashboard}/api/jobs/", timeout=5) as r:\n            return {"dashboard": r.status}\n    except Exception as err:\n        return {"dashboard": type(err).__name__}\n`;
     const { buildId: b } = await uploadArtifact(
       p,
       await buildAppArtifact({ "app/__init__.py": "", "app/snoop.py": snoop }, [{ name: "snoop", module: "app.snoop", functions: ["snoop"] }]),
       "snoop-app",
     );
     const e = await saveImageEndpoint(p, b, { name: "snoop" } as never);
-    const r = await api(p, "POST", `/v2/${e.id}/runsync`, { input: { dashboard: cluster.dashboard, api: p.url, victim: victim.id, endpoint: cpuId } });
+    const r = await api(p, "POST", `/v2/${e.id}/runsync`, { input: { dashboard: cluster.dashboard } });
     const out = r.body.status === "COMPLETED" ? r.body : await waitFinal(p, e.id, r.body.id, 120_000);
     expect(out.status, JSON.stringify(out).slice(0, 2000)).toBe("COMPLETED");
-    const { found, answers } = out.output as { found: string[]; answers: Record<string, number> };
+    expect(out.output.dashboard, "the dashboard from a worker on a node").not.toBe(200);
+    expect(workerOf(e.id)!.remote!.node).toBeDefined();
+    await Promise.all(p.context.supervisor.forEndpoint(e.id).map((w) => p.context.supervisor.stop(w, "done"))); // frees its node's CPUs
+
+    // Had it reached the dashboard (a node whose operator did not fence it): every value there, as a bearer.
+    const jobs = (await (await fetch(`${cluster.dashboard}/api/jobs/`)).json()) as Array<{ runtime_env?: { env_vars?: Record<string, string> } }>;
+    const found = [...new Set(jobs.flatMap((j) => Object.values(j.runtime_env?.env_vars ?? {})).filter((v) => typeof v === "string" && v.length >= 16))];
     expect(
       found.some((v) => v.startsWith("wkl_")),
       `values found: ${found.join(", ")}`,
-    ).toBe(true); // the victim's ticket, long redeemed
-    for (const [what, status] of Object.entries(answers)) expect([401, 403, 409], `${what} answered ${status}`).toContain(status);
-    expect(p.context.supervisor.workers.get(victim.id)?.exited ?? true).toBe(false); // a wrong credential ends nothing
-    await Promise.all(p.context.supervisor.forEndpoint(e.id).map((w) => p.context.supervisor.stop(w, "done"))); // frees its node's CPUs
+    ).toBe(true); // tickets, each redeemed
+    expect(found.some((v) => v.startsWith("wkt_"))).toBe(false); // no worker token
+    const routes = [...["job-take", "ping", "artifact", "signals"].map((x) => `/v2/_worker/${victim.id}/${x}`), `/v2/${cpuId}/health`, `/v2/${cpuId}/run`];
+    for (const value of found)
+      for (const route of routes) {
+        const res = await fetch(`${p.url}${route}`, { headers: { authorization: `Bearer ${value}` } });
+        expect([401, 403], `${value.slice(0, 12)} on ${route}`).toContain(res.status);
+      }
+    expect(victim.exited).toBe(false); // a wrong credential ends nothing
 
     // the victim's own ticket, redeemed by its launcher, presented again: refused, and the worker ends with its token
     const ticket = (await launcherEnv(victim.id)).find((v) => v.startsWith("SVC_LAUNCH_TICKET="))!.slice("SVC_LAUNCH_TICKET=".length);

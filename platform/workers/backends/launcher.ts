@@ -28,6 +28,8 @@ import { captureLines } from "../worker-logs.ts";
 import { passThroughEnv } from "../worker-process.ts";
 import type { RemoteLaunch } from "./backend.ts";
 import { giveVolumeTo } from "../../volumes/mount.ts";
+import { closeChannel } from "../worker-channel.ts";
+import { relayToPlatform } from "./node-channel.ts";
 
 /** Lines go to the platform at most this often, and in batches of at most this many. */
 const SHIP_EVERY_MS = 200;
@@ -160,9 +162,18 @@ export async function launchWorker(env: NodeJS.ProcessEnv = process.env): Promis
     say(`the endpoint's volume folder ${launch.volumeDir} is not on this node: mount the platform's volumes folder there (--ray-volumes)`);
   const user = process.getuid?.() === 0 ? launch.user : undefined; // a launcher not run as root runs it as its own user
   if (user && volumeDir) await giveVolumeTo(volumeDir, user);
-  const spec = await images.launch({ image: launch.image, python, buildDir, handler: launch.handler, env: workerVars, gpu, volumeDir, user });
+  // its own network namespace, its channel a relay of this launcher's to the platform (./node-channel.ts)
+  const relay = await relayToPlatform(le.nodeDir, le.workerId, launch.env.SVC_API_BASE ?? le.apiBase);
+  const network = relay && {
+    platformSocket: relay.path,
+    workerId: le.workerId,
+    apiBase: launch.env.SVC_API_BASE ?? le.apiBase,
+    lb: false,
+    egress: launch.network,
+  };
+  const spec = await images.launch({ image: launch.image, python, buildDir, handler: launch.handler, env: workerVars, gpu, volumeDir, user, network });
   say(
-    `worker ${le.workerId} starts on ${process.env.HOSTNAME ?? "this node"}: build ${launch.buildId}, ${spec.sandboxed ? "in the bwrap sandbox" : "without a sandbox"}${user ? `, as uid ${user.uid}` : ""}${env.CUDA_VISIBLE_DEVICES ? `, CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES}` : ""}`,
+    `worker ${le.workerId} starts on ${process.env.HOSTNAME ?? "this node"}: build ${launch.buildId}, ${spec.sandboxed ? "in the bwrap sandbox" : "without a sandbox"}${user ? `, as uid ${user.uid}` : ""}${spec.channel ? ", in a network namespace of its own" : ", in the node's network"}${env.CUDA_VISIBLE_DEVICES ? `, CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES}` : ""}`,
   );
   const proc = spawnLaunch(spec);
   let innerPid: number | undefined;
@@ -192,6 +203,9 @@ export async function launchWorker(env: NodeJS.ProcessEnv = process.env): Promis
     });
     proc.on("close", (c, signal) => resolve(c ?? 128 + (signal ? constants.signals[signal] : 0))); // after its output's last line
   });
+  if (spec.channel) await closeChannel(spec.channel);
+  await relay?.close();
+  await images.close();
   await shipper.flush();
   return code;
 }

@@ -231,10 +231,10 @@ export async function connectRay(
   platform.log(
     `workers run as Ray jobs on the cluster at ${ray.api.address} (Ray ${version})${left > 0 ? `; stopped ${left} job(s) an earlier run of this platform left` : ""}`,
   );
-  // What does not hold yet, said where the operator looks: the launcher gives a worker no network namespace of its own.
+  // What the platform cannot check from here, said where the operator looks.
   platform.log(
-    `warning: workers on Ray nodes share their node's network: a worker can reach the Ray dashboard (${ray.api.address}), its Jobs API and the GCS. ` +
-      "A Ray job's variables hold only a one-time launch ticket, but job submission is cluster admin: keep the dashboard's port and the GCS off the network tenants' code reaches (docs/platform.md, \"Workers on a Ray cluster\").",
+    `warning: a worker on a Ray node has a network namespace of its own (where the node can make one): the node's own addresses, and so a dashboard or GCS on that node, are out of its reach, but with egress it reaches other machines, the Ray head (${ray.api.address}) among them when it is another machine. ` +
+      "Job submission is cluster admin: keep the dashboard's port and the GCS off the network tenants' code reaches (docs/platform.md, \"Workers on a Ray cluster\").",
   );
   return ray;
 }

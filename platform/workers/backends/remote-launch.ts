@@ -50,6 +50,7 @@ export async function remoteLaunch(
     env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
     volumeDir,
     isolation: deps.options.isolation,
+    network: target.network,
     user: await deps.uids?.userFor(target.build.appId),
   };
 }
