@@ -30,6 +30,7 @@ import type { RemoteLaunch } from "./backend.ts";
 import { giveVolumeTo } from "../../volumes/mount.ts";
 import { closeChannel } from "../worker-channel.ts";
 import { relayToPlatform } from "./node-channel.ts";
+import { removeOrphanNetns } from "../sandbox-egress.ts";
 
 /** Lines go to the platform at most this often, and in batches of at most this many. */
 const SHIP_EVERY_MS = 200;
@@ -162,7 +163,9 @@ export async function launchWorker(env: NodeJS.ProcessEnv = process.env): Promis
     say(`the endpoint's volume folder ${launch.volumeDir} is not on this node: mount the platform's volumes folder there (--ray-volumes)`);
   const user = process.getuid?.() === 0 ? launch.user : undefined; // a launcher not run as root runs it as its own user
   if (user && volumeDir) await giveVolumeTo(volumeDir, user);
-  // its own network namespace, its channel a relay of this launcher's to the platform (./node-channel.ts)
+  // its own network namespace, its channel a relay of this launcher's to the platform (./node-channel.ts);
+  // the namespaces launchers killed by Ray (SIGKILL) left go first
+  await removeOrphanNetns();
   const relay = await relayToPlatform(le.nodeDir, le.workerId, launch.env.SVC_API_BASE ?? le.apiBase);
   const network = relay && {
     platformSocket: relay.path,
