@@ -207,14 +207,13 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
     expect(workerOf(e.id)!.remote!.node).toBeDefined();
     await Promise.all(p.context.supervisor.forEndpoint(e.id).map((w) => p.context.supervisor.stop(w, "done"))); // frees its node's CPUs
 
-    // Had it reached the dashboard (a node whose operator did not fence it): every value there, as a bearer.
-    const jobs = (await (await fetch(`${cluster.dashboard}/api/jobs/`)).json()) as Array<{ runtime_env?: { env_vars?: Record<string, string> } }>;
-    const found = [...new Set(jobs.flatMap((j) => Object.values(j.runtime_env?.env_vars ?? {})).filter((v) => typeof v === "string" && v.length >= 16))];
-    expect(
-      found.some((v) => v.startsWith("wkl_")),
-      `values found: ${found.join(", ")}`,
-    ).toBe(true); // tickets, each redeemed
-    expect(found.some((v) => v.startsWith("wkt_"))).toBe(false); // no worker token
+    // Had it reached the dashboard (a node whose operator did not fence it): every string there, as a bearer.
+    const jobs: unknown = await (await fetch(`${cluster.dashboard}/api/jobs/`)).json();
+    const strings = (v: unknown): string[] =>
+      typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v as Record<string, unknown>).flatMap(strings) : [];
+    const found = [...new Set(strings(jobs).filter((v) => v.length >= 16 && /^[\x21-\x7e]+$/.test(v)))];
+    expect(found.length).toBeGreaterThan(0);
+    expect(JSON.stringify(jobs)).not.toContain("wkt_"); // no worker token, in clear or anywhere
     const routes = [...["job-take", "ping", "artifact", "signals"].map((x) => `/v2/_worker/${victim.id}/${x}`), `/v2/${cpuId}/health`, `/v2/${cpuId}/run`];
     for (const value of found)
       for (const route of routes) {
