@@ -107,6 +107,7 @@ const DOCS = {
   replacingBuiltin: docRef("plugins.md", "Replacing a built-in"),
   resources: docRef("platform.md", "Resources"),
   webhooks: docRef("platform.md", "Webhooks"),
+  threatModel: docRef("platform.md", "Threat model"),
 };
 
 const AUTH_REMEDY = "Check that PLATFORM_API_KEY is set correctly, in .env or exported in your shell.";
@@ -487,6 +488,16 @@ export const errors = {
       },
     ),
 
+  WORKER_UIDS_INVALID: (text: string) =>
+    new SvcError("WORKER_UIDS_INVALID", `SVC_WORKER_UIDS "${text}" is not a range of host uids for workers.`, {
+      remedy: `Give it as first-last, e.g. 200000-200999: uids no one else on the host uses, from 1000 up (${DOCS.threatModel}).`,
+    }),
+  WORKER_UIDS_EXHAUSTED: (range: string, dir: string) =>
+    new SvcError("WORKER_UIDS_EXHAUSTED", `Every uid of the workers' pool ${range} is claimed by an app of a platform on this host (claims in ${dir}).`, {
+      status: 503,
+      remedy: `Give the platform a larger range (SVC_WORKER_UIDS=first-last), or remove the claims in ${dir} of platforms no longer in use.`,
+    }),
+
   // platform server: workers on a Ray cluster (docs/platform.md, "Workers on a Ray cluster")
   RAY_UNREACHABLE: (address: string, why: string) =>
     new SvcError("RAY_UNREACHABLE", `The Ray cluster's Jobs API at ${address} does not answer as Ray's dashboard: ${why}.`, {
@@ -494,11 +505,20 @@ export const errors = {
       remedy:
         "Give --ray-address (SVC_RAY_ADDRESS) the head node's dashboard URL, http://<head>:8265, and start the head with `ray start --head` and the dashboard (`pip install 'ray[default]'`).",
     }),
+  WORKER_TICKET_INVALID: (workerId: string) =>
+    new SvcError(
+      "WORKER_TICKET_INVALID",
+      `Missing or invalid launch ticket for worker "${workerId}": its launch description is handed out for the one-time ticket its Ray job carries (SVC_LAUNCH_TICKET), to no other credential.`,
+      {
+        status: 401,
+        remedy: "Only the launcher the platform's Ray backend submitted (`svc worker launch`) redeems a ticket; a stopped worker's ticket opens nothing.",
+      },
+    ),
   WORKER_LAUNCH_TAKEN: (workerId: string) =>
     new SvcError("WORKER_LAUNCH_TAKEN", `Worker "${workerId}"'s launch description was already handed out: a worker is launched once.`, {
       status: 409,
       remedy:
-        "A launcher that runs again (a retried Ray job, a copied command) gets nothing: let the platform start a new worker (it does when this one exits).",
+        "A launcher that runs again (a retried Ray job, a copied command) gets nothing, and the worker is stopped (whoever redeemed the ticket first holds its token): the platform starts a new one.",
     }),
 
   // secrets (docs/platform.md, "Secrets")

@@ -93,6 +93,11 @@ export interface PlatformOptions {
   historyRetention?: number;
   /** Audit log entries kept, newest (default: SVC_AUDIT_RETENTION, else 10000). */
   auditRetention?: number;
+  /**
+   * The host uids a platform run as root gives its apps' workers, one per app, as `first-last`
+   * (default: SVC_WORKER_UIDS, else 200000-200999). docs/platform.md, "Threat model".
+   */
+  workerUids?: string;
 }
 
 export const HOSTED_RATE_LIMITS: RateLimits = {
@@ -166,5 +171,6 @@ export function resolveOptions(options: PlatformOptions): ResolvedOptions {
     workers: options.workers ?? workersFromEnv(),
     historyRetention: options.historyRetention ?? countFromEnv("SVC_HISTORY_RETENTION", 10),
     auditRetention: options.auditRetention ?? countFromEnv("SVC_AUDIT_RETENTION", 10_000),
+    workerUids: options.workerUids ?? process.env.SVC_WORKER_UIDS ?? "",
   };
 }

@@ -20,7 +20,7 @@ import { createScheduler } from "./queue/scheduler.ts";
 import { statusBody } from "./queue/views.ts";
 import { Supervisor } from "./workers/supervisor.ts";
 import { Autoscaler } from "./workers/autoscaler.ts";
-import { platformSocketPath, runDir } from "./workers/worker-channel.ts";
+import { listenUnix, platformSocketPath, runDir } from "./workers/worker-channel.ts";
 import { createApi } from "./api/app.ts";
 import { createS3Api } from "./volumes/s3-handler.ts";
 import { createShellRoute, type ShellRoute } from "./api/shell-route.ts";
@@ -273,7 +273,7 @@ async function listenChannel(server: Server, dataDir: string, log: (line: string
   try {
     runDir(dataDir);
     rmSync(path, { force: true }); // a platform that stopped without closing leaves its socket
-    await new Promise<void>((resolve, reject) => server.once("error", reject).listen({ path }, () => resolve()));
+    await listenUnix(server, path); // the address a worker can read names no folder of the host
     chmodSync(path, 0o666); // the sandbox's user connects (the folder above keeps everyone else out)
     return { server, path };
   } catch (error) {

@@ -1,7 +1,7 @@
 /**
  * `svc worker launch`: runs one worker of a platform on this machine, what the platform's Ray
  * backend makes each Ray job's entrypoint (platform/workers/backends/launcher.ts). It reads
- * SVC_WORKER_ID, SVC_WORKER_TOKEN and SVC_API_BASE (the job's variables) and exits with the
+ * SVC_WORKER_ID, SVC_LAUNCH_TICKET and SVC_API_BASE (the job's variables) and exits with the
  * worker's exit code. docs/platform.md, "Workers on a Ray cluster".
  */
 import type { CAC } from "cac";

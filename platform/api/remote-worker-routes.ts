@@ -1,7 +1,8 @@
 /**
- * What a worker's launcher on another node (../workers/backends/launcher.ts) asks the platform for,
- * with the worker's own token, before the worker itself runs: its launch description (handed out
- * once: whoever reads the Ray job's variables later gets nothing more), its build's artifact, and
+ * What a worker's launcher on another node (../workers/backends/launcher.ts) asks the platform for
+ * before the worker itself runs: its launch description, for the one-time launch ticket its Ray job
+ * carries (the description holds the worker's token; the ticket opens nothing else, and whoever
+ * reads the job's variables later gets nothing), then, with the token, its build's artifact, and
  * a route for its output lines (they reach `svc logs` as a local worker's do). None of these marks
  * the worker alive or ready: the worker's own protocol requests do that.
  */
@@ -26,11 +27,18 @@ export function registerRemoteWorkerRoutes(app: H3, ctx: PlatformContext): void 
     return w as WorkerInfo & { remote: NonNullable<WorkerInfo["remote"]> };
   };
 
+  // The one route the launch ticket opens, once. Presented again, it stops the worker: whoever
+  // redeemed it first holds the worker's token, and that token must die with the worker.
   app.get("/v2/_worker/:worker/launch", (event) => {
-    const w = remoteWorker(event);
-    const launch = w.remote.launch;
-    if (!launch) throw errors.WORKER_LAUNCH_TAKEN(w.id);
-    w.remote.launch = undefined;
+    const id = event.context.params?.worker ?? "";
+    const w = ctx.supervisor.ticketHolder(id, presentedKey(event));
+    if (!w) throw errors.WORKER_TICKET_INVALID(id);
+    const launch = w.remote!.launch;
+    if (!launch) {
+      void ctx.supervisor.ticketReused(w);
+      throw errors.WORKER_LAUNCH_TAKEN(w.id);
+    }
+    w.remote!.launch = undefined;
     return json(200, launch);
   });
 

@@ -5,6 +5,7 @@
  * set under /platform-volume are rewritten to it (docs/volumes.md, "In the workers").
  */
 import { existsSync } from "node:fs";
+import { chown, stat } from "node:fs/promises";
 import type { EndpointRecord, Store } from "../store/index.ts";
 import { volumeDir } from "./paths.ts";
 
@@ -25,4 +26,13 @@ export function volumeEnv(env: NodeJS.ProcessEnv, seenAt: string): NodeJS.Proces
     if (value === VOLUME_MOUNT_PATH || value?.startsWith(`${VOLUME_MOUNT_PATH}/`)) out[key] = seenAt + value.slice(VOLUME_MOUNT_PATH.length);
   }
   return out;
+}
+
+/**
+ * A platform run as root: the volume's folder becomes the first app's worker user's that mounts it
+ * (while root's), so that user owns what it makes there; the folder stays open to all (0777) for
+ * the workers of other apps sharing the volume.
+ */
+export async function giveVolumeTo(dir: string, user: { uid: number; gid: number }): Promise<void> {
+  if ((await stat(dir)).uid === 0) await chown(dir, user.uid, user.gid);
 }

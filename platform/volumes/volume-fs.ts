@@ -12,7 +12,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants, createReadStream, type Dirent, type Stats } from "node:fs";
-import { lstat, mkdir, open, readdir, rename, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
+import { chown, lstat, mkdir, open, readdir, rename, rmdir, stat, unlink, type FileHandle } from "node:fs/promises";
 import { s3Errors } from "./s3-error.ts";
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW, O_NONBLOCK } = constants;
@@ -29,6 +29,17 @@ const codeOf = (error: unknown) => (error as NodeJS.ErrnoException)?.code;
 /** The volume's own folder (the platform made it: not a worker's name). */
 export const openRoot = (root: string) => open(root, FOLDER_FLAGS);
 
+/**
+ * Who should own what the S3 API makes in `dir`: the folder's owner where that is a worker's user
+ * (a platform run as root gives each app's workers a host user: ../workers/uid-pool.ts), so the
+ * workers can change it in place; undefined where root owns the folder (nothing to change).
+ */
+async function ownerOf(dir: FileHandle): Promise<{ uid: number; gid: number } | undefined> {
+  if (process.getuid?.() !== 0) return undefined;
+  const { uid, gid } = await dir.stat();
+  return uid === 0 ? undefined : { uid, gid };
+}
+
 /** What stands at `name` in `dir`, without following it; undefined when nothing does. */
 export const entryIn = (dir: FileHandle, name: string): Promise<Stats | undefined> =>
   lstat(inFolder(dir, name)).catch((error) => (codeOf(error) === "ENOENT" ? undefined : Promise.reject(error)));
@@ -38,13 +49,20 @@ export const entryIn = (dir: FileHandle, name: string): Promise<Stats | undefine
  * A symlink or a file there is an S3 error naming `key`: the S3 API follows no link.
  */
 export async function openFolderIn(dir: FileHandle, name: string, key: string, create: boolean): Promise<FileHandle | undefined> {
+  let made = false;
   for (let tries = 0; ; tries++) {
     try {
-      return await open(inFolder(dir, name), FOLDER_FLAGS);
+      const folder = await open(inFolder(dir, name), FOLDER_FLAGS);
+      const owner = made ? await ownerOf(dir) : undefined;
+      if (owner) await folder.chown(owner.uid, owner.gid); // on the open folder: no name a worker could swap
+      return folder;
     } catch (error) {
       const code = codeOf(error);
       if (code === "ENOENT" && create && tries < 3) {
-        await mkdir(inFolder(dir, name)).catch((e) => (codeOf(e) === "EEXIST" ? undefined : Promise.reject(e)));
+        made = await mkdir(inFolder(dir, name)).then(
+          () => true,
+          (e) => (codeOf(e) === "EEXIST" ? false : Promise.reject(e)),
+        );
         continue;
       }
       if (code === "ENOENT") return undefined;
@@ -202,6 +220,8 @@ export async function deleteVolumeFolder(root: string): Promise<void> {
  * staged file's times, and renamed to `name` inside `dir`. ENOSPC there is `tooLarge()`.
  */
 export async function moveInto(staged: string, dir: FileHandle, name: string, tooLarge: () => Error): Promise<void> {
+  const owner = await ownerOf(dir);
+  if (owner) await chown(staged, owner.uid, owner.gid); // the platform's own staged file, before it enters the volume
   try {
     await rename(staged, inFolder(dir, name));
     return;
@@ -215,6 +235,7 @@ export async function moveInto(staged: string, dir: FileHandle, name: string, to
     try {
       for await (const chunk of createReadStream(staged)) await target.write(chunk as Buffer);
       await target.utimes(info.atimeMs / 1000, info.mtimeMs / 1000); // seconds as numbers: a Date would round away the ms fraction
+      if (owner) await target.chown(owner.uid, owner.gid);
     } finally {
       await target.close();
     }

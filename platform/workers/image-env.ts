@@ -16,7 +16,7 @@ import { sha256Hex } from "../_ids.ts";
 import { IMAGE_PACKAGES, imageKindOfName } from "../../core/images.ts";
 import { probeInterpreter, type InterpreterView } from "./_image-probe.ts";
 import { volumeEnv, VOLUME_MOUNT_PATH } from "../volumes/mount.ts";
-import { bwrapArgs, bwrapUsable, SANDBOX_APP_DIR, sandboxUser, spawnBwrap, type SandboxUser } from "./sandbox.ts";
+import { bwrapArgs, bwrapUsable, probeUser, SANDBOX_APP_DIR, spawnBwrap, type SandboxUser } from "./sandbox.ts";
 import { writeSandboxEtc } from "./sandbox-etc.ts";
 import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
 import { sharedAttempt } from "../_shared-attempt.ts";
@@ -40,7 +40,7 @@ export interface WorkerLaunch {
   env: NodeJS.ProcessEnv;
   /** bwrap: the worker's pid arrives as `{"child-pid": N}` on fd 3. */
   sandboxed: boolean;
-  /** Without the sandbox, a platform run as root runs the worker as this user. */
+  /** Without the sandbox, a platform run as root runs the worker as this user (in the sandbox, setpriv does: ./sandbox.ts). */
   user?: SandboxUser;
   /** The image's interpreter (a shell puts its folder first on PATH). */
   interpreter: string;
@@ -89,6 +89,8 @@ export interface LaunchRequest {
   tmpBytes?: number;
   /** Run this instead of the handler (`svc shell`). */
   command?: string[];
+  /** The host user a platform run as root runs the worker as: its app's (./uid-pool.ts). */
+  user?: SandboxUser;
   /** The platform's worker socket and the worker's id, API base and kind: a sandboxed worker gets its own network (./worker-channel.ts). */
   network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean; tunnelPorts?: number[]; egress: boolean };
 }
@@ -96,7 +98,8 @@ export interface LaunchRequest {
 export class ImageEnvironments {
   private readonly views = new Map<string, Promise<InterpreterView>>();
   private sandbox?: Promise<boolean>;
-  private etc?: { dir: string; binds: string[] };
+  /** The sandbox's /etc per worker user. */
+  private readonly etc = new Map<number, { dir: string; binds: string[] }>();
   private netns?: Promise<boolean>;
   private toldNetwork = false;
   private toldEgress = false;
@@ -116,14 +119,14 @@ export class ImageEnvironments {
 
   /** Is the bwrap sandbox in use? Says once when it is not, and why that matters. */
   sandboxed(): Promise<boolean> {
-    this.sandbox ??= (this.mode === "flags" ? Promise.resolve(false) : bwrapUsable(sandboxUser())).then((ok) => {
+    this.sandbox ??= (this.mode === "flags" ? Promise.resolve(false) : bwrapUsable(probeUser())).then((ok) => {
       if (!ok && this.isolation !== "strict") {
         const root = process.getuid?.() === 0;
         this.log(
           "warning: workers run without a sandbox (bubblewrap's `bwrap` is " +
             `${this.why()}): they import only their image's packages, but their files are not isolated` +
             (root
-              ? ` (the platform runs as root, so workers run as the unprivileged user ${UNPRIVILEGED.name}, uid ${UNPRIVILEGED.uid}: they can read what any user can, and need an interpreter that user can run).`
+              ? " (the platform runs as root, so each app's workers run as an unprivileged host user of their own: they can read what any user can, and need an interpreter that user can run)."
               : " (a worker can read the platform's state folder).") +
             " Install the Debian package `bubblewrap` to isolate them; `--isolation strict` refuses to run workers without it.",
         );
@@ -160,8 +163,10 @@ export class ImageEnvironments {
     const sandboxed = await this.sandboxed();
     if (!sandboxed && this.isolation === "strict") throw errors.SANDBOX_REQUIRED(this.why());
     if (sandboxed) {
-      const user = sandboxUser();
-      this.etc ??= writeSandboxEtc(this.stateDir, user?.uid ?? process.getuid?.() ?? 0, user?.gid ?? process.getgid?.() ?? 0);
+      const user = req.user ?? (process.getuid?.() === 0 ? UNPRIVILEGED : undefined); // never root
+      const uid = user?.uid ?? process.getuid?.() ?? 0;
+      let etc = this.etc.get(uid);
+      if (!etc) this.etc.set(uid, (etc = writeSandboxEtc(this.stateDir, uid, user?.gid ?? process.getgid?.() ?? 0)));
       // The image's packages stay where the interpreter's own `site` finds them.
       const path = [SANDBOX_APP_DIR, `${SANDBOX_APP_DIR}/site-packages`];
       const channel = await this.channelFor(req);
@@ -172,7 +177,7 @@ export class ImageEnvironments {
           hidden: view.siteDirs,
           packages: view.packages,
           buildDir: req.buildDir,
-          etc: this.etc,
+          etc,
           user,
           volumeDir: req.volumeDir,
           command: req.command ?? [view.executable, "-s", req.handler],
@@ -209,7 +214,7 @@ export class ImageEnvironments {
       },
       sandboxed: false,
       interpreter: view.executable,
-      user: root ? { uid: UNPRIVILEGED.uid, gid: UNPRIVILEGED.gid } : undefined,
+      user: root ? (req.user ?? UNPRIVILEGED) : undefined,
     };
   }
 
@@ -248,7 +253,7 @@ export class ImageEnvironments {
           return undefined;
         })
       : undefined;
-    return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts ?? [], netns);
+    return openChannel(req.network.platformSocket!, req.network.workerId, req.network.tunnelPorts ?? [], netns, req.user);
   }
 
   /** The platform closes: the namespaces made ahead go. */

@@ -10,17 +10,14 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 
-/** The worker's identity inside the sandbox when the platform runs as root (a user namespace maps it). */
-export const SANDBOX_UID = 1000;
-export const SANDBOX_GID = 1000;
 const SANDBOX_USER = "worker";
 
 /** Host entries of /etc shown read-only at the same path, when the host has them. */
 const FROM_HOST = ["resolv.conf", "ssl/certs", "ssl/openssl.cnf", "ld.so.cache", "localtime", "services", "protocols", "alternatives"];
 
-/** Writes `<stateDir>/sandbox/etc` and answers its folder and the host entries to bind into it. */
+/** Writes `<stateDir>/sandbox/etc/<uid>` (the worker's user: its app's where the platform runs as root) and answers its folder and the host entries to bind into it. */
 export function writeSandboxEtc(stateDir: string, uid: number, gid: number): { dir: string; binds: string[] } {
-  const dir = join(stateDir, "sandbox", "etc");
+  const dir = join(stateDir, "sandbox", "etc", String(uid));
   mkdirSync(dir, { recursive: true, mode: 0o755 });
   const user = uid === 0 ? "root" : SANDBOX_USER;
   const files: Record<string, string> = {

@@ -19,7 +19,7 @@ import type { Store, EndpointRecord } from "../store/index.ts";
 import type { JobQueue } from "../queue/queue.ts";
 import type { JobView } from "../queue/views.ts";
 import type { ResolvedOptions } from "../options.ts";
-import { newSecret, sha256Hex, digestMatches } from "../_ids.ts";
+import { newSecret, sha256Hex, digestMatches, secretDigest } from "../_ids.ts";
 import { BuildUnpacker } from "../artifacts/unpack.ts";
 import { defaultPythonForImage } from "./interpreter.ts";
 import { declaredRetries, resolveWorkerTarget, type WorkerTarget } from "./target.ts";
@@ -29,7 +29,7 @@ import { captureWorkerOutput } from "./worker-logs.ts";
 import { WorkerGpus } from "./gpu-assign.ts";
 import type { WorkerKeys } from "../worker-keys.ts";
 import type { Secrets } from "../secrets.ts";
-import { volumeFolderOf } from "../volumes/mount.ts";
+import { giveVolumeTo, volumeFolderOf } from "../volumes/mount.ts";
 import { forgetLbTarget } from "./lb-target.ts";
 import { closeChannel, loopbackPorts } from "./worker-channel.ts";
 import type { EndpointProblem, WorkerError, WorkerInfo, WorkerState } from "./worker-info.ts";
@@ -42,6 +42,7 @@ import { unrunnable } from "./unrunnable.ts";
 import { joinPrefix, WorkerResources, type LimitsView } from "./worker-resources.ts";
 import type { RemoteWorkers } from "./backends/backend.ts";
 import { remoteLaunch } from "./backends/remote-launch.ts";
+import { parseUidRange, WorkerUidPool } from "./uid-pool.ts";
 
 export type { WorkerState, WorkerInfo, WorkerError, EndpointProblem } from "./worker-info.ts";
 
@@ -85,6 +86,8 @@ export class Supervisor {
   private readonly lb: LbHealth;
   /** Each worker's memory, CPU, process and /tmp limits, and its cgroup (./worker-resources.ts). */
   readonly resources: WorkerResources;
+  /** Each app's host user, where the platform runs as root (./uid-pool.ts). */
+  readonly uids?: WorkerUidPool;
   /** Whether workers run in the sandbox (known once one started): its /tmp is sized. */
   private sandboxed?: boolean;
   private closed = false;
@@ -100,6 +103,8 @@ export class Supervisor {
     this.images = new ImageEnvironments(deps.options.dataDir, (line) => this.log(line), deps.options.isolation);
     this.gpus = new WorkerGpus(deps.options.gpuMachine);
     this.resources = new WorkerResources(deps.options, (line) => this.log(line));
+    const range = parseUidRange(deps.options.workerUids);
+    if (process.getuid?.() === 0) this.uids = new WorkerUidPool(deps.options.dataDir, range);
     const lbHooks = {
       workers: () => this.workers.values(),
       ready: (w: WorkerInfo) => this.markReady(w),
@@ -215,6 +220,18 @@ export class Supervisor {
     if (failed > 0) this.platformLog(w.endpointId, w.id, `${failed} queued job(s) failed with that error`);
   }
 
+  /** The remote worker whose launch ticket this is (its launcher, or someone who read the ticket). */
+  ticketHolder(workerId: string, ticket: string | undefined): WorkerInfo | undefined {
+    const w = this.workers.get(workerId);
+    return w?.remote && w.ticketDigest && !w.exited && digestMatches(ticket, w.ticketDigest) ? w : undefined;
+  }
+
+  /** Its ticket came twice: one of the two is not its launcher, and may hold its token. It ends now, its token with it. */
+  ticketReused(w: WorkerInfo): Promise<void> {
+    this.platformLog(w.endpointId, w.id, `worker ${w.id}'s launch ticket was presented a second time: the worker is killed (its token ends with it)`);
+    return this.kill(w);
+  }
+
   authenticate(workerId: string, token: string | undefined): WorkerInfo | undefined {
     const w = this.workers.get(workerId);
     return w && !w.exited && digestMatches(token, w.tokenDigest) ? w : undefined;
@@ -304,7 +321,9 @@ export class Supervisor {
       this.log(line);
       this.platformLog(endpoint.id, w.id, line);
     });
+    const user = await this.uids?.userFor(target.build.appId);
     const volumeDir = volumeFolderOf(store, options.dataDir, endpoint);
+    if (volumeDir && user) await giveVolumeTo(volumeDir, user);
     const lb = w.type === "LB" && !shell; // a shell listens for nothing
     const network = {
       platformSocket: this.deps.channelSocket?.(),
@@ -325,6 +344,7 @@ export class Supervisor {
       volumeDir,
       network,
       tmpBytes: limits.tmpBytes,
+      user,
     };
     const workerLaunch = await this.images.launch(shell ? { ...request, command: shell.command } : request);
     const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
@@ -379,7 +399,7 @@ export class Supervisor {
     const log = (line: string) => this.platformLog(endpoint.id, w.id, line);
     try {
       const launch = await remoteLaunch(
-        { ...this.deps, nodeApiBase: () => remote.nodeApiBase(), volumesRoot: remote.volumesRoot },
+        { ...this.deps, nodeApiBase: () => remote.nodeApiBase(), volumesRoot: remote.volumesRoot, uids: this.uids },
         endpoint,
         w,
         token,
@@ -389,7 +409,9 @@ export class Supervisor {
       if (w.stopping || this.closed) throw new Error("stopped before it started");
       w.spawnedAt = Date.now();
       this.deps.store.workers.started(w.id, endpoint.id, launch.buildId, null);
-      w.remote = await remote.start(endpoint, w, launch, { log, exited: (how) => this.exited(w, how) });
+      const ticket = newSecret("wkl_");
+      w.ticketDigest = secretDigest(sha256Hex(ticket));
+      w.remote = await remote.start(endpoint, w, launch, { log, exited: (how) => this.exited(w, how) }, ticket);
       if (w.stopping || this.closed) w.remote.signal("SIGKILL"); // stopped while it was being submitted
     } catch (error) {
       this.notStarted(w, error as Error);

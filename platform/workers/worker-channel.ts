@@ -12,12 +12,14 @@
  * inside the namespace too. Only a holder of the platform's own key records a build's URLs.
  * docs/platform.md, "Threat model".
  */
+import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
-import { mkdir, rm } from "node:fs/promises";
+import { chown, mkdir, rm, symlink, unlink } from "node:fs/promises";
 import { connect, createServer, type Server } from "node:net";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
 import { removeNetns, type WorkerNetns } from "./sandbox-egress.ts";
-import { probeBwrap, sandboxUser, type SandboxUser } from "./sandbox.ts";
+import { probeBwrap, probeUser, type SandboxUser } from "./sandbox.ts";
 
 /** Where the channel appears inside the sandbox. */
 export const SANDBOX_PLATFORM_SOCKET = "/run/svc/platform.sock";
@@ -66,12 +68,38 @@ export function loopbackPorts(urls: unknown, apiBase: string): number[] {
   return [...ports];
 }
 
-/** Makes the worker's folder beside the platform's socket, with a tunnel socket per port of `tunnelPorts`. */
-export async function openChannel(platformSocket: string, workerId: string, tunnelPorts: number[], netns: WorkerNetns | undefined): Promise<WorkerChannel> {
+/**
+ * Makes the worker's folder beside the platform's socket, with a tunnel socket per port of
+ * `tunnelPorts`; a worker run as `user` owns the folder and its tunnels (it listens and connects there).
+ */
+export async function openChannel(
+  platformSocket: string,
+  workerId: string,
+  tunnelPorts: number[],
+  netns: WorkerNetns | undefined,
+  user?: SandboxUser,
+): Promise<WorkerChannel> {
   const workerDir = join(platformSocket, "..", "w", workerId);
   await mkdir(workerDir, { recursive: true, mode: 0o700 });
   const tunnels = await Promise.all(tunnelPorts.map(async (port) => ({ port, server: await listenTunnel(join(workerDir, tunnelName(port)), port) })));
+  if (user) for (const path of [workerDir, ...tunnels.map((t) => join(workerDir, tunnelName(t.port)))]) await chown(path, user.uid, user.gid);
   return { platformSocket, workerDir, lbSocket: join(workerDir, "lb.sock"), tunnels, netns };
+}
+
+/**
+ * `server` listens on the Unix socket `path`, bound through a link of a random name that is gone
+ * once it listens. A socket's address is the path given to bind, and the connections a worker
+ * makes are listed in its own network namespace's /proc/net/unix with it: the worker reads a name
+ * that no longer exists, not the platform's state folder.
+ */
+export async function listenUnix(server: Server, path: string): Promise<void> {
+  const alias = join(tmpdir(), `svc-${randomBytes(8).toString("hex")}`);
+  await symlink(dirname(path), alias);
+  try {
+    await new Promise<void>((resolve, reject) => server.once("error", reject).listen({ path: join(alias, basename(path)) }, () => resolve()));
+  } finally {
+    await unlink(alias);
+  }
 }
 
 /** Connections to `path` go on to the host's 127.0.0.1:`port`. */
@@ -82,7 +110,7 @@ async function listenTunnel(path: string, port: number): Promise<Server> {
     inside.on("error", () => outside.destroy());
     outside.on("error", () => inside.destroy());
   });
-  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(path, resolve));
+  await listenUnix(server, path);
   return server;
 }
 
@@ -93,9 +121,10 @@ export async function closeChannel(channel: WorkerChannel): Promise<void> {
   await rm(channel.workerDir, { recursive: true, force: true });
 }
 
-/** bwrap's options: the namespace (unless the platform made it) and the channel's two binds. */
+/** bwrap's options: the namespace (unless the platform made it) and the channel's two binds, under folders the worker's user may enter. */
 export const channelArgs = (channel: WorkerChannel): string[] => [
   ...(channel.netns ? [] : ["--unshare-net"]),
+  ...["/run", "/run/svc"].flatMap((dir) => ["--perms", "0755", "--dir", dir]),
   "--bind",
   channel.platformSocket,
   SANDBOX_PLATFORM_SOCKET,
@@ -122,7 +151,7 @@ export function channelEnv(channel: WorkerChannel, apiBase: string, lb: boolean)
 let netns: Promise<boolean> | undefined;
 
 /** Can bwrap give a worker its own network namespace here? Checked once per process. */
-export function netnsUsable(user: SandboxUser | undefined = sandboxUser()): Promise<boolean> {
+export function netnsUsable(user: SandboxUser | undefined = probeUser()): Promise<boolean> {
   netns ??= probeBwrap(user, ["--unshare-net"]);
   return netns;
 }

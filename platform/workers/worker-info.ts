@@ -19,6 +19,8 @@ export interface WorkerInfo {
   proc?: ChildProcess;
   /** A worker a remote backend placed (./backends/backend.ts): no process here. */
   remote?: RemoteRun;
+  /** A remote worker's one-time launch ticket, as a digest: what its job carries instead of the token (../api/remote-worker-routes.ts). */
+  ticketDigest?: Buffer;
   /** The Python process (inside bwrap: its child, which is what gets signals). */
   pid?: number;
   /** The worker reported that its endpoint's module does not import (it still fails jobs). */

@@ -168,7 +168,7 @@ describe("image environments without the sandbox (SVC_WORKER_SANDBOX=off)", () =
   beforeAll(async () => {
     process.env.SVC_WORKER_SANDBOX = "off";
     try {
-      // as root, workers run as `nobody`: an interpreter under /root (pyenv) is out of its reach
+      // as root, workers run as their app's pool user: an interpreter under /root (pyenv) is out of its reach
       p = await startTestPlatform(process.getuid?.() === 0 ? { pythonForImage: () => "/usr/bin/python3" } : {});
     } finally {
       delete process.env.SVC_WORKER_SANDBOX;
@@ -185,7 +185,7 @@ describe("image environments without the sandbox (SVC_WORKER_SANDBOX=off)", () =
   }, 60_000);
 
   it.runIf(process.getuid?.() === 0)(
-    "as root, runs workers as nobody: the platform's key and database exist but cannot be read",
+    "as root, runs workers as their app's unprivileged user: the platform's key and database exist but cannot be read",
     async () => {
       const { buildId } = await uploadArtifact(p, artifactPath, "image-app");
       const ep = await saveImageEndpoint(p, buildId, { name: "look" });
@@ -195,7 +195,7 @@ describe("image environments without the sandbox (SVC_WORKER_SANDBOX=off)", () =
       expect(out.paths[paths[0]!]).toBe("PermissionError");
       expect(out.paths[paths[1]!]).toBe("PermissionError");
       expect(out.paths["svc_manifest.json"]).toBe("readable");
-      expect(p.logs.some((line) => line.includes("workers run as the unprivileged user nobody"))).toBe(true);
+      expect(p.logs.some((line) => line.includes("each app's workers run as an unprivileged host user of their own"))).toBe(true);
     },
     60_000,
   );

@@ -72,18 +72,24 @@ const logsOf = (endpointId: string) => {
   p.context.store.logs.flush();
   return p.context.store.logs.tail(endpointId, 500);
 };
-/** The worker token in the environment of the worker's launcher process on its node (this machine). */
-async function launcherToken(workerId: string): Promise<string> {
+/** The environment of the worker's launcher process on its node (this machine): the Ray job's variables. */
+async function launcherEnv(workerId: string): Promise<string[]> {
   for (const pid of await readdir("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     const cmd = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
     if (!cmd.includes("worker\0launch")) continue;
     const env = (await readFile(`/proc/${pid}/environ`, "utf8").catch(() => "")).split("\0");
-    if (env.includes(`SVC_WORKER_ID=${workerId}`)) return env.find((v) => v.startsWith("SVC_WORKER_TOKEN="))!.slice("SVC_WORKER_TOKEN=".length);
+    if (env.includes(`SVC_WORKER_ID=${workerId}`)) return env;
   }
   throw new Error(`no launcher process of worker ${workerId}`);
 }
 const workerOf = (endpointId: string) => p.context.supervisor.forEndpoint(endpointId).find((w) => !w.stopping);
+/** A ready worker of the endpoint, after a job that starts one. */
+async function startedWorker(endpointId: string) {
+  const r = await api(p, "POST", `/v2/${endpointId}/runsync`, { input: { op: "echo", value: 1 } });
+  if (r.body.status !== "COMPLETED") await waitFinal(p, endpointId, r.body.id, 120_000);
+  return workerOf(endpointId)!;
+}
 
 describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
   it("runs each worker as a Ray job on the node Ray chose: the GPU endpoint's on the GPU node, with Ray's CUDA_VISIBLE_DEVICES", async () => {
@@ -108,12 +114,10 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
     expect(
       logsOf(gpuId).some((l) => l.startsWith(`[${gw.id}] [launcher] worker ${gw.id} starts`) && l.endsWith(`CUDA_VISIBLE_DEVICES=${gpuOut.output.value}`)),
     ).toBe(true);
-    // Whoever reads the job's variables (the launcher's environment on its node: the token is there,
-    // Ray's Jobs API shows it redacted) gets no second launch: no secrets, no key.
-    const token = await launcherToken(gw.id);
-    const again = await fetch(`${p.url}/v2/_worker/${gw.id}/launch`, { headers: { authorization: `Bearer ${token}` } });
-    expect(again.status).toBe(409);
-    expect(await again.json()).toMatchObject({ code: "WORKER_LAUNCH_TAKEN" });
+    // The job's variables (the launcher's environment on its node) hold a launch ticket, not the worker's token.
+    const env = await launcherEnv(cw.id);
+    expect(env.some((v) => v.startsWith("SVC_WORKER_TOKEN="))).toBe(false);
+    expect(env.some((v) => v.startsWith("SVC_LAUNCH_TICKET=wkl_"))).toBe(true);
     // the worker's own output (the runtime's line for a failed job) reaches its logs
     await waitFor("the worker's line in its logs", () => logsOf(cpuId).some((l) => l.startsWith(`[${cw.id}] `) && l.includes("boom on a Ray node")), 5000);
   });
@@ -186,6 +190,50 @@ describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
       await waitFor(`Ray job of ${w.id} to end`, async () => ["STOPPED", "SUCCEEDED"].includes((await rayJob(w.id)).status), 30_000);
     }
     await saveEndpoint(p, buildId, { id: cpuId, ...cpuSpec } as never);
+  });
+
+  it("another app's worker on a node cannot reach the dashboard; every value of Ray's Jobs API, tried as a bearer, opens no worker route or API route; a ticket redeemed twice is refused and its worker ends", async () => {
+    const victim = workerOf(cpuId) ?? (await startedWorker(cpuId));
+    // Another app's function, as a hostile tenant deploys it, placed on a Ray node: it tries Ray's Jobs API.
+    const snoop = `import urllib.request\n\nfrom svc import Endpoint\n\n\n@Endpoint(name="snoop")\ndef snoop(dashboard: str) -> dict:\n    try:\n        with urllib.request.urlopen(f"{dashboard}/api/jobs/", timeout=5) as r:\n            return {"dashboard": r.status}\n    except Exception as err:\n        return {"dashboard": type(err).__name__}\n`;
+    const { buildId: b } = await uploadArtifact(
+      p,
+      await buildAppArtifact({ "app/__init__.py": "", "app/snoop.py": snoop }, [{ name: "snoop", module: "app.snoop", functions: ["snoop"] }]),
+      "snoop-app",
+    );
+    const e = await saveImageEndpoint(p, b, { name: "snoop" } as never);
+    const r = await api(p, "POST", `/v2/${e.id}/runsync`, { input: { dashboard: cluster.dashboard } });
+    const out = r.body.status === "COMPLETED" ? r.body : await waitFinal(p, e.id, r.body.id, 120_000);
+    expect(out.status, JSON.stringify(out).slice(0, 2000)).toBe("COMPLETED");
+    expect(out.output.dashboard, "the dashboard from a worker on a node").not.toBe(200);
+    expect(workerOf(e.id)!.remote!.node).toBeDefined();
+    await Promise.all(p.context.supervisor.forEndpoint(e.id).map((w) => p.context.supervisor.stop(w, "done"))); // frees its node's CPUs
+
+    // Had it reached the dashboard (a node whose operator did not fence it): every string there, as a bearer.
+    const jobs: unknown = await (await fetch(`${cluster.dashboard}/api/jobs/`)).json();
+    const strings = (v: unknown): string[] =>
+      typeof v === "string" ? [v] : v && typeof v === "object" ? Object.values(v as Record<string, unknown>).flatMap(strings) : [];
+    const found = [...new Set(strings(jobs).filter((v) => v.length >= 16 && /^[\x21-\x7e]+$/.test(v)))];
+    expect(found.length).toBeGreaterThan(0);
+    expect(JSON.stringify(jobs)).not.toContain("wkt_"); // no worker token, in clear or anywhere
+    const routes = [...["job-take", "ping", "artifact", "signals"].map((x) => `/v2/_worker/${victim.id}/${x}`), `/v2/${cpuId}/health`, `/v2/${cpuId}/run`];
+    for (const value of found)
+      for (const route of routes) {
+        const res = await fetch(`${p.url}${route}`, { headers: { authorization: `Bearer ${value}` } });
+        expect([401, 403], `${value.slice(0, 12)} on ${route}`).toContain(res.status);
+      }
+    expect(victim.exited).toBe(false); // a wrong credential ends nothing
+
+    // the victim's own ticket, redeemed by its launcher, presented again: refused, and the worker ends with its token
+    const ticket = (await launcherEnv(victim.id)).find((v) => v.startsWith("SVC_LAUNCH_TICKET="))!.slice("SVC_LAUNCH_TICKET=".length);
+    const again = await fetch(`${p.url}/v2/_worker/${victim.id}/launch`, { headers: { authorization: `Bearer ${ticket}` } });
+    expect(again.status).toBe(409);
+    expect(await again.json()).toMatchObject({ code: "WORKER_LAUNCH_TAKEN" });
+    expect(victim.exited).toBe(true);
+    const ticketOnRoute = await fetch(`${p.url}/v2/_worker/${victim.id}/ping`, { headers: { authorization: `Bearer ${ticket}` } });
+    expect(ticketOnRoute.status).toBe(401);
+    const forged = await fetch(`${p.url}/v2/_worker/${victim.id}/launch`, { headers: { authorization: "Bearer wkl_forged" } });
+    expect(await forged.json()).toMatchObject({ code: "WORKER_TICKET_INVALID" });
   });
 
   it("hands a job back when its node dies, and it finishes on a worker on another node", async () => {

@@ -6,7 +6,7 @@
 import { once } from "node:events";
 import { describe, expect, it } from "vitest";
 import { REFUSED_SYSCALLS, seccompProgram } from "../../platform/workers/seccomp.ts";
-import { bwrapUsable, hardeningArgs, NO_TERMINAL_ARGS, SECCOMP_FD, sandboxUser, spawnBwrap } from "../../platform/workers/sandbox.ts";
+import { bwrapUsable, hardeningArgs, NO_TERMINAL_ARGS, SECCOMP_FD, probeUser, asUser, spawnBwrap } from "../../platform/workers/sandbox.ts";
 
 const PROBE = `
 import ctypes, json, os, socket, subprocess, sys, threading
@@ -40,7 +40,7 @@ print(json.dumps(out))
 async function underFilter(): Promise<Record<string, string>> {
   const args = [
     "--die-with-parent",
-    ...hardeningArgs(sandboxUser(), SECCOMP_FD),
+    ...hardeningArgs(probeUser(), SECCOMP_FD),
     "--unshare-pid",
     "--ro-bind",
     "/",
@@ -50,10 +50,12 @@ async function underFilter(): Promise<Record<string, string>> {
     "--dev",
     "/dev",
     ...NO_TERMINAL_ARGS,
+    "--perms",
+    "1777",
     "--tmpfs",
     "/tmp",
   ];
-  const proc = spawnBwrap([...args, "/usr/bin/python3", "-c", PROBE, JSON.stringify(REFUSED_SYSCALLS)], { infoFd: false });
+  const proc = spawnBwrap([...args, ...asUser(probeUser(), ["/usr/bin/python3", "-c", PROBE, JSON.stringify(REFUSED_SYSCALLS)])], { infoFd: false });
   let text = "";
   let err = "";
   proc.stdout!.on("data", (chunk: Buffer) => (text += chunk));

@@ -28,8 +28,11 @@ export interface RemoteWorkers {
   readonly volumesRoot?: string;
   /** Does it place this endpoint's workers (else they stay local processes)? */
   places(endpoint: EndpointRecord): boolean;
-  /** Places the worker; `launch` is what its launcher will fetch. Resolves once placement is asked for. */
-  start(endpoint: EndpointRecord, w: WorkerInfo, launch: RemoteLaunch, hooks: RemoteHooks): Promise<RemoteRun>;
+  /**
+   * Places the worker; `launch` is what its launcher will fetch with `ticket` (once: the ticket opens
+   * nothing else, the token is in the launch). Resolves once placement is asked for.
+   */
+  start(endpoint: EndpointRecord, w: WorkerInfo, launch: RemoteLaunch, hooks: RemoteHooks, ticket: string): Promise<RemoteRun>;
   /** The cluster's nodes and the workers on each (`svc platform status`). */
   cluster(workers: Iterable<WorkerInfo>): Promise<ClusterView>;
   /** The platform stops: every run it started is stopped. */

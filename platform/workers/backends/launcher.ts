@@ -1,9 +1,11 @@
 /**
- * The worker launcher (`svc worker launch`), what a Ray job runs on the node Ray chose: it asks the
- * platform (SVC_API_BASE, with the worker's SVC_WORKER_TOKEN) for the worker's launch description,
- * fetches the build's artifact over HTTP (checked against its sha256, kept per node), unpacks it
- * with the platform's own checks (../unpack.ts), and starts the worker in the same image
- * environment and bwrap sandbox a local worker gets (../image-env.ts), with the GPUs Ray gave the
+ * The worker launcher (`svc worker launch`), what a Ray job runs on the node Ray chose: it redeems
+ * the job's one-time launch ticket (SVC_LAUNCH_TICKET) at the platform (SVC_API_BASE) for the
+ * worker's launch description and token (the job's variables, which Ray's Jobs API shows, hold no
+ * credential), fetches the build's artifact over HTTP with that token (checked against its sha256,
+ * kept per node), unpacks it with the platform's own checks (../unpack.ts), and starts the worker
+ * in the same image environment and bwrap sandbox a local worker gets (../image-env.ts), as its
+ * app's host user where the launcher runs as root (the launch names it), with the GPUs Ray gave the
  * job (its CUDA_VISIBLE_DEVICES). The worker's output goes to this process's stdout (Ray's job log)
  * and to the platform (`svc logs`). SIGTERM (Ray stopping the job) goes on to the worker; the
  * launcher exits with the worker's exit code. docs/platform.md, "Workers on a Ray cluster".
@@ -25,6 +27,10 @@ import type { GpuGrant } from "../gpu-assign.ts";
 import { captureLines } from "../worker-logs.ts";
 import { passThroughEnv } from "../worker-process.ts";
 import type { RemoteLaunch } from "./backend.ts";
+import { giveVolumeTo } from "../../volumes/mount.ts";
+import { closeChannel } from "../worker-channel.ts";
+import { relayToPlatform } from "./node-channel.ts";
+import { removeOrphanNetns } from "../sandbox-egress.ts";
 
 /** Lines go to the platform at most this often, and in batches of at most this many. */
 const SHIP_EVERY_MS = 200;
@@ -32,20 +38,20 @@ const SHIP_MAX_LINES = 500;
 
 interface LaunchEnv {
   workerId: string;
-  token: string;
+  ticket: string;
   apiBase: string;
   nodeDir: string;
 }
 
 function launchEnv(env: NodeJS.ProcessEnv): LaunchEnv {
-  const { SVC_WORKER_ID: workerId, SVC_WORKER_TOKEN: token, SVC_API_BASE: apiBase } = env;
-  if (!workerId || !token || !apiBase) {
+  const { SVC_WORKER_ID: workerId, SVC_LAUNCH_TICKET: ticket, SVC_API_BASE: apiBase } = env;
+  if (!workerId || !ticket || !apiBase) {
     throw errors.CLI_USAGE(
-      "svc worker launch runs one worker of a platform on this node: it needs SVC_WORKER_ID, SVC_WORKER_TOKEN and SVC_API_BASE, which the platform's Ray backend sets on the job.",
+      "svc worker launch runs one worker of a platform on this node: it needs SVC_WORKER_ID, SVC_LAUNCH_TICKET and SVC_API_BASE, which the platform's Ray backend sets on the job.",
       "worker",
     );
   }
-  return { workerId, token, apiBase, nodeDir: env.SVC_NODE_DIR || join(tmpdir(), `svc-node-${process.getuid?.() ?? 0}`) };
+  return { workerId, ticket, apiBase, nodeDir: env.SVC_NODE_DIR || join(tmpdir(), `svc-node-${process.getuid?.() ?? 0}`) };
 }
 
 /** Sends the worker's lines to the platform in batches; a failed batch is dropped (Ray's job log has them). */
@@ -86,9 +92,10 @@ class LineShipper {
   }
 }
 
+/** The launch description, for the ticket (once); it holds the worker's token. */
 async function getLaunch(le: LaunchEnv): Promise<RemoteLaunch> {
   const res = await request(`${le.apiBase}/v2/_worker/${le.workerId}/launch`, {
-    headers: { authorization: `Bearer ${le.token}` },
+    headers: { authorization: `Bearer ${le.ticket}` },
     headersTimeout: 30_000,
     bodyTimeout: 30_000,
   });
@@ -98,14 +105,14 @@ async function getLaunch(le: LaunchEnv): Promise<RemoteLaunch> {
 }
 
 /** The build's artifact on this node: fetched once per sha256, checked against it, renamed into place. */
-async function fetchArtifact(le: LaunchEnv, launch: RemoteLaunch): Promise<string> {
+async function fetchArtifact(le: LaunchEnv, launch: RemoteLaunch, token: string): Promise<string> {
   const dir = join(le.nodeDir, "artifacts");
   const file = join(dir, `${launch.sha256}.tar.gz`);
   if (existsSync(file)) return file;
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const part = `${file}.${process.pid}.part`;
   const res = await request(`${le.apiBase}/v2/_worker/${le.workerId}/artifact`, {
-    headers: { authorization: `Bearer ${le.token}` },
+    headers: { authorization: `Bearer ${token}` },
     headersTimeout: 30_000,
     bodyTimeout: 120_000,
   });
@@ -137,13 +144,14 @@ async function rayGpus(env: NodeJS.ProcessEnv): Promise<GpuGrant | undefined> {
 /** Runs the worker; resolves to its exit code (128 + n for a signal). */
 export async function launchWorker(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const le = launchEnv(env);
-  const shipper = new LineShipper(`${le.apiBase}/v2/_worker/${le.workerId}/logs`, le.token);
+  const launch = await getLaunch(le);
+  const token = launch.env.SVC_WORKER_TOKEN ?? "";
+  const shipper = new LineShipper(`${le.apiBase}/v2/_worker/${le.workerId}/logs`, token);
   const say = (line: string) => {
     process.stdout.write(`${line}\n`);
     shipper.push(`[launcher] ${line}`);
   };
-  const launch = await getLaunch(le);
-  const artifact = await fetchArtifact(le, launch);
+  const artifact = await fetchArtifact(le, launch, token);
   const buildDir = await new BuildUnpacker(join(le.nodeDir, "builds")).ensure(launch.buildId, artifact);
   const gpu = await rayGpus(env);
   const python = await defaultPythonForImage(launch.image, async () => gpu !== undefined, env);
@@ -153,9 +161,22 @@ export async function launchWorker(env: NodeJS.ProcessEnv = process.env): Promis
   const volumeDir = launch.volumeDir && existsSync(launch.volumeDir) ? launch.volumeDir : undefined;
   if (launch.volumeDir && !volumeDir)
     say(`the endpoint's volume folder ${launch.volumeDir} is not on this node: mount the platform's volumes folder there (--ray-volumes)`);
-  const spec = await images.launch({ image: launch.image, python, buildDir, handler: launch.handler, env: workerVars, gpu, volumeDir });
+  const user = process.getuid?.() === 0 ? launch.user : undefined; // a launcher not run as root runs it as its own user
+  if (user && volumeDir) await giveVolumeTo(volumeDir, user);
+  // its own network namespace, its channel a relay of this launcher's to the platform (./node-channel.ts);
+  // the namespaces launchers killed by Ray (SIGKILL) left go first
+  await removeOrphanNetns();
+  const relay = await relayToPlatform(le.nodeDir, le.workerId, launch.env.SVC_API_BASE ?? le.apiBase);
+  const network = relay && {
+    platformSocket: relay.path,
+    workerId: le.workerId,
+    apiBase: launch.env.SVC_API_BASE ?? le.apiBase,
+    lb: false,
+    egress: launch.network,
+  };
+  const spec = await images.launch({ image: launch.image, python, buildDir, handler: launch.handler, env: workerVars, gpu, volumeDir, user, network });
   say(
-    `worker ${le.workerId} starts on ${process.env.HOSTNAME ?? "this node"}: build ${launch.buildId}, ${spec.sandboxed ? "in the bwrap sandbox" : "without a sandbox"}${env.CUDA_VISIBLE_DEVICES ? `, CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES}` : ""}`,
+    `worker ${le.workerId} starts on ${process.env.HOSTNAME ?? "this node"}: build ${launch.buildId}, ${spec.sandboxed ? "in the bwrap sandbox" : "without a sandbox"}${user ? `, as uid ${user.uid}` : ""}${spec.channel ? ", in a network namespace of its own" : ", in the node's network"}${env.CUDA_VISIBLE_DEVICES ? `, CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES}` : ""}`,
   );
   const proc = spawnLaunch(spec);
   let innerPid: number | undefined;
@@ -185,6 +206,9 @@ export async function launchWorker(env: NodeJS.ProcessEnv = process.env): Promis
     });
     proc.on("close", (c, signal) => resolve(c ?? 128 + (signal ? constants.signals[signal] : 0))); // after its output's last line
   });
+  if (spec.channel) await closeChannel(spec.channel);
+  await relay?.close();
+  await images.close();
   await shipper.flush();
   return code;
 }

@@ -77,13 +77,14 @@ export class RayWorkers implements RemoteWorkers {
     return endpoint.type === "QB";
   }
 
-  async start(endpoint: EndpointRecord, w: WorkerInfo, launch: RemoteLaunch, hooks: RemoteHooks): Promise<RemoteRun> {
+  async start(endpoint: EndpointRecord, w: WorkerInfo, launch: RemoteLaunch, hooks: RemoteHooks, ticket: string): Promise<RemoteRun> {
     const need = flavourResources(endpoint);
     const submissionId = `svc-${w.id}`;
     const run: RemoteRun = { backend: "ray", runId: submissionId, buildId: launch.buildId, unplaced: false, launch, signal: () => undefined };
     const tracked: Tracked = { run, w, hooks, need, submittedAt: Date.now(), unreachable: false, done: false };
     run.signal = () => void this.stop(tracked);
-    const envVars: Record<string, string> = { SVC_WORKER_ID: w.id, SVC_WORKER_TOKEN: launch.env.SVC_WORKER_TOKEN!, SVC_API_BASE: this.nodeApiBase() };
+    // Ray's Jobs API shows a job's variables to whoever reaches it: a ticket redeemed once, never the token.
+    const envVars: Record<string, string> = { SVC_WORKER_ID: w.id, SVC_LAUNCH_TICKET: ticket, SVC_API_BASE: this.nodeApiBase() };
     if (this.options.nodeDir) envVars.SVC_NODE_DIR = this.options.nodeDir;
     await this.api.submit({
       submissionId,
@@ -254,6 +255,11 @@ export async function connectRay(
   const left = await ray.stopLeftovers();
   platform.log(
     `workers run as Ray jobs on the cluster at ${ray.api.address} (Ray ${version})${left > 0 ? `; stopped ${left} job(s) an earlier run of this platform left` : ""}`,
+  );
+  // What the platform cannot check from here, said where the operator looks.
+  platform.log(
+    `warning: a worker on a Ray node has a network namespace of its own (where the node can make one): the node's own addresses, and so a dashboard or GCS on that node, are out of its reach, but with egress it reaches other machines, the Ray head (${ray.api.address}) among them when it is another machine. ` +
+      "Job submission is cluster admin: keep the dashboard's port and the GCS off the network tenants' code reaches (docs/platform.md, \"Workers on a Ray cluster\").",
   );
   return ray;
 }

@@ -11,6 +11,7 @@ import { resolveWorkerTarget } from "../target.ts";
 import { workerEnv, type WorkerEnvDeps } from "../worker-process.ts";
 import type { RemoteLaunch } from "./backend.ts";
 import type { Store } from "../../store/index.ts";
+import type { WorkerUidPool } from "../uid-pool.ts";
 
 export interface RemoteLaunchDeps extends WorkerEnvDeps {
   store: Store;
@@ -18,6 +19,8 @@ export interface RemoteLaunchDeps extends WorkerEnvDeps {
   nodeApiBase: () => string;
   /** Where the nodes see the platform's volumes folder (--ray-volumes), if shared. */
   volumesRoot?: string;
+  /** The apps' host users, where the platform runs as root: the launcher runs the worker as its app's. */
+  uids?: WorkerUidPool;
 }
 
 export async function remoteLaunch(
@@ -47,5 +50,7 @@ export async function remoteLaunch(
     env: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),
     volumeDir,
     isolation: deps.options.isolation,
+    network: target.network,
+    user: await deps.uids?.userFor(target.build.appId),
   };
 }

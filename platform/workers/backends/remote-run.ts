@@ -34,4 +34,8 @@ export interface RemoteLaunch {
   /** The endpoint's network volume, as a folder every node sees (docs/platform.md, "Volumes on a cluster"). */
   volumeDir?: string;
   isolation: "auto" | "strict";
+  /** Egress for the worker: false where the endpoint says `network=False`. */
+  network: boolean;
+  /** The host user a launcher run as root runs the worker as: its app's, from the platform's pool (../uid-pool.ts). */
+  user?: { uid: number; gid: number };
 }
