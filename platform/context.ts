@@ -8,6 +8,7 @@ import type { ResolvedOptions } from "./options.ts";
 import type { WorkerKeys } from "./worker-keys.ts";
 import type { Secrets } from "./secrets.ts";
 import type { Scheduler } from "./queue/scheduler.ts";
+import type { Telemetry } from "./telemetry/telemetry.ts";
 
 export interface PlatformContext {
   store: Store;
@@ -24,6 +25,8 @@ export interface PlatformContext {
   secrets: Secrets;
   /** Scheduled endpoints' runs (./queue/scheduler.ts). */
   scheduler: Scheduler;
+  /** Metrics and job traces: the collection points (./telemetry/telemetry.ts). */
+  telemetry: Telemetry;
   /** `http://127.0.0.1:8787`: known once the server listens. */
   baseUrl(): string;
 }

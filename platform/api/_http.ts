@@ -49,6 +49,8 @@ export interface Exchange {
   text(limit: number): Promise<string>;
   /** Calls `fn` once if the client goes away before its answer; answers how to stop listening. */
   onGone(fn: () => void): () => void;
+  /** The W3C `traceparent` header, if sent (docs/observability.md). */
+  traceparent(): string | undefined;
 }
 
 export const exchangeOf = (event: H3Event): Exchange => ({
@@ -56,6 +58,7 @@ export const exchangeOf = (event: H3Event): Exchange => ({
   query: (name) => queryParam(event, name),
   text: (limit) => readText(event, limit),
   onGone: (fn) => onClientGone(event, fn),
+  traceparent: () => event.req.headers.get("traceparent") ?? undefined,
 });
 
 /** The API key or worker token an h3 request presents; see keyOf. */

@@ -19,6 +19,7 @@ import { registerClusterRoutes } from "./cluster-routes.ts";
 import { registerRemoteWorkerRoutes } from "./remote-worker-routes.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { createHotPath } from "./hot-routes.ts";
+import { registerMetricsRoute } from "./metrics-route.ts";
 import { endpointRefusal, scopeRefusal } from "./worker-scope.ts";
 
 const LB_HOST = /^([a-z0-9][a-z0-9_-]*)\.localhost(?::\d+)?$/i;
@@ -34,7 +35,10 @@ export interface Api {
 }
 
 export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
-  const app = new H3({ silent: true, onError: onRouteError(ctx.options.log) });
+  // Every answer is counted by route pattern and code (docs/observability.md); the hot path counts its own.
+  const onResponse = (response: Response, event: H3Event) =>
+    ctx.telemetry.httpRequest(event.context.matchedRoute?.route ?? "(none)", event.req.method, response.status);
+  const app = new H3({ silent: true, onError: onRouteError(ctx.options.log), onResponse });
   const proxy = createLbProxy(ctx);
   const apiKeyDigest = secretDigest(ctx.apiKeyHash);
 
@@ -74,6 +78,7 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
   registerClusterRoutes(app, ctx);
   registerRemoteWorkerRoutes(app, ctx);
   registerGraphql(app, ctx, hooks);
+  registerMetricsRoute(app, ctx);
   const { limiter, runsync } = registerQueueRoutes(app, ctx);
 
   app.all("/**", (event: H3Event) => {
@@ -89,6 +94,7 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
       return error && errorReply(error);
     },
     isLbHost: (host) => LB_HOST.test(host ?? ""),
+    answered: (route, code) => ctx.telemetry.httpRequest(route, "POST", code),
     log: ctx.options.log,
   });
   return { app, limiter, hot };

@@ -90,16 +90,19 @@ async function enqueue(ctx: PlatformContext, ex: Exchange, endpoint: EndpointRec
     throw errors.BAD_REQUEST(`Endpoint "${endpoint.name}" is load-balanced: call its routes under ${ctx.baseUrl()}/lb/${endpoint.id}/`);
   const parsed = parseBody(await ex.text(kind === "run" ? options.maxRunBytes : options.maxRunsyncBytes));
   const body = parseRunBody(parsed?.value);
-  return ctx.queue.enqueue({
-    id: newJobId(),
-    endpointId: endpoint.id,
-    kind,
-    input: parsed!.member("input") ?? JSON.stringify(body.input), // the client's own text: exact, not re-encoded
-    webhook: body.webhook ?? null,
-    executionTimeoutMs: body.policy?.executionTimeout ?? endpoint.executionTimeoutMs,
-    ttlMs: body.policy?.ttl ?? DEFAULT_TTL_MS,
-    lowPriority: body.policy?.lowPriority ?? false,
-  });
+  return ctx.queue.enqueue(
+    {
+      id: newJobId(),
+      endpointId: endpoint.id,
+      kind,
+      input: parsed!.member("input") ?? JSON.stringify(body.input), // the client's own text: exact, not re-encoded
+      webhook: body.webhook ?? null,
+      executionTimeoutMs: body.policy?.executionTimeout ?? endpoint.executionTimeoutMs,
+      ttlMs: body.policy?.ttl ?? DEFAULT_TTL_MS,
+      lowPriority: body.policy?.lowPriority ?? false,
+    },
+    ex.traceparent(),
+  );
 }
 
 async function answerWhenFinal(ctx: PlatformContext, ex: Exchange, endpoint: EndpointRecord, jobId: string, waitMs: number): Promise<Reply> {
