@@ -1,0 +1,203 @@
+/**
+ * OpenTelemetry traces (docs/observability.md) received by a real Jaeger (v1.76.0, built by
+ * scripts/setup.sh; in-memory storage, its OTLP/HTTP receiver and query API on free ports):
+ * - a caller's runsync sent with a W3C `traceparent` is one trace holding the caller's job (accepted,
+ *   queued, cold start, run) and, under its run, the job of the endpoint it called from its worker;
+ * - `svc deploy` with OTLP configured is one trace with one span per pipeline stage, and the
+ *   plugins' taps under them.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runDeploy } from "../../cli/commands/deploy.ts";
+import { createPlatformClient } from "../../core/client/index.ts";
+import { createLogger } from "../../core/logger.ts";
+import { STAGES } from "../../core/pipeline.ts";
+import { buildFixtureArtifact, deploy, startTestPlatform, waitFor, type TestPlatform } from "./_support.ts";
+import { JAEGER, requireTool, skipWithout } from "../_support/tools.ts";
+
+interface JaegerSpan {
+  traceID: string;
+  spanID: string;
+  operationName: string;
+  references: Array<{ refType: string; spanID: string }>;
+  processID: string;
+}
+interface JaegerTrace {
+  traceID: string;
+  spans: JaegerSpan[];
+  processes: Record<string, { serviceName: string }>;
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+/** Jaeger v2's all-in-one, on ports of its own: OTLP/HTTP in, the query API out, memory storage, no self-metrics port. */
+const jaegerConfig = (otlp: number, query: number, grpc: number) => `
+service:
+  extensions: [jaeger_storage, jaeger_query]
+  pipelines:
+    traces:
+      receivers: [otlp]
+      processors: [batch]
+      exporters: [jaeger_storage_exporter]
+  telemetry:
+    metrics:
+      level: none
+    logs:
+      level: warn
+extensions:
+  jaeger_query:
+    storage:
+      traces: mem
+    http:
+      endpoint: 127.0.0.1:${query}
+    grpc:
+      endpoint: 127.0.0.1:${grpc}
+  jaeger_storage:
+    backends:
+      mem:
+        memory:
+          max_traces: 10000
+receivers:
+  otlp:
+    protocols:
+      http:
+        endpoint: 127.0.0.1:${otlp}
+processors:
+  batch:
+    timeout: 200ms
+exporters:
+  jaeger_storage_exporter:
+    trace_storage: mem
+`;
+
+const OTEL_VARS = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME"] as const;
+const savedEnv = Object.fromEntries(OTEL_VARS.map((k) => [k, process.env[k]]));
+
+let jaeger: ChildProcess | undefined;
+let jaegerDir: string | undefined;
+let queryUrl: string;
+let p: TestPlatform | undefined;
+
+describe.skipIf(skipWithout(JAEGER))("traces in a real Jaeger", () => {
+  beforeAll(async () => {
+    const bin = requireTool(JAEGER, "jaeger", "go install github.com/jaegertracing/jaeger/cmd/jaeger@v1.76.0");
+    jaegerDir = await mkdtemp(join(tmpdir(), "svc-jaeger-"));
+    const [otlp, query, grpc] = [await freePort(), await freePort(), await freePort()];
+    await writeFile(join(jaegerDir, "config.yaml"), jaegerConfig(otlp, query, grpc));
+    jaeger = spawn(bin, ["--config", `file:${join(jaegerDir, "config.yaml")}`], { stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    jaeger.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk).slice(-4000)));
+    queryUrl = `http://127.0.0.1:${query}`;
+    await waitFor(
+      "jaeger's query API",
+      async () => {
+        if (jaeger!.exitCode !== null) throw new Error(`jaeger exited (${jaeger!.exitCode}): ${stderr}`);
+        return (await fetch(`${queryUrl}/api/services`).catch(() => undefined))?.ok;
+      },
+      60_000,
+      200,
+    );
+    // The platform (in this process) and the deploy read these when they start.
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${otlp}`;
+    delete process.env.OTEL_SERVICE_NAME;
+    p = await startTestPlatform();
+  }, 120_000);
+
+  afterAll(async () => {
+    await p?.dispose();
+    jaeger?.kill("SIGTERM");
+    for (const k of OTEL_VARS) savedEnv[k] === undefined ? delete process.env[k] : (process.env[k] = savedEnv[k]);
+    if (jaegerDir) await rm(jaegerDir, { recursive: true, force: true });
+  });
+
+  /** The trace once it holds spans that satisfy `complete`. */
+  const traceWhen = (traceId: string, complete: (t: JaegerTrace) => boolean) =>
+    waitFor(
+      `trace ${traceId} in jaeger`,
+      async () => {
+        const r = await fetch(`${queryUrl}/api/traces/${traceId}`);
+        if (!r.ok) return undefined;
+        const t = ((await r.json()) as { data: JaegerTrace[] }).data[0];
+        return t && complete(t) ? t : undefined;
+      },
+      30_000,
+      250,
+    );
+
+  it("holds a caller's job and the job it called from its worker under the caller's trace id", async () => {
+    const platform = p!;
+    const deployed = await deploy(platform, await buildFixtureArtifact(), [
+      { name: "work", workersMax: 1 },
+      { name: "caller", workersMax: 1 },
+      { name: "api", type: "LB", workersMax: 1 },
+    ]);
+    const traceId = randomBytes(16).toString("hex");
+    const clientSpan = randomBytes(8).toString("hex");
+    const r = await fetch(`${platform.url}/v2/${deployed.endpoints.caller!.id}/runsync`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${platform.apiKey}`, "content-type": "application/json", traceparent: `00-${traceId}-${clientSpan}-01` },
+      body: JSON.stringify({ input: { value: "x" } }),
+    });
+    expect(((await r.json()) as { status: string }).status).toBe("COMPLETED");
+
+    const named = (t: JaegerTrace, name: string) => t.spans.filter((s) => s.operationName === name);
+    const trace = await traceWhen(traceId, (t) => named(t, "job caller").length === 1 && named(t, "job work").length === 1);
+    const byId = new Map(trace.spans.map((s) => [s.spanID, s]));
+    const parentOf = (s: JaegerSpan) => byId.get(s.references.find((ref) => ref.refType === "CHILD_OF")?.spanID ?? "");
+    const caller = named(trace, "job caller")[0]!;
+    const callee = named(trace, "job work")[0]!;
+    // The caller's job hangs off the client's span; its steps are its children.
+    expect(caller.references).toContainEqual(expect.objectContaining({ refType: "CHILD_OF", spanID: clientSpan }));
+    const steps = trace.spans.filter((s) => parentOf(s) === caller).map((s) => s.operationName);
+    expect(steps).toEqual(expect.arrayContaining(["queued", "cold start", "run"]));
+    // The callee's job is a child of the caller's run: the worker carried the context into its call.
+    const calleeParent = parentOf(callee)!;
+    expect(calleeParent.operationName).toBe("run");
+    expect(parentOf(calleeParent)).toBe(caller);
+    expect(trace.processes[caller.processID]!.serviceName).toBe("svc-platform");
+  }, 180_000);
+
+  it("traces `svc deploy`: one span per pipeline stage, the plugins' taps under them", async () => {
+    const platform = p!;
+    const root = await mkdtemp(join(tmpdir(), "svc-traced-deploy-"));
+    try {
+      await cp(new URL("../../fixtures/deploy-app/", import.meta.url).pathname, root, { recursive: true });
+      const client = createPlatformClient({ url: platform.url, apiKey: platform.apiKey });
+      await runDeploy({ root, client, logger: createLogger("error", () => {}) });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
+    const found = await waitFor(
+      "the deploy's trace in jaeger",
+      async () => {
+        const r = await fetch(`${queryUrl}/api/traces?service=svc&operation=${encodeURIComponent("svc deploy")}&limit=5`);
+        return r.ok ? ((await r.json()) as { data: JaegerTrace[] }).data[0] : undefined;
+      },
+      30_000,
+      250,
+    );
+    const trace = await traceWhen(found.traceID, (t) => t.spans.some((s) => s.operationName === "stage configure"));
+    const stageSpans = trace.spans.filter((s) => s.operationName.startsWith("stage "));
+    const byName = new Map(stageSpans.map((s) => [s.operationName, s]));
+    for (const stage of STAGES)
+      expect(
+        stageSpans.filter((s) => s.operationName === `stage ${stage}`),
+        stage,
+      ).toHaveLength(1);
+    const run = trace.spans.find((s) => s.operationName === "svc deploy")!;
+    for (const s of stageSpans) expect(s.references[0]?.spanID).toBe(run.spanID);
+    const pack = trace.spans.find((s) => s.operationName === "svc:tar-pack")!;
+    expect(pack.references[0]?.spanID).toBe(byName.get("stage pack")!.spanID);
+  }, 180_000);
+});
