@@ -26,7 +26,7 @@ export interface PlatformContext {
   /** Scheduled endpoints' runs (./queue/scheduler.ts). */
   scheduler: Scheduler;
   /** Metrics and job traces: the collection points (./telemetry/telemetry.ts). */
-  telemetry: Telemetry;
+  telemetry?: Telemetry;
   /** `http://127.0.0.1:8787`: known once the server listens. */
   baseUrl(): string;
 }

@@ -16,12 +16,31 @@ import { Telemetry } from "./telemetry/telemetry.ts";
 const GB = 1024 ** 3;
 const MIB = 1024 ** 2;
 
-/** The platform's telemetry; tracing is on when OTLP is configured (`otel` is then what to shut down). */
+/**
+ * The platform's telemetry: metrics unless SVC_METRICS=0, traces when OTLP is configured (`otel` is
+ * then what to shut down); undefined with both off, and then no collection point is called at all.
+ */
 export async function createTelemetry(
   store: Store,
   dataDir: string,
   live: { queue(): JobQueue | undefined; supervisor(): Supervisor | undefined },
-): Promise<{ telemetry: Telemetry; otel?: Otel }> {
+): Promise<{ telemetry?: Telemetry; otel?: Otel }> {
+  const otel = await startOtel("svc-platform");
+  const metricsOn = process.env.SVC_METRICS !== "0";
+  if (!otel && !metricsOn) return {};
+  const metrics = metricsOn ? createMetrics(store, dataDir, live) : undefined;
+  const tracer = otel && new JobTracer(otel, (endpointId) => store.endpoints.get(endpointId)?.name ?? endpointId);
+  const telemetry = new Telemetry(metrics, tracer);
+  telemetry.coldStartOf = (workerId, since) => {
+    const w = live.supervisor()?.workers.get(workerId);
+    if (!w || w.coldStartTraced || w.startedAt < since || w.spawnedAt === undefined || w.coldStartMs === undefined) return undefined;
+    w.coldStartTraced = true; // started after the job came: started for it
+    return { from: w.startedAt, to: w.spawnedAt + w.coldStartMs };
+  };
+  return { telemetry, otel };
+}
+
+function createMetrics(store: Store, dataDir: string, live: { queue(): JobQueue | undefined; supervisor(): Supervisor | undefined }): Metrics {
   const labelsOf = (endpointId: string): EndpointLabels | undefined => {
     const e = store.endpoints.get(endpointId);
     if (!e) return undefined;
@@ -29,7 +48,7 @@ export async function createTelemetry(
     const app = env ? store.apps.get(env.appId) : undefined;
     return { endpoint: e.name, app: app?.name ?? "", env: env?.name ?? "", flavour: flavourOf(e) };
   };
-  const metrics = new Metrics({
+  return new Metrics({
     labelsOf,
     *queues() {
       const queue = live.queue();
@@ -64,16 +83,6 @@ export async function createTelemetry(
         utilization: g.utilizationPercent / 100,
       })),
   });
-  const otel = await startOtel("svc-platform");
-  const tracer = otel && new JobTracer(otel, (endpointId) => store.endpoints.get(endpointId)?.name ?? endpointId);
-  const telemetry = new Telemetry(metrics, tracer);
-  telemetry.coldStartOf = (workerId, since) => {
-    const w = live.supervisor()?.workers.get(workerId);
-    if (!w || w.coldStartTraced || w.startedAt < since || w.spawnedAt === undefined || w.coldStartMs === undefined) return undefined;
-    w.coldStartTraced = true; // started after the job came: started for it
-    return { from: w.startedAt, to: w.spawnedAt + w.coldStartMs };
-  };
-  return { telemetry, otel };
 }
 
 /** The flavour label: the GPU group, else the CPU flavour (instance id), else "". */

@@ -37,7 +37,7 @@ export interface Api {
 export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
   // Every answer is counted by route pattern and code (docs/observability.md); the hot path counts its own.
   const onResponse = (response: Response, event: H3Event) =>
-    ctx.telemetry.httpRequest(event.context.matchedRoute?.route ?? "(none)", event.req.method, response.status);
+    ctx.telemetry?.httpRequest(event.context.matchedRoute?.route ?? "(none)", event.req.method, response.status);
   const app = new H3({ silent: true, onError: onRouteError(ctx.options.log), onResponse });
   const proxy = createLbProxy(ctx);
   const apiKeyDigest = secretDigest(ctx.apiKeyHash);
@@ -94,7 +94,7 @@ export function createApi(ctx: PlatformContext, hooks: ResolverHooks): Api {
       return error && errorReply(error);
     },
     isLbHost: (host) => LB_HOST.test(host ?? ""),
-    answered: (route, code) => ctx.telemetry.httpRequest(route, "POST", code),
+    answered: (route, code) => ctx.telemetry?.httpRequest(route, "POST", code),
     log: ctx.options.log,
   });
   return { app, limiter, hot };

@@ -56,7 +56,7 @@ export function createWorkerJobs(ctx: PlatformContext) {
     if (!supervisor.takesWork(w)) return bodies;
     for (let next = bodies.length < n ? queue.takeNow(w.id, w.endpointId) : null; next; next = bodies.length < n ? queue.takeNow(w.id, w.endpointId) : null)
       bodies.push(takeBody(next));
-    if (bodies.length > 0) telemetry.batchTaken(w.endpointId, bodies.length);
+    if (bodies.length > 0) telemetry?.batchTaken(w.endpointId, bodies.length);
     return bodies;
   };
 

@@ -27,7 +27,8 @@ export class Telemetry {
   coldStartOf: ColdStartOf = () => undefined;
 
   constructor(
-    readonly metrics: Metrics,
+    /** Undefined when metrics are off (SVC_METRICS=0): the traces go on. */
+    readonly metrics?: Metrics,
     readonly tracer?: JobTracer,
   ) {}
 
@@ -38,40 +39,40 @@ export class Telemetry {
 
   /** A worker took the job (job.startedAt and job.workerId are set). */
   jobStarted(job: Job): void {
-    this.metrics.jobStarted(job.endpointId, job.createdAt, job.startedAt!);
+    this.metrics?.jobStarted(job.endpointId, job.createdAt, job.startedAt!);
     if (job.trace) this.tracer!.taken(job.trace, job, this.coldStartOf(job.workerId!, job.createdAt));
   }
 
   jobFinished(job: Job, status: string, finishedAt: number, errorType: string | null): void {
-    this.metrics.jobFinished(job.endpointId, status, job.startedAt, finishedAt);
+    this.metrics?.jobFinished(job.endpointId, status, job.startedAt, finishedAt);
     if (job.trace) this.tracer!.finished(job.trace, status, finishedAt, errorType);
   }
 
   /** The job goes back to the queue: a declared retry, or its worker died. */
   jobRequeued(job: Job, why: string): void {
-    this.metrics.jobRetried(job.endpointId);
+    this.metrics?.jobRetried(job.endpointId);
     if (job.trace) this.tracer!.requeued(job.trace, why);
   }
 
   /** A worker answered its first job request or ping, `ms` after its process started. */
   workerReady(endpointId: string, ms: number): void {
-    this.metrics.workerColdStart(endpointId, ms);
+    this.metrics?.workerColdStart(endpointId, ms);
   }
 
   workerOomKilled(endpointId: string): void {
-    this.metrics.workerOomKilled(endpointId);
+    this.metrics?.workerOomKilled(endpointId);
   }
 
   scheduleFired(endpointId: string, skipped: boolean): void {
-    this.metrics.scheduleRun(endpointId, skipped);
+    this.metrics?.scheduleRun(endpointId, skipped);
   }
 
   /** A worker was handed `size` jobs in one answer. */
   batchTaken(endpointId: string, size: number): void {
-    this.metrics.batchTaken(endpointId, size);
+    this.metrics?.batchTaken(endpointId, size);
   }
 
   httpRequest(route: string, method: string, code: number): void {
-    this.metrics.httpRequest(route, method, code);
+    this.metrics?.httpRequest(route, method, code);
   }
 }

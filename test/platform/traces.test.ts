@@ -6,10 +6,8 @@
  * - `svc deploy` with OTLP configured is one trace with one span per pipeline stage, and the
  *   plugins' taps under them.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:net";
+import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,6 +17,7 @@ import { createLogger } from "../../core/logger.ts";
 import { STAGES } from "../../core/pipeline.ts";
 import { buildFixtureArtifact, deploy, startTestPlatform, waitFor, type TestPlatform } from "./_support.ts";
 import { JAEGER, requireTool, skipWithout } from "../_support/tools.ts";
+import { startJaeger, type RunningJaeger } from "../_support/jaeger.ts";
 
 interface JaegerSpan {
   traceID: string;
@@ -33,92 +32,28 @@ interface JaegerTrace {
   processes: Record<string, { serviceName: string }>;
 }
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-
-/** Jaeger v2's all-in-one, on ports of its own: OTLP/HTTP in, the query API out, memory storage, no self-metrics port. */
-const jaegerConfig = (otlp: number, query: number, grpc: number) => `
-service:
-  extensions: [jaeger_storage, jaeger_query]
-  pipelines:
-    traces:
-      receivers: [otlp]
-      processors: [batch]
-      exporters: [jaeger_storage_exporter]
-  telemetry:
-    metrics:
-      level: none
-    logs:
-      level: warn
-extensions:
-  jaeger_query:
-    storage:
-      traces: mem
-    http:
-      endpoint: 127.0.0.1:${query}
-    grpc:
-      endpoint: 127.0.0.1:${grpc}
-  jaeger_storage:
-    backends:
-      mem:
-        memory:
-          max_traces: 10000
-receivers:
-  otlp:
-    protocols:
-      http:
-        endpoint: 127.0.0.1:${otlp}
-processors:
-  batch:
-    timeout: 200ms
-exporters:
-  jaeger_storage_exporter:
-    trace_storage: mem
-`;
-
 const OTEL_VARS = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME"] as const;
 const savedEnv = Object.fromEntries(OTEL_VARS.map((k) => [k, process.env[k]]));
 
-let jaeger: ChildProcess | undefined;
-let jaegerDir: string | undefined;
+let jaeger: RunningJaeger | undefined;
 let queryUrl: string;
 let p: TestPlatform | undefined;
 
 describe.skipIf(skipWithout(JAEGER))("traces in a real Jaeger", () => {
   beforeAll(async () => {
     const bin = requireTool(JAEGER, "jaeger", "go install github.com/jaegertracing/jaeger/cmd/jaeger@v1.76.0");
-    jaegerDir = await mkdtemp(join(tmpdir(), "svc-jaeger-"));
-    const [otlp, query, grpc] = [await freePort(), await freePort(), await freePort()];
-    await writeFile(join(jaegerDir, "config.yaml"), jaegerConfig(otlp, query, grpc));
-    jaeger = spawn(bin, ["--config", `file:${join(jaegerDir, "config.yaml")}`], { stdio: ["ignore", "ignore", "pipe"] });
-    let stderr = "";
-    jaeger.stderr!.on("data", (chunk: Buffer) => (stderr = (stderr + chunk).slice(-4000)));
-    queryUrl = `http://127.0.0.1:${query}`;
-    await waitFor(
-      "jaeger's query API",
-      async () => {
-        if (jaeger!.exitCode !== null) throw new Error(`jaeger exited (${jaeger!.exitCode}): ${stderr}`);
-        return (await fetch(`${queryUrl}/api/services`).catch(() => undefined))?.ok;
-      },
-      60_000,
-      200,
-    );
+    jaeger = await startJaeger(bin);
+    queryUrl = jaeger.queryUrl;
     // The platform (in this process) and the deploy read these when they start.
-    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${otlp}`;
+    process.env.OTEL_EXPORTER_OTLP_ENDPOINT = jaeger.otlpUrl;
     delete process.env.OTEL_SERVICE_NAME;
     p = await startTestPlatform();
   }, 120_000);
 
   afterAll(async () => {
     await p?.dispose();
-    jaeger?.kill("SIGTERM");
+    await jaeger?.stop();
     for (const k of OTEL_VARS) savedEnv[k] === undefined ? delete process.env[k] : (process.env[k] = savedEnv[k]);
-    if (jaegerDir) await rm(jaegerDir, { recursive: true, force: true });
   });
 
   /** The trace once it holds spans that satisfy `complete`. */
