@@ -63,15 +63,24 @@ export function tracePipeline(hooks: PipelineHooks, otel: Otel, runName: string,
           const done = result as Promise<unknown>;
           if (!done || typeof done.then !== "function") return done; // the PLUGIN_HOOK_NOT_PROMISE guard answers this
           return done.then(
-            (value) => (finish(span), value),
-            (error: unknown) => (finish(span, error), Promise.reject(error)),
+            (value) => {
+              finish(span);
+              return value;
+            },
+            (error: unknown) => {
+              finish(span, error);
+              return Promise.reject(error);
+            },
           );
         };
       case "async":
         return (...args) => {
           const span = start();
           const callback = args.pop() as (error?: unknown, result?: unknown) => void;
-          return original(...args, (error?: unknown, result?: unknown) => (finish(span, error), callback(error, result)));
+          return original(...args, (error?: unknown, result?: unknown) => {
+            finish(span, error);
+            callback(error, result);
+          });
         };
       default:
         return (...args) => {

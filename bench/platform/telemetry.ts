@@ -96,7 +96,8 @@ try {
     const side: Side = { name, platform, path: `/v2/${endpoints.work!.id}/runsync`, headers, rps: [] };
     await waitFor(
       `${name}: 2 warm workers`,
-      async () => ((await (await fetch(`${platform.url}/v2/${endpoints.work!.id}/health`, { headers })).json()) as any).workers.idle === 2,
+      async () =>
+        ((await (await fetch(`${platform.url}/v2/${endpoints.work!.id}/health`, { headers })).json()) as { workers: { idle: number } }).workers.idle === 2,
       60_000,
     );
     sides.push(side);

@@ -132,7 +132,7 @@ describe.skipIf(skipWithout(JAEGER))("traces in a real Jaeger", () => {
       ).toHaveLength(1);
     const run = trace.spans.find((s) => s.operationName === "svc deploy")!;
     for (const s of stageSpans) expect(s.references[0]?.spanID).toBe(run.spanID);
-    const pack = trace.spans.find((s) => s.operationName === "svc:tar-pack")!;
-    expect(pack.references[0]?.spanID).toBe(byName.get("stage pack")!.spanID);
+    const underPack = trace.spans.filter((s) => s.references[0]?.spanID === byName.get("stage pack")!.spanID).map((s) => s.operationName);
+    expect(underPack).toContain("svc:tar-pack");
   }, 180_000);
 });
