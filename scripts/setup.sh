@@ -48,7 +48,8 @@ if ! command -v prometheus >/dev/null; then
 fi
 
 # Jaeger receives the platform's OTLP traces in test/platform/traces.test.ts: built from the module proxy
-# into $HOME/go/bin (about 10 minutes on 2 cores: it is a large Go program), skipped once there.
+# into $HOME/go/bin, skipped once there. A large Go program (2,327 packages): 678 s of CPU here, 83 min of wall time
+# when the 2 cores were shared at load 24; cache $HOME/go/bin/jaeger where CI can.
 # `go install …@v1.76.0` refuses its go.mod's replace directive, so it is built inside its module.
 JAEGER_BIN="$HOME/go/bin/jaeger"
 if [ ! -x "$JAEGER_BIN" ] && command -v go >/dev/null; then
