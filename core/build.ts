@@ -12,6 +12,8 @@ import { createLogger, type Logger } from "./logger.ts";
 import { Pipeline, stagesOf, STAGE_PRODUCES } from "./pipeline.ts";
 import type { BuildContext, BuildOptions, ConfigEnv, ResolvedConfig, SvcPlugin } from "./types.ts";
 import { SVC_PATHS } from "./package-root.ts";
+import { startOtel, tracingConfigured } from "./otel.ts";
+import { tracePipeline } from "./pipeline-trace.ts";
 
 export const OUT_DIR = ".svc";
 export const BUILD_DIR = ".build";
@@ -102,8 +104,18 @@ export async function runPipeline({
   const pipeline = new Pipeline([...resolvePluginList({ ...config, disablePlugins: [...config.disablePlugins, ...disable] }, builtins), ...plugins]);
   const ctx = createContext(root, config, { ...defaultBuildOptions, ...options }, logger);
   assertStagesFilled(pipeline, ctx);
-  await prepare?.(ctx);
-  return pipeline.run(ctx);
+  // Each stage and plugin tap as a span when OTLP is configured (./pipeline-trace.ts); nothing loads otherwise.
+  const otel = tracingConfigured() ? await startOtel("svc") : undefined;
+  const trace = otel && tracePipeline(pipeline.hooks, otel, `svc ${env?.command ?? "build"}`);
+  try {
+    await prepare?.(ctx);
+    await pipeline.run(ctx);
+  } catch (error) {
+    await trace?.end(error);
+    throw error;
+  }
+  await trace?.end();
+  return ctx;
 }
 
 /**

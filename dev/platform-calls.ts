@@ -63,6 +63,8 @@ export function routesState(options: PlatformCallsOptions): DevRoutesState {
       return { job, httpStatus: await finalHttpStatus(client, remote, job) };
     },
     lbRequest: (remote, method, path, body, headers) => client.lbRequest(remote.url, method, path, body, headers),
+    // The platform's own /metrics, read with the user's key: the dev server adds none of its own.
+    metrics: () => fetch(`${client.url}/metrics`, { headers: { authorization: `Bearer ${client.apiKey}` }, signal: AbortSignal.timeout(10_000) }),
     syncTimeoutMs: options.syncTimeoutMs,
   };
 }

@@ -10,6 +10,7 @@ import type { Secrets } from "./secrets.ts";
 import type { Scheduler } from "./queue/scheduler.ts";
 import type { Keys } from "./keys/keys.ts";
 import type { Audit } from "./history/audit.ts";
+import type { Telemetry } from "./telemetry/telemetry.ts";
 
 export interface PlatformContext {
   store: Store;
@@ -30,6 +31,8 @@ export interface PlatformContext {
   secrets: Secrets;
   /** Scheduled endpoints' runs (./queue/scheduler.ts). */
   scheduler: Scheduler;
+  /** Metrics and job traces: the collection points (./telemetry/telemetry.ts). */
+  telemetry?: Telemetry;
   /** `http://127.0.0.1:8787`: known once the server listens. */
   baseUrl(): string;
 }

@@ -35,6 +35,7 @@ import { connectRay } from "./workers/backends/ray.ts";
 import type { PlatformContext } from "./context.ts";
 import { startSweep } from "./sweep.ts";
 import { TimeSeries } from "./console/timeseries.ts";
+import { createTelemetry } from "./telemetry-wiring.ts";
 
 export interface RunningPlatform {
   /** `http://127.0.0.1:<port>` */
@@ -81,7 +82,10 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   store.meta.set("api_key_hash", apiKeyHash);
 
   const volumesAt = () => store.volumes.list().map((v) => ({ id: v.id, sizeGb: v.sizeGb, dir: volumeDir(options.dataDir, v.id) }));
-  const queue = new JobQueue(store.jobs, { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs });
+  let supervisor: Supervisor | undefined;
+  const { telemetry, otel } = await createTelemetry(store, options.dataDir, { queue: () => queue, supervisor: () => supervisor });
+  const settings = { runsyncRetentionMs: options.runsyncRetentionMs, runRetentionMs: options.runRetentionMs };
+  const queue: JobQueue = new JobQueue(store.jobs, settings, {}, telemetry);
   const webhooks = createWebhookSender({
     retries: options.webhookRetries,
     delayMs: options.webhookRetryDelayMs,
@@ -98,8 +102,9 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
           throw error;
         })
       : undefined;
-  const supervisor = new Supervisor({
+  supervisor = new Supervisor({
     store,
+    telemetry,
     queue,
     options,
     workerKeys,
@@ -116,7 +121,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
   const recovered = queue.recover();
   if (recovered.requeued > 0) options.log(`requeued ${recovered.requeued} job(s) that were running when the platform stopped`);
 
-  const scheduler = createScheduler(store, queue, options.log);
+  const scheduler = createScheduler(store, queue, options.log, telemetry);
   const ctx: PlatformContext = {
     store,
     queue,
@@ -130,6 +135,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     audit: createAudit(store, options.auditRetention),
     secrets,
     scheduler,
+    telemetry,
     baseUrl: () => address.baseUrl,
   };
   const servers = await serve(ctx, address, series);
@@ -170,6 +176,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
         webhooks.close();
         await closed;
         await unmountDisks(volumesAt(), options.log);
+        await otel?.shutdown(); // the last spans go out
         store.close();
       })();
       return closing;

@@ -38,6 +38,25 @@ if [ ${#need[@]} -gt 0 ]; then
   apt_get install -y -qq "${need[@]}"
 fi
 
+# Prometheus scrapes a real platform in test/platform/metrics.test.ts (the test runs the binary itself on a
+# free port). Without recommends (no node-exporter); where systemd runs, its service is kept off port 9090.
+if ! command -v prometheus >/dev/null; then
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  apt_get update -qq
+  apt_get install -y -qq --no-install-recommends prometheus
+  if [ -d /run/systemd/system ]; then $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
+fi
+
+# Jaeger receives the platform's OTLP traces in test/platform/traces.test.ts: built from the module proxy
+# into $HOME/go/bin, skipped once there. A large Go program (2,327 packages): 678 s of CPU here, 83 min of wall time
+# when the 2 cores were shared at load 24; cache $HOME/go/bin/jaeger where CI can.
+# `go install …@v1.76.0` refuses its go.mod's replace directive, so it is built inside its module.
+JAEGER_BIN="$HOME/go/bin/jaeger"
+if [ ! -x "$JAEGER_BIN" ] && command -v go >/dev/null; then
+  jaeger_src=$(go mod download -json github.com/jaegertracing/jaeger@v1.76.0 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  (cd "$jaeger_src" && GOFLAGS=-buildvcs=false go build -trimpath -o "$JAEGER_BIN" ./cmd/jaeger)
+fi
+
 # The CPU image's interpreter needs only the stdlib; pytest runs the runtime's tests.
 python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q pytest
 # boto3 is the second, independent S3 client of the volumes' tests (test/platform/volumes-s3.test.ts).

@@ -18,12 +18,17 @@ export interface BenchPlatform {
   pid: number;
 }
 
-/** Packs this checkout under `dir` and starts its platform there; BENCH_NODE_ARGS adds node flags. */
-export async function startBuiltPlatform(dir: string): Promise<BenchPlatform> {
-  const bin = builtPackage(dir);
+/**
+ * Packs this checkout under `dir` and starts its platform there; BENCH_NODE_ARGS adds node flags.
+ * `bin` reuses a package already built, `stateDir` (default `<dir>/platform`) lets several run side by side.
+ */
+export async function startBuiltPlatform(
+  dir: string,
+  { env = process.env, bin = builtPackage(dir), stateDir = join(dir, "platform") }: { env?: NodeJS.ProcessEnv; bin?: string; stateDir?: string } = {},
+): Promise<BenchPlatform> {
   const nodeArgs = [...PLATFORM_NODE_FLAGS, ...(process.env.BENCH_NODE_ARGS?.split(" ").filter(Boolean) ?? [])];
-  const args = [...nodeArgs, bin, "platform", "start", "--dir", join(dir, "platform"), "--port", "0", "--no-rate-limits", "--json"];
-  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
+  const args = [...nodeArgs, bin, "platform", "start", "--dir", stateDir, "--port", "0", "--no-rate-limits", "--json"];
+  const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"], env });
   const started = await new Promise<{ url: string; pid: number; apiKeyFile: string }>((resolve, reject) => {
     let out = "";
     child.stdout!.on("data", (chunk: Buffer) => {

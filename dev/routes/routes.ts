@@ -56,6 +56,11 @@ export function createDevApp(state: DevRoutesState, log?: (line: string) => void
     return new Response(new Uint8Array(asset.body), { headers: { "content-type": asset.type, "cache-control": "public, max-age=3600" } });
   });
 
+  app.get("/metrics", async () => {
+    const res = await state.metrics();
+    return new Response(await res.text(), { status: res.status, headers: { "content-type": res.headers.get("content-type") ?? "text/plain" } });
+  });
+
   app.all(`${LIVE_PROXY_PREFIX}/**`, (event) => handleLiveProxy(state, event));
 
   app.all("/**", (event) => dispatch(state, event));

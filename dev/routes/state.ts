@@ -19,6 +19,8 @@ export interface DevRoutesState {
   runsync(remote: RemoteRef, input: Record<string, unknown>, timeoutMs: number): Promise<{ job: Job; httpStatus?: number }>;
   status(remote: RemoteRef, jobId: string): Promise<{ job: Job; httpStatus?: number }>;
   lbRequest(remote: RemoteRef, method: string, path: string, body: string | undefined, headers: Record<string, string>): Promise<LbResponse>;
+  /** The platform's Prometheus metrics (`GET /metrics`, docs/observability.md), as it answered them. */
+  metrics(): Promise<Response>;
   /** How long runsync waits for a final job before answering 202 (ms). */
   syncTimeoutMs: number;
 }

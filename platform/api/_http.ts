@@ -52,6 +52,8 @@ export interface Exchange {
   resultLines(limit: number): Promise<ResultLines>;
   /** Calls `fn` once if the client goes away before its answer; answers how to stop listening. */
   onGone(fn: () => void): () => void;
+  /** The W3C `traceparent` header, if sent (docs/observability.md). */
+  traceparent(): string | undefined;
 }
 
 export const exchangeOf = (event: H3Event): Exchange => ({
@@ -63,6 +65,7 @@ export const exchangeOf = (event: H3Event): Exchange => ({
     return node ? readResultLines(node, limit) : readText(event, limit).then((text) => ({ text }));
   },
   onGone: (fn) => onClientGone(event, fn),
+  traceparent: () => event.req.headers.get("traceparent") ?? undefined,
 });
 
 /** The API key or worker token an h3 request presents; see keyOf. */

@@ -19,6 +19,7 @@ import { registerClusterRoutes } from "./cluster-routes.ts";
 import { registerRemoteWorkerRoutes } from "./remote-worker-routes.ts";
 import type { RateLimiter } from "./rate-limit.ts";
 import { createHotPath } from "./hot-routes.ts";
+import { registerMetricsRoute } from "./metrics-route.ts";
 import { endpointRefusal, scopeRefusal } from "./worker-scope.ts";
 import { registerConsoleRoutes } from "../console/routes.ts";
 import type { TimeSeries } from "../console/timeseries.ts";
@@ -48,7 +49,10 @@ export interface Api {
 }
 
 export function createApi(ctx: PlatformContext, series: TimeSeries, hooks: ResolverHooks): Api {
-  const app = new H3({ silent: true, onError: onRouteError(ctx.options.log) });
+  // Every answer is counted by route pattern and code (docs/observability.md); the hot path counts its own.
+  const onResponse = (response: Response, event: H3Event) =>
+    ctx.telemetry?.httpRequest(event.context.matchedRoute?.route ?? "(none)", event.req.method, response.status);
+  const app = new H3({ silent: true, onError: onRouteError(ctx.options.log), onResponse });
   const proxy = createLbProxy(ctx);
   const access = createKeyAccess(ctx);
 
@@ -92,6 +96,7 @@ export function createApi(ctx: PlatformContext, series: TimeSeries, hooks: Resol
   registerRemoteWorkerRoutes(app, ctx);
   registerGraphql(app, ctx, hooks);
   registerConsoleRoutes(app, ctx, series);
+  registerMetricsRoute(app, ctx);
   const { limiter, runsync } = registerQueueRoutes(app, ctx);
 
   app.all("/**", (event: H3Event) => {
@@ -111,6 +116,7 @@ export function createApi(ctx: PlatformContext, series: TimeSeries, hooks: Resol
       return error && errorReply(error);
     },
     isLbHost: (host) => LB_HOST.test(host ?? ""),
+    answered: (route, code) => ctx.telemetry?.httpRequest(route, "POST", code),
     log: ctx.options.log,
   });
   return { app, limiter, hot, identify: access.identify };

@@ -13,6 +13,9 @@ import { readResultLines } from "./result-lines.ts";
 
 const RUNSYNC = /^\/v2\/([^/?_][^/?]*)\/runsync(?:\?(.*))?$/;
 const JOBS_DONE = /^\/v2\/_worker\/([^/?]+)\/jobs-done(?:\?(.*))?$/;
+/** The routes' patterns, as h3 names its own in the metrics. */
+const RUNSYNC_ROUTE = "/v2/:endpoint/runsync";
+const JOBS_DONE_ROUTE = "/v2/_worker/:worker/jobs-done";
 const HEADERS = { "content-type": "application/json; charset=utf-8" };
 
 export interface HotRoutes {
@@ -22,6 +25,8 @@ export interface HotRoutes {
   refusal(key: string | undefined, endpointId: string): Reply | undefined;
   /** Requests for a load-balancer host are proxied by h3's middleware. */
   isLbHost(host: string | undefined): boolean;
+  /** Counts an answer by route pattern and code (../telemetry/metrics.ts). */
+  answered(route: string, code: number): void;
   log(line: string): void;
 }
 
@@ -35,9 +40,11 @@ export function createHotPath(routes: HotRoutes): (req: IncomingMessage, res: Se
       text: (limit) => readNodeText(req, limit),
       resultLines: (limit) => readResultLines(req, limit),
       onGone: (fn) => onResponseClosed(res, fn),
+      traceparent: () => req.headers.traceparent as string | undefined, // Node joins a repeated unknown header into one string
     };
   };
-  const send = (res: ServerResponse, reply: Reply) => {
+  const send = (res: ServerResponse, reply: Reply, route: string) => {
+    routes.answered(route, reply.status);
     if (res.destroyed) return; // the client went away meanwhile
     try {
       res.writeHead(reply.status, reply.headers ? { ...HEADERS, ...reply.headers } : HEADERS).end(reply.text);
@@ -51,7 +58,7 @@ export function createHotPath(routes: HotRoutes): (req: IncomingMessage, res: Se
     if (req.method !== "POST" || !req.url) return false;
     const done = JOBS_DONE.exec(req.url);
     if (done) {
-      void routes.jobsDone(done[1]!, exchange(req, res, done[2])).then((reply) => send(res, reply));
+      void routes.jobsDone(done[1]!, exchange(req, res, done[2])).then((reply) => send(res, reply, JOBS_DONE_ROUTE));
       return true;
     }
     const runsync = RUNSYNC.exec(req.url);
@@ -59,10 +66,10 @@ export function createHotPath(routes: HotRoutes): (req: IncomingMessage, res: Se
     const refused = routes.refusal(keyOf(req.headers.authorization), runsync[1]!);
     if (refused) {
       req.resume();
-      send(res, refused);
+      send(res, refused, RUNSYNC_ROUTE);
       return true;
     }
-    void routes.runsync(runsync[1]!, exchange(req, res, runsync[2])).then((reply) => send(res, reply));
+    void routes.runsync(runsync[1]!, exchange(req, res, runsync[2])).then((reply) => send(res, reply, RUNSYNC_ROUTE));
     return true;
   };
 }

@@ -92,16 +92,19 @@ async function enqueue(ctx: PlatformContext, ex: Exchange, endpoint: EndpointRec
   const body = parseRunBody(parsed?.value);
   // A worker's key may not aim a webhook at the host's own addresses: the platform would POST there for a worker with no network.
   if (body.webhook && ctx.workerKeys.verify(ex.key())) await ctx.webhooks.check(body.webhook);
-  return ctx.queue.enqueue({
-    id: newJobId(),
-    endpointId: endpoint.id,
-    kind,
-    input: parsed!.member("input") ?? JSON.stringify(body.input), // the client's own text: exact, not re-encoded
-    webhook: body.webhook ?? null,
-    executionTimeoutMs: body.policy?.executionTimeout ?? endpoint.executionTimeoutMs,
-    ttlMs: body.policy?.ttl ?? DEFAULT_TTL_MS,
-    lowPriority: body.policy?.lowPriority ?? false,
-  });
+  return ctx.queue.enqueue(
+    {
+      id: newJobId(),
+      endpointId: endpoint.id,
+      kind,
+      input: parsed!.member("input") ?? JSON.stringify(body.input), // the client's own text: exact, not re-encoded
+      webhook: body.webhook ?? null,
+      executionTimeoutMs: body.policy?.executionTimeout ?? endpoint.executionTimeoutMs,
+      ttlMs: body.policy?.ttl ?? DEFAULT_TTL_MS,
+      lowPriority: body.policy?.lowPriority ?? false,
+    },
+    ex.traceparent(),
+  );
 }
 
 async function answerWhenFinal(ctx: PlatformContext, ex: Exchange, endpoint: EndpointRecord, jobId: string, waitMs: number): Promise<Reply> {

@@ -18,13 +18,16 @@ export const MAX_BATCH = 64;
 /** Errors reading a job-done body that mean the result itself cannot be stored. */
 const UNSTORABLE = new Set(["JSON_MALFORMED", "JSON_TOO_DEEP", "PAYLOAD_TOO_LARGE"]);
 
-/** A job as job-take hands it out; `input` is already JSON text. */
-const takeBody = (job: ActiveJob): string => `{"id":${JSON.stringify(job.id)},"input":${job.input},"executionTimeoutMs":${job.executionTimeoutMs}}`;
+/** A job as job-take hands it out; `input` is already JSON text; `traceparent` when the job is traced (docs/observability.md). */
+const takeBody = (job: ActiveJob): string => {
+  const traced = job.trace?.traceparent ? `,"traceparent":"${job.trace.traceparent}"` : "";
+  return `{"id":${JSON.stringify(job.id)},"input":${job.input},"executionTimeoutMs":${job.executionTimeoutMs}${traced}}`;
+};
 
 export type WorkerJobs = ReturnType<typeof createWorkerJobs>;
 
 export function createWorkerJobs(ctx: PlatformContext) {
-  const { queue, supervisor, options } = ctx;
+  const { queue, supervisor, options, telemetry } = ctx;
 
   /**
    * The job-done body. A result the platform cannot store (NaN or Infinity, nested too deep, over
@@ -48,12 +51,12 @@ export function createWorkerJobs(ctx: PlatformContext) {
     return true;
   };
 
-  /** Up to `n` queued jobs for the worker, as job-take answers them (never waits). */
-  const takeUpTo = (w: WorkerInfo, n: number): string[] => {
-    const bodies: string[] = [];
+  /** Up to `n` queued jobs for the worker, as job-take answers them (never waits); `bodies` holds those already taken. */
+  const takeUpTo = (w: WorkerInfo, n: number, bodies: string[] = []): string[] => {
     if (!supervisor.takesWork(w)) return bodies;
-    for (let next = n > 0 ? queue.takeNow(w.id, w.endpointId) : null; next; next = bodies.length < n ? queue.takeNow(w.id, w.endpointId) : null)
+    for (let next = bodies.length < n ? queue.takeNow(w.id, w.endpointId) : null; next; next = bodies.length < n ? queue.takeNow(w.id, w.endpointId) : null)
       bodies.push(takeBody(next));
+    if (bodies.length > 0) telemetry?.batchTaken(w.endpointId, bodies.length);
     return bodies;
   };
 
@@ -67,7 +70,7 @@ export function createWorkerJobs(ctx: PlatformContext) {
     } finally {
       w.openPolls--;
     }
-    return job ? [takeBody(job), ...takeUpTo(w, n - 1)] : [];
+    return job ? takeUpTo(w, n, [takeBody(job)]) : [];
   };
 
   /** Applies one job-done body to the queue; false when the job is no longer the worker's. */

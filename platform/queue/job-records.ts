@@ -2,6 +2,7 @@
 import type { NewJob } from "../store/jobs.ts";
 import type { JobRow } from "../store/index.ts";
 import type { JobView } from "./views.ts";
+import type { JobTrace } from "../telemetry/tracing.ts";
 
 /** What /run and /runsync hand the queue: a stored job before its creation time is stamped. */
 export type EnqueueInput = Omit<NewJob, "createdAt">;
@@ -18,6 +19,8 @@ export interface ActiveJob extends NewJob {
   progress: string | null;
   streamSeq: number;
   streamCursor: number;
+  /** Its open spans, when tracing is on (../telemetry/tracing.ts). */
+  trace?: JobTrace;
 }
 
 export function newActiveJob(input: EnqueueInput): ActiveJob {
@@ -40,6 +43,7 @@ export function newActiveJob(input: EnqueueInput): ActiveJob {
     progress: null,
     streamSeq: 0,
     streamCursor: 0,
+    trace: undefined,
   };
 }
 
@@ -62,6 +66,7 @@ export function activeJobOfRow(row: JobRow): ActiveJob {
     progress: null,
     streamSeq: 0,
     streamCursor: 0,
+    trace: undefined,
   };
 }
 

@@ -11,6 +11,7 @@ import { viewOfRow, type JobView } from "./views.ts";
 import { activeJobOfRow, newActiveJob, viewOfActive, type ActiveJob, type EnqueueInput } from "./job-records.ts";
 import { KeyedWaiters, type OnClientGone } from "../_keyed-waiters.ts";
 import { JobStreams, type StreamRead } from "./job-streams.ts";
+import type { Telemetry } from "../telemetry/telemetry.ts";
 
 export type { ActiveJob, EnqueueInput } from "./job-records.ts";
 export type { OnClientGone } from "../_keyed-waiters.ts";
@@ -81,6 +82,8 @@ export class JobQueue {
     private readonly jobs: JobsRepo,
     private readonly settings: QueueSettings,
     public hooks: QueueHooks = {},
+    /** Metrics and traces (../telemetry/telemetry.ts): one call per transition. */
+    private readonly telemetry?: Telemetry,
   ) {
     this.streams = new JobStreams(jobs, this.active);
   }
@@ -106,9 +109,11 @@ export class JobQueue {
     return { requeued, expired };
   }
 
-  enqueue(input: EnqueueInput): ActiveJob {
+  /** Queues a job; `traceparent` is the caller's W3C trace context, if any (docs/observability.md). */
+  enqueue(input: EnqueueInput, traceparent?: string): ActiveJob {
     const job = newActiveJob(input);
     this.jobs.insert(job, job.kind === "runsync"); // held: written with its final write (docs/platform.md, "Hot path")
+    this.telemetry?.jobAccepted(job, traceparent);
     this.active.set(job.id, job);
     this.addPending(job, false);
     return job;
@@ -259,6 +264,7 @@ export class JobQueue {
     const now = Date.now();
     this.jobs.retry(jobId, now);
     const job = activeJobOfRow({ ...row, created_at: now, status: "IN_QUEUE", handbacks: 0, stream_cursor: 0, retries: row.retries + 1 });
+    this.telemetry?.jobAccepted(job, undefined);
     this.active.set(job.id, job);
     this.addPending(job, false);
     return { status: "IN_QUEUE", retried: true };
@@ -269,6 +275,7 @@ export class JobQueue {
     return this.endQueued(endpointId, (job) => {
       this.forget(job);
       this.jobs.remove(job.id);
+      this.telemetry?.jobFinished(job, "CANCELLED", Date.now(), null);
       this.notify(job.id, { ...viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
     });
   }
@@ -288,7 +295,7 @@ export class JobQueue {
         continue;
       }
       job.handbacks++;
-      this.requeueRunning(job);
+      this.requeueRunning(job, "handed back: its worker died");
       this.addPending(job, true);
     }
   }
@@ -302,8 +309,9 @@ export class JobQueue {
   }
 
   /** A running job back to IN_QUEUE (stored), released by its worker; the caller places it. */
-  private requeueRunning(job: ActiveJob): void {
+  private requeueRunning(job: ActiveJob, why: string): void {
     const workerId = job.workerId!;
+    this.telemetry?.jobRequeued(job, why);
     this.running.delete(job.id);
     this.unbind(workerId, job.id);
     job.retries++;
@@ -319,7 +327,7 @@ export class JobQueue {
 
   /** A declared retry: the job waits `delayMs` IN_QUEUE (counted as queued), then joins the queue's end. */
   private retryLater(job: ActiveJob, delayMs: number): void {
-    this.requeueRunning(job);
+    this.requeueRunning(job, `failed: retried in ${delayMs} ms`);
     const eq = this.endpointQueue(job.endpointId);
     eq.queued++;
     if (!job.lowPriority) eq.queuedNormal++;
@@ -352,6 +360,7 @@ export class JobQueue {
       this.forget(job);
       this.jobs.remove(job.id);
       const view: JobView = { ...viewOfActive(job), status: "TIMED_OUT", finishedAt: now, output: null, error: "job expired (ttl)", errorType: "TtlExpired" };
+      this.telemetry?.jobFinished(job, "TIMED_OUT", now, "TtlExpired");
       if (workerId) {
         this.hooks.onReleased?.(workerId, job.id);
         this.hooks.onCancelRunning?.(workerId, job.id);
@@ -468,6 +477,7 @@ export class JobQueue {
     if (!held) this.byWorker.set(workerId, (held = new Set()));
     held.add(job.id);
     this.jobs.start(job.id, job.startedAt, workerId);
+    this.telemetry?.jobStarted(job);
   }
 
   /** Takes a job out of memory (queue counters, running set); does not touch the database. */
@@ -522,6 +532,7 @@ export class JobQueue {
     const retention = job.kind === "runsync" ? this.settings.runsyncRetentionMs : this.settings.runRetentionMs;
     this.jobs.finish(job.id, { status, output, error, errorType, finishedAt: now, startedAt: job.startedAt, workerId, pruneAt: now + retention });
     if (job.streamCursor > 0) this.jobs.setStreamCursor(job.id, job.streamCursor);
+    this.telemetry?.jobFinished(job, status, now, errorType);
     const view: JobView = {
       id: job.id,
       endpointId: job.endpointId,

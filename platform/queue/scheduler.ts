@@ -12,6 +12,7 @@ import type { EndpointRecord, ScheduleState, Store } from "../store/index.ts";
 import { newJobId } from "../_ids.ts";
 import { DEFAULT_TTL_MS } from "./policy.ts";
 import type { JobQueue } from "./queue.ts";
+import type { Telemetry } from "../telemetry/telemetry.ts";
 
 const ACTIVE = new Set(["IN_QUEUE", "IN_PROGRESS"]);
 
@@ -26,7 +27,7 @@ export interface ScheduleView extends Schedule {
 
 export type Scheduler = ReturnType<typeof createScheduler>;
 
-export function createScheduler(store: Store, queue: JobQueue, log: (line: string) => void) {
+export function createScheduler(store: Store, queue: JobQueue, log: (line: string) => void, telemetry?: Telemetry) {
   const crons = new Map<string, Cron>();
   const cronOf = (schedule: Schedule): Cron => {
     let cron = crons.get(schedule.cron);
@@ -66,6 +67,7 @@ export function createScheduler(store: Store, queue: JobQueue, log: (line: strin
       ? { ...entry.state, lastSlot: slot, skipped: entry.state.skipped + 1 }
       : { ...entry.state, lastSlot: slot, lastJobId: id, lastRunAt: now };
     entry.due = nextRun(cronOf(schedule), slot, schedule.timezone);
+    telemetry?.scheduleFired(endpoint.id, skip);
     if (skip) {
       log(`schedule of ${endpoint.name}: the ${iso(slot)} run skipped, the previous run ${previous.id} is still ${previous.status}`);
       return;

@@ -83,3 +83,39 @@ export function deviceNodes(gpus: GpuDevice[], exists: (path: string) => boolean
  */
 export const cudaVisibleDevices = (gpus: GpuDevice[]): string =>
   gpus.map((gpu) => (gpu.uuid.startsWith("GPU-") || gpu.uuid.startsWith("MIG-") ? gpu.uuid : String(gpu.index))).join(",");
+
+/** One GPU's use, for the metrics (docs/observability.md). */
+export interface GpuUse {
+  index: number;
+  uuid: string;
+  name: string;
+  memoryUsedMiB: number;
+  memoryTotalMiB: number;
+  /** Percent, over the driver's last sample period. */
+  utilizationPercent: number;
+}
+
+const NVIDIA_SMI_USE = ["--query-gpu=index,uuid,name,memory.used,memory.total,utilization.gpu", "--format=csv,noheader,nounits"];
+
+/** Parses `0, GPU-5f3c…, NVIDIA H200, 1024, 143771, 37` lines; `[N/A]` counts as 0. */
+export function parseGpuUse(text: string): GpuUse[] {
+  const out: GpuUse[] = [];
+  for (const line of text.split("\n")) {
+    const f = line.split(",").map((v) => v.trim());
+    if (f.length < 6 || !/^\d+$/.test(f[0]!)) continue;
+    const n = (v: string) => Number.parseFloat(v) || 0;
+    const [used, total, util] = f.slice(-3).map(n) as [number, number, number];
+    out.push({ index: Number(f[0]), uuid: f[1]!, name: f.slice(2, -3).join(", "), memoryUsedMiB: used, memoryTotalMiB: total, utilizationPercent: util });
+  }
+  return out;
+}
+
+/** The visible GPUs' memory and utilisation now; none when nvidia-smi is absent or fails. */
+export async function queryGpuUse(env: NodeJS.ProcessEnv = process.env): Promise<GpuUse[]> {
+  const text = await output("nvidia-smi", NVIDIA_SMI_USE);
+  if (!text) return [];
+  const all = parseGpuUse(text);
+  const devices = all.map((g) => ({ index: g.index, uuid: g.uuid, name: g.name, memoryMiB: g.memoryTotalMiB }));
+  const visible = new Set(visibleGpus(devices, env.CUDA_VISIBLE_DEVICES).map((g) => g.index));
+  return all.filter((g) => visible.has(g.index));
+}

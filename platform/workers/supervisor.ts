@@ -43,6 +43,7 @@ import { joinPrefix, WorkerResources, type LimitsView } from "./worker-resources
 import type { RemoteWorkers } from "./backends/backend.ts";
 import { remoteLaunch } from "./backends/remote-launch.ts";
 import { parseUidRange, WorkerUidPool } from "./uid-pool.ts";
+import type { Telemetry } from "../telemetry/telemetry.ts";
 
 export type { WorkerState, WorkerInfo, WorkerError, EndpointProblem } from "./worker-info.ts";
 
@@ -50,6 +51,8 @@ export { RESTART_BACKOFF_MS } from "./restart-policy.ts";
 
 export interface SupervisorDeps {
   store: Store;
+  /** Cold starts and OOM kills go to the metrics (../telemetry/telemetry.ts). */
+  telemetry?: Telemetry;
   queue: JobQueue;
   options: ResolvedOptions;
   /** Each worker's PLATFORM_API_KEY, scoped to its app and environment (never the platform's key). */
@@ -251,6 +254,7 @@ export class Supervisor {
     if (w.spawnedAt) {
       w.coldStartMs = w.idleSince - w.spawnedAt;
       this.platformLog(w.endpointId, w.id, `worker ${w.id} ready ${w.coldStartMs} ms after its process started`);
+      this.deps.telemetry?.workerReady(w.endpointId, w.coldStartMs);
     }
     this.readyWaiters.notify(w.endpointId);
   }
@@ -422,6 +426,7 @@ export class Supervisor {
     this.platformLog(w.endpointId, w.id, `worker ${w.id} exited (${how})`);
     if (w.limits && (w.cgroup?.oomKills() ?? 0) > 0) {
       w.outOfMemory = true;
+      this.deps.telemetry?.workerOomKilled(w.endpointId);
       this.platformLog(w.endpointId, w.id, `worker ${w.id} was killed for memory: ${this.resources.outOfMemory(w.limits).message.split("\n")[0]}`);
     }
     if (!w.stopping && !w.ready) this.startFailed(w, `exited (${how}) before it was ready`);

@@ -32,6 +32,8 @@ export interface WorkerInfo {
   spawnedAt?: number;
   /** Process start → first job-take (QB) or first GET /ping 200 (LB). */
   coldStartMs?: number;
+  /** A job's trace showed its cold start (../telemetry/tracing.ts): no later job's does. */
+  coldStartTraced?: boolean;
   /** QB: took its first job request; LB: answered GET /ping. */
   ready: boolean;
   unhealthy: boolean;

@@ -435,12 +435,25 @@ function fakeState(overrides: Partial<DevRoutesState> = {}): DevRoutesState & { 
       calls.push(`lb ${remote.id} ${method} ${path} ${body ?? ""} ${headers["content-type"] ?? ""}`);
       return { status: 201, headers: { "content-type": "application/json" }, body: { got: body ? JSON.parse(body) : null } };
     },
+    async metrics() {
+      calls.push("metrics");
+      return new Response("svc_jobs_total 3\n", { headers: { "content-type": "text/plain; version=0.0.4; charset=utf-8" } });
+    },
     syncTimeoutMs: 1000,
     ...overrides,
   };
 }
 
 describe("routes (h3 app)", () => {
+  it("GET /metrics answers the platform's metrics as the platform gave them", async () => {
+    const state = fakeState();
+    const res = await createDevApp(state).request("/metrics");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/plain; version=0.0.4; charset=utf-8");
+    expect(await res.text()).toBe("svc_jobs_total 3\n");
+    expect(state.calls).toEqual(["metrics"]);
+  });
+
   it("answers health, runsync (both body forms), 202 with a status URL, 400s and 404s", async () => {
     const state = fakeState();
     const h3 = createDevApp(state);

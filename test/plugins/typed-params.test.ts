@@ -42,6 +42,7 @@ describe("typed parameters", () => {
       runsync: notUsedHere,
       status: notUsedHere,
       lbRequest: notUsedHere,
+      metrics: notUsedHere,
       syncTimeoutMs: 1000,
     });
     const spec = (await (await app.request("/openapi.json")).json()) as { paths: Record<string, Record<string, Operation>> };

@@ -29,6 +29,8 @@ import urllib.request
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
+from . import _trace
+
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # Loopback calls (the embedded platform) must never go through an HTTP proxy from the environment.
 _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -306,6 +308,7 @@ def request(method: str, url: str, body: Any = None, *, token: Optional[str] = N
             data: Optional[bytes] = None, content_type: str = "application/json") -> Response:
     """Send one request; HTTP error statuses come back as a Response, not as an exception."""
     headers: Dict[str, str] = {"Accept": "application/json", "User-Agent": _USER_AGENT}
+    _trace.add_header(headers)  # a traced job's calls join its trace (docs/observability.md)
     if token:
         headers["Authorization"] = f"Bearer {token}"
     if body is not None:

@@ -26,6 +26,7 @@ from ._loop import LoopThread
 from ._platform import WorkerClient
 from ._traceback import app_traceback
 from ._watchdog import Watchdog
+from ._trace import run_as
 from .errors import is_input_error
 
 TIMEOUT_ERROR_TYPE = "ExecutionTimeoutError"
@@ -43,6 +44,7 @@ class Job:
     inline: bool = False  # its sync function runs on the job's thread right now
     detached: bool = False  # ...and another thread gave up on it (cancel, timeout): its result is dropped
     lane: Any = None  # the queue worker's run of jobs this one belongs to
+    traceparent: Optional[str] = None  # the platform's trace context for this job, carried into its calls
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def cancel(self) -> bool:
@@ -217,7 +219,7 @@ class JobRunner:
             return False
         watch = self.watchdog.watch(job.id, job.timeout_s, held is not None, lambda: self._time_out_inline(job), on_hold)
         try:
-            output, error = self._sync_body(job, kwargs), None
+            output, error = run_as(job.traceparent, lambda: self._sync_body(job, kwargs)), None
         except BaseException as exc:  # noqa: B902 - user code may raise anything, SystemExit included
             output, error = None, exc
         self.watchdog.unwatch(watch)
@@ -234,7 +236,8 @@ class JobRunner:
 
     def _run_async(self, job: Job, kwargs: Dict[str, Any], started: float, holds: bool,
                    on_hold: Callable[[], None]) -> bool:
-        future = self.loop.submit(self._async_body(job, kwargs))
+        # The task copies the submitting thread's context: the job's traceparent is its own.
+        future = run_as(job.traceparent, lambda: self.loop.submit(self._async_body(job, kwargs)))
         future.add_done_callback(lambda _: job.wake.set())
 
         def time_out() -> None:

@@ -161,7 +161,8 @@ class QueueWorker:
         """A job from the platform, booked as running (None when a cancel overtook it). Holds self.cond."""
         timeout_ms = payload.get("executionTimeoutMs")
         job = Job(id=str(payload["id"]), input=payload.get("input"),
-                  timeout_s=timeout_ms / 1000 if timeout_ms else self.default_timeout_s)
+                  timeout_s=timeout_ms / 1000 if timeout_ms else self.default_timeout_s,
+                  traceparent=payload.get("traceparent"))
         if job.id in self.early_cancels:
             del self.early_cancels[job.id]
             logger.info("job %s: cancelled before it started; not run", job.id)

@@ -13,6 +13,7 @@ inputs are `concurrency` sockets, not 10,000), reads the inputs lazily and keeps
 come. A job a dying worker held is run again by the platform; the call waits for it (runsync, then
 /status). docs/deploy.md, "Fan-out".
 """
+import contextvars
 import os
 import sys
 import threading
@@ -155,7 +156,9 @@ def map_calls(fn: Callable, call: Callable[[Dict[str, Any]], Any], inputs: Itera
                 state["failed"] += 0 if outcome[0] else 1
                 cond.notify_all()
 
-    threads = [threading.Thread(target=slot, name=f"svc-map-{i}", daemon=True) for i in range(concurrency)]
+    # Each thread runs in a copy of the caller's context: a traced job's calls join its trace.
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(slot,), name=f"svc-map-{i}", daemon=True)
+               for i in range(concurrency)]
     for thread in threads:
         thread.start()
     progress = _Progress(fn.__name__, total)
