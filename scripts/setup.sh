@@ -3,6 +3,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Jaeger receives the platform's OTLP traces in test/platform/traces.test.ts: built from the module proxy
+# into $HOME/go/bin, skipped once there. A large Go program (2,327 packages, 678 s of CPU here), so it
+# builds in the background while the rest of the setup downloads and installs, and the setup waits
+# for it at the end (its log: $JAEGER_LOG). `go install …@v1.76.0` refuses its go.mod's replace
+# directive, so it is built inside its module.
+JAEGER_BIN="$HOME/go/bin/jaeger"
+JAEGER_LOG=${TMPDIR:-/tmp}/svc-setup-jaeger.log
+jaeger_build=""
+if [ ! -x "$JAEGER_BIN" ] && command -v go >/dev/null; then
+  (
+    jaeger_src=$(go mod download -json github.com/jaegertracing/jaeger@v1.76.0 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+    cd "$jaeger_src" && GOFLAGS=-buildvcs=false nice -n 5 go build -trimpath -o "$JAEGER_BIN" ./cmd/jaeger
+  ) >"$JAEGER_LOG" 2>&1 &
+  jaeger_build=$!
+fi
+
 # Debian's python3 with CPU PyTorch runs the "GPU image" workers and the video model here;
 # ffmpeg encodes and probes the mp4 output.
 need=()
@@ -47,16 +63,6 @@ if ! command -v prometheus >/dev/null; then
   if [ -d /run/systemd/system ]; then $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true; fi
 fi
 
-# Jaeger receives the platform's OTLP traces in test/platform/traces.test.ts: built from the module proxy
-# into $HOME/go/bin, skipped once there. A large Go program (2,327 packages): 678 s of CPU here, 83 min of wall time
-# when the 2 cores were shared at load 24; cache $HOME/go/bin/jaeger where CI can.
-# `go install …@v1.76.0` refuses its go.mod's replace directive, so it is built inside its module.
-JAEGER_BIN="$HOME/go/bin/jaeger"
-if [ ! -x "$JAEGER_BIN" ] && command -v go >/dev/null; then
-  jaeger_src=$(go mod download -json github.com/jaegertracing/jaeger@v1.76.0 | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  (cd "$jaeger_src" && GOFLAGS=-buildvcs=false go build -trimpath -o "$JAEGER_BIN" ./cmd/jaeger)
-fi
-
 # The CPU image's interpreter needs only the stdlib; pytest runs the runtime's tests.
 python3 -m pytest --version >/dev/null 2>&1 || python3 -m pip install -q pytest
 # boto3 is the second, independent S3 client of the volumes' tests (test/platform/volumes-s3.test.ts).
@@ -71,3 +77,8 @@ python3 -c "import importlib.metadata as m, sys; sys.exit(m.version('uv') != '0.
 
 # better-sqlite3 compiles from source where no prebuilt binary can be fetched (about a minute).
 npm ci --no-audit --no-fund
+
+if [ -n "$jaeger_build" ]; then
+  echo "setup: waiting for the Jaeger build (log: $JAEGER_LOG)"
+  wait "$jaeger_build" || { cat "$JAEGER_LOG" >&2; exit 1; }
+fi
