@@ -35,7 +35,8 @@ rm -f "$stage/svc/package-lock.json"
 echo "bundle: examples/image-to-video, its requirements installed for Python $PYTHON_VERSION"
 cp -r examples/image-to-video/. "$stage/app/"
 rm -rf "$stage/app/.svc" "$stage/app/tests"
-(cd "$stage/app" && WAN_PYTHON_VERSION=$PYTHON_VERSION node "$stage/svc/bin/svc.mjs" build >/dev/null)
+# the installed tree goes into the bundle: SVC_CACHE_DIR is where the build keeps it (docs/deploy.md)
+(cd "$stage/app" && SVC_CACHE_DIR="$stage/app/.svc/cache" WAN_PYTHON_VERSION=$PYTHON_VERSION node "$stage/svc/bin/svc.mjs" build >/dev/null)
 rm -rf "$stage/app/.svc/artifact.tar.gz" "$stage/app/.svc/.build"
 
 tar -C "$stage" -cf - svc app | xz -T0 -6 >"$out/svc-bundle.tar.xz"

@@ -18,6 +18,7 @@ config=wan2.2-i2v-a14b size="1280*720" duration=5
 
 work=$(mktemp -d /tmp/svc-gpu-XXXX)
 export SVC_PLATFORM_DIR=$work/platform
+export SVC_CACHE_DIR=$work/app/.svc/cache # the bundle's installed requirements: the deploy runs no pip
 stop() { node "$work/svc/bin/svc.mjs" platform stop >/dev/null 2>&1 || true; }
 trap stop EXIT
 xz -dc "$bundle/node.xz" >"$work/node" && chmod +x "$work/node"
