@@ -45,7 +45,7 @@ say "weights on the volume: $(du -sh --apparent-size "$weights" | cut -f1) in $(
 
 say "svc deploy (distilled: WAN_LORA on the volume)"
 t0=$SECONDS
-(cd "$work/app" && WAN_CONFIG=$config WAN_LORA=/platform-volume/lightning svc deploy --json) >"$work/deploy.json"
+(cd "$work/app" && WAN_PYTHON_VERSION=$(cat "$bundle/python-version") WAN_CONFIG=$config WAN_LORA=/platform-volume/lightning svc deploy --json) >"$work/deploy.json"
 runsync=$(json '["endpoints"][0]["runsync"]' <"$work/deploy.json")
 say "deployed in $((SECONDS - t0)) s: $runsync"
 
