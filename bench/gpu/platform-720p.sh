@@ -40,7 +40,7 @@ svc volume create wan-weights --size 60 >/dev/null
 volume=$(svc volume get wan-weights --json | json '["id"]')
 weights=$SVC_PLATFORM_DIR/volumes/$volume
 t0=$SECONDS
-WAN_APP=$work/app "$py" bench/gpu/random_weights.py "$weights/Wan2.2-I2V-A14B" "$config" --link-experts --adapters "$weights/lightning"
+"$py" bench/gpu/random_weights.py "$weights/Wan2.2-I2V-A14B" "$config" --link-experts --adapters "$weights/lightning"
 say "weights on the volume: $(du -sh --apparent-size "$weights" | cut -f1) in $((SECONDS - t0)) s"
 
 say "svc deploy (distilled: WAN_LORA on the volume)"

@@ -18,10 +18,8 @@ import time
 import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-for app in (os.path.join(HERE, "..", "..", "examples", "image-to-video"), os.environ.get("WAN_APP", "")):
-    if app and os.path.isdir(os.path.join(app, "wan")):
-        sys.path.insert(0, app)
-        break
+EXAMPLE = os.path.join(HERE, "..", "..", "examples", "image-to-video")
+sys.path[:0] = [os.path.join(EXAMPLE, "tests"), EXAMPLE]  # the repository's example: its code and its test helpers
 
 from wan.clip import ClipVision  # noqa: E402
 from wan.config import get_config  # noqa: E402
@@ -29,6 +27,7 @@ from wan.t5 import T5Encoder  # noqa: E402
 from wan.loader import vae_class  # noqa: E402
 from wan.transformer import WanTransformer  # noqa: E402
 from wan.weights import empty_init, write_safetensors  # noqa: E402
+from tiny_checkpoint import write_tokenizer  # noqa: E402  (the byte-level tokenizer.json of the tiny T5)
 
 SHARD_BYTES = 4 << 30
 DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
@@ -74,15 +73,6 @@ def link_expert(source: str, folder: str) -> None:
     os.makedirs(folder, exist_ok=True)
     for name in os.listdir(source):
         os.link(os.path.join(source, name), os.path.join(folder, name))
-
-
-def write_tokenizer(folder: str) -> None:
-    os.makedirs(folder, exist_ok=True)
-    vocab = [["<pad>", 0.0], ["</s>", 0.0], ["<unk>", 0.0]] + [[f"<0x{b:02X}>", -10.0] for b in range(256)]
-    spec = {"version": "1.0", "model": {"type": "Unigram", "unk_id": 2, "vocab": vocab, "byte_fallback": True},
-            "added_tokens": [{"id": 0, "content": "<pad>"}, {"id": 1, "content": "</s>"}, {"id": 2, "content": "<unk>"}]}
-    with open(os.path.join(folder, "tokenizer.json"), "w") as f:
-        json.dump(spec, f)
 
 
 def write_adapters(folder: str, cfg, rank: int = 64) -> None:
