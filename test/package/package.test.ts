@@ -134,7 +134,7 @@ describe("using the installed package", () => {
         runPipeline: typeof svc.runPipeline,
         order: svc.HOOK_ORDER,
         buildFolder: typeof testing.buildFolder,
-        builtins: testing.builtinPlugins().map((p) => p.name).slice(0, 2),
+        builtins: testing.builtinPlugins().map((p) => p.name).slice(0, 3),
       }));`;
     const { stdout } = await sh(process.execPath, ["--input-type=module", "-e", script], project);
     expect(JSON.parse(stdout)).toEqual({
@@ -142,7 +142,7 @@ describe("using the installed package", () => {
       runPipeline: "function",
       order: { FIRST: -100, BEFORE_BUILTINS: -10, BUILTIN: 0, AFTER_BUILTINS: 10, LAST: 100 },
       buildFolder: "function",
-      builtins: ["svc:discover-python", "svc:group-endpoints"],
+      builtins: ["svc:discover-stock-worker", "svc:discover-python", "svc:group-endpoints"], // the stock worker's discovery taps first
     });
   });
 
