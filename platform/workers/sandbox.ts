@@ -199,6 +199,9 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   args.push("--ro-bind", spec.buildDir, SANDBOX_APP_DIR);
   if (spec.tmpBytes) args.push("--size", String(spec.tmpBytes));
   args.push("--perms", "1777", "--tmpfs", "/tmp", "--proc", "/proc", ...kernelMaskArgs(), "--dev", "/dev", ...NO_TERMINAL_ARGS);
+  // POSIX shared memory (multiprocessing's Value, Lock, Queue) for the pool user, bounded like /tmp: bwrap's /dev/shm is root's.
+  if (spec.tmpBytes) args.push("--size", String(spec.tmpBytes));
+  args.push("--perms", "1777", "--tmpfs", "/dev/shm");
   if (spec.gpu) args.push(...gpuArgs(spec.gpu, shown, made));
   if (spec.volumeDir) args.push("--bind", spec.volumeDir, "/platform-volume");
   if (spec.network) args.push(...spec.network);

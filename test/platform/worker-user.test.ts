@@ -17,8 +17,9 @@ import { api, gqlOk, startTestPlatform, uploadArtifact, waitFinal, type TestPlat
 
 const asRoot = process.getuid?.() === 0;
 
-/** Files in its volume and its /tmp, and what it sees of itself. */
-const OWNER = `import os
+/** Files in its volume, its /tmp and its /dev/shm (multiprocessing's shared memory), and what it sees of itself. */
+const OWNER = `import multiprocessing
+import os
 
 from svc import Endpoint
 
@@ -32,7 +33,8 @@ def owner(name: str, append: str = "") -> dict:
         with open(path, "w", encoding="utf-8") as f:
             f.write(name)
     os.makedirs(f"/platform-volume/{name}-dir", exist_ok=True)
-    return {"uid": os.getuid(), "euid": os.geteuid()}
+    shared = multiprocessing.Value("i", 7)  # an arena file in /dev/shm, as the hosted SDK's worker makes
+    return {"uid": os.getuid(), "euid": os.geteuid(), "shared": shared.value}
 `;
 
 /** Opens (never writes) every file under /proc/sys for writing, reads the masked files, lists the masked folders. */
@@ -136,6 +138,7 @@ describe.runIf(process.platform === "linux")("a worker is an unprivileged host u
         expect(file.uid, "its volume file's owner").not.toBe(0);
         expect(file.gid).not.toBe(0);
         expect([folder.uid, tmp.uid, inside.uid, inside.euid]).toEqual([file.uid, file.uid, file.uid, file.uid]);
+        expect(inside.shared, "POSIX shared memory works for the pool user").toBe(7);
         expect(file.uid).toBeGreaterThanOrEqual(DEFAULT_WORKER_UIDS.first);
         expect(file.uid).toBeLessThanOrEqual(DEFAULT_WORKER_UIDS.last);
         expect((await p.context.supervisor.uids!.userFor(appId)).uid).toBe(file.uid);
