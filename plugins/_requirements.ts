@@ -77,7 +77,7 @@ export function specificity(req: ParsedRequirement): number {
 }
 
 /** Options that apply to the whole pip run (not to one requirement). Kept aside and passed to pip. */
-const GLOBAL_OPTIONS_WITH_VALUE = new Set([
+export const GLOBAL_OPTIONS_WITH_VALUE: ReadonlySet<string> = new Set([
   "-i",
   "--index-url",
   "--extra-index-url",
@@ -89,7 +89,7 @@ const GLOBAL_OPTIONS_WITH_VALUE = new Set([
   "--no-binary",
   "--only-binary",
 ]);
-const GLOBAL_FLAGS = new Set(["--pre", "--no-index", "--prefer-binary"]);
+export const GLOBAL_FLAGS: ReadonlySet<string> = new Set(["--pre", "--no-index", "--prefer-binary"]);
 
 export interface RequirementsFile {
   requirements: Requirement[];

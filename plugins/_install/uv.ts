@@ -5,24 +5,14 @@
  */
 import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { delimiter, dirname, isAbsolute, join } from "node:path";
+import { GLOBAL_FLAGS, GLOBAL_OPTIONS_WITH_VALUE } from "../_requirements.ts";
 
 /** The platform uv resolves for: manylinux_2_28 and every older manylinux tag (pip's PLATFORM_TAGS and what they imply). */
 export const UV_PLATFORM = "x86_64-manylinux_2_28";
 
-/** pip options (from requirements files) uv takes as they are; any other sends the install to pip. */
-const UV_OPTIONS_WITH_VALUE = new Set([
-  "-i",
-  "--index-url",
-  "--extra-index-url",
-  "-f",
-  "--find-links",
-  "--trusted-host",
-  "-c",
-  "--constraint",
-  "--no-binary",
-  "--only-binary",
-]);
-const UV_FLAGS = new Set(["--pre", "--no-index"]);
+/** pip's whole-run options (from requirements files) uv takes as they are, all but --prefer-binary; any other sends the install to pip. */
+const UV_OPTIONS_WITH_VALUE = GLOBAL_OPTIONS_WITH_VALUE;
+const UV_FLAGS = new Set([...GLOBAL_FLAGS].filter((flag) => flag !== "--prefer-binary"));
 
 /** The first pip option uv does not take, or undefined when uv takes them all. */
 export function optionUvLacks(pipOptions: readonly string[]): string | undefined {
