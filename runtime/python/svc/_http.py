@@ -1,6 +1,6 @@
 """Minimal JSON-over-HTTP client on the standard library (the worker image has nothing else).
 
-Connections are kept alive and reused: a small pool of idle `http.client` connections per
+Connections are kept alive and reused: a small pool of idle connections per
 (scheme, host, port), shared by the worker's threads (a job's result is posted from a thread
 that lives only as long as the job, so a per-thread connection would not be reused). A pooled
 connection the server has closed meanwhile is detected before use when possible; when a reused
@@ -56,7 +56,7 @@ class Response:
 
 
 _Key = Tuple[str, str, int]
-_idle: Dict[_Key, List[Any]] = {}  # http.client connections, or _PlatformConnection
+_idle: Dict[_Key, List[Any]] = {}  # _PlainConnection, or http.client's for HTTPS
 _idle_lock = threading.Lock()
 _proxied: Dict[_Key, bool] = {}
 # A pooled connection given back (`svc_checked_in`) within _FRESH_S is reused without the
@@ -119,20 +119,22 @@ class _Answer:
         return self.headers.get(name.lower())
 
 
-class _PlatformConnection:
-    """HTTP/1.1 to the embedded platform over its Unix socket.
+class _PlainConnection:
+    """Plain HTTP/1.1 over TCP, or to the embedded platform over its Unix socket.
 
     A kept-alive socket with one write per request and a plain reader of the answer (status line,
     headers, a Content-Length or chunked body): about a third of http.client's CPU per request,
-    which a worker spends on every job. Host and targets stay those of the platform's TCP address.
+    which a worker spends on every job and `.map` on every item. Over the Unix socket, host and
+    targets stay those of the platform's TCP address. HTTPS stays http.client's.
     """
 
     # An abstract name (`@name`) as Node 20 binds it: padded with NULs to the full sun_path (108
     # bytes); newer runtimes bind it unpadded. The form that answered is kept.
     abstract_forms: Dict[str, str] = {}
 
-    def __init__(self, host: str, port: Optional[int], path: str, timeout: float) -> None:
+    def __init__(self, host: str, port: Optional[int], path: Optional[str], timeout: float) -> None:
         self.host_header = f"{host}:{port}" if port else host
+        self.address = (host, port or 80)
         self.unix_path = path
         self.timeout = timeout
         self.sock: Optional[socket.socket] = None
@@ -141,6 +143,7 @@ class _PlatformConnection:
 
     def _candidates(self) -> List[str]:
         path = self.unix_path
+        assert path is not None
         if not path.startswith("@"):
             return [path]
         known = self.abstract_forms.get(path)
@@ -148,6 +151,11 @@ class _PlatformConnection:
         return [known] if known else [name.ljust(108, "\0"), name]
 
     def connect(self) -> None:
+        if self.unix_path is None:
+            sock = socket.create_connection(self.address, self.timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            self.sock = sock
+            return
         candidates = self._candidates()
         for i, address in enumerate(candidates):
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -256,11 +264,9 @@ _unix: Dict[_Key, str] = _platform_socket()
 
 def _new_connection(key: _Key, timeout: float) -> Any:
     scheme, host, port = key
-    if key in _unix:
-        return _PlatformConnection(host, port or None, _unix[key], timeout)
     if scheme == "https":
         return http.client.HTTPSConnection(host, port or None, timeout=timeout)
-    return http.client.HTTPConnection(host, port or None, timeout=timeout)
+    return _PlainConnection(host, port or None, _unix.get(key), timeout)
 
 
 def _send(key: _Key, method: str, target: str, data: Optional[bytes], headers: Dict[str, str],
