@@ -1,4 +1,5 @@
 """Turning inputs into keyword arguments for a user function, and call arguments back into input."""
+import functools
 import inspect
 import typing
 from typing import Any, Callable, Dict, Mapping
@@ -17,10 +18,16 @@ def kwargs_for(fn: Callable, data: Any) -> Dict[str, Any]:
     return check_input(fn, data)
 
 
+@functools.lru_cache(maxsize=256)
+def _signature(fn: Callable) -> inspect.Signature:
+    """A function's signature, read once: `.map` binds every item's arguments to it."""
+    return inspect.signature(fn)
+
+
 def input_for(fn: Callable, args: tuple, kwargs: Mapping[str, Any]) -> Dict[str, Any]:
     """The JSON input object for a remote call: positional arguments become keyword arguments."""
     try:
-        bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound = _signature(fn).bind(*args, **kwargs)
     except TypeError as err:
         raise TypeError(f"{fn.__name__}(): {err}") from None
     payload: Dict[str, Any] = {}

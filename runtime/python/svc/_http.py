@@ -180,75 +180,96 @@ class _PlainConnection:
     def request(self, method: str, target: str, body: Optional[bytes] = None, headers: Optional[Dict[str, str]] = None) -> None:
         if self.sock is None:
             self.connect()
-        lines = [f"{method} {target} HTTP/1.1", f"Host: {self.host_header}"]
-        lines.extend(f"{k}: {v}" for k, v in (headers or {}).items())
-        if body is not None or method in ("POST", "PUT", "PATCH"):
-            lines.append(f"Content-Length: {len(body) if body else 0}")
-        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
         self._method = method
         assert self.sock is not None
-        self.sock.sendall(head + body if body else head)
+        self.sock.sendall(encode_request(method, target, self.host_header, headers or {}, body))
 
     def _recv(self) -> bytes:
         assert self.sock is not None
         return self.sock.recv(65536)
 
-    def _until(self, delimiter: bytes, first: bool = False) -> bytes:
+    def getresponse(self) -> _Answer:
+        first = True
         while True:
-            at = self._buf.find(delimiter)
-            if at >= 0:
-                part, self._buf = self._buf[:at], self._buf[at + len(delimiter):]
-                return part
+            parsed = parse_answer(self._buf, self._method)
+            if parsed is not None:
+                answer, used = parsed
+                self._buf = self._buf[used:]
+                break
             chunk = self._recv()
             if not chunk:  # a ConnectionResetError: _send sends once more on a fresh connection
-                raise ConnectionResetError("the platform closed the connection" + (" without an answer" if first and not self._buf else ""))
+                if not self._buf:
+                    raise ConnectionResetError("the platform closed the connection" + (" without an answer" if first else ""))
+                answer, _ = parse_answer(self._buf, self._method, eof=True) or (None, 0)
+                if answer is None:
+                    raise ConnectionResetError("the platform closed the connection in the middle of an answer")
+                self._buf = b""
+                break
+            first = False
             self._buf += chunk
-
-    def _exact(self, n: int) -> bytes:
-        while len(self._buf) < n:
-            chunk = self._recv()
-            if not chunk:
-                raise ConnectionResetError("the platform closed the connection in the middle of an answer")
-            self._buf += chunk
-        part, self._buf = self._buf[:n], self._buf[n:]
-        return part
-
-    def getresponse(self) -> _Answer:
-        head = self._until(b"\r\n\r\n", first=True).decode("latin-1").split("\r\n")
-        parts = head[0].split(" ", 2)
-        if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
-            raise http.client.BadStatusLine(head[0])
-        status = int(parts[1])
-        headers: Dict[str, str] = {}
-        for line in head[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        if self._method == "HEAD" or status in (204, 304) or status < 200:
-            body = b""
-        elif "content-length" in headers:
-            body = self._exact(int(headers["content-length"]))
-        elif headers.get("transfer-encoding", "").lower() == "chunked":
-            pieces = []
-            while True:
-                size = int(self._until(b"\r\n").split(b";")[0], 16)
-                if size == 0:
-                    while self._until(b"\r\n"):  # trailers, then the empty line
-                        pass
-                    break
-                pieces.append(self._exact(size))
-                self._exact(2)
-            body = b"".join(pieces)
-        else:  # ends with the connection
-            while True:
-                chunk = self._recv()
-                if not chunk:
-                    break
-                self._buf += chunk
-            body, self._buf = self._buf, b""
-            headers["connection"] = "close"
-        if headers.get("connection", "").lower() == "close":
+        if answer.headers.get("connection", "").lower() == "close":
             self.close()
-        return _Answer(status, headers, body)
+        return answer
+
+
+def encode_request(method: str, target: str, host_header: str, headers: Dict[str, str], body: Optional[bytes]) -> bytes:
+    """One HTTP/1.1 request, head and body, as it goes on the wire."""
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {host_header}"]
+    lines.extend(f"{k}: {v}" for k, v in headers.items())
+    if body is not None or method in ("POST", "PUT", "PATCH"):
+        lines.append(f"Content-Length: {len(body) if body else 0}")
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+    return head + body if body else head
+
+
+def _chunked_body(buf: bytes, at: int) -> Optional[Tuple[bytes, int]]:
+    pieces = []
+    while True:
+        line_end = buf.find(b"\r\n", at)
+        if line_end < 0:
+            return None
+        size = int(buf[at:line_end].split(b";")[0], 16)
+        at = line_end + 2
+        if size == 0:
+            end = buf.find(b"\r\n\r\n", at - 2)  # trailers, then the empty line
+            return (b"".join(pieces), end + 4) if end >= 0 else None
+        if len(buf) < at + size + 2:
+            return None
+        pieces.append(buf[at:at + size])
+        at += size + 2
+
+
+def parse_answer(buf: bytes, method: str, eof: bool = False) -> Optional[Tuple[_Answer, int]]:
+    """The first whole answer in `buf` and the bytes it took; None while it is incomplete.
+
+    `eof`: the connection has ended, so a body without a length ends here. Logic only: the blocking
+    connection above and `.map`'s lane (_map_lanes.py) read the bytes.
+    """
+    head_end = buf.find(b"\r\n\r\n")
+    if head_end < 0:
+        return None
+    head = buf[:head_end].decode("latin-1").split("\r\n")
+    parts = head[0].split(" ", 2)
+    if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise http.client.BadStatusLine(head[0])
+    status = int(parts[1])
+    headers: Dict[str, str] = {}
+    for line in head[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    at = head_end + 4
+    if method == "HEAD" or status in (204, 304) or status < 200:
+        return _Answer(status, headers, b""), at
+    if "content-length" in headers:
+        end = at + int(headers["content-length"])
+        return (_Answer(status, headers, buf[at:end]), end) if len(buf) >= end else None
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        chunked = _chunked_body(buf, at)
+        return (_Answer(status, headers, chunked[0]), chunked[1]) if chunked else None
+    if not eof:  # ends with the connection
+        return None
+    headers["connection"] = "close"
+    return _Answer(status, headers, buf[at:]), len(buf)
 
 
 def _platform_socket(environ=os.environ) -> Dict[_Key, str]:
@@ -294,7 +315,7 @@ def _send(key: _Key, method: str, target: str, data: Optional[bytes], headers: D
             conn.close()  # state unknown (timeout, interrupted read): never reuse it
             raise
         location = resp.getheader("Location") if resp.status in _REDIRECTS else None
-        retry_after = resp.getheader("Retry-After") if resp.status in _COME_BACK else None
+        retry_after = retry_after_of(resp)
         _checkin(key, conn)  # after a `Connection: close` answer http.client has closed it: reconnects next time
         return resp.status, raw, location, retry_after
     raise AssertionError("unreachable")
@@ -313,14 +334,9 @@ def _urllib(method: str, url: str, data: Optional[bytes], headers: Dict[str, str
 def request(method: str, url: str, body: Any = None, *, token: Optional[str] = None, timeout: float = 30,
             data: Optional[bytes] = None, content_type: str = "application/json") -> Response:
     """Send one request; HTTP error statuses come back as a Response, not as an exception."""
-    headers: Dict[str, str] = {"Accept": "application/json", "User-Agent": _USER_AGENT}
-    _trace.add_header(headers)  # a traced job's calls join its trace (docs/observability.md)
-    if token:
-        headers["Authorization"] = f"Bearer {token}"
     if body is not None:
         data = json.dumps(body, allow_nan=False).encode("utf-8")  # NaN/Infinity are not JSON: ValueError
-    if data is not None:
-        headers["Content-Type"] = content_type
+    headers = request_headers(token, data is not None, content_type)
     try:
         parts = urllib.parse.urlsplit(url)
         host = parts.hostname or ""
@@ -336,12 +352,48 @@ def request(method: str, url: str, body: Any = None, *, token: Optional[str] = N
     except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
         # includes socket timeouts, resets, refused connections and malformed answers
         raise TransportError(f"{method} {url}: {getattr(err, 'reason', None) or err!r}") from err
+    return response_of(status, raw, retry_after)
+
+
+def request_headers(token: Optional[str], has_body: bool, content_type: str = "application/json") -> Dict[str, str]:
+    """The headers every request carries (and a traced job's `traceparent`, docs/observability.md)."""
+    headers: Dict[str, str] = {"Accept": "application/json", "User-Agent": _USER_AGENT}
+    _trace.add_header(headers)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    if has_body:
+        headers["Content-Type"] = content_type
+    return headers
+
+
+def response_of(status: int, raw: bytes, retry_after: Optional[str]) -> Response:
     text = raw.decode("utf-8", "replace")
     try:
         parsed = json.loads(text) if text.strip() else None
     except ValueError:
         parsed = None
     return Response(status, parsed, text, retry_after)
+
+
+def retry_after_of(answer: _Answer) -> Optional[str]:
+    return answer.getheader("Retry-After") if answer.status in _COME_BACK else None
+
+
+def plain_route(url: str) -> Optional[Tuple[_Key, str]]:
+    """(pool key, request target) when `url` is sent on a plain connection (http, no proxy); else None."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    key: _Key = (parts.scheme, host, parts.port or 0)
+    if parts.scheme != "http" or _uses_proxy(key, host):
+        return None
+    return key, (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+
+
+def open_plain(key: _Key, timeout: float) -> "_PlainConnection":
+    """A connected plain connection for `key` (from `plain_route`), not from the pool."""
+    conn = _PlainConnection(key[1], key[2] or None, _unix.get(key), timeout)
+    conn.connect()
+    return conn
 
 
 def request_with_retries(method: str, url: str, body: Any = None, *, token: Optional[str] = None,

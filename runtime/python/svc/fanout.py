@@ -7,21 +7,21 @@ for the first parameter) and yields the results in input order; `fn.local(...)` 
 function here. Inside a worker the endpoint is one of its app's own (remote.py's cross-endpoint
 path); outside, the endpoints `svc deploy` made (remote.endpoint_url).
 
-`.map` holds at most `concurrency` calls in flight, each on a pooled keep-alive connection (10,000
-inputs are `concurrency` sockets, not 10,000), reads the inputs lazily and keeps at most
+`.map` holds at most `concurrency` calls in flight, each on a kept-alive connection (10,000 inputs
+are `concurrency` sockets, not 10,000; a QB endpoint's are read by the caller's own thread,
+_map_lanes.py), reads the inputs lazily and keeps at most
 `4 × concurrency` results that arrived ahead of their turn: memory stays flat however many inputs
 come. A job a dying worker held is run again by the platform; the call waits for it (runsync, then
 /status). docs/deploy.md, "Fan-out".
 """
-import contextvars
 import os
 import sys
-import threading
 import time
 from typing import Any, Callable, Dict, Iterable, Iterator, Optional
 
 from . import _http, _manifest, _pacing, remote
 from ._call import input_for
+from ._map_lanes import FastLane, ThreadLane
 from .errors import RemoteCallError
 
 DEFAULT_CONCURRENCY = 32
@@ -112,76 +112,70 @@ class _Progress:
             sys.stderr.flush()
 
 
+def _lanes(call: Callable[[Dict[str, Any]], Any], concurrency: int, fast: Optional[Callable[[], Any]]) -> Any:
+    """The fast lane when the calls are an endpoint's runsync over plain HTTP (remote.runsync_lane), else threads."""
+    lane = None
+    if fast is not None:
+        try:
+            lane = fast()
+        except Exception:  # noqa: BLE001 - no URL and the like: every item's call says so itself
+            lane = None
+    return FastLane(lane, concurrency, call, remote.REQUEST_TIMEOUT_S) if lane is not None else ThreadLane(concurrency, call)
+
+
 def map_calls(fn: Callable, call: Callable[[Dict[str, Any]], Any], inputs: Iterable[Any], concurrency: int,
-              return_exceptions: bool) -> Iterator[Any]:
-    """Runs `call` on each input's payload, at most `concurrency` at a time; yields in input order."""
+              return_exceptions: bool, fast: Optional[Callable[[], Any]] = None) -> Iterator[Any]:
+    """Runs `call` on each input's payload, at most `concurrency` at a time; yields in input order.
+
+    `fast` makes the endpoint's runsync lane (_map_lanes.py) that sends the calls from this thread.
+    """
     if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
         raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
     items = enumerate(inputs)
     total = len(inputs) if hasattr(inputs, "__len__") else None  # type: ignore[arg-type]
     window = concurrency * AHEAD_PER_SLOT
-    cond = threading.Condition()
     results: Dict[int, Any] = {}  # index -> (ok, value): arrived, not yet yielded
-    state = {"next": 0, "taken": 0, "done": 0, "failed": 0, "inputs_left": True, "stop": False}
-
-    def slot() -> None:
-        while True:
-            with cond:
-                while not state["stop"] and state["taken"] - state["next"] >= window:
-                    cond.wait()  # back-pressure: the caller has not taken the results ahead of it
-                if state["stop"] or not state["inputs_left"]:
-                    return
-                try:
-                    index, item = next(items)
-                except StopIteration:
-                    state["inputs_left"] = False
-                    cond.notify_all()
-                    return
-                except BaseException as err:  # the caller's iterable raised: end the map with it
-                    state["inputs_left"] = False
-                    results[state["taken"]] = (False, err)
-                    state["taken"] += 1
-                    cond.notify_all()
-                    return
-                state["taken"] += 1
-            payload: Any = item
-            try:
-                payload = _input_of(fn, item)
-                outcome = (True, call(payload))
-            except Exception as err:  # noqa: BLE001 - every failure is the item's, named
-                outcome = (False, _item_error(index, payload, err))
-            with cond:
-                results[index] = outcome
-                state["done"] += 1
-                state["failed"] += 0 if outcome[0] else 1
-                cond.notify_all()
-
-    # Each thread runs in a copy of the caller's context: a traced job's calls join its trace.
-    threads = [threading.Thread(target=contextvars.copy_context().run, args=(slot,), name=f"svc-map-{i}", daemon=True)
-               for i in range(concurrency)]
-    for thread in threads:
-        thread.start()
+    next_index = taken = done = failed = 0
+    inputs_left = True
+    lanes = _lanes(call, concurrency, fast)
     progress = _Progress(fn.__name__, total)
     try:
         while True:
-            with cond:
-                while state["next"] not in results and (state["inputs_left"] or state["next"] < state["taken"]):
-                    cond.wait(PROGRESS_EVERY_S)
-                    progress.draw(state["done"], state["failed"])
-                if state["next"] not in results:
-                    break  # every input taken and yielded
-                ok, value = results.pop(state["next"])
-                state["next"] += 1
-                cond.notify_all()
-            if ok or (return_exceptions and isinstance(value, Exception)):
-                yield value
-            else:
+            while inputs_left and lanes.in_flight < concurrency and taken - next_index < window:
+                try:
+                    index, item = next(items)
+                except StopIteration:
+                    inputs_left = False
+                    break
+                except BaseException as err:  # the caller's iterable raised: end the map with it
+                    inputs_left = False
+                    results[taken] = (False, err)
+                    taken += 1
+                    break
+                taken += 1
+                try:
+                    payload = _input_of(fn, item)
+                except Exception as err:  # noqa: BLE001 - the item's, named
+                    results[index] = (False, _item_error(index, item, err))
+                    continue
+                lanes.submit(index, payload)
+            if next_index in results:
+                ok, value = results.pop(next_index)
+                next_index += 1
+                if ok or (return_exceptions and isinstance(value, Exception)):
+                    yield value
+                    continue
                 raise value
+            if not inputs_left and next_index >= taken:
+                break  # every input taken and yielded
+            for index, payload, (ok, value) in lanes.wait(PROGRESS_EVERY_S):
+                results[index] = (True, value) if ok else (False, _item_error(index, payload, value))
+                done += 1
+                failed += 0 if ok else 1
+            progress.draw(done, failed)
     finally:
-        with cond:
-            state["stop"] = True
-            cond.notify_all()
-        progress.draw(state["done"], state["failed"], force=True)
+        lanes.close()
+        progress.draw(done, failed, force=True)
         progress.clear()
 
 
@@ -218,7 +212,7 @@ def attach(wrapper: Any, fn: Callable, endpoint_name: str) -> None:
         """Runs the function once per input (a kwargs dict, or the first parameter's value), at most
         `concurrency` at a time; yields the outputs in input order. A failed item raises
         RemoteCallError naming the item (index and input), or is yielded as one with return_exceptions."""
-        return map_calls(fn, run, inputs, concurrency, return_exceptions)
+        return map_calls(fn, run, inputs, concurrency, return_exceptions, fast=lambda: remote.runsync_lane(fn, endpoint_name))
 
     wrapper.remote = remote_call
     wrapper.spawn = spawn
