@@ -20,6 +20,9 @@ export interface FanOutSide {
   perSecond: number;
   rssTenthMb: number;
   rssEndMb: number;
+  /** TypeScript: the live heap after a full collection (RSS keeps the heap V8 reserved, live or not). */
+  heapTenthMb?: number;
+  heapEndMb?: number;
 }
 
 /** Deploys the fixture's `work` endpoint into an environment (what `svc deploy` makes) with `workers` warm workers; answers its id and URL. */
@@ -58,11 +61,19 @@ const TS_CALLER = (apiKey: string) => `import { createClient } from "./client.js
 const n = Number(process.argv[2]);
 const client = createClient({ apiKey: ${JSON.stringify(apiKey)} });
 const rss = () => process.memoryUsage().rss / 2 ** 20;
+const heap = () => (globalThis.gc?.(), process.memoryUsage().heapUsed / 2 ** 20);
 function* inputs() { for (let i = 0; i < n; i++) yield { op: "noop" }; }
 const t0 = performance.now();
-let i = 0, tenth = 0;
-for await (const _ of client.work.map(inputs(), { concurrency: ${CONCURRENCY} })) if (++i === Math.floor(n / 10)) tenth = rss();
-console.log(JSON.stringify({ perSecond: n / ((performance.now() - t0) / 1000), rssTenthMb: tenth, rssEndMb: rss() }));
+let i = 0, tenth = 0, heapTenth = 0, paused = 0;
+for await (const _ of client.work.map(inputs(), { concurrency: ${CONCURRENCY} })) {
+  if (++i !== Math.floor(n / 10)) continue;
+  tenth = rss();
+  const before = performance.now();
+  heapTenth = heap();
+  paused = performance.now() - before;
+}
+const perSecond = n / ((performance.now() - t0 - paused) / 1000);
+console.log(JSON.stringify({ perSecond, rssTenthMb: tenth, rssEndMb: rss(), heapTenthMb: heapTenth, heapEndMb: heap() }));
 `;
 
 const run = (file: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv }) =>
@@ -101,5 +112,5 @@ export function buildTsCaller(dir: string, p: { apiKey: string }, workUrl: strin
 
 /** The compiled TypeScript caller's `.map` over `n` no-op inputs. */
 export function typescriptMap(main: string, n: number): Promise<FanOutSide> {
-  return run(process.execPath, [main, String(n)], { cwd: resolve(main, "..") });
+  return run(process.execPath, ["--expose-gc", main, String(n)], { cwd: resolve(main, "..") });
 }

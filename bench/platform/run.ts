@@ -274,7 +274,7 @@ async function fanOut(artifact: Awaited<ReturnType<typeof buildFixtureArtifact>>
     rows.python.push(py.perSecond);
     rows.typescript.push(ts.perSecond);
     rss.python.push(`${fmt(py.rssTenthMb, 0)} → ${fmt(py.rssEndMb, 0)}`);
-    rss.typescript.push(`${fmt(ts.rssTenthMb, 0)} → ${fmt(ts.rssEndMb, 0)}`);
+    rss.typescript.push(`${fmt(ts.rssTenthMb, 0)} → ${fmt(ts.rssEndMb, 0)} (live heap ${fmt(ts.heapTenthMb ?? 0, 1)} → ${fmt(ts.heapEndMb ?? 0, 1)})`);
   }
   const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
   const share = (xs: number[]) => `${fmt((100 * mean(xs)) / mean(rows.runsync), 0)} %`;
