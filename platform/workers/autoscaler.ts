@@ -70,9 +70,9 @@ export class Autoscaler {
 
     if (endpoint.type === "QB") {
       const stats = this.queue.stats(endpoint.id, now);
-      const unrunnable = stats.queued > 0 ? this.supervisor.unrunnable(endpoint) : undefined;
+      const unrunnable = stats.queued > 0 ? this.supervisor.problems.unrunnable(endpoint) : undefined;
       if (unrunnable) {
-        this.supervisor.failUnrunnable(endpoint, unrunnable);
+        this.supervisor.problems.failUnrunnable(endpoint, unrunnable);
         return;
       }
       if (stats.queuedNormal > 0) {
