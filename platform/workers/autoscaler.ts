@@ -33,9 +33,13 @@ export class Autoscaler {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** Re-evaluates one endpoint soon (a job arrived, an LB request waits). */
+  /**
+   * Re-evaluates one endpoint soon (a job arrived, an LB request waits). Not before start(): until
+   * then the platform does not listen, and a worker's launch plan would carry no URL (the jobs
+   * recovered at start wait for start()'s first tick).
+   */
   kick(endpointId: string): void {
-    if (this.kicked.has(endpointId)) return;
+    if (!this.timer || this.kicked.has(endpointId)) return;
     this.kicked.add(endpointId);
     queueMicrotask(() => {
       this.kicked.delete(endpointId);
