@@ -114,7 +114,8 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
     channelSocket: () => address.channelSocket,
     remote,
   });
-  supervisor.killOrphans();
+  supervisor.local.killOrphans(store.workers.live()); // processes a killed platform left
+  store.workers.markAllStopped();
   const autoscaler = new Autoscaler(store.endpoints, queue, supervisor, options.scaleIntervalMs);
   const series = new TimeSeries(options.consoleSampleMs); // the console's charts (console/timeseries.ts)
   wireQueue(queue, supervisor, autoscaler, webhooks, series);

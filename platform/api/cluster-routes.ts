@@ -14,7 +14,7 @@ export function registerClusterRoutes(app: H3, ctx: PlatformContext): void {
   const named = (w: { workerId: string; endpointId: string }) => ({ ...w, endpointName: name(w.endpointId) });
   app.get(CLUSTER_ROUTE, async () => {
     const remote = ctx.supervisor.remote;
-    if (!remote) return json(200, { backend: "local" });
+    if (!remote?.cluster) return json(200, { backend: "local" });
     const view = await remote.cluster(ctx.supervisor.workers.values());
     return json(200, { ...view, nodes: view.nodes.map((n) => ({ ...n, workers: n.workers.map(named) })), unplaced: view.unplaced.map(named) });
   });

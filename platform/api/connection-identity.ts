@@ -12,6 +12,7 @@ import type { PlatformContext } from "../context.ts";
 import { secretMatches } from "../_ids.ts";
 import { ARTIFACT_ROUTE } from "../artifacts/receive.ts";
 import type { S3Api } from "../volumes/s3-handler.ts";
+import { workerByToken } from "../workers/worker-credentials.ts";
 import { keyOf } from "./_http.ts";
 import type { ConnectionIdentity, Identify } from "./connection-caps.ts";
 
@@ -47,7 +48,7 @@ export function createIdentify(
     }
     const key = keyOf(req.headers.authorization);
     const worker = WORKER_ROUTE.exec(url)?.[1];
-    if (worker) return ctx.supervisor.authenticate(worker, key) ? { id: `worker ${worker}`, worker: true } : undefined;
+    if (worker) return workerByToken(ctx.supervisor.workers, worker, key) ? { id: `worker ${worker}`, worker: true } : undefined;
     const upload = UPLOAD_ROUTE.exec(url);
     return byKey(key) ?? (upload ? byUploadToken(upload[1]!, upload[2]!) : undefined);
   };

@@ -45,9 +45,9 @@ export function createLbProxy(ctx: PlatformContext) {
       }
       const remaining = deadline - Date.now();
       const endpoint = store.endpoints.get(endpointId);
-      const unrunnable = endpoint && supervisor.unrunnable(endpoint); // no worker can ever start: no wait
+      const unrunnable = endpoint && supervisor.problems.unrunnable(endpoint); // no worker can ever start: no wait
       if (remaining <= 0 || signal.aborted || unrunnable) {
-        throw errors.NO_WORKER_READY(name, endpoint && supervisor.problem(endpoint)?.error_message); // why, when the workers exit early
+        throw errors.NO_WORKER_READY(name, endpoint && supervisor.problems.problem(endpoint)?.error_message); // why, when the workers exit early
       }
       autoscaler.lbWaiting.set(endpointId, (autoscaler.lbWaiting.get(endpointId) ?? 0) + 1);
       try {

@@ -203,7 +203,7 @@ function endpointHealth(ctx: PlatformContext, endpoint: EndpointRecord) {
     workers[state]++;
     if (state === "idle" || state === "running") workers.ready++;
   }
-  const problem = ctx.supervisor.problem(endpoint); // why its workers cannot serve (docs/platform.md)
+  const problem = ctx.supervisor.problems.problem(endpoint); // why its workers cannot serve (docs/platform.md)
   const gpus = ctx.supervisor.gpus.ofEndpoint(endpoint.id); // GPU endpoints on a GPU machine (docs/platform.md, "GPUs")
   const schedule = ctx.scheduler.view(endpoint); // last and next runs of a scheduled endpoint (docs/platform.md, "Schedules")
   const limits = ctx.supervisor.limitsOf(endpoint); // what each of its workers gets, and which limits hold (docs/platform.md, "Resources")

@@ -13,6 +13,7 @@ import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import { CUT_MARKER, MAX_LOG_LINE } from "../store/logs.ts";
 import type { WorkerInfo } from "../workers/worker-info.ts";
+import { workerByTicket, workerByToken } from "../workers/worker-credentials.ts";
 import { json, jsonText, presentedKey, readJson } from "./_http.ts";
 
 /** One batch of output lines: bounded, as the runtime's results are. */
@@ -21,7 +22,7 @@ const MAX_LINES_BYTES = 1_000_000;
 export function registerRemoteWorkerRoutes(app: H3, ctx: PlatformContext): void {
   const remoteWorker = (event: H3Event): WorkerInfo & { remote: NonNullable<WorkerInfo["remote"]> } => {
     const id = event.context.params?.worker ?? "";
-    const w = ctx.supervisor.authenticate(id, presentedKey(event));
+    const w = workerByToken(ctx.supervisor.workers, id, presentedKey(event));
     if (!w) throw errors.WORKER_TOKEN_INVALID(id);
     if (!w.remote) throw errors.NOT_FOUND("Remote worker", id); // a local worker has nothing to launch
     return w as WorkerInfo & { remote: NonNullable<WorkerInfo["remote"]> };
@@ -31,7 +32,7 @@ export function registerRemoteWorkerRoutes(app: H3, ctx: PlatformContext): void 
   // redeemed it first holds the worker's token, and that token must die with the worker.
   app.get("/v2/_worker/:worker/launch", (event) => {
     const id = event.context.params?.worker ?? "";
-    const w = ctx.supervisor.ticketHolder(id, presentedKey(event));
+    const w = workerByTicket(ctx.supervisor.workers, id, presentedKey(event));
     if (!w) throw errors.WORKER_TICKET_INVALID(id);
     const launch = w.remote!.launch;
     if (!launch) {

@@ -15,6 +15,7 @@
  */
 import type { H3 } from "h3";
 import type { PlatformContext } from "../context.ts";
+import { waitSignals } from "../workers/worker-signals.ts";
 import { exchangeOf, json, jsonText, noContent, queryParam } from "./_http.ts";
 import { createWorkerJobs, MAX_BATCH } from "./worker-jobs.ts";
 import { addStreamChunk, gone, workerRoute } from "./worker-routes.ts";
@@ -48,7 +49,7 @@ export function registerStockWorkerRoutes(app: H3, ctx: PlatformContext): void {
   app.get(
     `${PREFIX}/job-stop/:pod`,
     route(async (event, w) => {
-      const signals = await ctx.supervisor.signals(w, ctx.options.longPollMs, event.req.signal);
+      const signals = await waitSignals(w, ctx.options.longPollMs, event.req.signal);
       return signals && signals.cancel.length > 0 ? json(200, { jobsToStop: signals.cancel }) : noContent();
     }),
   );
@@ -77,7 +78,7 @@ export function registerStockWorkerRoutes(app: H3, ctx: PlatformContext): void {
     route((event, w) => {
       if (queryParam(event, "status") === "unhealthy") {
         const check = queryParam(event, "check") ?? "a fitness check";
-        ctx.supervisor.reportFailure(w, {
+        ctx.supervisor.problems.reportFailure(w, {
           error_type: "FitnessCheckFailed",
           error_message: `the worker's fitness check ${check} failed: ${queryParam(event, "reason") ?? "no reason given"}`,
           file: null,

@@ -7,6 +7,8 @@ import type { H3, H3Event } from "h3";
 import { errors } from "../../core/errors.ts";
 import type { PlatformContext } from "../context.ts";
 import type { WorkerInfo } from "../workers/supervisor.ts";
+import { workerByToken } from "../workers/worker-credentials.ts";
+import { waitSignals } from "../workers/worker-signals.ts";
 import { json, jsonText, noContent, readJson, errorReply, exchangeOf, presentedKey, queryParam, type Answer, type Exchange, type Reply } from "./_http.ts";
 import { saveOutputFile } from "./files.ts";
 import { applyResults, createWorkerJobs, MAX_BATCH, MAX_RESULT_BYTES, type WorkerJobs } from "./worker-jobs.ts";
@@ -25,7 +27,7 @@ export type Route = (fn: (event: H3Event, w: WorkerInfo) => Promise<Answer> | An
 /** The worker its token names, marked seen; 401 WORKER_TOKEN_INVALID for any other token. */
 export function workerAuthenticator(ctx: PlatformContext): (workerId: string, token: string | undefined) => WorkerInfo {
   return (workerId, token) => {
-    const w = ctx.supervisor.authenticate(workerId, token);
+    const w = workerByToken(ctx.supervisor.workers, workerId, token);
     if (!w) throw errors.WORKER_TOKEN_INVALID(workerId);
     ctx.supervisor.seen(w);
     return w;
@@ -119,7 +121,7 @@ function registerWorkerStateRoutes(app: H3, ctx: PlatformContext, route: Route):
   app.get(
     "/v2/_worker/:worker/signals",
     route(async (event, w) => {
-      const signals = await supervisor.signals(w, options.longPollMs, event.req.signal);
+      const signals = await waitSignals(w, options.longPollMs, event.req.signal);
       return signals ? json(200, signals) : noContent();
     }),
   );
@@ -132,7 +134,7 @@ function registerWorkerStateRoutes(app: H3, ctx: PlatformContext, route: Route):
       const e = body?.error;
       if (!e || typeof e.error_type !== "string" || typeof e.error_message !== "string")
         throw errors.BAD_REQUEST('error needs {"error": {"error_type", "error_message", ...}}');
-      supervisor.reportFailure(w, {
+      supervisor.problems.reportFailure(w, {
         error_type: e.error_type,
         error_message: e.error_message,
         error_traceback: typeof e.error_traceback === "string" ? e.error_traceback : undefined,

@@ -74,7 +74,7 @@ export function endpointDetail(ctx: PlatformContext, e: EndpointRecord) {
     limits: supervisor.limitsOf(e),
     workerList: workers,
     schedule: ctx.scheduler.view(e),
-    problem: supervisor.problem(e) ?? null,
+    problem: supervisor.problems.problem(e) ?? null,
   };
 }
 

@@ -33,9 +33,13 @@ export class Autoscaler {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** Re-evaluates one endpoint soon (a job arrived, an LB request waits). */
+  /**
+   * Re-evaluates one endpoint soon (a job arrived, an LB request waits). Not before start(): until
+   * then the platform does not listen, and a worker's launch plan would carry no URL (the jobs
+   * recovered at start wait for start()'s first tick).
+   */
   kick(endpointId: string): void {
-    if (this.kicked.has(endpointId)) return;
+    if (!this.timer || this.kicked.has(endpointId)) return;
     this.kicked.add(endpointId);
     queueMicrotask(() => {
       this.kicked.delete(endpointId);
@@ -70,9 +74,9 @@ export class Autoscaler {
 
     if (endpoint.type === "QB") {
       const stats = this.queue.stats(endpoint.id, now);
-      const unrunnable = stats.queued > 0 ? this.supervisor.unrunnable(endpoint) : undefined;
+      const unrunnable = stats.queued > 0 ? this.supervisor.problems.unrunnable(endpoint) : undefined;
       if (unrunnable) {
-        this.supervisor.failUnrunnable(endpoint, unrunnable);
+        this.supervisor.problems.failUnrunnable(endpoint, unrunnable);
         return;
       }
       if (stats.queuedNormal > 0) {

@@ -6,8 +6,6 @@
  * (./sandbox.ts); elsewhere the same package view comes from interpreter flags, with a warning
  * that files are not isolated. docs/platform.md, "Image environments".
  */
-import type { ChildProcess } from "node:child_process";
-import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdir, readlink, symlink } from "node:fs/promises";
 import { basename, join } from "node:path";
@@ -16,7 +14,7 @@ import { sha256Hex } from "../_ids.ts";
 import { IMAGE_PACKAGES, imageKindOfName } from "../../core/images.ts";
 import { probeInterpreter, type InterpreterView } from "./_image-probe.ts";
 import { volumeEnv, VOLUME_MOUNT_PATH } from "../volumes/mount.ts";
-import { bwrapArgs, bwrapUsable, probeUser, SANDBOX_APP_DIR, spawnBwrap, type SandboxUser } from "./sandbox.ts";
+import { bwrapArgs, bwrapUsable, probeUser, SANDBOX_APP_DIR, type SandboxUser } from "./sandbox.ts";
 import { writeSandboxEtc } from "./sandbox-etc.ts";
 import { exposeBuildsTo, UNPRIVILEGED } from "./unprivileged.ts";
 import { sharedAttempt } from "../_shared-attempt.ts";
@@ -52,22 +50,6 @@ export interface WorkerLaunch {
 export interface ShellLaunch {
   command: string[];
   adjust(launch: WorkerLaunch): WorkerLaunch;
-}
-
-/**
- * Starts a launch: bwrap gets its seccomp program on fd 4 (./sandbox.ts); a shell's stdin is a pipe.
- * `prefix` (the sandbox only) runs first and execs bwrap: it puts the process in the worker's
- * cgroup (./worker-resources.ts).
- */
-export function spawnLaunch(launch: WorkerLaunch, { stdin = false, prefix }: { stdin?: boolean; prefix?: string[] } = {}): ChildProcess {
-  if (launch.sandboxed) return spawnBwrap(launch.args, { cwd: launch.cwd, env: launch.env, infoFd: true, stdin, prefix, netns: launch.channel?.netns?.path });
-  return spawn(launch.command, launch.args, {
-    cwd: launch.cwd,
-    env: launch.env,
-    stdio: [stdin ? "pipe" : "ignore", "pipe", "pipe"],
-    uid: launch.user?.uid,
-    gid: launch.user?.gid,
-  });
 }
 
 /** "strict": no worker starts without the sandbox (`svc platform start --isolation strict`, SVC_ISOLATION=strict). */

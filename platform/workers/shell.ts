@@ -1,9 +1,10 @@
 /**
  * `svc shell`: a shell (or one command) in exactly what an endpoint's worker sees — its image
  * environment, its build at /app, its volume, its env with secrets resolved, the same sandbox and
- * limits — spawned by the supervisor's own worker path (Supervisor.spawnProcess), never registered
- * as a worker (its worker token opens no worker route). Under a pseudo-terminal (util-linux
- * `script`, inside the sandbox) when the client has a terminal, plain pipes otherwise.
+ * limits, network and host user — made from the same launch plan (./launch-plan.ts) and spawned by
+ * the same local backend (./backends/local.ts) as a worker, never registered as a worker (its worker
+ * token opens no worker route). Under a pseudo-terminal (util-linux `script`, inside the sandbox)
+ * when the client has a terminal, plain pipes otherwise.
  * docs/platform.md, "Shells".
  */
 import type { ChildProcess } from "node:child_process";
@@ -14,7 +15,6 @@ import { newId, newSecret } from "../_ids.ts";
 import type { Supervisor } from "./supervisor.ts";
 import type { WorkerLaunch } from "./image-env.ts";
 import { newWorker, signalWorker } from "./worker-process.ts";
-import { closeChannel } from "./worker-channel.ts";
 
 export interface ShellRequest {
   /** A command line (`svc shell -c`), else an interactive shell. */
@@ -76,14 +76,11 @@ export async function startShell(supervisor: Supervisor, store: Store, endpoint:
   };
   const command = shellCommand(request);
   /** What the launch held: its GPUs, its network channel (./worker-channel.ts), its cgroup (./worker-resources.ts). */
-  const release = () => {
-    supervisor.gpus.release(w.id);
-    if (w.channel) void closeChannel(w.channel);
-    if (w.cgroup) void supervisor.resources.end(w.cgroup);
-  };
+  const release = () => supervisor.local.release(w);
   let proc: ChildProcess;
   try {
-    ({ proc } = await supervisor.spawnProcess(endpoint, w, token, {
+    const plan = await supervisor.planFor(endpoint, w, token);
+    ({ proc } = await supervisor.local.spawn(plan, w, () => w.stopping || w.exited, {
       command,
       adjust: (launch) => ({ ...launch, env: shellEnv(launch, endpoint.name, request) }),
     }));

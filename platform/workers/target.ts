@@ -2,6 +2,7 @@
 import type { Store, EndpointRecord, BuildRow } from "../store/index.ts";
 import { errors } from "../../core/errors.ts";
 import type { RetryPolicy } from "../../core/endpoint-schema.ts";
+import { sha256Hex } from "../_ids.ts";
 
 export interface WorkerTarget {
   build: BuildRow;
@@ -75,4 +76,26 @@ export function resolveWorkerTarget(store: Store, endpoint: EndpointRecord, buil
     network: entry.network !== false,
     ...(entry.runtime === "runpod" ? { runtime: "runpod" as const } : {}),
   };
+}
+
+/** The build an endpoint's workers run: an environment's endpoints run its active build (docs/platform.md, "Deploys switch in one step"). */
+export function activeBuildId(store: Store, endpoint: EndpointRecord): string | null {
+  if (endpoint.environmentId) return store.apps.environment(endpoint.environmentId)?.activeBuildId ?? null;
+  return endpoint.buildId;
+}
+
+/** What a worker runs, as a key: a worker whose key differs from its endpoint's is outdated. */
+export function workerConfigKey(store: Store, endpoint: EndpointRecord): string {
+  const build = activeBuildId(store, endpoint);
+  return sha256Hex(
+    JSON.stringify([build, endpoint.type, endpoint.imageName, endpoint.templateId, endpoint.env, endpoint.name, endpoint.networkVolumeId || null]),
+  );
+}
+
+/** The endpoint's declared retries, read from its build's manifest (only when a job fails: not on the hot path). */
+export function endpointRetries(store: Store, endpointId: string): RetryPolicy | undefined {
+  const endpoint = store.endpoints.get(endpointId);
+  const buildId = endpoint && activeBuildId(store, endpoint);
+  const build = buildId ? store.builds.get(buildId) : undefined;
+  return build && declaredRetries(build, endpoint!.name);
 }

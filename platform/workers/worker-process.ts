@@ -1,7 +1,7 @@
 /**
- * A worker's process as the supervisor launches it: its record, its variables (contracts section
- * 4), the Python process's pid inside bwrap, and signals to it. The launch itself (unpack, image
- * environment, GPU) is the supervisor's spawnWorker.
+ * A worker's record, its variables (contracts section 4), the Python process's pid inside bwrap,
+ * and signals to it (a local process, or its remote backend's run). The launch itself (unpack, image
+ * environment, GPU) is the local backend's (./backends/local.ts), from the plan (./launch-plan.ts).
  */
 import type { ChildProcess } from "node:child_process";
 import type { EndpointRecord } from "../store/index.ts";

@@ -6,7 +6,10 @@
  *   private `_*.ts` module, plugins/ through index files, platform/ through index.ts or its light
  *   entry local.ts, dev/ through index.ts;
  * - no two files import each other, directly or round a loop (type-only imports count: a loop of
- *   types is a loop a reader must hold in their head as well).
+ *   types is a loop a reader must hold in their head as well);
+ * - only the worker backends (platform/workers/backends/) spawn a worker's process: no other file
+ *   calls the launch's spawner, and the platform's other files that start processes at all are
+ *   the few named below, each with what it starts.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
@@ -65,6 +68,53 @@ function violations(file: string, text?: string): string[] {
     .filter((to) => FOLDERS.includes(folderOf(to)) && folderOf(to) !== own)
     .filter((to) => !LAYERS[own]!.includes(folderOf(to)) || !PUBLIC[folderOf(to)]!.test(to))
     .map((to) => `${from} -> ${to}`);
+}
+
+/** The functions that start a worker's process (platform/workers/backends/spawn.ts, and the bwrap under it). */
+const WORKER_SPAWNERS = new Set(["spawnLaunch", "spawnBwrap"]);
+/** Where a worker's process may be spawned. */
+const BACKENDS = /^platform\/workers\/backends\//;
+/** The platform's other files that start processes, and what: none of them a worker. */
+const OTHER_PROCESSES: Record<string, string> = {
+  "platform/ensure.ts": "a detached platform",
+  "platform/api/connection-caps.ts": "prlimit, raising the platform's open-files limit",
+  "platform/volumes/volume-disk.ts": "mkfs.ext4, losetup and mount for a volume's disk image",
+  "platform/workers/gpus.ts": "nvidia-smi and ldconfig",
+  "platform/workers/interpreter.ts": "a Python probe (does torch see CUDA?)",
+  "platform/workers/_image-probe.ts": "the interpreter's package probe",
+  "platform/workers/sandbox.ts": "bwrap: spawnBwrap itself, and the probe that it runs here",
+  "platform/workers/sandbox-egress.ts": "ip and slirp4netns for a worker's network namespace",
+};
+const CHILD_PROCESS = new Set(["node:child_process", "child_process"]);
+
+/** `file: what` for each way `file` (repository-relative, its source `text`) starts a worker's process outside the backends. */
+function workerSpawns(file: string, text: string): string[] {
+  if (!file.startsWith("platform/") || BACKENDS.test(file)) return [];
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && CHILD_PROCESS.has(node.moduleSpecifier.text)) {
+      const clause = node.importClause;
+      const values = clause && !clause.isTypeOnly ? valueImports(clause) : [];
+      if (values.length > 0 && !(file in OTHER_PROCESSES)) found.push(`${file}: imports ${values.join(", ")} from ${node.moduleSpecifier.text}`);
+    }
+    if (ts.isCallExpression(node)) {
+      const callee = ts.isPropertyAccessExpression(node.expression) ? node.expression.name : node.expression;
+      if (ts.isIdentifier(callee) && WORKER_SPAWNERS.has(callee.text) && file !== "platform/workers/sandbox.ts") found.push(`${file}: calls ${callee.text}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/** The names an import clause brings in as values (not `type` ones). */
+function valueImports(clause: ts.ImportClause): string[] {
+  const names = clause.name ? [clause.name.text] : [];
+  const bindings = clause.namedBindings;
+  if (bindings && ts.isNamespaceImport(bindings)) names.push(`* as ${bindings.name.text}`);
+  if (bindings && ts.isNamedImports(bindings)) names.push(...bindings.elements.filter((e) => !e.isTypeOnly).map((e) => e.name.text));
+  return names;
 }
 
 /** The import graph of every source folder: file -> files it imports. */
@@ -182,6 +232,37 @@ describe("layers", () => {
       expect(privateReaches).toEqual([]);
     });
   }
+
+  it("the worker-spawn check sees a spawn and a launch's spawner outside the backends, and lets the backends and type imports be", () => {
+    const supervisor = [
+      'import type { ChildProcess } from "node:child_process";',
+      'import { spawn } from "node:child_process";',
+      'import { spawnLaunch } from "./backends/spawn.ts";',
+      "const a = spawnLaunch(launch);",
+      'const b = spawn("python3", ["-s", handler]);',
+    ].join("\n");
+    expect(workerSpawns("platform/workers/supervisor.ts", supervisor)).toEqual([
+      "platform/workers/supervisor.ts: imports spawn from node:child_process",
+      "platform/workers/supervisor.ts: calls spawnLaunch",
+    ]);
+    expect(workerSpawns("platform/workers/shell.ts", 'import * as cp from "node:child_process";\nsandbox.spawnBwrap(args, {});')).toEqual([
+      "platform/workers/shell.ts: imports * as cp from node:child_process",
+      "platform/workers/shell.ts: calls spawnBwrap",
+    ]);
+    expect(workerSpawns("platform/workers/worker-logs.ts", 'import type { ChildProcess } from "node:child_process";')).toEqual([]);
+    expect(workerSpawns("platform/workers/backends/local.ts", supervisor)).toEqual([]);
+  });
+
+  it("only the worker backends (platform/workers/backends/) spawn a worker's process", () => {
+    const files = sourceFiles(join(ROOT, "platform")).map((file) => relative(ROOT, file));
+    expect(files.filter((file) => BACKENDS.test(file)).length).toBeGreaterThan(3);
+    expect(files.flatMap((file) => workerSpawns(file, readFileSync(join(ROOT, file), "utf8")))).toEqual([]);
+    // each named exception still starts a process (a stale entry would let a worker's spawn in unseen)
+    const starting = Object.keys(OTHER_PROCESSES).filter((file) =>
+      /^import \{ (?!type )[^}]*\} from "node:child_process"/m.test(readFileSync(join(ROOT, file), "utf8")),
+    );
+    expect(starting).toEqual(Object.keys(OTHER_PROCESSES));
+  });
 
   it("a plugin imports no other plugin: they share core and plugins/'s own `_*` modules (plugins/index.ts lists them all)", () => {
     const isPlugin = (path: string) => /^plugins\/(?!_|index\.ts$)[\w-]+/.test(path);

@@ -12,7 +12,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { type AddressInfo, createServer } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EndpointRecord } from "../../platform/store/index.ts";
-import type { ClusterView, RemoteHooks, RemoteLaunch, RemoteRun, RemoteWorkers } from "../../platform/workers/backends/backend.ts";
+import type { BackendHooks, ClusterView, WorkerBackend } from "../../platform/workers/backends/backend.ts";
+import { remoteLaunchOf } from "../../platform/workers/backends/remote-launch.ts";
+import type { LaunchPlan, WorkerReach } from "../../platform/workers/launch-plan.ts";
 import type { WorkerInfo } from "../../platform/workers/worker-info.ts";
 import { buildAppArtifact, saveImageEndpoint } from "./_app-artifact.ts";
 import { api, startTestPlatform, tempDir, uploadArtifact, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
@@ -20,7 +22,7 @@ import { api, startTestPlatform, tempDir, uploadArtifact, waitFinal, waitFor, ty
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
 
 /** The stand-in for Ray: each worker's launcher a child process here, given what a Ray job is given. */
-class LaunchersHere implements RemoteWorkers {
+class LaunchersHere implements WorkerBackend {
   readonly name = "ray" as const;
   readonly tickets = new Map<string, string>();
   private readonly children = new Set<ChildProcess>();
@@ -28,14 +30,16 @@ class LaunchersHere implements RemoteWorkers {
     private readonly url: () => string,
     private readonly nodeDir: string,
   ) {}
-  nodeApiBase(): string {
-    return this.url();
+  reach(): WorkerReach {
+    return { apiBase: this.url(), here: false, ticket: true };
   }
   places(endpoint: EndpointRecord): boolean {
     return endpoint.type === "QB";
   }
-  async start(_e: EndpointRecord, w: WorkerInfo, launch: RemoteLaunch, hooks: RemoteHooks, ticket: string): Promise<RemoteRun> {
+  async start(plan: LaunchPlan, w: WorkerInfo, hooks: BackendHooks): Promise<void> {
+    const ticket = plan.ticket!;
     this.tickets.set(w.id, ticket);
+    hooks.started(null, Date.now());
     const env = {
       PATH: process.env.PATH,
       HOME: process.env.HOME,
@@ -50,7 +54,15 @@ class LaunchersHere implements RemoteWorkers {
       this.children.delete(child);
       hooks.exited(signal ? `signal ${signal}` : `code ${code}`);
     });
-    return { backend: "ray", runId: w.id, buildId: launch.buildId, node: "here", unplaced: false, launch, signal: (s) => child.kill(s) };
+    w.remote = {
+      backend: "ray",
+      runId: w.id,
+      buildId: plan.target.build.id,
+      node: "here",
+      unplaced: false,
+      launch: remoteLaunchOf(plan),
+      signal: (s) => child.kill(s),
+    };
   }
   async cluster(): Promise<ClusterView> {
     return { backend: "ray", address: "here", nodes: [], unplaced: [] };
@@ -69,7 +81,7 @@ describe.runIf(process.platform === "linux")("a remote worker's launch ticket", 
   beforeAll(async () => {
     p = await startTestPlatform();
     launchers = new LaunchersHere(() => p.url, await tempDir("svc-node-"));
-    (p.context.supervisor as unknown as { deps: { remote?: RemoteWorkers } }).deps.remote = launchers;
+    (p.context.supervisor as { remote?: WorkerBackend }).remote = launchers;
   }, 60_000);
   afterAll(async () => {
     await launchers?.close();

@@ -20,7 +20,7 @@ import { pipeline } from "node:stream/promises";
 import { request } from "undici";
 import { errors } from "../../../core/errors.ts";
 import { BuildUnpacker } from "../../artifacts/unpack.ts";
-import { ImageEnvironments, spawnLaunch } from "../image-env.ts";
+import { ImageEnvironments } from "../image-env.ts";
 import { defaultPythonForImage } from "../interpreter.ts";
 import { deviceNodes, queryDriverLibraryDirs, queryGpus } from "../gpus.ts";
 import type { GpuGrant } from "../gpu-assign.ts";
@@ -30,6 +30,7 @@ import type { RemoteLaunch } from "./backend.ts";
 import { giveVolumeTo } from "../../volumes/mount.ts";
 import { closeChannel } from "../worker-channel.ts";
 import { relayToPlatform } from "./node-channel.ts";
+import { spawnLaunch } from "./spawn.ts";
 import { removeOrphanNetns } from "../sandbox-egress.ts";
 
 /** Lines go to the platform at most this often, and in batches of at most this many. */

@@ -1,11 +1,12 @@
 /**
  * The Ray backend (`svc platform start --workers ray --ray-address http://<head>:8265`): each
- * worker the supervisor starts is one Ray job, submitted through Ray's REST Jobs API with the
- * endpoint's flavour as `entrypoint_num_cpus`, `entrypoint_num_gpus` and `entrypoint_memory`, so
- * Ray picks the node. The job's entrypoint is the worker launcher (`svc worker launch`, ./launcher.ts)
- * on that node; it gets only the worker's id, token and the platform's URL, and asks the platform
- * for the rest. Stopping the worker stops its job; a job that ends (stopped, failed, or its node
- * died) is the worker's exit, and the supervisor hands its jobs back. A job Ray cannot place yet
+ * worker it places (./backend.ts) is one Ray job, submitted through Ray's REST Jobs API with the
+ * flavour's asks from the launch plan as `entrypoint_num_cpus`, `entrypoint_num_gpus` and
+ * `entrypoint_memory`, so Ray picks the node. The job's entrypoint is the worker launcher (`svc
+ * worker launch`, ./launcher.ts) on that node; it gets only the worker's id, its one-time launch
+ * ticket and the platform's URL, and redeems the ticket for the rest of the plan (./remote-launch.ts).
+ * Stopping the worker stops its job; a job that ends (stopped, failed, or its node died) is the
+ * worker's exit (`hooks.exited`), and the supervisor hands its jobs back. A job Ray cannot place yet
  * makes the worker `throttled`, with a log line naming what no node has free.
  * docs/platform.md, "Workers on a Ray cluster".
  */
@@ -15,9 +16,11 @@ import { fileURLToPath } from "node:url";
 import type { EndpointRecord } from "../../store/index.ts";
 import type { RayBackendOptions } from "../../workers-option.ts";
 import type { WorkerInfo } from "../worker-info.ts";
-import type { ClusterView, RemoteHooks, RemoteLaunch, RemoteRun, RemoteWorkers } from "./backend.ts";
+import type { LaunchPlan, WorkerReach } from "../launch-plan.ts";
+import type { BackendHooks, ClusterView, RemoteRun, WorkerBackend } from "./backend.ts";
+import { remoteLaunchOf } from "./remote-launch.ts";
 import { RAY_FINAL, RayJobsApi, type RayJob, type RayNode } from "./ray-jobs.ts";
-import { flavourResources, type WorkerResources } from "./resources.ts";
+import type { WorkerResources } from "./resources.ts";
 import { sha256Hex } from "../../_ids.ts";
 
 /** How long a job may stay PENDING (runtime env, scheduling) before it counts as not placed. */
@@ -37,7 +40,7 @@ function defaultLauncher(): string {
 interface Tracked {
   run: RemoteRun;
   w: WorkerInfo;
-  hooks: RemoteHooks;
+  hooks: BackendHooks;
   need: WorkerResources;
   submittedAt: number;
   timer?: NodeJS.Timeout;
@@ -46,7 +49,7 @@ interface Tracked {
   done: boolean;
 }
 
-export class RayWorkers implements RemoteWorkers {
+export class RayWorkers implements WorkerBackend {
   readonly name = "ray" as const;
   readonly api: RayJobsApi;
   private readonly runs = new Map<string, Tracked>();
@@ -68,8 +71,9 @@ export class RayWorkers implements RemoteWorkers {
     return this.options.platformUrl ?? this.platformUrl();
   }
 
-  get volumesRoot(): string | undefined {
-    return this.options.volumesRoot;
+  /** The nodes call the platform at its URL for them; the volumes are under the operator's shared path; a ticket opens the launch. */
+  reach(): WorkerReach {
+    return { apiBase: this.nodeApiBase(), here: false, volumesRoot: this.options.volumesRoot, ticket: true };
   }
 
   /** Load-balanced workers stay local: the LB proxy reaches them on this machine's loopback. */
@@ -77,14 +81,18 @@ export class RayWorkers implements RemoteWorkers {
     return endpoint.type === "QB";
   }
 
-  async start(endpoint: EndpointRecord, w: WorkerInfo, launch: RemoteLaunch, hooks: RemoteHooks, ticket: string): Promise<RemoteRun> {
-    const need = flavourResources(endpoint);
+  async start(plan: LaunchPlan, w: WorkerInfo, hooks: BackendHooks): Promise<void> {
+    if (!plan.ticket) throw new Error("a Ray worker's plan needs its launch ticket");
+    if (hooks.gone()) throw new Error("stopped before it started");
+    hooks.started(null, Date.now());
+    const need = plan.asks;
     const submissionId = `svc-${w.id}`;
+    const launch = remoteLaunchOf(plan);
     const run: RemoteRun = { backend: "ray", runId: submissionId, buildId: launch.buildId, unplaced: false, launch, signal: () => undefined };
     const tracked: Tracked = { run, w, hooks, need, submittedAt: Date.now(), unreachable: false, done: false };
     run.signal = () => void this.stop(tracked);
     // Ray's Jobs API shows a job's variables to whoever reaches it: a ticket redeemed once, never the token.
-    const envVars: Record<string, string> = { SVC_WORKER_ID: w.id, SVC_LAUNCH_TICKET: ticket, SVC_API_BASE: this.nodeApiBase() };
+    const envVars: Record<string, string> = { SVC_WORKER_ID: w.id, SVC_LAUNCH_TICKET: plan.ticket, SVC_API_BASE: this.nodeApiBase() };
     if (this.options.nodeDir) envVars.SVC_NODE_DIR = this.options.nodeDir;
     await this.api.submit({
       submissionId,
@@ -93,12 +101,13 @@ export class RayWorkers implements RemoteWorkers {
       numCpus: need.cpus,
       numGpus: need.gpus,
       memoryBytes: need.memoryBytes,
-      metadata: { svc_platform: this.platformId, svc_worker: w.id, svc_endpoint: endpoint.id },
+      metadata: { svc_platform: this.platformId, svc_worker: w.id, svc_endpoint: plan.endpoint.id },
     });
     this.runs.set(submissionId, tracked);
     hooks.log(`worker ${w.id} submitted as Ray job ${submissionId} (${describe(need)}) to ${this.api.address}`);
     this.poll(tracked);
-    return run;
+    w.remote = run;
+    if (hooks.gone()) run.signal("SIGKILL"); // stopped while it was being submitted
   }
 
   private poll(t: Tracked): void {
