@@ -12,6 +12,15 @@ npm run --silent lint || exit $?
 
 logs=$(mktemp -d "${TMPDIR:-/tmp}/svc-test-XXXXXX")
 trap 'rm -rf "$logs"' EXIT
+# Each part in a process group of its own: an interrupt ends each whole (Ctrl-C reaches vitest, the
+# terminal's foreground; the parts in the background are ended here when it stops on a signal).
+set -m
+groups=()
+stop_all() {
+  for group in "${groups[@]}"; do kill -TERM -- "-$group" 2>/dev/null; done
+}
+trap 'stop_all; exit 143' TERM
+trap 'stop_all; exit 130' INT
 
 # Runs a part in the background, its output held until it ends; its exit status is in $logs/<name>.rc.
 part() {
@@ -20,15 +29,23 @@ part() {
   (
     "$@" >"$logs/$name.out" 2>&1
     echo $? >"$logs/$name.rc"
-    printf '\n--- %s (exit %s) ---\n' "$name" "$(cat "$logs/$name.rc")"
-    cat "$logs/$name.out"
+    {
+      flock 9 # one part's output at a time when two end together
+      printf '\n--- %s (exit %s) ---\n' "$name" "$(cat "$logs/$name.rc")"
+      cat "$logs/$name.out"
+    } 9>"$logs/print.lock"
   ) &
+  groups+=($!)
 }
 
 part typecheck npm run --silent typecheck
 part pytest bash scripts/test-py.sh
 npx vitest run "$@"
 vitest=$?
+if [ "$vitest" -gt 128 ]; then
+  stop_all
+  exit "$vitest"
+fi
 wait
 
 typecheck=$(cat "$logs/typecheck.rc")
