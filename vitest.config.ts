@@ -1,7 +1,43 @@
+import { relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
 
 const source = (path: string) => fileURLToPath(new URL(path, import.meta.url));
+const ROOT = source(".");
+
+/**
+ * The files that take longest, slowest first (CI, 2026-12-01), started before the rest so that none of
+ * them is what the run waits on at its end. vitest orders by its last run's durations once it has a
+ * cache (node_modules/.vite); a fresh clone has none, and by file size these came 10th to 100th.
+ */
+const SLOWEST = [
+  "test/e2e/stock-worker.test.ts",
+  "test/platform/ray-workers.test.ts",
+  "test/e2e/deploy-chaos.test.ts",
+  "test/plugins/installers.test.ts",
+  "test/package/package.test.ts",
+  "test/platform/fanout-limits.test.ts",
+  "test/cli/volume.test.ts",
+  "test/cli/deploy.test.ts",
+  "test/cli/run.test.ts",
+  "test/e2e/image-to-video.test.ts",
+  "test/e2e/image-to-video-volume.test.ts",
+  "test/e2e/image-to-video-distilled.test.ts",
+  "test/cli/logs.test.ts",
+  "test/cli/client.test.ts",
+  "test/platform/durability.test.ts",
+];
+
+class SlowestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const rank = (file: TestSpecification) => {
+      const at = SLOWEST.indexOf(relative(ROOT, file.moduleId));
+      return at < 0 ? SLOWEST.length : at;
+    };
+    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b)); // stable: the rest keep vitest's order
+  }
+}
 
 export default defineConfig({
   // The package's own name as examples/svc-plugin-* import it, on the sources (tsconfig's paths do
@@ -15,11 +51,15 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+    // python3 found past a version manager's shim, once (test/_support/global-setup.ts)
+    globalSetup: ["test/_support/global-setup.ts"],
     // Tests start real Python processes, pip and platforms on loopback: give them room.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
-    // The CI machine has 2 cores; more parallel files only add contention.
-    maxWorkers: 2,
+    // Three files at once on CI's 2 cores: most of a file's time is spent waiting on its workers,
+    // installers and sockets, so a third file fills those waits (CONTRIBUTING.md, "Tests").
+    maxWorkers: 3,
+    sequence: { sequencer: SlowestFirst },
   },
 });

@@ -1,6 +1,6 @@
-/** A job waiting or running as the queue holds it in memory, made from /run's input or a stored row, and its /status view. */
+/** A job waiting or running as the queue holds it in memory, made from /run's input or a stored row, and its /status views. */
 import type { NewJob } from "../store/jobs.ts";
-import type { JobRow } from "../store/index.ts";
+import type { JobRow, JobStatus } from "../store/index.ts";
 import type { JobView } from "./views.ts";
 import type { JobTrace } from "../telemetry/tracing.ts";
 
@@ -84,4 +84,39 @@ export function viewOfActive(job: ActiveJob): JobView {
     workerId: job.workerId,
     retries: job.retries,
   };
+}
+
+/** A job that reached a final status, as waiters and webhooks get it (its worker not yet cleared). */
+export function finalViewOf(
+  job: ActiveJob,
+  status: JobStatus,
+  finishedAt: number,
+  output: string | null,
+  error: string | null,
+  errorType: string | null,
+): JobView {
+  return {
+    id: job.id,
+    endpointId: job.endpointId,
+    status,
+    createdAt: job.createdAt,
+    startedAt: job.startedAt,
+    finishedAt,
+    output,
+    error,
+    errorType,
+    workerId: job.workerId,
+    retries: job.retries,
+  };
+}
+
+/** A running job back to IN_QUEUE in memory for its next run (a hand-back or a declared retry), counted as one more retry. */
+export function clearRunState(job: ActiveJob): void {
+  job.retries++;
+  job.status = "IN_QUEUE";
+  job.startedAt = null;
+  job.workerId = null;
+  job.progress = null;
+  job.streamSeq = 0;
+  job.streamCursor = 0;
 }

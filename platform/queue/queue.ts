@@ -6,11 +6,13 @@
 import type { JobsRepo } from "../store/jobs.ts";
 import type { RetryPolicy } from "../../core/endpoint-schema.ts";
 import type { JobStatus } from "../store/index.ts";
-import { Deque } from "./_deque.ts";
 import { viewOfRow, type JobView } from "./views.ts";
-import { activeJobOfRow, newActiveJob, viewOfActive, type ActiveJob, type EnqueueInput } from "./job-records.ts";
+import { activeJobOfRow, clearRunState, finalViewOf, newActiveJob, viewOfActive, type ActiveJob, type EnqueueInput } from "./job-records.ts";
 import { KeyedWaiters, type OnClientGone } from "../_keyed-waiters.ts";
 import { JobStreams, type StreamRead } from "./job-streams.ts";
+import { EndpointQueue } from "./endpoint-queue.ts";
+import { RunningJobs } from "./running-jobs.ts";
+import { DelayedRetries, retryDelayMs } from "./declared-retries.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
 
 export type { ActiveJob, EnqueueInput } from "./job-records.ts";
@@ -32,51 +34,33 @@ export interface QueueHooks {
   retryPolicy?(endpointId: string): RetryPolicy | undefined;
 }
 
-/** Failures a declared retry would repeat (docs/platform.md, "Retries"): the input, or a result the platform cannot take. */
-const NEVER_RETRIED = new Set(["InputValidationError", "JOB_OUTPUT_INVALID", "OutputRefusedError", "OutputNotJSONError"]);
-
 export interface QueueSettings {
   runsyncRetentionMs: number;
   runRetentionMs: number;
 }
 
-interface Taker {
-  workerId: string;
-  done(job: ActiveJob | null): void;
-}
-
-interface EndpointQueue {
-  pending: Deque<ActiveJob>;
-  takers: Taker[];
-  /** Jobs IN_QUEUE (pending may also hold stale entries, skipped on shift). */
-  queued: number;
-  queuedNormal: number;
-}
-
-const EMPTY: ReadonlySet<string> = new Set();
 /** How long after its executionTimeout the platform itself times a running job out. */
 export const TIMEOUT_GRACE_MS = 2000;
 /** Expired jobs deleted in one transaction (~1 ms): the platform answers requests between chunks. */
 export const PRUNE_CHUNK = 250;
 
 /**
- * ~440 lines, over the ~250 a class gets, for a reason: this is the hot path's state machine (take,
- * assign, finalize, hand back, expire) over four maps that every transition keeps consistent in
- * one synchronous step, with no allocation per job beyond the job itself (docs/platform.md, "Hot
- * path"). What does not change those maps lives apart: job records (./job-records.ts), final-status
- * waiters (../_keyed-waiters.ts), streamed output (./job-streams.ts).
+ * The hot path's state machine (take, assign, finalize, hand back, expire): each transition keeps
+ * the job's place in memory and its stored row consistent in one synchronous step, with no
+ * allocation per job beyond the job itself (docs/platform.md, "Hot path"). Where a job sits lives
+ * apart: each endpoint's FIFO and long polls (./endpoint-queue.ts), the jobs workers hold
+ * (./running-jobs.ts), those waiting out a declared retry (./declared-retries.ts); so do job records
+ * (./job-records.ts), final-status waiters (../_keyed-waiters.ts) and streamed output (./job-streams.ts).
  */
 export class JobQueue {
+  /** Every job waiting or running, by id. */
   private readonly active = new Map<string, ActiveJob>();
-  private readonly running = new Map<string, ActiveJob>();
+  private readonly running = new RunningJobs();
   private readonly endpoints = new Map<string, EndpointQueue>();
   /** Callers waiting for a job's final status: its view, or null when their wait runs out. */
   private readonly waiters = new KeyedWaiters<JobView | null>();
-  /** Streamed output (./job-streams.ts). */
   private readonly streams: JobStreams;
-  private readonly byWorker = new Map<string, Set<string>>();
-  /** Jobs waiting out a declared retry's delay: IN_QUEUE and counted, not yet in `pending`. */
-  private readonly delayed = new Map<string, NodeJS.Timeout>();
+  private readonly delayed = new DelayedRetries();
 
   constructor(
     private readonly jobs: JobsRepo,
@@ -122,44 +106,18 @@ export class JobQueue {
   /** Hands a job to a worker: at once if one waits, else after up to `waitMs` (long poll), else null. */
   take(workerId: string, endpointId: string, waitMs: number, onGone?: OnClientGone): ActiveJob | null | Promise<ActiveJob | null> {
     const eq = this.endpointQueue(endpointId);
-    const job = this.nextPending(eq);
+    const job = eq.shift();
     if (job) {
       this.assign(job, workerId);
       return job;
     }
     if (waitMs <= 0) return null;
-    return new Promise((resolve) => {
-      let settled = false;
-      let stopListening: (() => void) | undefined;
-      const finish = (value: ActiveJob | null) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        stopListening?.();
-        resolve(value);
-      };
-      const taker: Taker = { workerId, done: finish };
-      const drop = () => {
-        const at = eq.takers.indexOf(taker);
-        if (at >= 0) eq.takers.splice(at, 1);
-      };
-      const timer = setTimeout(() => {
-        drop();
-        finish(null);
-      }, waitMs);
-      eq.takers.push(taker);
-      // The client gone (a closed connection) ends the poll: no job goes to it. May call back at once.
-      stopListening = onGone?.(() => {
-        drop();
-        finish(null);
-      });
-      if (settled) stopListening?.();
-    });
+    return eq.poll(workerId, waitMs, onGone);
   }
 
   /** Hands the endpoint's next queued job to a worker, or null when none waits (no long poll). */
   takeNow(workerId: string, endpointId: string): ActiveJob | null {
-    const job = this.nextPending(this.endpointQueue(endpointId));
+    const job = this.endpointQueue(endpointId).shift();
     if (!job) return null;
     this.assign(job, workerId);
     return job;
@@ -167,23 +125,17 @@ export class JobQueue {
 
   /** Ends the long polls of a worker (it is stopping) with no job. */
   releaseTakers(workerId: string): void {
-    for (const eq of this.endpoints.values()) {
-      const mine = eq.takers.filter((t) => t.workerId === workerId);
-      if (mine.length === 0) continue;
-      eq.takers = eq.takers.filter((t) => t.workerId !== workerId);
-      for (const t of mine) t.done(null);
-    }
+    for (const eq of this.endpoints.values()) eq.releaseTakers(workerId);
   }
 
   /** Ids of the jobs a worker runs. */
   jobsOf(workerId: string): ReadonlySet<string> {
-    return this.byWorker.get(workerId) ?? EMPTY;
+    return this.running.jobsOf(workerId);
   }
 
   /** The running job `jobId` if `workerId` holds it. */
   heldBy(workerId: string, jobId: string): ActiveJob | undefined {
-    const job = this.running.get(jobId);
-    return job && job.workerId === workerId ? job : undefined;
+    return this.running.heldBy(workerId, jobId);
   }
 
   complete(workerId: string, jobId: string, output: string | null): boolean {
@@ -196,7 +148,7 @@ export class JobQueue {
   fail(workerId: string, jobId: string, error: string, errorType: string | null, status: "FAILED" | "TIMED_OUT" = "FAILED"): boolean {
     const job = this.heldBy(workerId, jobId);
     if (!job) return false;
-    const delayMs = status === "FAILED" ? this.retryDelayMs(job, errorType) : undefined;
+    const delayMs = status === "FAILED" ? retryDelayMs(job, errorType, this.hooks) : undefined;
     if (delayMs === undefined) this.finalize(job, status, null, error, errorType);
     else this.retryLater(job, delayMs);
     return true;
@@ -276,7 +228,7 @@ export class JobQueue {
       this.forget(job);
       this.jobs.remove(job.id);
       this.telemetry?.jobFinished(job, "CANCELLED", Date.now(), null);
-      this.notify(job.id, { ...viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
+      this.waiters.notify(job.id, { ...viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
     });
   }
 
@@ -300,27 +252,12 @@ export class JobQueue {
     }
   }
 
-  /** The wait before a failed job's declared retry, or undefined when it fails now (none declared, none left, or a failure a retry would repeat). */
-  private retryDelayMs(job: ActiveJob, errorType: string | null): number | undefined {
-    if (errorType !== null && NEVER_RETRIED.has(errorType)) return undefined;
-    const policy = this.hooks.retryPolicy?.(job.endpointId);
-    if (!policy || job.retries >= policy.maxRetries) return undefined;
-    return policy.initialDelayMs * policy.backoff ** job.retries;
-  }
-
   /** A running job back to IN_QUEUE (stored), released by its worker; the caller places it. */
   private requeueRunning(job: ActiveJob, why: string): void {
     const workerId = job.workerId!;
     this.telemetry?.jobRequeued(job, why);
-    this.running.delete(job.id);
-    this.unbind(workerId, job.id);
-    job.retries++;
-    job.status = "IN_QUEUE";
-    job.startedAt = null;
-    job.workerId = null;
-    job.progress = null;
-    job.streamSeq = 0;
-    job.streamCursor = 0;
+    this.running.remove(job.id, workerId);
+    clearRunState(job);
     this.jobs.requeue(job.id, job.handbacks);
     this.hooks.onReleased?.(workerId, job.id);
   }
@@ -329,16 +266,11 @@ export class JobQueue {
   private retryLater(job: ActiveJob, delayMs: number): void {
     this.requeueRunning(job, `failed: retried in ${delayMs} ms`);
     const eq = this.endpointQueue(job.endpointId);
-    eq.queued++;
-    if (!job.lowPriority) eq.queuedNormal++;
-    const timer = setTimeout(() => {
-      this.delayed.delete(job.id);
-      eq.queued--;
-      if (!job.lowPriority) eq.queuedNormal--;
+    eq.count(job, 1);
+    this.delayed.schedule(job, delayMs, () => {
+      eq.count(job, -1);
       this.addPending(job, false);
-    }, delayMs);
-    timer.unref();
-    this.delayed.set(job.id, timer);
+    });
   }
 
   /** Execution timeouts and ttl expiry; answers how many jobs it ended. */
@@ -365,7 +297,7 @@ export class JobQueue {
         this.hooks.onReleased?.(workerId, job.id);
         this.hooks.onCancelRunning?.(workerId, job.id);
       }
-      this.notify(job.id, view);
+      this.waiters.notify(job.id, view);
       this.hooks.onFinal?.(view, job.webhook);
       ended++;
     }
@@ -392,10 +324,9 @@ export class JobQueue {
     for (const job of [...this.active.values()]) {
       if (job.endpointId !== endpointId) continue;
       this.forget(job);
-      this.notify(job.id, { ...viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
+      this.waiters.notify(job.id, { ...viewOfActive(job), status: "CANCELLED", finishedAt: Date.now() });
     }
-    const eq = this.endpoints.get(endpointId);
-    if (eq) for (const t of eq.takers.splice(0)) t.done(null);
+    this.endpoints.get(endpointId)?.endTakers();
     this.endpoints.delete(endpointId);
     this.jobs.removeEndpoint(endpointId);
   }
@@ -406,31 +337,20 @@ export class JobQueue {
    */
   stats(endpointId: string, now = Date.now()): { queued: number; queuedNormal: number; oldestNormalWaitMs: number; running: number } {
     const eq = this.endpoints.get(endpointId);
-    let running = 0;
-    for (const job of this.running.values()) if (job.endpointId === endpointId) running++;
+    const running = this.running.countOf(endpointId);
     if (!eq) return { queued: 0, queuedNormal: 0, oldestNormalWaitMs: 0, running };
-    let oldest = 0;
-    if (eq.queuedNormal > 0) {
-      for (const job of eq.pending) {
-        if (job.status === "IN_QUEUE" && !job.lowPriority && this.active.get(job.id) === job) {
-          oldest = now - job.createdAt;
-          break;
-        }
-      }
-    }
-    return { queued: eq.queued, queuedNormal: eq.queuedNormal, oldestNormalWaitMs: oldest, running };
+    return { queued: eq.queued, queuedNormal: eq.queuedNormal, oldestNormalWaitMs: eq.oldestNormalWaitMs(now), running };
   }
 
   /** Number of long-poll takers waiting on an endpoint. */
   waitingTakers(endpointId: string): number {
-    return this.endpoints.get(endpointId)?.takers.length ?? 0;
+    return this.endpoints.get(endpointId)?.takerCount ?? 0;
   }
 
   /** Ends every pending wait (shutdown). */
   close(): void {
-    for (const timer of this.delayed.values()) clearTimeout(timer);
-    this.delayed.clear();
-    for (const eq of this.endpoints.values()) for (const t of eq.takers.splice(0)) t.done(null);
+    this.delayed.close();
+    for (const eq of this.endpoints.values()) eq.endTakers();
     this.waiters.close((jobId) => this.view(jobId));
     this.streams.close();
   }
@@ -439,90 +359,45 @@ export class JobQueue {
 
   private endpointQueue(endpointId: string): EndpointQueue {
     let eq = this.endpoints.get(endpointId);
-    if (!eq) this.endpoints.set(endpointId, (eq = { pending: new Deque(), takers: [], queued: 0, queuedNormal: 0 }));
+    if (!eq) this.endpoints.set(endpointId, (eq = new EndpointQueue(this.active)));
     return eq;
   }
 
+  /** A job to its endpoint: straight to the longest-waiting long poll, else into the FIFO (`front`: a hand-back). */
   private addPending(job: ActiveJob, front: boolean): void {
     const eq = this.endpointQueue(job.endpointId);
-    const taker = eq.takers.shift();
+    const taker = eq.nextTaker();
     if (taker) {
       this.assign(job, taker.workerId);
       taker.done(job);
       return;
     }
-    if (front) eq.pending.unshift(job);
-    else eq.pending.push(job);
-    eq.queued++;
-    if (!job.lowPriority) eq.queuedNormal++;
+    eq.push(job, front);
     this.hooks.onQueued?.(job);
-  }
-
-  private nextPending(eq: EndpointQueue): ActiveJob | undefined {
-    for (let job = eq.pending.shift(); job; job = eq.pending.shift()) {
-      if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue; // cancelled, expired, purged
-      eq.queued--;
-      if (!job.lowPriority) eq.queuedNormal--;
-      return job;
-    }
-    return undefined;
   }
 
   private assign(job: ActiveJob, workerId: string): void {
     job.status = "IN_PROGRESS";
     job.startedAt = Date.now();
     job.workerId = workerId;
-    this.running.set(job.id, job);
-    let held = this.byWorker.get(workerId);
-    if (!held) this.byWorker.set(workerId, (held = new Set()));
-    held.add(job.id);
+    this.running.add(job, workerId);
     this.jobs.start(job.id, job.startedAt, workerId);
     this.telemetry?.jobStarted(job);
   }
 
-  /** Takes a job out of memory (queue counters, running set); does not touch the database. */
   /** Empties the endpoint's queue, ending each job still queued there with `end` (purge, failQueued); answers how many. */
   private endQueued(endpointId: string, end: (job: ActiveJob) => void): number {
     const eq = this.endpoints.get(endpointId);
-    if (!eq) return 0;
-    let ended = 0;
-    const waiting = [...this.delayed.keys()].map((id) => this.active.get(id)!).filter((job) => job.endpointId === endpointId);
-    for (const job of [...eq.pending, ...waiting]) {
-      if (job.status !== "IN_QUEUE" || this.active.get(job.id) !== job) continue;
-      end(job);
-      ended++;
-    }
-    eq.pending.clear();
-    eq.queued = 0;
-    eq.queuedNormal = 0;
-    return ended;
+    return eq ? eq.endAll(this.delayed.jobsOf(endpointId), end) : 0;
   }
 
+  /** Takes a job out of memory (queue counters, running set, a retry's wait); does not touch the database. */
   private forget(job: ActiveJob): void {
     this.active.delete(job.id);
-    const retryTimer = this.delayed.get(job.id);
-    if (retryTimer) {
-      clearTimeout(retryTimer);
-      this.delayed.delete(job.id);
-    }
-    if (job.status === "IN_QUEUE") {
-      const eq = this.endpoints.get(job.endpointId);
-      if (eq) {
-        eq.queued--;
-        if (!job.lowPriority) eq.queuedNormal--;
-      }
-    } else {
-      this.running.delete(job.id);
-      if (job.workerId) this.unbind(job.workerId, job.id);
-    }
+    this.delayed.cancel(job.id);
+    if (job.status === "IN_QUEUE") this.endpoints.get(job.endpointId)?.count(job, -1);
+    else this.running.remove(job.id, job.workerId);
     this.streams.wake(job.id);
-  }
-
-  private unbind(workerId: string, jobId: string): void {
-    const held = this.byWorker.get(workerId);
-    if (!held) return;
-    held.delete(jobId);
-    if (held.size === 0) this.byWorker.delete(workerId);
   }
 
   private finalize(job: ActiveJob, status: JobStatus, output: string | null, error: string | null, errorType: string | null): JobView {
@@ -533,26 +408,10 @@ export class JobQueue {
     this.jobs.finish(job.id, { status, output, error, errorType, finishedAt: now, startedAt: job.startedAt, workerId, pruneAt: now + retention });
     if (job.streamCursor > 0) this.jobs.setStreamCursor(job.id, job.streamCursor);
     this.telemetry?.jobFinished(job, status, now, errorType);
-    const view: JobView = {
-      id: job.id,
-      endpointId: job.endpointId,
-      status,
-      createdAt: job.createdAt,
-      startedAt: job.startedAt,
-      finishedAt: now,
-      output,
-      error,
-      errorType,
-      workerId,
-      retries: job.retries,
-    };
+    const view = finalViewOf(job, status, now, output, error, errorType);
     if (workerId) this.hooks.onReleased?.(workerId, job.id);
-    this.notify(job.id, view);
+    this.waiters.notify(job.id, view);
     this.hooks.onFinal?.(view, job.webhook);
     return view;
-  }
-
-  private notify(jobId: string, view: JobView): void {
-    this.waiters.notify(jobId, view);
   }
 }

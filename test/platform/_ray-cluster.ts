@@ -40,6 +40,15 @@ async function processesOf(pgids: number[]): Promise<number[]> {
   return [...found];
 }
 
+/** Is any of `pids` still running (a zombie has ended: only its parent's wait is left)? */
+async function running(pids: number[]): Promise<boolean> {
+  for (const pid of pids) {
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+    if (stat && stat[stat.lastIndexOf(")") + 2] !== "Z") return true;
+  }
+  return false;
+}
+
 const kill = (pids: number[], signal: NodeJS.Signals) => {
   for (const pid of pids) {
     try {
@@ -206,7 +215,9 @@ export class RayCluster {
   /** Ends every process this cluster started (SIGTERM, then SIGKILL) and removes its folders. */
   async stop(): Promise<void> {
     kill(await processesOf(this.pgids), "SIGTERM");
-    await new Promise((r) => setTimeout(r, 2000));
+    // up to 2 s to exit on their own (most take a fraction of it), then whatever is left is killed
+    const deadline = Date.now() + 2000;
+    while ((await running(await processesOf(this.pgids))) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     kill(await processesOf(this.pgids), "SIGKILL");
     await rm(this.dir, { recursive: true, force: true }).catch(() => undefined);
   }
