@@ -44,6 +44,7 @@ import type { RemoteWorkers } from "./backends/backend.ts";
 import { remoteLaunch } from "./backends/remote-launch.ts";
 import { parseUidRange, WorkerUidPool } from "./uid-pool.ts";
 import type { Telemetry } from "../telemetry/telemetry.ts";
+import { WarmSpares } from "./warm-spares.ts";
 
 export type { WorkerState, WorkerInfo, WorkerError, EndpointProblem } from "./worker-info.ts";
 
@@ -91,6 +92,8 @@ export class Supervisor {
   readonly resources: WorkerResources;
   /** Each app's host user, where the platform runs as root (./uid-pool.ts). */
   readonly uids?: WorkerUidPool;
+  /** Sandboxes started ahead for the dev server's endpoints' next workers (./warm-spares.ts). */
+  readonly spares: WarmSpares;
   /** Whether workers run in the sandbox (known once one started): its /tmp is sized. */
   private sandboxed?: boolean;
   private closed = false;
@@ -114,6 +117,8 @@ export class Supervisor {
       unhealthy: (w: WorkerInfo, why: string) => this.markUnhealthy(w, why),
     };
     this.lb = new LbHealth(lbHooks, deps.options.pingIntervalS);
+    const sparesLog = (endpointId: string, line: string) => this.platformLog(endpointId, "platform", line);
+    this.spares = new WarmSpares({ images: this.images, resources: this.resources, dataDir: deps.options.dataDir, log: sparesLog });
   }
 
   private get log() {
@@ -257,6 +262,7 @@ export class Supervisor {
       this.deps.telemetry?.workerReady(w.endpointId, w.coldStartMs);
     }
     this.readyWaiters.notify(w.endpointId);
+    this.spares.refill(w.endpointId);
   }
 
   /** Waits until some worker of the endpoint is ready (true) or `ms` runs out (false). */
@@ -350,21 +356,24 @@ export class Supervisor {
       tmpBytes: limits.tmpBytes,
       user,
     };
-    const workerLaunch = await this.images.launch(shell ? { ...request, command: shell.command } : request);
+    const warm = shell ? undefined : await this.spares.claim(endpoint, target, request, limits);
+    const workerLaunch = warm?.launch ?? (await this.images.launch(shell ? { ...request, command: shell.command } : request));
     const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
     if (gone()) {
-      if (launch.channel) await closeChannel(launch.channel); // its exit may have come and gone meanwhile
+      if (warm) warm.discard();
+      else if (launch.channel) await closeChannel(launch.channel); // its exit may have come and gone meanwhile
       throw new Error("stopped before it started");
     }
     w.channel = launch.channel;
     if (lb) w.lbSocket = launch.channel?.lbSocket;
     w.spawnedAt = Date.now(); // the cold start counts making the cgroup
     w.limits = this.resources.view(limits, (this.sandboxed = launch.sandboxed));
-    const cgroup = (w.cgroup = this.resources.open(w.id, limits));
+    const cgroup = (w.cgroup = warm ? warm.cgroup : this.resources.open(w.id, limits));
     // In the sandbox a shell (sh) joins the cgroup and execs bwrap; without it, the interpreter joins before it can fork.
-    const proc = spawnLaunch(launch, { stdin: shell !== undefined, prefix: cgroup && launch.sandboxed ? joinPrefix(cgroup) : undefined });
+    const proc = warm?.proc ?? spawnLaunch(launch, { stdin: shell !== undefined, prefix: cgroup && launch.sandboxed ? joinPrefix(cgroup) : undefined });
     w.proc = proc;
-    if (launch.sandboxed) readChildPid(proc, w);
+    if (warm) w.pid = warm.pid;
+    else if (launch.sandboxed) readChildPid(proc, w);
     else {
       w.pid = proc.pid;
       if (cgroup && proc.pid) cgroup.join(proc.pid);
@@ -545,6 +554,7 @@ export class Supervisor {
   }
 
   async stopEndpoint(endpointId: string): Promise<void> {
+    this.spares.drop(endpointId);
     await Promise.all(this.forEndpoint(endpointId).map((w) => this.stop(w, "endpoint deleted")));
   }
 
@@ -573,6 +583,7 @@ export class Supervisor {
     await Promise.race([Promise.all(all.map((w) => w.exit)), deadline]);
     for (const w of all) if (!w.exited) await this.kill(w).catch(() => undefined);
     for (const w of all) this.onExit(w);
+    await this.spares.close();
     await Promise.all(this.channelsClosing); // their namespaces and slirp4netns go with the platform
     await this.images.close();
     await Promise.all(all.map((w) => w.cgroup && this.resources.end(w.cgroup)));
