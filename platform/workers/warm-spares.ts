@@ -23,6 +23,7 @@
  */
 import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
+import { getPriority, setPriority } from "node:os";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { newId } from "../_ids.ts";
@@ -30,6 +31,7 @@ import type { EndpointRecord } from "../store/index.ts";
 import type { WorkerCgroup } from "./cgroups.ts";
 import type { WorkerLimits } from "./flavours.ts";
 import { type ImageEnvironments, type LaunchRequest, sandboxEnv, spawnLaunch, type WorkerLaunch } from "./image-env.ts";
+import { RuntimeBytecode } from "./runtime-bytecode.ts";
 import { SPARE_BOOTSTRAP } from "./spare-bootstrap.ts";
 import { fillStage, makeStage } from "./spare-stage.ts";
 import type { WorkerTarget } from "./target.ts";
@@ -39,6 +41,13 @@ import { joinPrefix, type WorkerResources } from "./worker-resources.ts";
 
 /** Under the platform's state folder: one folder per spare, its /app. */
 const SPARES_DIR = "spares";
+
+/**
+ * A spare starts at the lowest CPU priority (where the platform may raise it back: as root), so that
+ * it takes only idle CPU from the worker that just got ready and from the next rebuild; its
+ * interpreter gets the platform's priority back when it is claimed.
+ */
+const SPARE_NICE = 19;
 
 /** Spares held at once, across endpoints (each is an interpreter, a cgroup and a network namespace). */
 export const MAX_SPARES = 4;
@@ -74,6 +83,8 @@ interface Spare {
   endpointId: string;
   key: string;
   stage: string;
+  /** Its interpreter (the runtime's bytecode is per interpreter). */
+  executable: string;
   proc: ChildProcess;
   launch: WorkerLaunch;
   cgroup?: WorkerCgroup;
@@ -82,6 +93,8 @@ interface Spare {
   /** Resolves once its pid is known or it exited. */
   pidKnown: Promise<void>;
   startedAt: number;
+  /** The priority its interpreter gets back when claimed, if it was lowered. */
+  priority?: number;
   claimed: boolean;
   exited: boolean;
   /** Its clean-up once it exited (./spare-stage.ts's folder; an unclaimed one's channel and cgroup). */
@@ -114,15 +127,37 @@ interface Template {
   eligible: boolean;
 }
 
+/** Lowers the process's priority (bwrap and what it starts inherit it); answers the priority it had. */
+function lower(pid: number): number | undefined {
+  try {
+    const before = getPriority();
+    setPriority(pid, SPARE_NICE);
+    return before;
+  } catch {
+    return undefined;
+  }
+}
+
+function raise(pid: number, priority: number): void {
+  try {
+    setPriority(pid, priority);
+  } catch {
+    /* gone: its exit says so */
+  }
+}
+
 export class WarmSpares {
   private readonly spares = new Map<string, Spare>();
   /** Each endpoint's last launch: the next spare is made like it. */
   private readonly templates = new Map<string, Template>();
   private readonly starting = new Map<string, Promise<void>>();
+  /** The svc runtime's .pyc files, linked into a claimed spare's build (./runtime-bytecode.ts). */
+  private readonly bytecode: RuntimeBytecode;
   private closed = false;
 
   constructor(private readonly deps: WarmSparesDeps) {
     rmSync(join(deps.dataDir, SPARES_DIR), { recursive: true, force: true }); // a platform killed earlier left its spares' folders
+    this.bytecode = new RuntimeBytecode(deps.dataDir);
   }
 
   private get enabled(): boolean {
@@ -147,9 +182,11 @@ export class WarmSpares {
       return undefined;
     }
     const t0 = performance.now();
+    let pyc = 0;
     try {
       await spare.pidKnown; // a spare still starting: its signals must reach the interpreter
       await fillStage(request.buildDir, spare.stage);
+      pyc = await this.bytecode.link(spare.executable, spare.stage);
       if (spare.launch.channel) await addTunnels(spare.launch.channel, request.network?.tunnelPorts ?? [], request.user);
     } catch (error) {
       this.end(spare, `its build could not be put in place (${(error as Error).message})`);
@@ -158,10 +195,11 @@ export class WarmSpares {
     const env = sandboxEnv(request, spare.launch.channel);
     if (spare.exited) return undefined; // its exit cleaned up after it
     spare.claimed = true; // from here its channel and cgroup are its worker's
+    if (spare.priority !== undefined && spare.holder.pid) raise(spare.holder.pid, spare.priority); // before go: its threads inherit it
     spare.proc.stdin?.end(`${JSON.stringify({ handler: request.handler, env })}\n`);
     this.deps.log(
       endpoint.id,
-      `warm spare ${spare.id} (started ${Math.round(Date.now() - spare.startedAt)} ms ago) runs build ${target.build.id}: in place in ${Math.round(performance.now() - t0)} ms`,
+      `warm spare ${spare.id} (started ${Math.round(Date.now() - spare.startedAt)} ms ago) runs build ${target.build.id}: in place in ${Math.round(performance.now() - t0)} ms (${pyc} runtime .pyc)`,
     );
     return {
       proc: spare.proc,
@@ -210,9 +248,10 @@ export class WarmSpares {
     const req = template.request;
     let launch: WorkerLaunch | undefined;
     let cgroup: WorkerCgroup | undefined;
+    const view = await images.view(req.image, req.python);
+    this.bytecode.prepare(view.executable);
     try {
       await makeStage(stage);
-      const view = await images.view(req.image, req.python);
       launch = await images.launch({
         ...req,
         buildDir: stage,
@@ -228,18 +267,21 @@ export class WarmSpares {
       throw error;
     }
     const proc = spawnLaunch(launch, { stdin: true, prefix: cgroup ? joinPrefix(cgroup) : undefined });
+    const priority = process.getuid?.() === 0 && proc.pid ? lower(proc.pid) : undefined;
     let pidKnown!: () => void;
     const spare: Spare = {
       id,
       endpointId,
       key: shapeKey(endpointId, req, template.limits),
       stage,
+      executable: view.executable,
       proc,
       launch,
       cgroup,
       holder: {},
       pidKnown: new Promise<void>((resolve) => (pidKnown = resolve)),
       startedAt: Date.now(),
+      priority,
       claimed: false,
       exited: false,
     };

@@ -3,7 +3,8 @@
  * a dev server's endpoint (`live-probe` runs the manifest's `probe`) moved to a new build is answered
  * by the interpreter started before the move — the spare, not a cold worker — and that process is
  * a worker like any other: in the sandbox, as its app's pool uid (as root), seeing its own build
- * at /app and nothing of the earlier one nor of the platform's folder. A spare is never claimed for
+ * at /app and nothing of the earlier one nor of the platform's folder, its svc runtime loaded from the
+ * platform's .pyc (platform/workers/runtime-bytecode.ts). A spare is never claimed for
  * another app's build: it ends, and a cold worker of that app's own uid answers.
  */
 import { existsSync, readFileSync, readdirSync } from "node:fs";
@@ -17,6 +18,7 @@ const asRoot = process.getuid?.() === 0;
 
 /** The probe answers its build's version, who it is, when its process started and what it sees. */
 const probe = (version: number, dataDir: string) => `import os
+import sys
 
 from svc import Endpoint
 
@@ -38,6 +40,7 @@ def probe() -> dict:
         "app": sorted(os.listdir("/app")),
         "v1 only": os.path.exists("/app/app/v1_only.py"),
         "platform folder": os.path.exists(${JSON.stringify(dataDir)}),
+        "runtime bytecode": os.path.exists(sys.modules["svc.worker"].__cached__),
     }
 `;
 
@@ -67,7 +70,15 @@ describe.runIf(process.platform === "linux")("warm spares", { timeout: 120_000 }
     const r = await api(p, "POST", `/v2/${endpointId}/runsync`, { input: {} });
     const out = r.body.status === "COMPLETED" || r.body.status === "FAILED" ? r.body : await waitFinal(p, endpointId, r.body.id, 60_000);
     expect(out.status, JSON.stringify(out).slice(0, 2000)).toBe("COMPLETED");
-    return out.output as { version: number; uid: number; started: number; app: string[]; "v1 only": boolean; "platform folder": boolean };
+    return out.output as {
+      version: number;
+      uid: number;
+      started: number;
+      app: string[];
+      "v1 only": boolean;
+      "platform folder": boolean;
+      "runtime bytecode": boolean;
+    };
   };
   const spareOf = (endpointId: string) => waitFor("a warm spare", () => p.context.supervisor.spares.held(endpointId)?.pid, 30_000);
 
@@ -80,6 +91,8 @@ describe.runIf(process.platform === "linux")("warm spares", { timeout: 120_000 }
 
     const sparePid = await spareOf(endpoint.id);
     const spareStarted = startedOf(sparePid);
+    const bytecode = join(p.dataDir, "bytecode");
+    await waitFor("the runtime's bytecode", () => existsSync(bytecode) && readdirSync(bytecode).some((name) => !name.includes(".tmp-")), 30_000);
     const v2 = await build("spare-app", 2);
     await saveImageEndpoint(p, v2.buildId, { id: endpoint.id, name: "live-probe" });
     const second = await run(endpoint.id);
@@ -95,6 +108,7 @@ describe.runIf(process.platform === "linux")("warm spares", { timeout: 120_000 }
     expect(second.app).toEqual(readdirSync(join(p.dataDir, "builds", v2.buildId)).sort());
     expect(second["v1 only"]).toBe(false);
     expect(second["platform folder"]).toBe(false);
+    expect(second["runtime bytecode"]).toBe(true); // the runtime's .pyc, linked in: not compiled by the worker
   });
 
   it("a spare is never claimed for another app's build: it ends, and a cold worker of that app answers", async (ctx) => {
