@@ -117,7 +117,6 @@ export interface WarmSparesDeps {
   dataDir: string;
   /** A line in the endpoint's logs. */
   log(endpointId: string, line: string): void;
-  enabled?: boolean;
 }
 
 interface Template {
@@ -161,7 +160,7 @@ export class WarmSpares {
   }
 
   private get enabled(): boolean {
-    return (this.deps.enabled ?? process.env.SVC_WARM_SPARES !== "off") && !this.closed;
+    return process.env.SVC_WARM_SPARES !== "off" && !this.closed;
   }
 
   /**
@@ -213,7 +212,7 @@ export class WarmSpares {
     };
   }
 
-  /** The endpoint's spare waiting for its next worker, if any: its id and its interpreter's host pid (/health, tests). */
+  /** The endpoint's spare waiting for its next worker, if any: its id and its interpreter's host pid (the autoscaler, tests). */
   held(endpointId: string): { id: string; pid?: number; startedAt: number } | undefined {
     const spare = this.spares.get(endpointId);
     return spare && !spare.exited ? { id: spare.id, pid: spare.holder.pid, startedAt: spare.startedAt } : undefined;
