@@ -3,7 +3,7 @@
  * built-in ignores — .git/, .svc/, .platform/, node_modules/, __pycache__/, virtualenvs, … —
  * `.gitignore`, `.svcignore` and config `ignore`). Output folders are never watched: a build writes
  * into .svc/ and the resource cache into .platform/, and watching them would reload forever.
- * Changes are debounced (20 ms, after chokidar's 20 ms wait for a write to settle) into one batch of
+ * Changes are debounced (5 ms, after chokidar's 20 ms wait for a write to settle) into one batch of
  * relative paths; a file whose bytes are those of the last batch that named it is left out, so an
  * editor that writes a file twice (a save, then a touch or a second identical write) reloads once
  * (docs/dev-server.md, "Reload").
@@ -16,7 +16,8 @@ import { watch, type FSWatcher } from "chokidar";
 import type { Ignore } from "ignore";
 import { createIgnore } from "../plugins/index.ts";
 
-export const DEBOUNCE_MS = 20;
+/** Short: each file's change already waited SETTLE_MS, so files saved together arrive together (issue 42: 15 ms of save → new output). */
+export const DEBOUNCE_MS = 5;
 /** chokidar's awaitWriteFinish: a file's size must hold this long before its change is reported. */
 const SETTLE_MS = 20;
 

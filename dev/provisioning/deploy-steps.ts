@@ -51,11 +51,20 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
   let app: { name: string; id: string } | undefined;
   const createdApps: Array<{ name: string; id: string }> = [];
   let proxyBase: string | undefined;
+  /** The URLs last recorded, and on which build: the same again is not sent. */
+  let recorded: string | undefined;
 
-  async function recordUrls(buildId: string): Promise<void> {
-    const lazy = proxyBase ? Object.fromEntries(provisioner.endpointNames().map((name) => [name, liveProxyUrl(proxyBase!, name)])) : {};
-    const urls = { ...lazy, ...provisioner.urls() };
+  /** Records the URLs of `names` (the current manifest's endpoints) on the build: deployed ones' platform URLs, the live proxy's for the rest. */
+  async function recordUrls(buildId: string, names = provisioner.endpointNames()): Promise<void> {
+    const deployed = provisioner.urls();
+    const urls: Record<string, string> = {};
+    for (const name of names) {
+      const url = deployed[name] ?? (proxyBase ? liveProxyUrl(proxyBase, name) : undefined);
+      if (url) urls[name] = url;
+    }
     if (Object.keys(urls).length === 0) return;
+    const key = JSON.stringify([buildId, urls]);
+    if (key === recorded) return;
     try {
       // Builds are content-addressed: an unchanged app shares its build with `svc deploy`. The
       // live- URLs must not replace a deployed environment's URLs (its cross-endpoint calls read them).
@@ -65,6 +74,7 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
         return;
       }
       await client.setBuildEndpointUrls(buildId, urls);
+      recorded = key;
     } catch (error) {
       logger.warn(`could not record the live- endpoint URLs on build ${buildId}: ${(error as Error).message}`);
     }
@@ -108,6 +118,9 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
         await provisionAtStartup(options, manifest, buildId, volumeIds, ctx.logger);
         started = true;
       } else {
+        // Before the endpoints move: a worker of the new build may start at once (a warm spare,
+        // docs/platform.md) and the URLs decide which of the dev server's ports it can reach.
+        await recordUrls(buildId, Object.keys(manifest.endpoints).sort());
         ctx.meta.set(DEV_SERVER_PLUGIN, await provisioner.applyBuild(manifest, buildId, volumeIds));
       }
       return provisioner.status().flatMap((s) => (s.id && s.url ? [{ name: s.name, id: s.id, type: s.type, url: s.url }] : []));

@@ -4,7 +4,9 @@
  * replaces outdated ones (their endpoint changed). Queue endpoints: the first worker starts at once;
  * QUEUE_DELAY adds workers when a queued job has waited more than scalerValue seconds;
  * REQUEST_COUNT keeps ceil((queued + running jobs) / scalerValue) workers. Load-balanced ones:
- * ceil(in-flight requests / scalerValue). lowPriority jobs never cause a scale-up.
+ * ceil(in-flight requests / scalerValue). lowPriority jobs never cause a scale-up. An endpoint with a
+ * warm spare (the dev server's, ./backends/warm-spares.ts) that moves to a new build gets a new worker for each
+ * ready one of the old build it stops: the next call finds the new build warm.
  */
 import type { EndpointsRepo } from "../store/endpoints.ts";
 import type { EndpointRecord } from "../store/index.ts";
@@ -63,14 +65,18 @@ export class Autoscaler {
     const key = this.supervisor.configKey(endpoint);
     const all = this.supervisor.forEndpoint(endpoint.id).filter((w) => !w.stopping && !w.unhealthy);
     const current: WorkerInfo[] = [];
+    let replaced = 0;
     for (const w of all) {
       if (w.configKey === key) current.push(w);
-      else if (!this.supervisor.busy(w)) void this.supervisor.stop(w, "outdated: the endpoint changed");
-      else this.supervisor.markOutdated(w); // its running jobs finish; new ones go to the current build only
+      else if (!this.supervisor.busy(w)) {
+        void this.supervisor.stop(w, "outdated: the endpoint changed");
+        if (w.ready) replaced++;
+      } else this.supervisor.markOutdated(w); // its running jobs finish; new ones go to the current build only
     }
     const n = current.length;
     const min = Math.min(endpoint.workersMin, endpoint.workersMax);
     let target = Math.max(min, n);
+    if (replaced > 0 && this.supervisor.local.spares.held(endpoint.id)) target = Math.max(target, replaced);
 
     if (endpoint.type === "QB") {
       const stats = this.queue.stats(endpoint.id, now);

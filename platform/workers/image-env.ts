@@ -77,6 +77,22 @@ export interface LaunchRequest {
   network?: { platformSocket?: string; workerId: string; apiBase: string; lb: boolean; tunnelPorts?: number[]; egress: boolean };
 }
 
+/**
+ * A sandboxed worker's variables: the request's (its volume's path as the sandbox shows it), its
+ * GPUs', its channel's, and the sandbox's own paths. The image's packages stay where the
+ * interpreter's own `site` finds them. A warm spare (./backends/warm-spares.ts) gets them when it is told to go.
+ */
+export function sandboxEnv(req: LaunchRequest, channel: WorkerChannel | undefined): NodeJS.ProcessEnv {
+  return {
+    ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env),
+    ...gpuEnv(req.gpu, req.env),
+    ...(channel && req.network ? channelEnv(channel, req.network.apiBase, req.network.lb) : {}),
+    PYTHONPATH: [SANDBOX_APP_DIR, `${SANDBOX_APP_DIR}/site-packages`].join(":"),
+    HOME: "/tmp",
+    TMPDIR: "/tmp",
+  };
+}
+
 export class ImageEnvironments {
   private readonly views = new Map<string, Promise<InterpreterView>>();
   private sandbox?: Promise<boolean>;
@@ -149,8 +165,6 @@ export class ImageEnvironments {
       const uid = user?.uid ?? process.getuid?.() ?? 0;
       let etc = this.etc.get(uid);
       if (!etc) this.etc.set(uid, (etc = writeSandboxEtc(this.stateDir, uid, user?.gid ?? process.getgid?.() ?? 0)));
-      // The image's packages stay where the interpreter's own `site` finds them.
-      const path = [SANDBOX_APP_DIR, `${SANDBOX_APP_DIR}/site-packages`];
       const channel = await this.channelFor(req);
       return {
         command: "bwrap",
@@ -168,14 +182,7 @@ export class ImageEnvironments {
           network: channel && channelArgs(channel),
         }),
         cwd: req.buildDir,
-        env: {
-          ...(req.volumeDir ? volumeEnv(req.env, VOLUME_MOUNT_PATH) : req.env),
-          ...gpuEnv(req.gpu, req.env),
-          ...(channel && req.network ? channelEnv(channel, req.network.apiBase, req.network.lb) : {}),
-          PYTHONPATH: path.join(":"),
-          HOME: "/tmp",
-          TMPDIR: "/tmp",
-        },
+        env: sandboxEnv(req, channel),
         sandboxed: true,
         interpreter: view.executable,
         channel,

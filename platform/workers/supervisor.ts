@@ -72,7 +72,7 @@ export class Supervisor {
     const range = parseUidRange(deps.options.workerUids);
     if (process.getuid?.() === 0) this.uids = new WorkerUidPool(deps.options.dataDir, range);
     const parts = { ...deps, gpus: this.gpus, resources: this.resources, uids: this.uids, configKey: (e: EndpointRecord) => this.configKey(e) };
-    this.local = new LocalWorkers({ ...parts, log: this.workerLog });
+    this.local = new LocalWorkers({ ...parts, log: this.workerLog, endpointLog: (endpointId, line) => this.platformLog(endpointId, "platform", line) });
     this.remote = deps.remote;
     this.problems = new WorkerProblems({ ...parts, log: (endpointId, workerId, line) => this.platformLog(endpointId, workerId, line) });
     const lbHooks = {
@@ -155,6 +155,7 @@ export class Supervisor {
       this.deps.telemetry?.workerReady(w.endpointId, w.coldStartMs);
     }
     this.readyWaiters.notify(w.endpointId);
+    (w.remote ? this.remote : this.local)?.ready?.(w);
   }
 
   /** Waits until some worker of the endpoint is ready (true) or `ms` runs out (false). */
@@ -253,11 +254,8 @@ export class Supervisor {
     w.resolveExit();
   }
 
-  /**
-   * A job of this worker ran past its execution timeout: the function runs on (nothing interrupts
-   * a thread), so the worker and every process it started end now; its other jobs go back to the
-   * queue and a fresh worker takes them (docs/platform.md, "Resources").
-   */
+  /** A job ran past its execution timeout: nothing interrupts a thread, so the worker and every process it
+   * started end now; its other jobs go back to the queue for a fresh worker (docs/platform.md, "Resources"). */
   timedOut(workerId: string, jobId: string): void {
     const w = this.workers.get(workerId);
     if (!w || w.exited) return;
@@ -318,6 +316,7 @@ export class Supervisor {
   }
 
   async stopEndpoint(endpointId: string): Promise<void> {
+    this.local.forget(endpointId);
     await Promise.all(this.forEndpoint(endpointId).map((w) => this.stop(w, "endpoint deleted")));
   }
 

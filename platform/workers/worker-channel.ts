@@ -81,9 +81,20 @@ export async function openChannel(
 ): Promise<WorkerChannel> {
   const workerDir = join(platformSocket, "..", "w", workerId);
   await mkdir(workerDir, { recursive: true, mode: 0o700 });
-  const tunnels = await Promise.all(tunnelPorts.map(async (port) => ({ port, server: await listenTunnel(join(workerDir, tunnelName(port)), port) })));
-  if (user) for (const path of [workerDir, ...tunnels.map((t) => join(workerDir, tunnelName(t.port)))]) await chown(path, user.uid, user.gid);
-  return { platformSocket, workerDir, lbSocket: join(workerDir, "lb.sock"), tunnels, netns };
+  if (user) await chown(workerDir, user.uid, user.gid);
+  const channel: WorkerChannel = { platformSocket, workerDir, lbSocket: join(workerDir, "lb.sock"), tunnels: [], netns };
+  await addTunnels(channel, tunnelPorts, user);
+  return channel;
+}
+
+/**
+ * Tunnels for `ports` in the worker's folder (bound live into its sandbox: a warm spare, ./backends/warm-spares.ts,
+ * gets its build's tunnels when it is told to go), owned by the worker's user.
+ */
+export async function addTunnels(channel: WorkerChannel, ports: number[], user?: SandboxUser): Promise<void> {
+  const added = await Promise.all(ports.map(async (port) => ({ port, server: await listenTunnel(join(channel.workerDir, tunnelName(port)), port) })));
+  channel.tunnels.push(...added);
+  if (user) for (const t of added) await chown(join(channel.workerDir, tunnelName(t.port)), user.uid, user.gid);
 }
 
 /**

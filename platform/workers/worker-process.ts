@@ -158,8 +158,8 @@ export function stockSdkEnv(prefix: string, w: WorkerInfo, endpoint: EndpointRec
   };
 }
 
-/** bwrap writes `{"child-pid": N}` on fd 3: the Python process, the one to signal. */
-export function readChildPid(proc: ChildProcess, w: WorkerInfo): void {
+/** bwrap writes `{"child-pid": N}` on fd 3: the Python process, the one to signal (`known` hears it once). */
+export function readChildPid(proc: ChildProcess, w: { pid?: number }, known?: () => void): void {
   const info = proc.stdio[3] as NodeJS.ReadableStream | null;
   if (!info) return;
   let text = "";
@@ -167,7 +167,10 @@ export function readChildPid(proc: ChildProcess, w: WorkerInfo): void {
   info.on("data", (chunk: string) => {
     text += chunk;
     const pid = /"child-pid":\s*(\d+)/.exec(text)?.[1];
-    if (pid && !w.pid) w.pid = Number(pid);
+    if (pid && !w.pid) {
+      w.pid = Number(pid);
+      known?.();
+    }
   });
   info.on("error", () => undefined);
 }

@@ -5,6 +5,7 @@
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { RunningPlatform } from "../../platform/server.ts";
 
 export const DEV_APP = new URL("../../fixtures/dev-app/", import.meta.url).pathname;
 
@@ -12,14 +13,12 @@ export interface TestPlatform {
   url: string;
   apiKey: string;
   dataDir: string;
+  /** The platform's parts (its supervisor: workers and warm spares). */
+  context: RunningPlatform["context"];
   close(): Promise<void>;
 }
 
-interface StartedPlatform {
-  url: string;
-  apiKey: string;
-  close(): Promise<void>;
-}
+type StartedPlatform = Pick<RunningPlatform, "url" | "apiKey" | "context" | "close">;
 
 export async function startTestPlatform(options: { log?: (line: string) => void } = {}): Promise<TestPlatform> {
   const dataDir = await mkdtemp(join(tmpdir(), "svc-dev-platform-"));
@@ -39,6 +38,7 @@ export async function startTestPlatform(options: { log?: (line: string) => void 
     url: started.url,
     apiKey: started.apiKey,
     dataDir,
+    context: started.context,
     async close() {
       await started.close();
       await rm(dataDir, { recursive: true, force: true });

@@ -11,6 +11,7 @@ import { createPlatformClient, type PlatformClient } from "../../core/client/ind
 import type { SvcError } from "../../core/errors.ts";
 import { createLogger } from "../../core/logger.ts";
 import { readResourceCache } from "../../dev/provisioning/resource-cache.ts";
+import { bwrapUsable } from "../../platform/workers/sandbox.ts";
 import { startDevServer, type DevServer } from "../../dev/index.ts";
 import { copyDevApp, removeDir, startTestPlatform, type TestPlatform } from "./_dev-platform.ts";
 
@@ -151,8 +152,15 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
       expect(operations).toEqual(expect.arrayContaining(["hello_runsync", "ping_me_get", "echo_post"]));
     });
 
-    it("reloads on a Python edit: the next call returns the new output, on the same endpoint", async () => {
+    it("reloads on a Python edit: the next call returns the new output, on the same endpoint, from its warm spare", async () => {
       const before = server.provisioner.remoteOf("hello")!.id;
+      const { supervisor } = platform.context;
+      // with bwrap: the endpoint's warm spare (docs/platform.md), started before the save, runs the new build
+      let spare: number | undefined;
+      for (const deadline = Date.now() + 30_000; (await bwrapUsable()) && !spare && Date.now() < deadline; ) {
+        spare = supervisor.local.spares.held(before)?.pid;
+        if (!spare) await new Promise((r) => setTimeout(r, 50));
+      }
       const file = join(root, "workers/hello.py");
       const reloaded = server.nextReload();
       await writeFile(file, (await readFile(file, "utf8")).replace('GREETING = "Hello"', 'GREETING = "Howdy"'));
@@ -163,6 +171,8 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
       const res = await post(`${server.url}/hello/runsync`, { name: "Ada" });
       expect(await res.json()).toMatchObject({ status: "COMPLETED", output: { greeting: "Howdy, Ada!" } });
       expect(server.provisioner.remoteOf("hello")!.id).toBe(before);
+      if ((await bwrapUsable()) && spare) expect(supervisor.forEndpoint(before).find((w) => !w.exited && !w.stopping)?.pid).toBe(spare);
+      else expect(await bwrapUsable()).toBe(false); // a sandbox and no spare: the warm path is broken
     });
 
     it("skips the upload when a save leaves the artifact unchanged, and never reloads for output folders", async () => {

@@ -42,6 +42,10 @@ export interface WorkerBackend {
    * it cannot be (the worker did not start). Its handle goes on the worker's record (`w.proc`, `w.remote`).
    */
   start(plan: LaunchPlan, w: WorkerInfo, hooks: BackendHooks): Promise<void>;
+  /** A worker it placed is ready (the local backend starts the endpoint's warm spare). */
+  ready?(w: WorkerInfo): void;
+  /** The endpoint is deleted: what the backend keeps for it goes. */
+  forget?(endpointId: string): void;
   /** Its nodes and the workers on each (`svc platform status`); none for this machine alone. */
   cluster?(workers: Iterable<WorkerInfo>): Promise<ClusterView>;
   /** The platform stops: every run it started is stopped. */

@@ -24,6 +24,7 @@ import { readChildPid } from "../worker-process.ts";
 import { joinPrefix, type LimitsView, type WorkerResources } from "../worker-resources.ts";
 import type { BackendHooks, WorkerBackend } from "./backend.ts";
 import { spawnLaunch } from "./spawn.ts";
+import { WarmSpares } from "./warm-spares.ts";
 
 export interface LocalWorkersDeps {
   options: ResolvedOptions;
@@ -36,12 +37,16 @@ export interface LocalWorkersDeps {
   resources: WorkerResources;
   /** A `[platform]` line in the worker's logs. */
   log(w: WorkerInfo, line: string): void;
+  /** A `[platform]` line in the endpoint's logs (its warm spares'). */
+  endpointLog(endpointId: string, line: string): void;
 }
 
 export class LocalWorkers implements WorkerBackend {
   readonly name = "local" as const;
   private readonly unpacker: BuildUnpacker;
   private readonly images: ImageEnvironments;
+  /** Sandboxes started ahead for the dev server's endpoints' next workers (./warm-spares.ts). */
+  readonly spares: WarmSpares;
   /** Exited workers' channels and cgroups being closed: close() waits for them. */
   private readonly closing = new Set<Promise<void>>();
   /** Whether workers run in the sandbox (known once one started): its /tmp is sized. */
@@ -51,6 +56,7 @@ export class LocalWorkers implements WorkerBackend {
   constructor(private readonly deps: LocalWorkersDeps) {
     this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
     this.images = new ImageEnvironments(deps.options.dataDir, deps.options.log, deps.options.isolation);
+    this.spares = new WarmSpares({ images: this.images, resources: deps.resources, dataDir: deps.options.dataDir, log: deps.endpointLog });
   }
 
   places(): boolean {
@@ -59,6 +65,16 @@ export class LocalWorkers implements WorkerBackend {
 
   reach(): WorkerReach {
     return { apiBase: this.deps.apiBase(), here: true, ticket: false };
+  }
+
+  /** A worker of the endpoint is ready: its next one's warm spare may start. */
+  ready(w: WorkerInfo): void {
+    this.spares.refill(w.endpointId);
+  }
+
+  /** The endpoint is deleted: its warm spare goes. */
+  forget(endpointId: string): void {
+    this.spares.drop(endpointId);
   }
 
   /** Kills the processes a platform that was killed left (their pids from its store). */
@@ -132,21 +148,24 @@ export class LocalWorkers implements WorkerBackend {
       tmpBytes: limits.tmpBytes,
       user,
     };
-    const workerLaunch = await this.images.launch(shell ? { ...request, command: shell.command } : request);
+    const warm = shell ? undefined : await this.spares.claim(endpoint, target, request, limits);
+    const workerLaunch = warm?.launch ?? (await this.images.launch(shell ? { ...request, command: shell.command } : request));
     const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
     if (stopped()) {
-      if (launch.channel) await closeChannel(launch.channel); // its exit may have come and gone meanwhile
+      if (warm) warm.discard();
+      else if (launch.channel) await closeChannel(launch.channel); // its exit may have come and gone meanwhile
       throw new Error("stopped before it started");
     }
     w.channel = launch.channel;
     if (lb) w.lbSocket = launch.channel?.lbSocket;
     w.spawnedAt = Date.now(); // the cold start counts making the cgroup
     w.limits = resources.view(limits, (this.sandboxed = launch.sandboxed));
-    const cgroup = (w.cgroup = resources.open(w.id, limits));
+    const cgroup = (w.cgroup = warm ? warm.cgroup : resources.open(w.id, limits));
     // In the sandbox a shell (sh) joins the cgroup and execs bwrap; without it, the interpreter joins before it can fork.
-    const proc = spawnLaunch(launch, { stdin: shell !== undefined, prefix: cgroup && launch.sandboxed ? joinPrefix(cgroup) : undefined });
+    const proc = warm?.proc ?? spawnLaunch(launch, { stdin: shell !== undefined, prefix: cgroup && launch.sandboxed ? joinPrefix(cgroup) : undefined });
     w.proc = proc;
-    if (launch.sandboxed) readChildPid(proc, w);
+    if (warm) w.pid = warm.pid;
+    else if (launch.sandboxed) readChildPid(proc, w);
     else {
       w.pid = proc.pid;
       if (cgroup && proc.pid) cgroup.join(proc.pid);
@@ -169,6 +188,7 @@ export class LocalWorkers implements WorkerBackend {
   /** The platform stops: the channels' namespaces and slirp4netns go with it, the cgroups too. */
   async close(): Promise<void> {
     this.closed = true;
+    await this.spares.close();
     await Promise.all(this.closing);
     await this.images.close();
     this.deps.resources.close();

@@ -1,0 +1,106 @@
+/**
+ * Bytecode for the svc runtime a claimed warm spare's build carries (./warm-spares.ts). A build is
+ * read-only in the sandbox, so every worker compiles the runtime's modules from source: measured,
+ * the largest part of what a spare still does once told to go (issue 42). The platform compiles its
+ * own copy of the runtime (this package's runtime/python/svc: no app's source is compiled outside a
+ * sandbox) once per interpreter, as checked-hash .pyc files (PEP 552: valid for a source of the same
+ * bytes whatever its mtime; Python checks that hash again when it loads one), and links the .pyc of
+ * each file of the build's svc/ whose bytes are its own copy's into that folder's __pycache__. A file
+ * the app changed, or a runtime of another svc version, is compiled in the worker as before.
+ */
+import { spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { link, mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { SVC_PATHS } from "../../../core/package-root.ts";
+import { sha256Hex } from "../../_ids.ts";
+
+/** Compiles every .py under argv[1] into argv[2]/<sha256 of its bytes>.pyc; prints the interpreter's cache tag. */
+const COMPILE = [
+  "import hashlib, os, py_compile, sys",
+  "src, out = sys.argv[1], sys.argv[2]",
+  "for folder, dirs, files in os.walk(src):",
+  "    dirs[:] = [d for d in dirs if d != '__pycache__']",
+  "    for name in files:",
+  "        if name.endswith('.py'):",
+  "            path = os.path.join(folder, name)",
+  "            with open(path, 'rb') as f:",
+  "                sha = hashlib.sha256(f.read()).hexdigest()",
+  "            py_compile.compile(path, cfile=os.path.join(out, sha + '.pyc'), doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)",
+  "print(sys.implementation.cache_tag)",
+].join("\n");
+
+interface Compiled {
+  /** `cpython-311`: the name a .pyc has in __pycache__. */
+  tag: string;
+  dir: string;
+  /** sha256 of a source file → its .pyc. */
+  bySha: Set<string>;
+}
+
+const sha256Of = async (path: string) =>
+  createHash("sha256")
+    .update(await readFile(path))
+    .digest("hex");
+
+export class RuntimeBytecode {
+  private readonly started = new Set<string>();
+  private readonly ready = new Map<string, Compiled>();
+
+  constructor(
+    private readonly dataDir: string,
+    private readonly runtimeDir = SVC_PATHS.runtimeDir,
+  ) {}
+
+  /** Compiles the runtime for `python` once (in the background: `link` uses it once it is there). */
+  prepare(python: string): void {
+    if (this.started.has(python)) return;
+    this.started.add(python);
+    this.compile(python).then(
+      (compiled) => this.ready.set(python, compiled),
+      () => undefined, // no bytecode: workers compile as they always did
+    );
+  }
+
+  /** Links the .pyc of each file of `buildDir`/svc that is the runtime's own; answers how many. */
+  async link(python: string, buildDir: string): Promise<number> {
+    const compiled = this.ready.get(python);
+    return compiled ? this.linkFolder(compiled, join(buildDir, "svc")) : 0;
+  }
+
+  private async linkFolder(compiled: Compiled, dir: string): Promise<number> {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    let linked = 0;
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory() && entry.name !== "__pycache__") linked += await this.linkFolder(compiled, path);
+      if (!entry.isFile() || !entry.name.endsWith(".py")) continue;
+      const sha = await sha256Of(path);
+      if (!compiled.bySha.has(sha)) continue;
+      await mkdir(join(dir, "__pycache__"), { recursive: true, mode: 0o755 });
+      await link(join(compiled.dir, `${sha}.pyc`), join(dir, "__pycache__", `${basename(entry.name, ".py")}.${compiled.tag}.pyc`));
+      linked++;
+    }
+    return linked;
+  }
+
+  private async compile(python: string): Promise<Compiled> {
+    const dir = join(this.dataDir, "bytecode", sha256Hex(`${python}\n${this.runtimeDir}`).slice(0, 16));
+    const tmp = `${dir}.tmp-${process.pid}`;
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(tmp, { recursive: true });
+    const tag = await new Promise<string>((resolve, reject) => {
+      const proc = spawn(python, ["-s", "-S", "-c", COMPILE, this.runtimeDir, tmp], { stdio: ["ignore", "pipe", "ignore"] });
+      let out = "";
+      proc.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
+      proc.on("error", reject);
+      proc.on("exit", (code) => (code === 0 && out.trim() ? resolve(out.trim()) : reject(new Error(`exit ${code}`))));
+    }).catch(async (error: Error) => {
+      await rm(tmp, { recursive: true, force: true });
+      throw error;
+    });
+    await rename(tmp, dir);
+    const bySha = new Set((await readdir(dir)).filter((name) => name.endsWith(".pyc")).map((name) => name.slice(0, -4)));
+    return { tag, dir, bySha };
+  }
+}
