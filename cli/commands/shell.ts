@@ -7,9 +7,8 @@
  * exit code is the shell's. A hosted platform offers none: SHELL_UNAVAILABLE. docs/platform.md, "Shells".
  */
 import type { CAC } from "cac";
-import { findEnvironment, runShell, type PlatformClient } from "../../core/client/index.ts";
+import { findEnvironment, LIVE_PREFIX, runShell, type PlatformClient } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
-import { LIVE_PREFIX } from "../../plugins/index.ts";
 import { appName, connect, type PlatformFlags } from "../_platform.ts";
 import { projectRoot } from "../_shared.ts";
 
