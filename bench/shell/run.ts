@@ -13,7 +13,8 @@
  * from the built package ("built", as users run it) and this checkout's bin ("sources", TypeScript
  * through tsx), and the shell route alone: core's runShell in this process, from its request to the
  * shell's exit (the platform's side: the sandbox made, `true` run, the sandbox gone).
- * Options: --rounds <n> (7), --bin <path/to/svc.mjs> (a package already built).
+ * Options: --rounds <n> (7), --bin <path/to/svc.mjs> (a package already built, or an older one's:
+ * it runs the platform too), --label <name> (the --bin's row, default "built").
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, rmSync } from "node:fs";
@@ -26,7 +27,9 @@ import { builtPackage } from "../cli/_built-package.ts";
 import { startBuiltPlatform } from "../platform/_platform.ts";
 
 const REPO = resolve(import.meta.dirname, "../..");
-const { values: flags } = parseArgs({ options: { rounds: { type: "string", default: "7" }, bin: { type: "string" } } });
+const { values: flags } = parseArgs({
+  options: { rounds: { type: "string", default: "7" }, bin: { type: "string" }, label: { type: "string", default: "built" } },
+});
 const rounds = Number(flags.rounds);
 const tmp = mkdtempSync(join(tmpdir(), "svc-bench-shell-"));
 const stateDir = join(tmp, "platform");
@@ -73,7 +76,7 @@ try {
   const node = await measure(() => wall(["-e", "0"]));
   const rows: string[][] = [["node -e 0", "", node.median.toFixed(0), node.min.toFixed(0)]];
   for (const [label, svc] of [
-    ["built", bin],
+    [flags.label, bin],
     ["sources", join(REPO, "bin", "svc.mjs")],
   ] as const) {
     for (const [name, args] of [
