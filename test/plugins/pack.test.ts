@@ -212,19 +212,19 @@ describe("archive order", () => {
 describe("svc:size-guard", () => {
   it("refuses an artifact over the limit, listing the biggest entries and a remedy for what is big (app files here), and removes it", async () => {
     const root = copyFixture("pack-app");
-    // bigger than the SDK (svc/, about 100 KB), so that it leads the list below
-    writeFileSync(join(root, "data", "weights.bin"), Buffer.alloc(200_000, 7));
+    // twice the SDK (svc/, about 200 KB and growing), so that it leads the list below
+    writeFileSync(join(root, "data", "weights.bin"), Buffer.alloc(400_000, 7));
     writeFileSync(join(root, "svc.config.ts"), "export default { maxArtifactBytes: 50000 };\n");
     const error = await runPipeline({ root, logger: quiet(), options: { noDeps: true } }).catch((e: unknown) => e);
     expect(isSvcError(error)).toBe(true);
     const svcError = error as import("../../core/errors.ts").SvcError;
     expect(svcError.code).toBe("ARTIFACT_TOO_LARGE");
-    // 200 KB of one repeated byte: the .tar.gz is small, the unpacked tree breaks the limit
+    // 400 KB of one repeated byte: the .tar.gz is small, the unpacked tree breaks the limit
     expect(svcError.message).toMatch(/^The artifact unpacks to \d{3}\.\d KB, over the 50\.0 KB deployment-size limit \(the \.tar\.gz itself is \d+\.\d KB\)/);
     // the refused artifact is not left behind
     expect(existsSync(join(root, ".svc", "artifact.tar.gz"))).toBe(false);
-    // biggest first: data/ (the 200 KB file) leads the list
-    expect(svcError.message).toMatch(/Biggest entries, unpacked:\n\s+entry\s+size\s+share\s+files\n\s+data\/\s+200\.0 KB/);
+    // biggest first: data/ (the 400 KB file) leads the list
+    expect(svcError.message).toMatch(/Biggest entries, unpacked:\n\s+entry\s+size\s+share\s+files\n\s+data\/\s+400\.0 KB/);
     expect(svcError.message).toContain("svc/");
     // data/ is the app's own: the remedy says .svcignore or a network volume, not --exclude
     expect(svcError.remedy).toBe(
