@@ -1,8 +1,12 @@
-/** Helpers of the platform commands (deploy, undeploy, env, app): connect, tables, confirmation. */
+/**
+ * Helpers of the platform commands (deploy, undeploy, env, app): connect, tables, confirmation. The
+ * platform client (graphql-request, undici) and the config loader (zod, esbuild's cache) are imported
+ * when first used: `svc shell` resolves the platform and may need neither (docs/architecture.md, "Startup").
+ */
 import { join } from "node:path";
 import { createInterface } from "node:readline/promises";
-import { createPlatformClient, resolvePlatform, type PlatformClient, type ResolvedPlatform } from "../core/client/index.ts";
-import { loadConfig } from "../core/config.ts";
+import type { PlatformClient } from "../core/client/index.ts";
+import { resolvePlatform, type ResolvedPlatform } from "../core/client/resolve.ts";
 import { errors, isSvcError } from "../core/errors.ts";
 import { loadDotEnv, projectRoot, type CommonFlags } from "./_shared.ts";
 
@@ -26,13 +30,26 @@ async function embeddedKeyFile(): Promise<string> {
 let toldEmbeddedKey = false;
 
 /**
- * Loads `.env`, resolves the platform and checks the key with one cheap call, before any build:
- * a wrong key is AUTH_FAILED with the spec's remedy, also against the embedded platform. With no
- * PLATFORM_API_KEY set, the embedded platform's own key is used and svc says so (once per process).
+ * Loads `.env` and resolves the platform (no call to it but the embedded platform's liveness check).
+ * With no PLATFORM_API_KEY set, the embedded platform's own key is used and svc says so (once per process).
  */
-export async function connect(root: string): Promise<{ client: PlatformClient; platform: ResolvedPlatform }> {
+export async function resolveCliPlatform(root: string): Promise<ResolvedPlatform> {
   loadDotEnv(root);
   const platform = await resolvePlatform(process.env, { startEmbedded });
+  if (platform.keySource === "embedded" && !toldEmbeddedKey) {
+    toldEmbeddedKey = true;
+    process.stderr.write(`PLATFORM_API_KEY is not set: using the embedded platform at ${platform.url} with its own key (${await embeddedKeyFile()}).\n`);
+  }
+  return platform;
+}
+
+/**
+ * Resolves the platform (unless `resolved` is given) and checks the key with one cheap call, before
+ * any build: a wrong key is AUTH_FAILED with the spec's remedy, also against the embedded platform.
+ */
+export async function connect(root: string, resolved?: ResolvedPlatform): Promise<{ client: PlatformClient; platform: ResolvedPlatform }> {
+  const platform = resolved ?? (await resolveCliPlatform(root));
+  const { createPlatformClient } = await import("../core/client/index.ts");
   const client = createPlatformClient(platform);
   try {
     await client.listApps();
@@ -45,16 +62,13 @@ export async function connect(root: string): Promise<{ client: PlatformClient; p
     }
     throw error;
   }
-  if (platform.keySource === "embedded" && !toldEmbeddedKey) {
-    toldEmbeddedKey = true;
-    process.stderr.write(`PLATFORM_API_KEY is not set: using the embedded platform at ${platform.url} with its own key (${await embeddedKeyFile()}).\n`);
-  }
   return { client, platform };
 }
 
 /** `--app`, else the app name of the project's config (folder name by default). */
 export async function appName(flags: PlatformFlags, command: string): Promise<string> {
   if (flags.app) return flags.app;
+  const { loadConfig } = await import("../core/config.ts");
   const config = await loadConfig(projectRoot(flags), { command, mode: "production" });
   return config.app;
 }

@@ -3,16 +3,17 @@
  * `svc build`, `svc run` or `svc deploy --env other` does not drop it: one file per environment,
  * `.svc/deployments/<environment>.json`, with the platform, the build that environment switched to,
  * its endpoints' URLs and that build's manifest (what the endpoints serve, not what the folder holds
- * now). `svc client` and scripts outside workers read it. docs/deploy.md, "Deploy state".
+ * now). `svc client`, `svc shell` (./deployed-endpoints.ts) and scripts outside workers read it.
+ * docs/deploy.md, "Deploy state".
  */
 import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { formatZodIssues, manifestSchema, type Manifest } from "./manifest.ts";
 import { errors } from "./errors.ts";
+import { DEPLOY_STATE_DIR } from "./deployed-endpoints.ts";
 
-/** Under `.svc/`. */
-export const DEPLOY_STATE_DIR = "deployments";
+export const deployStateFile = (outDir: string, environment: string): string => join(outDir, DEPLOY_STATE_DIR, `${environment}.json`);
 
 const deployStateSchema = z.object({
   version: z.literal(1),
@@ -28,8 +29,6 @@ const deployStateSchema = z.object({
 });
 
 export type DeployState = z.infer<typeof deployStateSchema> & { manifest: Manifest };
-
-export const deployStateFile = (outDir: string, environment: string): string => join(outDir, DEPLOY_STATE_DIR, `${environment}.json`);
 
 /** Writes the environment's state (whole, through a rename: a reader never sees half a file). */
 export async function writeDeployState(outDir: string, state: Omit<DeployState, "version">): Promise<string> {

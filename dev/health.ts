@@ -2,8 +2,7 @@
  * What the dev server says about itself: `GET /` (docs/dev-server.md, "Routes") and the ready
  * banner, both listing each endpoint's local paths and state.
  */
-import type { PlatformClient } from "../core/client/index.ts";
-import { LIVE_PREFIX } from "../plugins/index.ts";
+import { LIVE_PREFIX, type PlatformClient } from "../core/client/index.ts";
 import type { CurrentBuild } from "./current-build.ts";
 import type { Provisioner } from "./provisioning/provisioner.ts";
 import type { ReloadReport } from "./reload.ts";

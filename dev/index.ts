@@ -14,10 +14,10 @@
  * the server never says it is ready); (2) the first build, up to configure; (3) serve and watch;
  * (4) reload on change; (5) close() deletes the `live-` endpoints.
  */
-import type { PlatformClient } from "../core/client/index.ts";
+import { LIVE_PREFIX, type PlatformClient } from "../core/client/index.ts";
 import { createLogger, formatMs, paint, type Logger } from "../core/logger.ts";
 import type { SvcPlugin } from "../core/types.ts";
-import { devServerPlugin, LIVE_PREFIX } from "../plugins/index.ts";
+import { devServerPlugin } from "../plugins/index.ts";
 import { createBuildPipeline } from "./build.ts";
 import { CurrentBuild } from "./current-build.ts";
 import { bannerLines, healthReport, type HealthSources } from "./health.ts";

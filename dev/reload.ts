@@ -4,7 +4,8 @@
  */
 import { createLogger, formatMs, type Logger } from "../core/logger.ts";
 import type { BuildContext } from "../core/types.ts";
-import { DEV_SERVER_PLUGIN, LIVE_PREFIX, sharedParser } from "../plugins/index.ts";
+import { LIVE_PREFIX } from "../core/client/index.ts";
+import { DEV_SERVER_PLUGIN, sharedParser } from "../plugins/index.ts";
 import type { CurrentBuild } from "./current-build.ts";
 import type { ProjectWatcher } from "./watcher.ts";
 

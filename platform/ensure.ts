@@ -4,9 +4,10 @@
  */
 import { spawn } from "node:child_process";
 import { closeSync, openSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { request } from "undici";
 import { packagePath } from "../core/package-root.ts";
 import { errors } from "../core/errors.ts";
 import { platformDir, readState, readApiKey, isAlive, LOG_FILE, ensureApiKey } from "./state-dir.ts";
@@ -14,21 +15,25 @@ import { platformDir, readState, readApiKey, isAlive, LOG_FILE, ensureApiKey } f
 export const DEFAULT_PORT = 8787;
 const BIN = packagePath("bin", "svc.mjs");
 
-/** True when a platform answers at `url` and accepts `apiKey`. */
-export async function platformAnswers(url: string, apiKey: string | undefined, timeoutMs = 1500): Promise<boolean> {
-  try {
-    const res = await request(`${url}/graphql`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${apiKey ?? ""}` },
-      body: '{"query":"{ __typename }"}',
-      headersTimeout: timeoutMs,
-      bodyTimeout: timeoutMs,
-    });
-    await res.body.dump();
-    return res.statusCode === 200;
-  } catch {
-    return false;
-  }
+/**
+ * True when a platform answers at `url` and accepts `apiKey`. On node:http, not undici: every command
+ * that finds the embedded platform asks this first, and `svc shell` needs no other HTTP client.
+ */
+export function platformAnswers(url: string, apiKey: string | undefined, timeoutMs = 1500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const headers = { "content-type": "application/json", authorization: `Bearer ${apiKey ?? ""}`, connection: "close" };
+    try {
+      const target = new URL(`${url}/graphql`);
+      const req = (target.protocol === "https:" ? httpsRequest : httpRequest)(target, { method: "POST", headers, timeout: timeoutMs, agent: false }, (res) => {
+        res.on("error", () => resolve(false)).resume();
+        res.on("end", () => resolve(res.statusCode === 200));
+      });
+      req.on("timeout", () => req.destroy(new Error("timed out"))).on("error", () => resolve(false));
+      req.end('{"query":"{ __typename }"}');
+    } catch {
+      resolve(false); // not a URL
+    }
+  });
 }
 
 /** The platform running for `dir`, if any (platform.json names a live process that answers). */

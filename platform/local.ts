@@ -1,8 +1,8 @@
 /**
  * The embedded platform on this machine, seen from outside it: its state folder (API key, pid and
  * URL) and finding or starting one in the background (docs/platform.md). The CLI's light entry into
- * platform/: it loads no server, SQLite or h3, so a command that only looks for a platform starts
- * fast. Starting one inside this process is index.ts's `startPlatform`.
+ * platform/: it loads no server, SQLite, h3 or undici, so a command that only looks for a platform
+ * starts fast. Starting one inside this process is index.ts's `startPlatform`.
  */
 export { ensureLocalPlatform, platformAnswers, runningPlatform, startDetached } from "./ensure.ts";
 export { API_KEY_FILE, isAlive, platformDir, readApiKey, readState, removeState, writeState } from "./state-dir.ts";

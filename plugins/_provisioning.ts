@@ -3,15 +3,12 @@
  * about endpoints on the platform: the saveEndpoint input svc sends for a manifest endpoint, the
  * dev server's `live-` prefix, which endpoints a clean-up may retire, and volume ids by name.
  */
-import type { EndpointInput, PlatformClient, PlatformEndpoint } from "../core/client/index.ts";
+import { LIVE_PREFIX, type EndpointInput, type PlatformClient, type PlatformEndpoint } from "../core/client/index.ts";
 import { errors } from "../core/errors.ts";
 import type { ManifestEndpoint } from "../core/types.ts";
 
 /** Concurrent saveEndpoint / deleteEndpoint calls (spec 8: concurrent resource deployments). */
 export const PROVISION_CONCURRENCY = 3;
-
-/** Name prefix of the dev server's endpoints (`svc run`); a deploy's clean-up leaves them alone. */
-export const LIVE_PREFIX = "live-";
 
 /** The saveEndpoint input for one manifest endpoint. */
 export function endpointInput(

@@ -31,7 +31,7 @@ export { ANALYZE_PLUGIN };
 export { devServerPlugin, PLUGIN_NAME as DEV_SERVER_PLUGIN, type DevDeploySteps, type EndpointChanges } from "./dev-server.ts";
 export { createIgnore } from "./discover-python/index.ts";
 export { sharedParser } from "./_python/index.ts";
-export { endpointInput, LIVE_PREFIX, PROVISION_CONCURRENCY, resolveVolumeIds } from "./_provisioning.ts";
+export { endpointInput, PROVISION_CONCURRENCY, resolveVolumeIds } from "./_provisioning.ts";
 export { shortSha, uploadedLine } from "./upload.ts";
 
 export function builtinPlugins(): SvcPlugin[] {

@@ -6,10 +6,9 @@
  */
 import type { CAC } from "cac";
 import type { PlatformClient } from "../../core/client/index.ts";
-import { planEnvironment } from "../../core/client/index.ts";
+import { LIVE_PREFIX, planEnvironment } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
 import { paint } from "../../core/logger.ts";
-import { LIVE_PREFIX } from "../../plugins/index.ts";
 import { fetchWorkerLogLines, followWorkerLogs, type WorkerLogLine } from "../../dev/index.ts";
 import { appName, connect, type PlatformFlags } from "../_platform.ts";
 import { printJson, projectRoot } from "../_shared.ts";

@@ -2,7 +2,7 @@
 import { ClientError, GraphQLClient } from "graphql-request";
 import { fetch as undiciFetch } from "undici";
 import { errors } from "../errors.ts";
-import { mapTransportError } from "./_http.ts";
+import { mapTransportError } from "./_transport-errors.ts";
 
 /** `signal` ends a request early (a long poll that is no longer wanted). */
 export type GraphQLRunner = <T>(operation: string, document: string, variables?: Record<string, unknown>, signal?: AbortSignal) => Promise<T>;

@@ -15,6 +15,9 @@ export interface AppsClient {
 
 export const DEFAULT_ENVIRONMENT = "production";
 
+/** Name prefix of the dev server's endpoints (`svc run`): they belong to no environment, and a deploy's clean-up leaves them alone. */
+export const LIVE_PREFIX = "live-";
+
 /** What the platform takes as an app or environment name (the embedded platform checks the same: platform/graphql/inputs.ts). */
 export const PLATFORM_NAME = { pattern: /^[A-Za-z0-9][A-Za-z0-9._-]*$/, max: 191 } as const;
 

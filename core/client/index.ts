@@ -34,6 +34,7 @@ export {
   findEnvironment,
   checkEnvironmentName,
   DEFAULT_ENVIRONMENT,
+  LIVE_PREFIX,
   PLATFORM_NAME,
   type EnvironmentPlan,
   type ResolvedTarget,

@@ -11,7 +11,7 @@ import { constants } from "node:os";
 import type { Duplex } from "node:stream";
 import { errors, SvcError, type ErrorCode } from "../errors.ts";
 import { encodeFrame, Frame, FrameReader, SHELL_PROTOCOL } from "../shell-frames.ts";
-import { mapTransportError } from "./_http.ts";
+import { mapTransportError } from "./_transport-errors.ts";
 
 export interface ShellOptions {
   endpointId: string;

@@ -11,11 +11,11 @@
  * something else uses it by then: an environment (a deploy), or endpoints running its builds
  * (another `svc run` of the same app) (docs/dev-server.md, "Stop").
  */
-import type { PlatformClient } from "../../core/client/index.ts";
+import { LIVE_PREFIX, type PlatformClient } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
 import type { Logger } from "../../core/logger.ts";
 import type { Manifest } from "../../core/types.ts";
-import { DEV_SERVER_PLUGIN, LIVE_PREFIX, shortSha, uploadedLine, type DevDeploySteps } from "../../plugins/index.ts";
+import { DEV_SERVER_PLUGIN, shortSha, uploadedLine, type DevDeploySteps } from "../../plugins/index.ts";
 import { liveProxyUrl } from "../live-proxy-url.ts";
 import type { Provisioner, RemoteEndpoint } from "./provisioner.ts";
 import { cachedFor, readResourceCache } from "./resource-cache.ts";

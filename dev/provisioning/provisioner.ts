@@ -5,9 +5,9 @@
  */
 import { errors } from "../../core/errors.ts";
 import type { Logger, Manifest, ManifestEndpoint } from "../../core/types.ts";
-import type { PlatformClient } from "../../core/client/index.ts";
+import { LIVE_PREFIX, type PlatformClient } from "../../core/client/index.ts";
 import { mapLimit } from "../../core/map-limit.ts";
-import { endpointInput as provisionInput, LIVE_PREFIX, PROVISION_CONCURRENCY, resolveVolumeIds } from "../../plugins/index.ts";
+import { endpointInput as provisionInput, PROVISION_CONCURRENCY, resolveVolumeIds } from "../../plugins/index.ts";
 import { configHash, planResources, PlatformResources, type CachedResource, type PlanAction } from "./resource-cache.ts";
 
 /** The platform calls the provisioner makes (a fake in unit tests); listVolumes when an endpoint declares a volume. */

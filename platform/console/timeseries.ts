@@ -7,27 +7,10 @@
  */
 import type { JobView } from "../queue/views.ts";
 import type { PlatformContext } from "../context.ts";
+import type { SeriesPoint } from "./ui/types.ts";
 
 export const SAMPLE_MS = 10_000;
 const HOUR_MS = 3600_000;
-
-export interface SeriesPoint {
-  /** ms since the epoch: the end of the sample's interval. */
-  t: number;
-  /** Jobs waiting at the sample. */
-  queued: number;
-  /** Jobs running at the sample. */
-  running: number;
-  /** Jobs that ended in the interval, per second. */
-  throughput: number;
-  /** Execution time of the jobs that ended in the interval, ms (null when none ended). */
-  p50: number | null;
-  p99: number | null;
-  failed: number;
-  /** Workers that became ready in the interval, and their mean cold start, ms. */
-  coldStarts: number;
-  coldStartMs: number | null;
-}
 
 interface Bucket {
   executions: number[];

@@ -177,33 +177,8 @@ export class Metrics {
   /** The gauges read at scrape time. */
   private gauges(): void {
     const { sources, registry } = this;
-    const labelsOf = (endpointId: string) => sources.labelsOf(endpointId) ?? UNKNOWN;
-    new Gauge({
-      name: "svc_queue_depth",
-      help: "Jobs waiting in an endpoint's queue (IN_QUEUE).",
-      labelNames: ENDPOINT,
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const q of sources.queues()) {
-          const { endpoint, app, env } = labelsOf(q.endpointId);
-          this.set({ endpoint, app, env }, q.queued);
-        }
-      },
-    });
-    new Gauge({
-      name: "svc_jobs_running",
-      help: "Jobs a worker holds (IN_PROGRESS).",
-      labelNames: ENDPOINT,
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const q of sources.queues()) {
-          const { endpoint, app, env } = labelsOf(q.endpointId);
-          this.set({ endpoint, app, env }, q.running);
-        }
-      },
-    });
+    this.queueGauge("svc_queue_depth", "Jobs waiting in an endpoint's queue (IN_QUEUE).", "queued");
+    this.queueGauge("svc_jobs_running", "Jobs a worker holds (IN_PROGRESS).", "running");
     new Gauge({
       name: "svc_workers",
       help: "Live workers by state (initializing, throttled, idle, running, unhealthy).",
@@ -211,11 +186,29 @@ export class Metrics {
       registers: [registry],
       collect() {
         this.reset();
-        for (const w of sources.workers()) this.inc({ ...labelsOf(w.endpointId), state: w.state });
+        for (const w of sources.workers()) this.inc({ ...(sources.labelsOf(w.endpointId) ?? UNKNOWN), state: w.state });
       },
     });
     this.volumeGauges();
     this.gpuGauges();
+  }
+
+  /** A per-endpoint gauge of one of the queue's counts, read at scrape time. */
+  private queueGauge(name: string, help: string, count: "queued" | "running"): void {
+    const { sources } = this;
+    new Gauge({
+      name,
+      help,
+      labelNames: ENDPOINT,
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const q of sources.queues()) {
+          const { endpoint, app, env } = sources.labelsOf(q.endpointId) ?? UNKNOWN;
+          this.set({ endpoint, app, env }, q[count]);
+        }
+      },
+    });
   }
 
   private volumeGauges(): void {

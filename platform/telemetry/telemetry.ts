@@ -5,17 +5,10 @@
  * of the same events (the console's time series) hangs off here.
  */
 import type { Metrics } from "./metrics.ts";
-import type { JobTrace, JobTracer } from "./tracing.ts";
+import type { JobTrace, JobTracer, TracedJob } from "./tracing.ts";
 
-/** A job as the queue holds it (by structure: ../queue/job-records.ts ActiveJob). */
-interface Job {
-  id: string;
-  endpointId: string;
-  kind: string;
-  createdAt: number;
-  startedAt: number | null;
-  workerId: string | null;
-  retries: number;
+/** A job as the queue holds it, with its trace when it is traced. */
+interface Job extends TracedJob {
   trace?: JobTrace;
 }
 

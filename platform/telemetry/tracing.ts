@@ -18,8 +18,8 @@ export interface JobTrace {
   traceparent?: string;
 }
 
-/** What the tracer knows of a job: the queue's record, by structure. */
-interface TracedJob {
+/** What the tracer (and ./telemetry.ts) knows of a job: the queue's record (../queue/job-records.ts ActiveJob), by structure. */
+export interface TracedJob {
   id: string;
   endpointId: string;
   kind: string;

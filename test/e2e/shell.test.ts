@@ -2,11 +2,12 @@
  * `svc shell` with the real CLI and a real embedded platform: `-c` reads the deployed artifact (at
  * /app in the sandbox), the endpoint's network volume and a resolved secret, and passes the exit
  * code through; stdin from a pipe feeds a shell, stdout and stderr stay apart; a terminal (util-linux
- * `script`) gets a pseudo-terminal on the platform's side; a worker's key is refused (KEY_SCOPE),
- * and a platform without shells (a hosted one, here the test double) is SHELL_UNAVAILABLE.
+ * `script`) gets a pseudo-terminal on the platform's side; the endpoint's id comes from the deploy
+ * state (no GraphQL call) unless that is stale; a worker's key is refused (KEY_SCOPE), and a platform
+ * without shells (a hosted one, here the test double) is SHELL_UNAVAILABLE.
  */
 import { execFile, spawn } from "node:child_process";
-import { cp, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -93,6 +94,30 @@ describe("svc shell", { timeout: 180_000 }, () => {
     const lines = (await client.workerLogs(endpointId, 50)).join("\n");
     expect(lines).toMatch(/shell sh_\w+ opened \(-c /);
     expect(lines).toMatch(/shell sh_\w+ exited \(code 7\)/);
+  });
+
+  it("takes the endpoint's id from the deploy state, asking GraphQL nothing; a stale one is looked up", async () => {
+    /** GraphQL requests the platform has answered (its own metrics). */
+    const graphqlCalls = async () => {
+      const { text } = await platform.context.telemetry!.metrics!.scrape();
+      return [...text.matchAll(/^svc_http_requests_total\{route="\/graphql"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    };
+    const before = await graphqlCalls();
+    const fast = await svc(["shell", "probe", "-c", "echo from the state"]);
+    expect(fast.stdout).toBe("from the state\n");
+    expect(await graphqlCalls()).toBe(before); // the id came from .svc/deployments/production.json
+    const file = join(root, ".svc", "deployments", "production.json");
+    const state = await readFile(file, "utf8");
+    expect(state).toContain(`/v2/${endpointId}"`);
+    try {
+      await writeFile(file, state.replace(`/v2/${endpointId}"`, '/v2/ep_deleted_since"')); // as after an undeploy from elsewhere
+      const stale = await svc(["shell", "probe", "-c", "echo looked up"]);
+      expect(stale.stdout).toBe("looked up\n");
+      expect(stale.code).toBe(0);
+      expect(await graphqlCalls()).toBeGreaterThan(before);
+    } finally {
+      await writeFile(file, state);
+    }
   });
 
   it("a pipe feeds the command's stdin and its end; stderr stays apart from stdout", async () => {

@@ -58,14 +58,21 @@ export interface LogPage {
   lines: Array<{ id: number; at: string; workerId: string; line: string }>;
 }
 
+/** One sample of an endpoint's charts (platform/console/timeseries.ts makes them; the platform imports this type too). */
 export interface SeriesPoint {
+  /** ms since the epoch: the end of the sample's interval. */
   t: number;
+  /** Jobs waiting at the sample. */
   queued: number;
+  /** Jobs running at the sample. */
   running: number;
+  /** Jobs that ended in the interval, per second. */
   throughput: number;
+  /** Execution time of the jobs that ended in the interval, ms (null when none ended). */
   p50: number | null;
   p99: number | null;
   failed: number;
+  /** Workers that became ready in the interval, and their mean cold start, ms. */
   coldStarts: number;
   coldStartMs: number | null;
 }

@@ -8,6 +8,7 @@ reached by are followed through the file's imports: `import runpod`, `import run
 import ast
 import base64
 
+from .signatures import is_generator
 from .source import Problem, decode_source
 
 SDK = "runpod"
@@ -60,19 +61,6 @@ def _functions(tree):
     return {stmt.name: stmt for stmt in tree.body if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def _is_generator(fn):
-    """A yield in the function's own body (not in a nested function or class)."""
-    todo = list(fn.body)
-    while todo:
-        node = todo.pop()
-        if isinstance(node, (ast.Yield, ast.YieldFrom)):
-            return True
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        todo.extend(ast.iter_child_nodes(node))
-    return False
-
-
 def _config_of(call, functions):
     """What the start call's config dict says, as far as it is written literally."""
     config = {"line": call.lineno}
@@ -88,7 +76,7 @@ def _config_of(call, functions):
             if key.value == "handler" and fn is not None:
                 config["handlerLine"] = fn.lineno
                 config["isAsync"] = isinstance(fn, ast.AsyncFunctionDef)
-                config["isGenerator"] = _is_generator(fn)
+                config["isGenerator"] = is_generator(fn)
         elif isinstance(value, ast.Constant) and isinstance(value.value, (bool, int, str)):
             config[key.value] = value.value
     return config

@@ -43,6 +43,7 @@ class Job:
     abandoned: bool = False  # cancelled or timed out: nothing more is sent for it
     inline: bool = False  # its sync function runs on the job's thread right now
     detached: bool = False  # ...and another thread gave up on it (cancel, timeout): its result is dropped
+    ended: bool = False  # its outcome is known (returned, raised, timed out): only its result is left to send
     lane: Any = None  # the queue worker's run of jobs this one belongs to
     traceparent: Optional[str] = None  # the platform's trace context for this job, carried into its calls
     _lock: threading.Lock = field(default_factory=threading.Lock)
@@ -208,6 +209,7 @@ class JobRunner:
             kwargs = kwargs_for(self.fn, job.input)
         except Exception as exc:
             logger.info("job %s: rejected input after %.2f s: %s", job.id, time.monotonic() - started, exc)
+            job.ended = True
             self.client.done(job.id, error_body(exc))
             return False
         held = self.client.holding()  # results of this thread's earlier jobs, waiting on this one
@@ -264,6 +266,7 @@ class JobRunner:
         return self._report(job, output, error, time.monotonic() - started)
 
     def _report_timeout(self, job: Job) -> None:
+        job.ended = True
         logger.warning("job %s: execution timeout of %.1f s reached", job.id, job.timeout_s)
         self.client.done(job.id, {"error": {
             "error_type": TIMEOUT_ERROR_TYPE,
@@ -272,6 +275,7 @@ class JobRunner:
 
     def _report(self, job: Job, output: Any, exc: Optional[BaseException], elapsed: float) -> bool:
         self.last_elapsed = elapsed  # the queue worker takes several jobs at once after fast ones
+        job.ended = True
         if exc is not None:
             if isinstance(exc, _Abandoned) or job.abandoned:
                 logger.info("job %s: stopped after %.2f s; the platform no longer holds it", job.id, elapsed)

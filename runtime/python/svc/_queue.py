@@ -69,10 +69,16 @@ class QueueWorker:
             logger.info("job %s: cancelled by the platform; its function runs on, its result will be dropped", job.id)
             self._release(job)
 
+    def _unfinished(self) -> int:
+        """Jobs whose function still runs. Not a job whose result is being sent: its thread may hold it
+        while its jobs-done waits for the next job (an idle worker's last job, long done)."""
+        with self.cond:
+            return sum(1 for job in self.running.values() if not job.ended)
+
     def stop(self) -> None:
         """Take no new job; the loop exits once the running ones are done."""
         if not self.stopping.is_set():
-            logger.info("stop requested: finishing %d running job(s)", len(self.job_ids()))
+            logger.info("stop requested: finishing %d running job(s)", self._unfinished())
         self.stopping.set()
         with self.cond:
             self.cond.notify_all()

@@ -52,6 +52,10 @@ class FakePlatform:
         self.take_calls = 0
         self.jobs_done = False  # name SVC_JOBS_DONE_URL: results of several jobs in one request (docs/platform.md)
         self.jobs_done_calls: List[Dict[str, Any]] = []  # {"ids": [...], "take": "N" or None}
+        # A stop ends a jobs-done wait at once (the platform releases it). False: the wait runs its `hold`, so
+        # the stop signal surely comes while the worker still waits there (which of the two answers comes
+        # first is a race on a real platform).
+        self.stop_ends_done_wait = True
         self.refuse_echo: Optional[str] = None  # answer 400 to a jobs-done request holding an output with this "echo"
         self.reported_errors: List[Dict[str, Any]] = []  # POST error (SVC_ERROR_URL): an import failure
         self.close_after_each = False  # close each connection after its answer (no `Connection: close`)
@@ -246,7 +250,7 @@ class FakePlatform:
             self.cond.notify_all()
             if query.get("wait") == "1" and int(query.get("take") or 0) > 0:  # a long poll, as job-take's
                 deadline = time.monotonic() + self.hold
-                while not queue and wid not in self.stopped and time.monotonic() < deadline:
+                while not queue and (wid not in self.stopped or not self.stop_ends_done_wait) and time.monotonic() < deadline:
                     self.cond.wait(deadline - time.monotonic())
             while queue and len(nxt) < int(query.get("take") or 0) and wid not in self.stopped:
                 job = self.jobs[queue.popleft()]

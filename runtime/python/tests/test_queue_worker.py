@@ -300,6 +300,19 @@ def test_an_idle_worker_gets_its_next_job_in_the_answer_to_its_last_result(platf
     assert platform.take_calls == takes  # each job came in the answer to the previous result
 
 
+def test_an_idle_stop_while_the_last_result_waits_for_a_job_finishes_no_job(platform, start_worker):
+    # The idle stop comes while the last job's thread still waits in its jobs-done for the next job:
+    # that job was done long ago, so there is nothing to finish (it said "finishing 1 running job(s)").
+    platform.jobs_done = True
+    platform.hold, platform.stop_ends_done_wait = 1.5, False  # the stop comes while that wait lasts
+    worker = start_worker("echo")
+    assert platform.wait_job(platform.submit("echo", {"text": "last"}))["status"] == "COMPLETED"
+    platform.wait_for(lambda: any(c["wait"] == "1" for c in platform.jobs_done_calls))
+    platform.stop_worker(worker.id)
+    assert worker.wait_exit() == 0
+    assert "stop requested: finishing 0 running job(s)" in worker.output()
+
+
 def test_a_timed_out_sync_function_frees_its_slot_while_it_runs_on(platform, start_worker, tmp_path):
     worker = start_worker("echo")
     release = tmp_path / "release"
