@@ -17,9 +17,11 @@
  * (includes the worker restart on the platform: a warm spare's claim, docs/platform.md "Warm spares").
  *
  * Goals (issue 42): save → new output ≤ 150 ms for an edit; a requirement added reloaded ≤ 1 s.
- * Measured, --rounds 5, edit no deps / edit deps cached, medians, the same minute at load 9-15 (shared):
- *   before warm spares (defe6e5): save→reloaded 460 / 334 ms, save→new output 1606 / 1772 ms
- *   with them (s42):              save→reloaded 407 / 703 ms, save→new output  881 / 1082 ms
+ * Measured, --rounds 5, edit no deps / edit deps cached, medians; two pairs run back to back at load 9-19
+ * (a shared 2-core machine, not quiet):
+ *   before warm spares (defe6e5): save→reloaded 460 / 334, 459 / 274 ms; save→new output 1606 / 1772, 1535 / 1478 ms
+ *   with them (s42):              save→reloaded 407 / 703, 664 / 477 ms; save→new output  881 / 1082, 1116 / 1162 ms
+ * (The new build's worker now starts during the reload, so the reload itself shares the CPU with it.)
  * On the quiet machine (load 0.4, 23:37, the lead, before): save→reloaded 165 / 132 ms, → new output 476 / 473 ms.
  */
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
