@@ -3,7 +3,9 @@
  * about endpoints on the platform: the saveEndpoint input svc sends for a manifest endpoint, the
  * dev server's `live-` prefix, which endpoints a clean-up may retire, and volume ids by name.
  */
-import { LIVE_PREFIX, type EndpointInput, type PlatformClient, type PlatformEndpoint } from "../core/client/index.ts";
+// The constant from its own small module: core/client/index.ts loads the client (undici, graphql), which a build never uses.
+import { LIVE_PREFIX } from "../core/client/environments.ts";
+import type { EndpointInput, PlatformClient, PlatformEndpoint } from "../core/client/index.ts";
 import { errors } from "../core/errors.ts";
 import type { ManifestEndpoint } from "../core/types.ts";
 

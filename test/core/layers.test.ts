@@ -108,6 +108,20 @@ function workerSpawns(file: string, text: string): string[] {
   return found;
 }
 
+/** The values `text` imports from the platform client's index (undici, graphql): a build never loads them. */
+function clientValues(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  return source.statements.flatMap((node) =>
+    ts.isImportDeclaration(node) &&
+    ts.isStringLiteral(node.moduleSpecifier) &&
+    node.moduleSpecifier.text.endsWith("core/client/index.ts") &&
+    node.importClause &&
+    !node.importClause.isTypeOnly
+      ? valueImports(node.importClause).map((name) => `${file}: ${name}`)
+      : [],
+  );
+}
+
 /** The names an import clause brings in as values (not `type` ones). */
 function valueImports(clause: ts.ImportClause): string[] {
   const names = clause.name ? [clause.name.text] : [];
@@ -262,6 +276,12 @@ describe("layers", () => {
       /^import \{ (?!type )[^}]*\} from "node:child_process"/m.test(readFileSync(join(ROOT, file), "utf8")),
     );
     expect(starting).toEqual(Object.keys(OTHER_PROCESSES));
+  });
+
+  it("plugins/ takes only types from the platform client's index: `svc build` loads neither undici nor graphql", () => {
+    expect(clientValues("plugins/x.ts", 'import { LIVE_PREFIX, type PlatformClient } from "../core/client/index.ts";')).toEqual(["plugins/x.ts: LIVE_PREFIX"]);
+    const files = sourceFiles(join(ROOT, "plugins")).map((file) => relative(ROOT, file));
+    expect(files.flatMap((file) => clientValues(file, readFileSync(join(ROOT, file), "utf8")))).toEqual([]);
   });
 
   it("a plugin imports no other plugin: they share core and plugins/'s own `_*` modules (plugins/index.ts lists them all)", () => {
