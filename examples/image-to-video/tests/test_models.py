@@ -118,10 +118,12 @@ def test_bf16_forward_tracks_fp32(inputs):
     # the GPU path runs bf16 weights; norms, modulation and time embedding stay fp32 inside
     x, ctx = inputs
     m = random_init(WanTransformer(TINY_21.transformer), 2).eval()
-    clip = torch.randn(2, 5, 4)
+    clip = torch.randn(2, 5, 4, generator=torch.Generator().manual_seed(1))
     t = torch.tensor([900.0, 300.0])
     with torch.no_grad():
         ref = m(x, t, ctx, clip)
         low = m.to(torch.bfloat16)(x, t, ctx, clip)
     assert low.dtype == torch.float32
-    assert float((ref - low).abs().max() / ref.abs().max()) < 0.03
+    # bf16 keeps 8 bits of mantissa: over twelve random clip inputs the worst element was 2.4-2.9 % of the
+    # largest (one CI run met 3.1 % with an unseeded input); a wrong cast or an fp32 part run in bf16 is far over
+    assert float((ref - low).abs().max() / ref.abs().max()) < 0.04
