@@ -10,6 +10,7 @@ the platform answers; one thread reading 32 sockets does not. An answer that doe
 Both hand back `(index, payload, (ok, value))` from `wait`; `in_flight` counts the calls of both.
 """
 import contextvars
+import http.client
 import queue
 import selectors
 import socket
@@ -165,7 +166,11 @@ class FastLane:
         except OSError:
             chunk = b""
         conn.buf += chunk
-        parsed = _http.parse_answer(conn.buf, "POST", eof=not chunk) if conn.buf else None
+        try:
+            parsed = _http.parse_answer(conn.buf, "POST", eof=not chunk) if conn.buf else None
+        except http.client.HTTPException as err:  # not an HTTP answer: as the blocking path, the item's transport error
+            self._lost(conn, out, reused=False, why=f"the platform's answer is not HTTP ({err!r})")
+            return
         if parsed is None:
             if not chunk:  # closed without a (whole) answer
                 self._lost(conn, out, reused=conn.served > 0 and not conn.buf)
@@ -187,13 +192,13 @@ class FastLane:
         else:
             self.threads.submit(index, payload, lambda: self.lane.carry_on(payload, resp))
 
-    def _lost(self, conn: _Conn, out: List[Done], reused: bool) -> None:
+    def _lost(self, conn: _Conn, out: List[Done], reused: bool, why: str = "the platform closed the connection without an answer") -> None:
         index, payload = conn.index, conn.payload
         self._drop(conn)
         if reused:  # a kept-alive connection the server closed before reading: once more, as _http._send does
             self.threads.submit(index, payload, lambda: self.lane.carry_on(payload, None))
         else:  # it may have run: sending it again could run it twice
-            out.append((index, payload, (False, self.lane.unreachable("the platform closed the connection without an answer"))))
+            out.append((index, payload, (False, self.lane.unreachable(why))))
 
     def _time_out(self, out: List[Done]) -> None:
         late = time.monotonic() - self.timeout_s

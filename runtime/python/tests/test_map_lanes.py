@@ -128,3 +128,29 @@ def test_an_endpoint_that_cannot_be_reached_fails_each_item_by_name():
     out = list(map_calls(double, lambda payload: (_ for _ in ()).throw(RemoteCallError("unreachable", status="unreachable")),
                          range(3), 2, True, fast=lambda: lane))
     assert [type(v) for v in out] == [RemoteCallError] * 3 and [v.index for v in out] == [0, 1, 2]
+
+
+def test_an_answer_that_is_not_http_fails_its_item_and_the_map_goes_on(monkeypatch):
+    monkeypatch.setenv("PLATFORM_API_KEY", "k")
+    import socket as _socket
+    listener = _socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+
+    def serve():
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            conn.recv(65536)
+            conn.sendall(b"garbage\r\n\r\n")
+            conn.close()
+    threading.Thread(target=serve, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/v2/ep"
+    lane = remote.RunsyncLane("double", "ep", url, *_http.plain_route(f"{url}/runsync"))
+    try:
+        out = list(map_calls(double, lambda payload: pytest.fail("not resent"), range(3), 2, True, fast=lambda: lane))
+    finally:
+        listener.close()
+    assert [type(v) for v in out] == [RemoteCallError] * 3 and all("not HTTP" in str(v) for v in out)
