@@ -46,6 +46,8 @@ const sha256Of = async (path: string) =>
 export class RuntimeBytecode {
   private readonly started = new Set<string>();
   private readonly ready = new Map<string, Compiled>();
+  /** Compiles under way: the platform's close waits for them (they write into its state folder). */
+  private readonly compiling = new Set<Promise<void>>();
 
   constructor(
     private readonly dataDir: string,
@@ -56,10 +58,17 @@ export class RuntimeBytecode {
   prepare(python: string): void {
     if (this.started.has(python)) return;
     this.started.add(python);
-    this.compile(python).then(
-      (compiled) => this.ready.set(python, compiled),
+    const done = this.compile(python).then(
+      (compiled) => void this.ready.set(python, compiled),
       () => undefined, // no bytecode: workers compile as they always did
     );
+    this.compiling.add(done);
+    void done.finally(() => this.compiling.delete(done));
+  }
+
+  /** Resolves once no compile writes into the state folder any more. */
+  async settled(): Promise<void> {
+    await Promise.all(this.compiling);
   }
 
   /** Links the .pyc of each file of `buildDir`/svc that is the runtime's own; answers how many. */

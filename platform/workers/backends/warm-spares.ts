@@ -319,7 +319,7 @@ export class WarmSpares {
     spare.proc.kill("SIGKILL");
   }
 
-  /** The platform stops: every unclaimed spare ends (within 3 s) and is cleaned up. */
+  /** The platform stops: every unclaimed spare ends (within 3 s) and is cleaned up, and a runtime compile under way ends before the state folder may go. */
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.starting.values());
@@ -329,6 +329,7 @@ export class WarmSpares {
     const late = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());
     await Promise.race([Promise.all(exits), late]);
     await Promise.all(all.map((spare) => spare.cleaned));
+    await this.bytecode.settled();
     this.spares.clear();
   }
 }
