@@ -24,11 +24,22 @@ const shared: UserConfig = {
   clean: false,
 };
 
+/**
+ * JavaScript. Dependencies stay external but zod: its ESM is ~95 files, bundled it loads as one
+ * tree-shaken chunk (startup). Minified: parsing the chunks is most of a nothing-changed build.
+ * The CLI (bin/svc.mjs runs dist/cli.mjs) is an entry of this build only: nothing imports it.
+ * The test suite builds this once per run for the CLI it starts (test/_support/global-setup.ts).
+ */
+export const javascript: UserConfig = {
+  ...shared,
+  entry: { ...EXPORTS, cli: "cli/index.ts" },
+  dts: false,
+  minify: true,
+  deps: { alwaysBundle: ["zod"], onlyBundle: ["zod"] },
+};
+
 export default defineConfig([
-  // JavaScript. Dependencies stay external but zod: its ESM is ~95 files, bundled it loads as one
-  // tree-shaken chunk (startup). Minified: parsing the chunks is most of a nothing-changed build.
-  // The CLI (bin/svc.mjs runs dist/cli.mjs) is an entry of this build only: nothing imports it.
-  { ...shared, entry: { ...EXPORTS, cli: "cli/index.ts" }, dts: false, minify: true, deps: { alwaysBundle: ["zod"], onlyBundle: ["zod"] } },
+  javascript,
   // Declarations of the exports, with every dependency (zod included) an import, as a consumer's tsc checks them.
   { ...shared, dts: { emitDtsOnly: true } },
 ]);

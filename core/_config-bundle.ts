@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Plugin } from "esbuild";
 import { FROM_SOURCES, PACKAGE_NAME, packagePath } from "./package-root.ts";
 
@@ -18,10 +18,14 @@ const INPUTS_FILE = "inputs.json";
 /** Bump when the bundle options change: older cached bundles are then rebuilt. */
 const FORMAT_VERSION = 1;
 
-/** Where `import ... from "@svc-dev/svc"` (and `/types`) leads when the app has no svc in its node_modules (svc init, global install). */
+/**
+ * Where `import ... from "@svc-dev/svc"` (and `/types`) leads when the app has no svc in its
+ * node_modules (svc init, global install): the running svc's own entries, from sources or beside
+ * this chunk in the build it is part of (dist/, or the test suite's build).
+ */
 const SELF_ENTRIES: Record<string, string> = FROM_SOURCES
   ? { [PACKAGE_NAME]: packagePath("core", "index.ts"), [`${PACKAGE_NAME}/types`]: packagePath("core", "types.ts") }
-  : { [PACKAGE_NAME]: packagePath("dist", "index.mjs"), [`${PACKAGE_NAME}/types`]: packagePath("dist", "types.mjs") };
+  : { [PACKAGE_NAME]: fileURLToPath(new URL("index.mjs", import.meta.url)), [`${PACKAGE_NAME}/types`]: fileURLToPath(new URL("types.mjs", import.meta.url)) };
 /** The specifiers SELF_ENTRIES answers. */
 const SELF_SPECIFIER = new RegExp(`^${PACKAGE_NAME.replace(/\//g, "\\/")}(\\/types)?$`);
 

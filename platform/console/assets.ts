@@ -6,6 +6,7 @@
  */
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
+import { fileURLToPath } from "node:url";
 import { FROM_SOURCES, packagePath } from "../../core/package-root.ts";
 
 export interface ConsoleAssets {
@@ -15,7 +16,8 @@ export interface ConsoleAssets {
 }
 
 export const UI_DIR = packagePath("platform", "console", "ui");
-export const BUILT_DIR = packagePath("dist", "console");
+/** Where `npm run build` puts them (dist/console/), as found from sources and from the build this module is part of. */
+export const BUILT_DIR = FROM_SOURCES ? packagePath("dist", "console") : fileURLToPath(new URL("console", import.meta.url));
 
 /** Bundles ui/main.ts (its CSS, uPlot's included, comes out beside it) into memory. */
 export async function buildConsoleAssets(): Promise<ConsoleAssets> {
@@ -42,9 +44,12 @@ async function readBuilt(): Promise<ConsoleAssets> {
 
 let loading: Promise<ConsoleAssets> | undefined;
 
+/** From sources, and from a build without the console in a checkout (the test suite's): bundled from ui/. */
+const fromUi = () => existsSync(UI_DIR) && (FROM_SOURCES || !existsSync(BUILT_DIR));
+
 /** The assets, loaded or built once per process; a failed build is tried again on the next request. */
 export function consoleAssets(): Promise<ConsoleAssets> {
-  loading ??= (FROM_SOURCES && existsSync(UI_DIR) ? buildConsoleAssets() : readBuilt()).catch((error: unknown) => {
+  loading ??= (fromUi() ? buildConsoleAssets() : readBuilt()).catch((error: unknown) => {
     loading = undefined;
     throw error;
   });

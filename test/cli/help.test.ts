@@ -33,7 +33,8 @@ export async function load(url, context, next) {
   );
   const register = join(tmp, "register.mjs");
   writeFileSync(register, `import { register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
-  const { stdout } = await run(process.execPath, ["--import", pathToFileURL(register).href, BIN, ...args], { env: { ...process.env, ...env, NO_COLOR: "1" } });
+  const sources = { ...process.env, SVC_BUILT_CLI: "" }; // the modules it loads from sources, not the suite's build
+  const { stdout } = await run(process.execPath, ["--import", pathToFileURL(register).href, BIN, ...args], { env: { ...sources, ...env, NO_COLOR: "1" } });
   const loaded = readFileSync(trace, "utf8")
     .split("\n")
     .filter(Boolean)
