@@ -56,12 +56,16 @@ export default defineConfig({
   },
   test: {
     include: ["test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
-    // python3 found past a version manager's shim, once (test/_support/global-setup.ts)
+    // the CLI built once for the run, python3 found past a version manager's shim (test/_support/global-setup.ts)
     globalSetup: ["test/_support/global-setup.ts"],
     // Tests start real Python processes, pip and platforms on loopback: give them room.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: "forks",
+    // A fork runs file after file with the modules it loaded (the platform's, the SDK's): loading them
+    // afresh for every file was a third of the quick suite's CPU (61 → 36 s). A file that changes
+    // process.env puts it back (test/_support/env.ts) and closes what it started, as it always had to.
+    isolate: false,
     // Three files at once on CI's 2 cores: most of a file's time is spent waiting on its workers,
     // installers and sockets, so a third file fills those waits (CONTRIBUTING.md, "Tests").
     maxWorkers: 3,

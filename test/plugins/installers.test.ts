@@ -13,13 +13,13 @@ import type { BuildContext } from "../../core/types.ts";
 import { pythonInterpreter } from "../../plugins/_python/index.ts";
 import { findUv, optionUvLacks, pipConfigUvIgnores, uvArgs, uvSettingsFromPipEnv } from "../../plugins/_install/uv.ts";
 import { walkFiles } from "../../plugins/tar-pack.ts";
+import { saveEnv } from "../_support/env.ts";
 import { captureLogger, copyFixture, pypiReachable } from "./_helpers.ts";
 
 const online = await pypiReachable();
 const uv = findUv(pythonInterpreter()) ?? findUv(process.execPath);
 if (!uv) console.warn("installer parity tests are skipped: no uv beside Python or on PATH (scripts/setup.sh installs it)");
-const saved = { SVC_CACHE_DIR: process.env.SVC_CACHE_DIR, SVC_INSTALLER: process.env.SVC_INSTALLER };
-afterEach(() => Object.assign(process.env, saved));
+afterEach(saveEnv("SVC_CACHE_DIR", "SVC_INSTALLER"));
 const freshCache = () => (process.env.SVC_CACHE_DIR = mkdtempSync(join(tmpdir(), "svc-deps-cache-")));
 
 describe("uv's command line", () => {

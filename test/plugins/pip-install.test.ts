@@ -2,15 +2,17 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeEach, describe, expect, it } from "vitest";
 import { runBuild as runPipeline } from "../../testing/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import type { SvcError } from "../../core/errors.ts";
 import { depsHash, pipArgs, pruneExcluded } from "../../plugins/pip-install.ts";
+import { saveEnv } from "../_support/env.ts";
 import { copyFixture, pypiReachable } from "./_helpers.ts";
 
 const online = await pypiReachable();
 // each test's installs in a cache of its own (the default one is shared by the user's apps)
+afterAll(saveEnv("SVC_CACHE_DIR"));
 beforeEach(() => {
   process.env.SVC_CACHE_DIR = mkdtempSync(join(tmpdir(), "svc-deps-cache-"));
 });
