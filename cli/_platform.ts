@@ -1,6 +1,6 @@
 /**
  * Helpers of the platform commands (deploy, undeploy, env, app): connect, tables, confirmation. The
- * platform client (graphql-request, undici) and the config loader (zod, esbuild's cache) are imported
+ * platform client and the config loader (zod, esbuild's cache) are imported
  * when first used: `svc shell` resolves the platform and may need neither (docs/architecture.md, "Startup").
  */
 import { join } from "node:path";

@@ -1,5 +1,5 @@
 /** `svc platform status`'s cluster lines: with the Ray backend, each node, its GPUs and the workers on it (docs/platform.md, "Workers on a Ray cluster"). */
-import { request } from "undici";
+import { fetchPlatformView } from "./_platform-view.ts";
 
 interface NamedWorker {
   workerId: string;
@@ -14,18 +14,7 @@ export interface ClusterStatusView {
 }
 
 /** The running platform's cluster view (GET /platform/cluster); undefined when it does not answer one. */
-export async function fetchClusterStatus(url: string, apiKey: string): Promise<ClusterStatusView | undefined> {
-  try {
-    const res = await request(`${url}/platform/cluster`, { headers: { authorization: `Bearer ${apiKey}` }, headersTimeout: 20_000, bodyTimeout: 20_000 });
-    if (res.statusCode !== 200) {
-      await res.body.dump();
-      return undefined;
-    }
-    return (await res.body.json()) as ClusterStatusView;
-  } catch {
-    return undefined;
-  }
-}
+export const fetchClusterStatus = (url: string, apiKey: string) => fetchPlatformView<ClusterStatusView>(url, apiKey, "/platform/cluster");
 
 const worker = (w: NamedWorker) => `${w.workerId}${w.endpointName ? ` (${w.endpointName})` : ""}`;
 

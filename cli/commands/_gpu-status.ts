@@ -1,5 +1,5 @@
 /** `svc platform status`'s GPU lines: each GPU of the platform's machine, who holds it, who waits (docs/platform.md, "GPUs"). */
-import { request } from "undici";
+import { fetchPlatformView } from "./_platform-view.ts";
 
 export interface GpuStatusView {
   gpus: Array<{ index: number; uuid: string; name: string; memoryMiB: number; workers: Array<{ workerId: string; endpointName: string | null }> }>;
@@ -7,18 +7,7 @@ export interface GpuStatusView {
 }
 
 /** The running platform's GPU view (GET /platform/gpus); undefined when it does not answer one. */
-export async function fetchGpuStatus(url: string, apiKey: string): Promise<GpuStatusView | undefined> {
-  try {
-    const res = await request(`${url}/platform/gpus`, { headers: { authorization: `Bearer ${apiKey}` }, headersTimeout: 20_000, bodyTimeout: 20_000 });
-    if (res.statusCode !== 200) {
-      await res.body.dump();
-      return undefined;
-    }
-    return (await res.body.json()) as GpuStatusView;
-  } catch {
-    return undefined;
-  }
-}
+export const fetchGpuStatus = (url: string, apiKey: string) => fetchPlatformView<GpuStatusView>(url, apiKey, "/platform/gpus");
 
 const holder = (w: { workerId: string; endpointName: string | null }) => `${w.workerId}${w.endpointName ? ` (${w.endpointName})` : ""}`;
 

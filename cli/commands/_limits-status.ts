@@ -1,5 +1,5 @@
 /** `svc platform status`'s resource lines: which worker limits hold on this machine, and each worker's (docs/platform.md, "Resources"). */
-import { request } from "undici";
+import { fetchPlatformView } from "./_platform-view.ts";
 
 interface WorkerLimitsView {
   flavour: string;
@@ -16,18 +16,7 @@ export interface LimitsStatusView {
 }
 
 /** The running platform's limits (GET /platform/limits); undefined when it does not answer them. */
-export async function fetchLimitsStatus(url: string, apiKey: string): Promise<LimitsStatusView | undefined> {
-  try {
-    const res = await request(`${url}/platform/limits`, { headers: { authorization: `Bearer ${apiKey}` }, headersTimeout: 20_000, bodyTimeout: 20_000 });
-    if (res.statusCode !== 200) {
-      await res.body.dump();
-      return undefined;
-    }
-    return (await res.body.json()) as LimitsStatusView;
-  } catch {
-    return undefined;
-  }
-}
+export const fetchLimitsStatus = (url: string, apiKey: string) => fetchPlatformView<LimitsStatusView>(url, apiKey, "/platform/limits");
 
 const mb = (bytes: number) => `${Math.round(bytes / 1024 ** 2)} MB`;
 

@@ -1,32 +1,31 @@
-/** GraphQL at `{url}/graphql` through graphql-request 7 (on undici's fetch), errors mapped to the catalogue. */
-import { ClientError, GraphQLClient } from "graphql-request";
-import { fetch as undiciFetch } from "undici";
+/**
+ * GraphQL at `{url}/graphql`: one JSON POST per operation over ./_http.ts (GraphQL over HTTP needs
+ * no more: no client library, no document parsing), errors mapped to the catalogue.
+ */
 import { errors } from "../errors.ts";
-import { mapTransportError } from "./_transport-errors.ts";
+import { httpRequest } from "./http.ts";
 
 /** `signal` ends a request early (a long poll that is no longer wanted). */
 export type GraphQLRunner = <T>(operation: string, document: string, variables?: Record<string, unknown>, signal?: AbortSignal) => Promise<T>;
 
+interface GraphQLAnswer {
+  data?: unknown;
+  errors?: Array<{ message?: string }>;
+}
+
 export function createGraphQLRunner(baseUrl: string, apiKey: string): GraphQLRunner {
-  const client = new GraphQLClient(`${baseUrl}/graphql`, {
-    headers: { authorization: `Bearer ${apiKey}` },
-    fetch: undiciFetch as unknown as typeof fetch,
-  });
+  const url = `${baseUrl}/graphql`;
+  const headers = { authorization: `Bearer ${apiKey}`, "content-type": "application/json", accept: "application/graphql-response+json, application/json" };
   return async <T>(operation: string, document: string, variables?: Record<string, unknown>, signal?: AbortSignal): Promise<T> => {
-    try {
-      return await client.request<T>({ document, variables, signal });
-    } catch (error) {
-      if (error instanceof ClientError) {
-        if (error.response.status === 401) throw errors.AUTH_FAILED(baseUrl);
-        const messages = error.response.errors?.map((e) => e.message).filter(Boolean);
-        if (messages?.length) {
-          if (messages.some((m) => /unauthori[sz]ed|invalid api key/i.test(m))) throw errors.AUTH_FAILED(baseUrl);
-          throw errors.PLATFORM_ERROR(operation, messages.join("; "));
-        }
-        throw errors.PLATFORM_ERROR(operation, `HTTP ${error.response.status}: ${String(error.response.body ?? "").slice(0, 500)}`);
-      }
-      throw mapTransportError(baseUrl, error);
+    const response = await httpRequest(baseUrl, url, { method: "POST", headers, body: JSON.stringify({ query: document, variables }), signal });
+    const answer = response.json as GraphQLAnswer | undefined;
+    const messages = answer?.errors?.map((e) => e.message).filter((m): m is string => Boolean(m)) ?? [];
+    if (messages.some((m) => /unauthori[sz]ed|invalid api key/i.test(m))) throw errors.AUTH_FAILED(baseUrl);
+    if (messages.length) throw errors.PLATFORM_ERROR(operation, messages.join("; "));
+    if (response.status >= 300 || answer?.data === undefined || answer.data === null) {
+      throw errors.PLATFORM_ERROR(operation, `HTTP ${response.status}: ${response.text.slice(0, 500)}`);
     }
+    return answer.data as T;
   };
 }
 

@@ -1,6 +1,6 @@
 /**
- * A transport failure (undici's, node:http's) as the error catalogue says it: nobody answering is
- * PLATFORM_UNREACHABLE. Apart from ./_http.ts so that a client on node:http (./shell.ts) loads no undici.
+ * A transport failure (node:http's, or fetch's) as the error catalogue says it: nobody answering is
+ * PLATFORM_UNREACHABLE. Apart from ./http.ts so that ./shell.ts maps its own requests' failures the same way.
  */
 import { errors, isSvcError } from "../errors.ts";
 

@@ -1,6 +1,6 @@
 /**
- * The platform client: one object per platform (hosted or embedded — same API), REST on undici and
- * GraphQL (`{url}/graphql`) on graphql-request 7. Every failure is an SvcError of core/errors.ts:
+ * The platform client: one object per platform (hosted or embedded — same API), REST and GraphQL
+ * (`{url}/graphql`, one JSON POST per operation) on node:http(s) (./http.ts). Every failure is an SvcError of core/errors.ts:
  * HTTP 401 → AUTH_FAILED (remedy: check PLATFORM_API_KEY in .env or exported); nobody listening →
  * PLATFORM_UNREACHABLE; GraphQL `errors` → PLATFORM_ERROR with the platform's message.
  *
@@ -19,7 +19,7 @@
  */
 import { APPS_REMEDY, errors } from "../errors.ts";
 import { createGraphQLRunner, documents, type GraphQLRunner } from "./_graphql.ts";
-import { httpRequest } from "./_http.ts";
+import { httpRequest } from "./http.ts";
 import { createQueueApi, type QueueApi } from "./queue.ts";
 import { trimUrl } from "./resolve.ts";
 import type { EndpointInput, LbResponse, PlatformApp, PlatformBuild, PlatformEndpoint, PlatformEnvironment, PlatformSecret, UploadResult } from "./types.ts";

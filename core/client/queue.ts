@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { errors, isSvcError } from "../errors.ts";
-import { httpError, httpRequest, type HttpResponse } from "./_http.ts";
+import { httpError, httpRequest, type HttpResponse } from "./http.ts";
 import { isFinalJob, type Job, type RunOptions, type RunSyncOptions } from "./types.ts";
 
 const DEFAULT_WAIT_MS = 90_000;

@@ -9,7 +9,7 @@ import { Readable } from "node:stream";
 import { errors } from "../errors.ts";
 import type { GraphQLRunner } from "./_graphql.ts";
 import { documents } from "./_graphql.ts";
-import { httpError, httpRequest } from "./_http.ts";
+import { httpError, httpRequest } from "./http.ts";
 import type { PlatformBuild, UploadResult } from "./types.ts";
 
 export interface ArtifactRef {
