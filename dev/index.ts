@@ -8,7 +8,7 @@
  *   reload*.ts     the rebuild on change, one at a time, changes batched
  *   health.ts      `GET /` and the ready banner
  *   routes/        the HTTP routes (runsync, status, load-balanced proxy, docs, live proxy)
- *   worker-logs.ts the endpoints' worker output, printed as it comes
+ *   (the endpoints' worker output comes through core/client/worker-logs.ts, as for `svc logs`)
  *
  * One session: (1) one authenticated call before anything else (a refused key is AUTH_FAILED and
  * the server never says it is ready); (2) the first build, up to configure; (3) serve and watch;
@@ -28,7 +28,7 @@ import { createReloader, type ReloadReport } from "./reload.ts";
 import { createPlatformApp } from "./platform-calls.ts";
 import { serve, type Served } from "./server.ts";
 import { DEBOUNCE_MS, watchProject, type ProjectWatcher } from "./watcher.ts";
-import { followWorkerLogs, type WorkerLogFollower } from "./worker-logs.ts";
+import { followWorkerLogs, type WorkerLogFollower } from "../core/client/worker-logs.ts";
 
 /** How long `POST /<module>/runsync` waits for a final job before answering 202 (cold starts included). */
 export const DEFAULT_SYNC_TIMEOUT_MS = 300_000;
@@ -36,7 +36,6 @@ export const DEFAULT_SYNC_TIMEOUT_MS = 300_000;
 export { CONFIRM_THRESHOLD } from "./provisioning/deploy-steps.ts";
 export { DEV_SERVER_PLUGIN as PLUGIN_NAME } from "../plugins/index.ts";
 export type { ReloadReport } from "./reload.ts";
-export { fetchWorkerLogLines, followWorkerLogs, type WorkerLogLine } from "./worker-logs.ts";
 
 export interface DevServerOptions {
   root: string;

@@ -9,7 +9,7 @@ import type { PlatformClient } from "../../core/client/index.ts";
 import { LIVE_PREFIX, planEnvironment } from "../../core/client/index.ts";
 import { errors } from "../../core/errors.ts";
 import { paint } from "../../core/logger.ts";
-import { fetchWorkerLogLines, followWorkerLogs, type WorkerLogLine } from "../../dev/index.ts";
+import { fetchWorkerLogLines, followWorkerLogs, type WorkerLogLine } from "../../core/client/worker-logs.ts";
 import { appName, connect, type PlatformFlags } from "../_platform.ts";
 import { printJson, projectRoot } from "../_shared.ts";
 

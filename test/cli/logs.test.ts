@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, runSvc } from "../_support/cli.ts";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import { parseSince } from "../../cli/commands/logs.ts";
-import { fetchWorkerLogLines, followWorkerLogs } from "../../dev/index.ts";
+import { fetchWorkerLogLines, followWorkerLogs } from "../../core/client/worker-logs.ts";
 import { isSvcError } from "../../core/errors.ts";
 import { openDb } from "../../platform/store/db.ts";
 import { createLogsRepo, DEFAULT_LOG_CHARS, LOG_RETENTION_MS } from "../../platform/store/logs.ts";

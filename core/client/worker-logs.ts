@@ -4,8 +4,8 @@
  * with each endpoint's cursor. `svc logs` and `svc run` use it, against any platform that serves
  * the field (embedded or hosted: same client code).
  */
-import { errors, isSvcError } from "../core/errors.ts";
-import type { PlatformClient } from "../core/client/index.ts";
+import { errors, isSvcError } from "../errors.ts";
+import type { PlatformClient } from "./index.ts";
 
 export interface WorkerLogLine {
   /** Pass it back as `after` to get the lines that follow. */
