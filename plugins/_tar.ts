@@ -10,7 +10,6 @@ import { createReadStream, createWriteStream } from "node:fs";
 import { open, readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { constants as zlibConstants, crc32, deflateRaw, deflateRawSync } from "node:zlib";
-import { Header, Pax } from "tar";
 import { errors } from "../core/errors.ts";
 
 /** docs/contracts.md section 1. */
@@ -51,7 +50,10 @@ export function comparePaths(a: string, b: string): number {
   return a.length - b.length;
 }
 
-function headerBlocks(path: string, type: "File" | "Directory", size: number): Buffer {
+/** The `tar` package's header classes: loaded when an artifact is written, never by a build that reuses its artifact. */
+type TarCodec = Pick<typeof import("tar"), "Header" | "Pax">;
+
+function headerBlocks({ Header, Pax }: TarCodec, path: string, type: "File" | "Directory", size: number): Buffer {
   const header = new Header({
     path,
     mode: type === "File" ? FILE_MODE : DIR_MODE,
@@ -77,7 +79,7 @@ interface LevelSwitch {
   level: number;
 }
 
-async function* tarStream(files: TarFile[], level: number): AsyncGenerator<Buffer | LevelSwitch> {
+async function* tarStream(codec: TarCodec, files: TarFile[], level: number): AsyncGenerator<Buffer | LevelSwitch> {
   const sorted = [...files].sort((a, b) => comparePaths(a.path, b.path));
   const emittedDirs = new Set<string>();
   for (const file of sorted) {
@@ -86,9 +88,9 @@ async function* tarStream(files: TarFile[], level: number): AsyncGenerator<Buffe
       const dir = parts.slice(0, i).join("/");
       if (emittedDirs.has(dir)) continue;
       emittedDirs.add(dir);
-      yield headerBlocks(`${dir}/`, "Directory", 0);
+      yield headerBlocks(codec, `${dir}/`, "Directory", 0);
     }
-    yield headerBlocks(file.path, "File", file.size);
+    yield headerBlocks(codec, file.path, "File", file.size);
     let read = 0;
     const small = file.size > 0 && file.size <= READ_CHUNK;
     // one read for a small file: a stream's set-up costs more than the read itself
@@ -244,7 +246,7 @@ export async function writeTarGz(files: TarFile[], out: string, level = GZIP_LEV
   let stored = false;
   try {
     await emit(GZIP_HEADER);
-    for await (const piece of tarStream(files, level)) {
+    for await (const piece of tarStream(await import("tar"), files, level)) {
       if (!Buffer.isBuffer(piece)) {
         stored = piece.level === 0;
         if (stored) await deflatePending();

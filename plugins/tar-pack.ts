@@ -11,7 +11,6 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { extract } from "tar";
 import { SVC_PATHS } from "../core/package-root.ts";
 import type { Artifact, ArtifactEntry, BuildContext, SvcPlugin } from "../core/types.ts";
 import { fileIndexOf, PROGRESS_MIN_BYTES, type FileIndex } from "./_file-index.ts";
@@ -215,6 +214,7 @@ async function keepTree(ctx: BuildContext): Promise<void> {
   const dir = join(ctx.outDir, KEPT_TREE_DIR);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
+  const { extract } = await import("tar"); // --keep-build only
   await extract({ file: ctx.artifact.path, cwd: dir });
   ctx.logger.info(
     `kept the build: the artifact's tree in ${relative(ctx.root, dir)}/ (what a worker sees at /app), the generated files in ${relative(ctx.root, ctx.buildDir)}/`,
