@@ -32,11 +32,17 @@ const LB = "web";
 const BASE = [...QUEUE, LB];
 const EXTRA = "extra";
 
-/** Where the CLI is killed: at the `nth` line matching `line` (the CLI prints each as that step starts). */
+/**
+ * Where the CLI is killed: at the `nth` line matching `line` (the CLI prints each as that step
+ * starts), or, with `committed`, the moment the platform has committed the switch, before its answer
+ * reaches the CLI (after the switch the CLI only prints and exits: a kill at its last line would race
+ * its exit).
+ */
 interface KillPoint {
   step: string;
-  line: RegExp;
-  nth: number;
+  line?: RegExp;
+  nth?: number;
+  committed?: true;
   /** The switch cannot have happened (the CLI died before it asked for it). */
   beforeSwitch: boolean;
 }
@@ -49,7 +55,7 @@ const KILL_POINTS: KillPoint[] = [
     beforeSwitch: true,
   })),
   { step: "configure, at the switch", line: /switching .* to build/, nth: 1, beforeSwitch: false },
-  { step: "configure, after the switch", line: /build \S+ is active in/, nth: 1, beforeSwitch: false },
+  { step: "configure, after the switch", committed: true, beforeSwitch: false },
 ];
 
 interface Answer {
@@ -80,6 +86,13 @@ describe("kill -9 of svc deploy at each step, then a redeploy (real platform, wo
     // Completed runsync jobs are kept for the whole run: the check reads them at the end.
     platform = await startPlatform({ dataDir, port: 0, log: () => {}, runsyncRetentionMs: 3600_000, rateLimits: false });
     client = createPlatformClient(platform);
+    // the real switch, then the kill of a CLI waiting at a `committed` kill point
+    const endpoints = platform.context.store.endpoints;
+    const switchBuild = endpoints.switchBuild.bind(endpoints);
+    endpoints.switchBuild = (...args) => {
+      switchBuild(...args);
+      onSwitchCommitted?.();
+    };
   });
   afterAll(async () => {
     await platform?.close();
@@ -87,7 +100,9 @@ describe("kill -9 of svc deploy at each step, then a redeploy (real platform, wo
     await rm(root, { recursive: true, force: true });
   });
 
-  /** Runs `svc deploy`; with `kill`, sends SIGKILL at that line and answers once the process is gone. */
+  let onSwitchCommitted: (() => void) | undefined;
+
+  /** Runs `svc deploy`; with `kill`, sends SIGKILL at that point and answers once the process is gone. */
   const deploy = (kill?: KillPoint) =>
     new Promise<{ code: number | null; signal: NodeJS.Signals | null; output: string }>((resolve, reject) => {
       const child = spawn(process.execPath, [BIN, "deploy", "--no-deps", "--root", root], {
@@ -96,16 +111,20 @@ describe("kill -9 of svc deploy at each step, then a redeploy (real platform, wo
       });
       let output = "";
       let seen = 0;
+      onSwitchCommitted = kill?.committed ? () => child.kill("SIGKILL") : undefined;
       const watch = (chunk: Buffer) => {
         const text = chunk.toString();
         output += text;
-        if (!kill || child.killed) return;
+        if (!kill?.line || child.killed) return;
         for (const line of text.split("\n")) if (kill.line.test(line) && ++seen === kill.nth) child.kill("SIGKILL");
       };
       child.stdout.on("data", watch);
       child.stderr.on("data", watch);
       child.on("error", reject);
-      child.on("exit", (code, signal) => resolve({ code, signal, output }));
+      child.on("exit", (code, signal) => {
+        onSwitchCommitted = undefined;
+        resolve({ code, signal, output });
+      });
     });
 
   const environment = async () => (await client.getApp(APP))!.environments.find((env) => env.name === "production")!;
@@ -173,6 +192,7 @@ describe("kill -9 of svc deploy at each step, then a redeploy (real platform, wo
       const served = [...afterKill][0]!;
       const before = active.at(-1)!;
       if (point.beforeSwitch) expect(served).toBe(before);
+      if (point.committed) expect(served, "the switch was committed before the kill").not.toBe(before);
       if (served !== before) active.push(served);
       expect((await environment()).activeBuildId).toBe(served);
 
