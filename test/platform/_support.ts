@@ -2,7 +2,7 @@
  * Helpers of the platform tests: a platform in this process (platform/temporary.ts, as
  * svc/testing's, with short timeouts), the fixture artifact packed with `tar`, GraphQL and REST calls, deploys.
  */
-import { cp, mkdtemp, readFile, stat } from "node:fs/promises";
+import { cp, mkdtemp, readdir, readFile, stat } from "node:fs/promises";
 import { createHash } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -189,3 +189,15 @@ export async function waitFinal(p: { url: string; apiKey: string }, endpointId: 
     50,
   );
 }
+
+/**
+ * Resolves once the runtime's bytecode compile, which a platform's first local worker starts in the
+ * background (platform/workers/backends/runtime-bytecode.ts), no longer writes under `dataDir`: a test
+ * that reads every file of the state folder reads them after it.
+ */
+export const runtimeCompileDone = (dataDir: string) =>
+  waitFor(
+    "the runtime's bytecode compile to finish",
+    async () => !(await readdir(join(dataDir, "bytecode")).catch(() => [])).some((name) => name.includes(".tmp-")),
+    60_000,
+  );

@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApi } from "../../platform/api/app.ts";
 import { GRAPHQL_RULES, ROLES, ROUTE_RULES, type Role, type Rule } from "../../platform/keys/rules.ts";
 import { TimeSeries } from "../../platform/console/timeseries.ts";
-import { buildFixtureArtifact, gqlOk, startTestPlatform, uploadArtifact, type BuiltArtifact, type TestPlatform } from "./_support.ts";
+import { buildFixtureArtifact, gqlOk, runtimeCompileDone, startTestPlatform, uploadArtifact, type BuiltArtifact, type TestPlatform } from "./_support.ts";
 
 const SCHEMA = buildSchema(await readFile(new URL("../../platform/graphql/schema.graphql", import.meta.url), "utf8"));
 
@@ -229,6 +229,7 @@ describe("keys, roles and scopes (real platform over HTTP)", () => {
   it("keeps no key's secret in the state folder: not in the SQLite files, not anywhere under it", async () => {
     const secrets = [...Object.values(wide), ...Object.values(scopedA)] as string[];
     p.context.store.db.pragma("wal_checkpoint(TRUNCATE)");
+    await runtimeCompileDone(p.dataDir);
     const files = (await readdir(p.dataDir, { recursive: true, withFileTypes: true })).filter((f) => f.isFile()).map((f) => join(f.parentPath, f.name));
     expect(files.some((f) => f.endsWith(".db") || f.endsWith(".sqlite"))).toBe(true);
     for (const file of files) {

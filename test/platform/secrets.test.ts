@@ -20,7 +20,7 @@ import { runDeploy } from "../../cli/commands/deploy.ts";
 import { startDevServer } from "../../dev/index.ts";
 import { startPlatform, type RunningPlatform } from "../../platform/index.ts";
 import { rejection } from "../_support/rejection.ts";
-import { api } from "./_support.ts";
+import { api, runtimeCompileDone } from "./_support.ts";
 
 const FIXTURE = new URL("../../fixtures/containment/secrets/", import.meta.url).pathname;
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
@@ -111,6 +111,7 @@ describe("secrets", () => {
       output: { sha256: createHash("sha256").update(VALUE).digest("hex"), plain: "plain" },
     });
 
+    await runtimeCompileDone(dataDir);
     for (const file of [...(await filesUnder(join(root, ".svc"))), ...(await filesUnder(dataDir))]) {
       expect(file.bytes.includes(VALUE), file.path).toBe(false);
     }

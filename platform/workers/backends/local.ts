@@ -24,6 +24,7 @@ import { readChildPid } from "../worker-process.ts";
 import { joinPrefix, type LimitsView, type WorkerResources } from "../worker-resources.ts";
 import type { BackendHooks, WorkerBackend } from "./backend.ts";
 import { spawnLaunch } from "./spawn.ts";
+import { RuntimeBytecode } from "./runtime-bytecode.ts";
 import { WarmSpares } from "./warm-spares.ts";
 
 export interface LocalWorkersDeps {
@@ -47,6 +48,10 @@ export class LocalWorkers implements WorkerBackend {
   private readonly images: ImageEnvironments;
   /** Sandboxes started ahead for the dev server's endpoints' next workers (./warm-spares.ts). */
   readonly spares: WarmSpares;
+  /** The svc runtime compiled once per interpreter, its .pyc linked into each build (./runtime-bytecode.ts). */
+  private readonly bytecode: RuntimeBytecode;
+  /** `interpreter \0 build folder` whose runtime .pyc are in place. */
+  private readonly linked = new Set<string>();
   /** Exited workers' channels and cgroups being closed: close() waits for them. */
   private readonly closing = new Set<Promise<void>>();
   /** Whether workers run in the sandbox (known once one started): its /tmp is sized. */
@@ -56,7 +61,14 @@ export class LocalWorkers implements WorkerBackend {
   constructor(private readonly deps: LocalWorkersDeps) {
     this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
     this.images = new ImageEnvironments(deps.options.dataDir, deps.options.log, deps.options.isolation);
-    this.spares = new WarmSpares({ images: this.images, resources: deps.resources, dataDir: deps.options.dataDir, log: deps.endpointLog });
+    this.bytecode = new RuntimeBytecode(deps.options.dataDir);
+    this.spares = new WarmSpares({
+      images: this.images,
+      bytecode: this.bytecode,
+      resources: deps.resources,
+      dataDir: deps.options.dataDir,
+      log: deps.endpointLog,
+    });
   }
 
   places(): boolean {
@@ -150,6 +162,7 @@ export class LocalWorkers implements WorkerBackend {
     };
     const warm = shell ? undefined : await this.spares.claim(endpoint, target, request, limits);
     const workerLaunch = warm?.launch ?? (await this.images.launch(shell ? { ...request, command: shell.command } : request));
+    if (!warm) await this.linkBytecode(workerLaunch.interpreter, dir);
     const launch = shell ? shell.adjust(workerLaunch) : workerLaunch;
     if (stopped()) {
       if (warm) warm.discard();
@@ -173,6 +186,18 @@ export class LocalWorkers implements WorkerBackend {
     return { proc, launch };
   }
 
+  /**
+   * The runtime's .pyc into the unpacked build, once per build and interpreter: the interpreter's
+   * compile starts with its first worker, in the background, so the workers after it get them.
+   */
+  private async linkBytecode(interpreter: string, buildDir: string): Promise<void> {
+    const key = `${interpreter}\0${buildDir}`;
+    if (this.linked.has(key)) return;
+    this.bytecode.prepare(interpreter);
+    const linked = await this.bytecode.link(interpreter, buildDir).catch(() => 0); // none: the worker compiles them, as before
+    if (linked > 0) this.linked.add(key);
+  }
+
   /** The worker (or shell) exited: its GPUs go to the waiting, its channel and cgroup (with what it left in it) end. */
   release(w: WorkerInfo): void {
     this.deps.gpus.release(w.id);
@@ -189,6 +214,7 @@ export class LocalWorkers implements WorkerBackend {
   async close(): Promise<void> {
     this.closed = true;
     await this.spares.close();
+    await this.bytecode.settled(); // it writes into the state folder
     await Promise.all(this.closing);
     await this.images.close();
     this.deps.resources.close();

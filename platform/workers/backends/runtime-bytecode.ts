@@ -1,7 +1,8 @@
 /**
- * Bytecode for the svc runtime a claimed warm spare's build carries (./warm-spares.ts). A build is
- * read-only in the sandbox, so every worker compiles the runtime's modules from source: measured,
- * the largest part of what a spare still does once told to go (issue 42). The platform compiles its
+ * Bytecode for the svc runtime a worker's build carries: a claimed warm spare's (./warm-spares.ts)
+ * and an unpacked build a cold worker starts from (./local.ts). A build is read-only in the sandbox,
+ * so every worker compiled the runtime's modules from source: measured, the largest part of what a
+ * spare still does once told to go (issue 42), ~40-50 ms of a cold worker's CPU. The platform compiles its
  * own copy of the runtime (this package's runtime/python/svc: no app's source is compiled outside a
  * sandbox) once per interpreter, as checked-hash .pyc files (PEP 552: valid for a source of the same
  * bytes whatever its mtime; Python checks that hash again when it loads one), and links the .pyc of
@@ -87,7 +88,11 @@ export class RuntimeBytecode {
       const sha = await sha256Of(path);
       if (!compiled.bySha.has(sha)) continue;
       await mkdir(join(dir, "__pycache__"), { recursive: true, mode: 0o755 });
-      await link(join(compiled.dir, `${sha}.pyc`), join(dir, "__pycache__", `${basename(entry.name, ".py")}.${compiled.tag}.pyc`));
+      await link(join(compiled.dir, `${sha}.pyc`), join(dir, "__pycache__", `${basename(entry.name, ".py")}.${compiled.tag}.pyc`)).catch(
+        (error: NodeJS.ErrnoException) => {
+          if (error.code !== "EEXIST") throw error; // another worker of the build linked it first
+        },
+      );
       linked++;
     }
     return linked;

@@ -32,7 +32,7 @@ import type { WorkerCgroup } from "../cgroups.ts";
 import type { WorkerLimits } from "../flavours.ts";
 import { type ImageEnvironments, type LaunchRequest, sandboxEnv, type WorkerLaunch } from "../image-env.ts";
 import { spawnLaunch } from "./spawn.ts";
-import { RuntimeBytecode } from "./runtime-bytecode.ts";
+import type { RuntimeBytecode } from "./runtime-bytecode.ts";
 import { SPARE_BOOTSTRAP } from "./spare-bootstrap.ts";
 import { fillStage, makeStage } from "./spare-stage.ts";
 import type { WorkerTarget } from "../target.ts";
@@ -114,6 +114,8 @@ export interface ClaimedSpare {
 
 export interface WarmSparesDeps {
   images: ImageEnvironments;
+  /** The svc runtime's .pyc files, linked into a claimed spare's build (./runtime-bytecode.ts). */
+  bytecode: RuntimeBytecode;
   resources: WorkerResources;
   dataDir: string;
   /** A line in the endpoint's logs. */
@@ -151,13 +153,10 @@ export class WarmSpares {
   /** Each endpoint's last launch: the next spare is made like it. */
   private readonly templates = new Map<string, Template>();
   private readonly starting = new Map<string, Promise<void>>();
-  /** The svc runtime's .pyc files, linked into a claimed spare's build (./runtime-bytecode.ts). */
-  private readonly bytecode: RuntimeBytecode;
   private closed = false;
 
   constructor(private readonly deps: WarmSparesDeps) {
     rmSync(join(deps.dataDir, SPARES_DIR), { recursive: true, force: true }); // a platform killed earlier left its spares' folders
-    this.bytecode = new RuntimeBytecode(deps.dataDir);
   }
 
   private get enabled(): boolean {
@@ -186,7 +185,7 @@ export class WarmSpares {
     try {
       await spare.pidKnown; // a spare still starting: its signals must reach the interpreter
       await fillStage(request.buildDir, spare.stage);
-      pyc = await this.bytecode.link(spare.executable, spare.stage);
+      pyc = await this.deps.bytecode.link(spare.executable, spare.stage);
       if (spare.launch.channel) await addTunnels(spare.launch.channel, request.network?.tunnelPorts ?? [], request.user);
     } catch (error) {
       this.end(spare, `its build could not be put in place (${(error as Error).message})`);
@@ -249,7 +248,7 @@ export class WarmSpares {
     let launch: WorkerLaunch | undefined;
     let cgroup: WorkerCgroup | undefined;
     const view = await images.view(req.image, req.python);
-    this.bytecode.prepare(view.executable);
+    this.deps.bytecode.prepare(view.executable);
     try {
       await makeStage(stage);
       launch = await images.launch({
@@ -319,7 +318,7 @@ export class WarmSpares {
     spare.proc.kill("SIGKILL");
   }
 
-  /** The platform stops: every unclaimed spare ends (within 3 s) and is cleaned up, and a runtime compile under way ends before the state folder may go. */
+  /** The platform stops: every unclaimed spare ends (within 3 s) and is cleaned up. */
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.starting.values());
@@ -329,7 +328,6 @@ export class WarmSpares {
     const late = new Promise<void>((resolve) => setTimeout(resolve, 3000).unref());
     await Promise.race([Promise.all(exits), late]);
     await Promise.all(all.map((spare) => spare.cleaned));
-    await this.bytecode.settled();
     this.spares.clear();
   }
 }
