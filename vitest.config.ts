@@ -29,6 +29,24 @@ const SLOWEST = [
   "test/cli/logs.test.ts",
   "test/cli/client.test.ts",
   "test/platform/durability.test.ts",
+  // then the next tier (a run here, 2026-12-02): started late, these were what the run's last half minute waited on
+  "test/platform/backends.test.ts",
+  "test/e2e/volume-mount.test.ts",
+  "test/platform/workers.test.ts",
+  "test/platform/scalers.test.ts",
+  "test/platform/jobs.test.ts",
+  "test/platform/limits.test.ts",
+  "test/e2e/cpu-image-deps.test.ts",
+  "test/platform/fuzz.test.ts",
+  "test/platform/resources.test.ts",
+  "test/cli/rollback.test.ts",
+  "test/platform/fanout.test.ts",
+  "test/platform/schedules.test.ts",
+  "test/core/platform-key.test.ts",
+  "test/platform/graceful-stop.test.ts",
+  "test/platform/gpu-workers.test.ts",
+  "test/cli/keys.test.ts",
+  "test/cli/platform.test.ts",
 ];
 
 // a renamed or removed file would drop out of the order silently
