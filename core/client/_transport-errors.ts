@@ -1,19 +1,10 @@
 /**
- * A transport failure (node:http's, or fetch's) as the error catalogue says it: nobody answering is
- * PLATFORM_UNREACHABLE. Apart from ./http.ts so that ./shell.ts maps its own requests' failures the same way.
+ * A transport failure (node:http's: ./http.ts and ./shell.ts both map theirs here) as the error
+ * catalogue says it: nobody answering is PLATFORM_UNREACHABLE.
  */
 import { errors, isSvcError } from "../errors.ts";
 
-const CONNECTION_CODES = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "ECONNRESET",
-  "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_SOCKET",
-]);
+const CONNECTION_CODES = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH", "ECONNRESET"]);
 
 /** True for "nobody answered at that address" (directly, in `cause`, or inside an AggregateError). */
 export function isConnectionError(error: unknown, depth = 0): boolean {
@@ -25,16 +16,14 @@ export function isConnectionError(error: unknown, depth = 0): boolean {
 }
 
 /**
- * Maps a thrown transport error: refused → PLATFORM_UNREACHABLE, as is any other failure of fetch
- * (its TypeError "fetch failed" with the reason in `cause`: a blocked port, an unknown scheme); an
- * unparsable address → PLATFORM_URL_INVALID. SvcErrors and aborts pass through.
+ * Maps a thrown transport error: refused (or reset, unresolvable, unroutable) → PLATFORM_UNREACHABLE;
+ * an unparsable address or one of another scheme → PLATFORM_URL_INVALID. SvcErrors and aborts pass through.
  */
 export function mapTransportError(baseUrl: string, error: unknown): unknown {
   if (isSvcError(error)) return error;
   if (isConnectionError(error)) return errors.PLATFORM_UNREACHABLE(baseUrl, firstConnectionCause(error));
-  const e = error as { code?: string; message?: string; cause?: unknown } | undefined;
+  const e = error as { code?: string } | undefined;
   if (e?.code === "ERR_INVALID_URL") return errors.PLATFORM_URL_INVALID(baseUrl);
-  if (error instanceof TypeError && e?.message === "fetch failed") return errors.PLATFORM_UNREACHABLE(baseUrl, e.cause ?? error);
   return error;
 }
 
