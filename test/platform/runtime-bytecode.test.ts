@@ -1,7 +1,7 @@
 /**
  * The runtime's bytecode (platform/workers/backends/runtime-bytecode.ts): compiled once per
  * interpreter into the platform's state folder, in the background (the platform's close waits for it
- * through `settled`, else removing that folder right after a close races the compile: ENOTEMPTY, seen
+ * through `close`, else removing that folder right after a close races the compile: ENOTEMPTY, seen
  * in CI), and linked into the builds workers start from.
  */
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
@@ -11,12 +11,12 @@ import { expect, it } from "vitest";
 import { RuntimeBytecode } from "../../platform/workers/backends/runtime-bytecode.ts";
 import { api, buildFixtureArtifact, deploy, startTestPlatform, waitFinal, waitFor } from "./_support.ts";
 
-it("settled() resolves only once the compile started by prepare() has finished writing", async () => {
+it("close() resolves only once the compile started by prepare() has finished writing", async () => {
   const dataDir = await mkdtemp(join(tmpdir(), "svc-bytecode-"));
   try {
     const bytecode = new RuntimeBytecode(dataDir);
     bytecode.prepare("python3");
-    await bytecode.settled();
+    await bytecode.close();
     const folders = await readdir(join(dataDir, "bytecode"));
     expect(folders).toHaveLength(1);
     expect(folders[0]).not.toContain(".tmp-");

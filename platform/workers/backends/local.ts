@@ -187,15 +187,16 @@ export class LocalWorkers implements WorkerBackend {
   }
 
   /**
-   * The runtime's .pyc into the unpacked build, once per build and interpreter: the interpreter's
-   * compile starts with its first worker, in the background, so the workers after it get them.
+   * The runtime's .pyc into the unpacked build, once per build and interpreter (a build whose svc/ is
+   * all the app's own gets none, and is not looked at again): the interpreter's compile starts with
+   * its first worker, in the background, so the workers after it get them.
    */
   private async linkBytecode(interpreter: string, buildDir: string): Promise<void> {
     const key = `${interpreter}\0${buildDir}`;
     if (this.linked.has(key)) return;
     this.bytecode.prepare(interpreter);
-    const linked = await this.bytecode.link(interpreter, buildDir).catch(() => 0); // none: the worker compiles them, as before
-    if (linked > 0) this.linked.add(key);
+    const linked = await this.bytecode.link(interpreter, buildDir).catch(() => undefined); // none: the worker compiles them, as before
+    if (linked !== undefined) this.linked.add(key);
   }
 
   /** The worker (or shell) exited: its GPUs go to the waiting, its channel and cgroup (with what it left in it) end. */
@@ -214,7 +215,7 @@ export class LocalWorkers implements WorkerBackend {
   async close(): Promise<void> {
     this.closed = true;
     await this.spares.close();
-    await this.bytecode.settled(); // it writes into the state folder
+    await this.bytecode.close(); // it writes into the state folder
     await Promise.all(this.closing);
     await this.images.close();
     this.deps.resources.close();

@@ -47,8 +47,9 @@ const sha256Of = async (path: string) =>
 export class RuntimeBytecode {
   private readonly started = new Set<string>();
   private readonly ready = new Map<string, Compiled>();
-  /** Compiles under way: the platform's close waits for them (they write into its state folder). */
+  /** Compiles under way: close() waits for them (they write into the platform's state folder). */
   private readonly compiling = new Set<Promise<void>>();
+  private closed = false;
 
   constructor(
     private readonly dataDir: string,
@@ -57,7 +58,7 @@ export class RuntimeBytecode {
 
   /** Compiles the runtime for `python` once (in the background: `link` uses it once it is there). */
   prepare(python: string): void {
-    if (this.started.has(python)) return;
+    if (this.closed || this.started.has(python)) return;
     this.started.add(python);
     const done = this.compile(python).then(
       (compiled) => void this.ready.set(python, compiled),
@@ -67,15 +68,19 @@ export class RuntimeBytecode {
     void done.finally(() => this.compiling.delete(done));
   }
 
-  /** Resolves once no compile writes into the state folder any more. */
-  async settled(): Promise<void> {
+  /** The platform stops: no compile starts any more, and this resolves once none writes into the state folder. */
+  async close(): Promise<void> {
+    this.closed = true;
     await Promise.all(this.compiling);
   }
 
-  /** Links the .pyc of each file of `buildDir`/svc that is the runtime's own; answers how many. */
-  async link(python: string, buildDir: string): Promise<number> {
+  /**
+   * Links the .pyc of each file of `buildDir`/svc that is the runtime's own; answers how many, or
+   * undefined while `python`'s compile is not there (not done yet, or it failed).
+   */
+  async link(python: string, buildDir: string): Promise<number | undefined> {
     const compiled = this.ready.get(python);
-    return compiled ? this.linkFolder(compiled, join(buildDir, "svc")) : 0;
+    return compiled && this.linkFolder(compiled, join(buildDir, "svc"));
   }
 
   private async linkFolder(compiled: Compiled, dir: string): Promise<number> {

@@ -185,7 +185,7 @@ export class WarmSpares {
     try {
       await spare.pidKnown; // a spare still starting: its signals must reach the interpreter
       await fillStage(request.buildDir, spare.stage);
-      pyc = await this.deps.bytecode.link(spare.executable, spare.stage);
+      pyc = (await this.deps.bytecode.link(spare.executable, spare.stage)) ?? 0;
       if (spare.launch.channel) await addTunnels(spare.launch.channel, request.network?.tunnelPorts ?? [], request.user);
     } catch (error) {
       this.end(spare, `its build could not be put in place (${(error as Error).message})`);
