@@ -19,6 +19,7 @@ import { startPlatform, type RunningPlatform } from "../../platform/index.ts";
 import { startFakePlatform, type FakePlatform } from "../_support/fake-platform.ts";
 import { BIN, runSvc } from "../_support/cli.ts";
 import { rejection } from "../_support/rejection.ts";
+import { saveEnv } from "../_support/env.ts";
 
 const FIXTURE = new URL("../../fixtures/deploy-app/", import.meta.url).pathname;
 
@@ -140,7 +141,7 @@ describe("svc deploy (platform test double)", () => {
   });
 
   it("a wrong API key is AUTH_FAILED with the remedy, before anything is built", async () => {
-    const saved = { url: process.env.PLATFORM_API_URL, key: process.env.PLATFORM_API_KEY };
+    const restore = saveEnv("PLATFORM_API_URL", "PLATFORM_API_KEY");
     process.env.PLATFORM_API_URL = fake.url;
     process.env.PLATFORM_API_KEY = "wrong-key";
     try {
@@ -150,13 +151,7 @@ describe("svc deploy (platform test double)", () => {
       const viaDeploy = await rejection(runDeploy({ root, client: createPlatformClient({ url: fake.url, apiKey: "wrong-key" }), logger }));
       expect(viaDeploy.code).toBe("AUTH_FAILED");
     } finally {
-      for (const [name, value] of [
-        ["PLATFORM_API_URL", saved.url],
-        ["PLATFORM_API_KEY", saved.key],
-      ] as const) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
+      restore();
     }
   });
 
@@ -250,7 +245,7 @@ describe("svc deploy on the embedded platform (e2e)", () => {
     ).toEqual(["production", "staging"]);
   });
 
-  // eleven CLI runs from the sources (tsx): 18 s on a quiet 2-core machine, more beside the rest of the suite
+  // eleven CLI runs: 18 s from the sources on a quiet 2-core machine, more beside the rest of the suite
   it("app get and env get show one app or environment with its endpoints; unknown names are NOT_FOUND", { timeout: 180_000 }, async () => {
     const app = await svc(["app", "get", "deploy-app", "--json"]);
     expect(app.code, app.stderr).toBe(0);

@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { once } from "node:events";
 import { request } from "node:http";
 import { api, buildFixtureArtifact, deploy, gqlOk, startTestPlatform, waitFinal, waitFor, type TestPlatform } from "./_support.ts";
+import { saveEnv } from "../_support/env.ts";
 import { rawHeader, zeroBomb } from "./_raw-tar.ts";
 import { MAX_JSON_DEPTH } from "../../platform/api/_json.ts";
 import { resolveOptions } from "../../platform/options.ts";
@@ -305,7 +306,7 @@ describe("rate limits", () => {
   });
 
   it("keeps the hosted limits by default; SVC_PLATFORM_RATE_LIMITS=off turns them off", () => {
-    const saved = process.env.SVC_PLATFORM_RATE_LIMITS;
+    const restore = saveEnv("SVC_PLATFORM_RATE_LIMITS");
     try {
       delete process.env.SVC_PLATFORM_RATE_LIMITS;
       expect(resolveOptions({ dataDir: "x" }).rateLimits).toMatchObject({ runsync: { requests: 2000, concurrent: 400 } });
@@ -313,8 +314,7 @@ describe("rate limits", () => {
       expect(resolveOptions({ dataDir: "x" }).rateLimits).toBe(false);
       expect(resolveOptions({ dataDir: "x", rateLimits: {} }).rateLimits).not.toBe(false); // explicit options win
     } finally {
-      if (saved === undefined) delete process.env.SVC_PLATFORM_RATE_LIMITS;
-      else process.env.SVC_PLATFORM_RATE_LIMITS = saved;
+      restore();
     }
   });
 });

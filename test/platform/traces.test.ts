@@ -18,6 +18,7 @@ import { STAGES } from "../../core/pipeline.ts";
 import { buildFixtureArtifact, deploy, startTestPlatform, waitFor, type TestPlatform } from "./_support.ts";
 import { JAEGER, requireTool, skipWithout } from "../_support/tools.ts";
 import { startJaeger, type RunningJaeger } from "../_support/jaeger.ts";
+import { saveEnv } from "../_support/env.ts";
 
 interface JaegerSpan {
   traceID: string;
@@ -32,8 +33,7 @@ interface JaegerTrace {
   processes: Record<string, { serviceName: string }>;
 }
 
-const OTEL_VARS = ["OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME"] as const;
-const savedEnv = Object.fromEntries(OTEL_VARS.map((k) => [k, process.env[k]]));
+const restoreOtelEnv = saveEnv("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_SERVICE_NAME");
 
 let jaeger: RunningJaeger | undefined;
 let queryUrl: string;
@@ -53,7 +53,7 @@ describe.skipIf(skipWithout(JAEGER))("traces in a real Jaeger", () => {
   afterAll(async () => {
     await p?.dispose();
     await jaeger?.stop();
-    for (const k of OTEL_VARS) savedEnv[k] === undefined ? delete process.env[k] : (process.env[k] = savedEnv[k]);
+    restoreOtelEnv();
   });
 
   /** The trace once it holds spans that satisfy `complete`. */

@@ -15,9 +15,11 @@ import { createLogger } from "../../core/logger.ts";
 import { Pipeline } from "../../core/pipeline.ts";
 import { PythonParser, startablePython } from "../../plugins/_python/index.ts";
 import { discoverPython } from "../../plugins/discover-python/index.ts";
+import { saveEnv } from "../_support/env.ts";
 
 const REAL_PYTHON = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim();
-const saved = { PATH: process.env.PATH, SVC_PYTHON: process.env.SVC_PYTHON, PYENV_DIR: process.env.PYENV_DIR };
+const PATH = process.env.PATH;
+const restoreEnv = saveEnv("PATH", "SVC_PYTHON", "PYENV_DIR");
 let dir: string;
 let shimLog: string;
 let app: string;
@@ -27,7 +29,7 @@ beforeEach(() => {
   shimLog = join(dir, "shim.log");
   writeFileSync(join(dir, "python3"), `#!/bin/sh\necho started >> "${shimLog}"\nexec "${REAL_PYTHON}" "$@"\n`);
   chmodSync(join(dir, "python3"), 0o755);
-  process.env.PATH = `${dir}:${saved.PATH}`;
+  process.env.PATH = `${dir}:${PATH}`;
   process.env.PYENV_DIR = join(dir, "project-dir");
   delete process.env.SVC_PYTHON;
   app = join(dir, "app");
@@ -36,10 +38,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
-  for (const [name, value] of Object.entries(saved)) {
-    if (value === undefined) delete process.env[name];
-    else process.env[name] = value;
-  }
+  restoreEnv();
   rmSync(dir, { recursive: true, force: true });
 });
 
