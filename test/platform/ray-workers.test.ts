@@ -5,7 +5,8 @@
  * job on the node Ray chose (the GPU one's on the GPU node, with CUDA_VISIBLE_DEVICES as Ray set
  * it), its output reaches the endpoint's logs, one that no node can hold is `throttled` with a line
  * naming what is missing, `svc platform status` lists the nodes and their workers, scaling to zero
- * stops the Ray jobs, and a node killed mid-job hands the job to a worker on another node.
+ * stops the Ray jobs, and a node killed mid-job hands the job to a worker on another node. First,
+ * the worker-backend seam's shared cases run on the same cluster (one cluster for both).
  * Nothing is faked: no GPU exists here, so Ray's GPUs are declared ones and no device is bound.
  */
 import { execFile } from "node:child_process";
@@ -27,6 +28,7 @@ import {
   type TestPlatform,
 } from "./_support.ts";
 import { buildAppArtifact, saveImageEndpoint } from "./_app-artifact.ts";
+import { describeBackend } from "./_backend-contract.ts";
 import { RayCluster, type RayNodeHandle } from "./_ray-cluster.ts";
 
 const BIN = new URL("../../bin/svc.mjs", import.meta.url).pathname;
@@ -90,6 +92,20 @@ async function startedWorker(endpointId: string) {
   if (r.body.status !== "COMPLETED") await waitFinal(p, endpointId, r.body.id, 120_000);
   return workerOf(endpointId)!;
 }
+
+// The worker-backend seam's shared cases (./_backend-contract.ts) on this file's cluster, before the
+// cases below kill a node: a platform of their own, disposed (its Ray jobs stopped) before those start.
+describeBackend("ray", async () => {
+  const workers = { backend: "ray" as const, address: cluster.dashboard, nodeDir: await tempDir("svc-ray-node-"), pollMs: 250 };
+  const platform = await startTestPlatform({ workers });
+  const nodes = [cpuNode.id, gpuNode.id];
+  return {
+    platform,
+    placement: (w) => (w.remote?.backend === "ray" && nodes.includes(w.remote.node ?? "") && !w.proc ? `Ray node ${w.remote.node}` : undefined),
+    ended: async (w) => ["STOPPED", "SUCCEEDED", "FAILED"].includes((await rayJob(w.id)).status),
+    dispose: () => platform.dispose(),
+  };
+});
 
 describe("workers on a Ray cluster", { timeout: 180_000 }, () => {
   it("runs each worker as a Ray job on the node Ray chose: the GPU endpoint's on the GPU node, with Ray's CUDA_VISIBLE_DEVICES", async () => {
