@@ -17,6 +17,8 @@ import { fileIndexOf, PROGRESS_MIN_BYTES, type FileIndex } from "./_file-index.t
 import { readCacheJson } from "./_fs.ts";
 import { mapLimit } from "../core/map-limit.ts";
 import { comparePaths, GZIP_LEVEL, writeTarGz, type TarFile } from "./_tar.ts";
+import { processDeflateCache } from "./_deflate-cache.ts";
+import { deflatedChunksRoot } from "./_install/cache-root.ts";
 
 export const PLUGIN_NAME = "svc:tar-pack";
 export const ARTIFACT_FILE = "artifact.tar.gz";
@@ -25,7 +27,7 @@ export const PACK_STATE_FILE = "pack-state.json";
 /** `--keep-build`: the artifact unpacked, under `.svc/`. */
 export const KEPT_TREE_DIR = "artifact";
 /** Bump when the layout or the tar encoding changes: old artifacts are then never reused. */
-const FORMAT_VERSION = 4; // 2: gzip level 6; 3: files that do not compress stored; 4: level 4 in parallel chunks (plugins/_tar.ts)
+const FORMAT_VERSION = 5; // 2: gzip level 6; 3: files that do not compress stored; 4: level 4 in parallel chunks; 5: each top-level folder starts afresh (plugins/_tar.ts)
 
 /** The Python SDK shipped in this package (plugins get it as ctx.svc.runtimeDir). */
 export const SDK_DIR = SVC_PATHS.runtimeDir;
@@ -194,7 +196,14 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
   try {
     const unpacked = files.reduce((sum, file) => sum + file.size, 0);
     const bar = unpacked >= PROGRESS_MIN_BYTES ? ctx.logger.progress(`pack: writing ${relative(ctx.root, path)}`, unpacked) : undefined;
-    const { sha256, size } = await writeTarGz(files, temporary, GZIP_LEVEL, bar?.add).finally(() => bar?.end());
+    const reuse = {
+      cache: processDeflateCache,
+      dir: deflatedChunksRoot(),
+      durable: (segment: string) => segment === "site-packages" && groups.keyed.length > 0,
+    };
+    const hitsBefore = processDeflateCache.hits;
+    const { sha256, size } = await writeTarGz(files, temporary, { level: GZIP_LEVEL, onBytes: bar?.add, reuse }).finally(() => bar?.end());
+    ctx.logger.debug(`pack: ${processDeflateCache.hits - hitsBefore} chunk(s) reused from earlier packs`);
     await rename(temporary, path);
     const entries: ArtifactEntry[] = files.map((file) => ({ path: file.path, size: file.size }));
     const artifact: Artifact = { path, sha256, size, unpackedSize: unpacked, entries };

@@ -12,3 +12,6 @@ export function svcCacheDir(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export const depsCacheRoot = (env: NodeJS.ProcessEnv = process.env): string => join(svcCacheDir(env), "deps");
+
+/** svc:tar-pack's deflated chunks of content-addressed dependencies (plugins/_deflate-cache.ts), beside them. */
+export const deflatedChunksRoot = (env: NodeJS.ProcessEnv = process.env): string => join(svcCacheDir(env), "deflated");

@@ -2,16 +2,19 @@
  * plugins/_tar.ts's writer on every core: compressible data cut into chunks deflated in parallel,
  * each primed with the 32 KB before it, concatenated into one gzip member that gzip, Python and the
  * platform's unpacker read back byte for byte, the same bytes on every run, and about the size of
- * one deflate stream over the whole tar.
+ * one deflate stream over the whole tar. Each top-level folder starts afresh, so an edit elsewhere
+ * leaves its chunks as they were: a second pack takes them from the deflate cache (memory, or the
+ * folder for the dependencies' segment) and writes the very bytes deflating would.
  */
 import { randomBytes } from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { deflateRawSync, gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import { unpackArtifact } from "../../platform/artifacts/unpack.ts";
+import { DeflateCache } from "../../plugins/_deflate-cache.ts";
 import { CHUNK_BYTES, GZIP_LEVEL, writeTarGz, type TarFile } from "../../plugins/_tar.ts";
 
 /** Python-looking text that repeats at long distances only: a chunk without its dictionary loses matches. */
@@ -61,5 +64,44 @@ describe("the artifact's gzip, deflated in chunks on every core", () => {
       noise.length +
       deflateRawSync(tar.subarray(at + noise.length), { level: GZIP_LEVEL }).length;
     expect(first.size).toBeLessThan(oneStream * 1.01);
+  });
+
+  it("takes an unchanged folder's chunks from the cache after an edit elsewhere, the artifact's bytes the same as deflating them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "svc-chunks-"));
+    const write = (path: string, bytes: Buffer): TarFile => {
+      mkdirSync(join(dir, "src", path, ".."), { recursive: true });
+      writeFileSync(join(dir, "src", path), bytes);
+      return { path, source: join(dir, "src", path), size: bytes.length };
+    };
+    const deps = [write("site-packages/lib/a.py", sourceLike(3, Math.round(CHUNK_BYTES * 2.5))), write("site-packages/lib/b.py", sourceLike(4, 70_000))];
+    const app = (edit: string) => write("handler.py", Buffer.from(`GREETING = "${edit}"\n`));
+    const chunksDir = join(dir, "deflated");
+    const reuse = (cache: DeflateCache) => ({ cache, dir: chunksDir, durable: (segment: string) => segment === "site-packages" });
+    const pack = (name: string, files: TarFile[], cache?: DeflateCache) =>
+      writeTarGz([...files, ...deps], join(dir, name), cache ? { reuse: reuse(cache) } : {});
+
+    const memory = new DeflateCache();
+    await pack("v1.tar.gz", [app("v1")], memory);
+    const depsChunks = 3; // 2.5 MB of site-packages/ from its own start: three chunks, the last one short
+    expect(readdirSync(chunksDir).filter((name) => !name.startsWith("."))).toHaveLength(depsChunks); // only the durable segment on disk
+    expect(memory.hits).toBe(0);
+
+    const edited = [app("version two, a longer line")]; // every byte after it moves in the tar
+    const fromMemory = await pack("v2.tar.gz", edited, memory);
+    expect(memory.hits).toBe(depsChunks);
+    const fresh = await pack("v2-fresh.tar.gz", edited);
+    expect(fromMemory.sha256).toBe(fresh.sha256);
+
+    // another process: the dependencies' chunks from the folder, one of them damaged on disk (a miss, deflated again)
+    const [damaged] = readdirSync(chunksDir).filter((name) => !name.startsWith("."));
+    writeFileSync(join(chunksDir, damaged!), Buffer.concat([readFileSync(join(chunksDir, damaged!)).subarray(0, 40), Buffer.from("junk")]));
+    const other = new DeflateCache();
+    const fromDisk = await pack("v2-disk.tar.gz", edited, other);
+    expect(other.hits).toBe(depsChunks - 1);
+    expect(fromDisk.sha256).toBe(fresh.sha256);
+    const unpacked = join(dir, "platform");
+    await unpackArtifact(join(dir, "v2-disk.tar.gz"), unpacked);
+    expect(readFileSync(join(unpacked, "site-packages/lib/a.py")).equals(readFileSync(deps[0]!.source))).toBe(true);
+    expect(readFileSync(join(unpacked, "handler.py"), "utf8")).toContain("version two");
   });
 });
