@@ -76,14 +76,14 @@ describe("the artifact's gzip, deflated in chunks on every core", () => {
     const deps = [write("site-packages/lib/a.py", sourceLike(3, Math.round(CHUNK_BYTES * 2.5))), write("site-packages/lib/b.py", sourceLike(4, 70_000))];
     const app = (edit: string) => write("handler.py", Buffer.from(`GREETING = "${edit}"\n`));
     const chunksDir = join(dir, "deflated");
-    const reuse = (cache: DeflateCache) => ({ cache, dir: chunksDir, durable: (segment: string) => segment === "site-packages" });
+    const reuse = (cache: DeflateCache) => ({ cache, segment: "site-packages", dir: chunksDir });
     const pack = (name: string, files: TarFile[], cache?: DeflateCache) =>
       writeTarGz([...files, ...deps], join(dir, name), cache ? { reuse: reuse(cache) } : {});
 
     const memory = new DeflateCache();
     await pack("v1.tar.gz", [app("v1")], memory);
     const depsChunks = 3; // 2.5 MB of site-packages/ from its own start: three chunks, the last one short
-    expect(readdirSync(chunksDir).filter((name) => !name.startsWith("."))).toHaveLength(depsChunks); // only the durable segment on disk
+    expect(readdirSync(chunksDir).filter((name) => !name.startsWith("."))).toHaveLength(depsChunks); // only the dependencies' chunks
     expect(memory.hits).toBe(0);
 
     const edited = [app("version two, a longer line")]; // every byte after it moves in the tar
