@@ -30,7 +30,6 @@ const SLOWEST = [
   "test/cli/client.test.ts",
   "test/platform/durability.test.ts",
   // then the next tier (a run here, 2026-12-02): started late, these were what the run's last half minute waited on
-  "test/platform/backends.test.ts",
   "test/e2e/volume-mount.test.ts",
   "test/platform/workers.test.ts",
   "test/platform/scalers.test.ts",

@@ -45,6 +45,8 @@ interface Tracked {
   submittedAt: number;
   timer?: NodeJS.Timeout;
   stopping?: Promise<void>;
+  /** A stop was asked for: one that failed is asked again at the next poll, until Ray says the job ended. */
+  stopAsked?: boolean;
   unreachable: boolean;
   done: boolean;
 }
@@ -137,6 +139,7 @@ export class RayWorkers implements WorkerBackend {
       t.run.node = job.driverNodeId;
       t.hooks.log(`worker ${t.w.id} runs on Ray node ${job.driverNodeId}`);
     }
+    if (t.stopAsked && !t.stopping && !RAY_FINAL.has(job.status)) void this.stop(t);
     if (RAY_FINAL.has(job.status))
       this.finish(t, `Ray job ${job.status}${job.exitCode !== null ? `, exit code ${job.exitCode}` : ""}${job.message ? `: ${job.message}` : ""}`);
   }
@@ -197,9 +200,10 @@ export class RayWorkers implements WorkerBackend {
    * launcher, should Ray place the job later, is refused its launch and exits.
    */
   private stop(t: Tracked): Promise<void> {
+    t.stopAsked = true;
     t.stopping ??= this.api.stop(t.run.runId).catch((error) => {
-      t.stopping = undefined; // a later signal tries again
-      t.hooks.log(`stopping Ray job ${t.run.runId} failed: ${(error as Error).message}`);
+      t.stopping = undefined; // the next poll asks again (a busy head can miss the call's 15 s)
+      t.hooks.log(`stopping Ray job ${t.run.runId} failed (asked again at the next poll): ${(error as Error).message}`);
     });
     if (!t.run.node) this.finish(t, "stopped before Ray placed it; its Ray job ends when placed");
     return t.stopping;
