@@ -51,9 +51,10 @@ export function buildResolvers(ctx: PlatformContext, views: Views) {
       mustApp(store, upload.appId);
       const value = typeof manifest === "string" ? safeJson(manifest) : manifest;
       const parsed = parseManifest(value);
-      return views.buildView(
-        store.builds.create({ appId: upload.appId, sha256: artifact.sha256, size: artifact.size, manifest: parsed as Record<string, unknown> }),
-      );
+      const build = store.builds.create({ appId: upload.appId, sha256: artifact.sha256, size: artifact.size, manifest: parsed as Record<string, unknown> });
+      // its workers run here unless a remote backend (Ray) places them: unpack it while the client provisions
+      if (!ctx.supervisor.remote) ctx.supervisor.local.prepare(build.id, artifact.path);
+      return views.buildView(build);
     },
     setBuildEndpointUrls: ({ buildId, urls }: Record<string, unknown>) => {
       const build = mustBuild(store, String(buildId));

@@ -57,6 +57,8 @@ export class LocalWorkers implements WorkerBackend {
   /** Whether workers run in the sandbox (known once one started): its /tmp is sized. */
   private sandboxed?: boolean;
   private closed = false;
+  /** Builds being unpacked ahead of their first worker (`prepare`): close() waits for them. */
+  private readonly unpacking = new Set<Promise<void>>();
 
   constructor(private readonly deps: LocalWorkersDeps) {
     this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
@@ -117,6 +119,21 @@ export class LocalWorkers implements WorkerBackend {
       if (proc.pid === undefined) hooks.failed(error.message); // spawn failed (no such program): no exit event follows
     });
     proc.on("exit", (code, signal) => hooks.exited(signal ? `signal ${signal}` : `code ${code}`, (w.cgroup?.oomKills() ?? 0) > 0));
+  }
+
+  /**
+   * A build just uploaded is unpacked ahead of its first worker, in the background: that worker's
+   * spawn waits on the same unpack (or finds it done), so a deploy's or a dev reload's first worker
+   * does not start it only once the endpoint has moved. A failure is left for that spawn to meet.
+   */
+  prepare(buildId: string, artifactPath: string): void {
+    if (this.closed) return;
+    const unpacking = this.unpacker.ensure(buildId, artifactPath).then(
+      () => undefined,
+      () => undefined,
+    );
+    this.unpacking.add(unpacking);
+    void unpacking.finally(() => this.unpacking.delete(unpacking));
   }
 
   /**
@@ -216,6 +233,7 @@ export class LocalWorkers implements WorkerBackend {
     this.closed = true;
     await this.spares.close();
     await this.bytecode.close(); // it writes into the state folder
+    await Promise.all(this.unpacking); // so do these
     await Promise.all(this.closing);
     await this.images.close();
     this.deps.resources.close();
