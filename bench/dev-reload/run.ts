@@ -25,6 +25,12 @@
  * On the quiet machine (load 0.4, 23:37, the lead, before): save→reloaded 165 / 132 ms, → new output 476 / 473 ms.
  * Quiet again (load 0.6, 01:29, merged main, --rounds 5): with the 1.5 s pause: save→reloaded 152 / 143 ms, → new
  * output 359 / 363 ms; --pause-ms 0: 236 / 163 ms, → 375 / 361 ms. A requirement added: 474 ms (goal met).
+ * 2026-12-02 (a noisier machine: 10-12 % steal), --rounds 5: 256 / 242 ms at the session's start (save→reloaded
+ * 112 / 102); after the runtime's .pyc link and the unpack went synchronous (6218de0), an instrumented run 201 / 220 ms,
+ * a plain one 281 / 252 ms at load 1.4 (the spread between runs is as wide as the gain). Where an edit's ~240 ms
+ * went (instrumented, medians of 4): watcher and debounce ~30, the rebuild to the endpoint's move ~60, unpacking
+ * the new build ~45-65 (file creation on this disk, ~0.45 ms a file), the spare's claim ~10 (was ~40), the spare
+ * from its go to ready ~40-50 (importing svc and the handler), job and answer ~10-15.
  * [--pause-ms <n>] between saves (default 1500).
  */
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
