@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import { once } from "node:events";
 import { createReadStream, createWriteStream, readFileSync } from "node:fs";
-import { open, readFile } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { constants as zlibConstants, crc32, deflateRaw, deflateRawSync } from "node:zlib";
 import { errors } from "../core/errors.ts";
