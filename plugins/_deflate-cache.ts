@@ -6,10 +6,12 @@
  * 32 KB dictionary and the chunk: the same key gives the same deflated bytes, so a reused chunk
  * leaves the artifact exactly as deflating it again would (docs/contracts.md, "Artifact").
  *
- * Two tiers: this process's memory (the dev server's reloads; bounded, least recently used out first)
- * and, for chunks of content-addressed dependencies, a folder in svc's cache beside them (the next
- * `svc build` or `svc deploy` of any app with the same requirements). A file on disk carries the
- * SHA-256 of its bytes, checked on every read: a damaged file is a miss, never a damaged artifact.
+ * Where the chunks are kept: for content-addressed dependencies, a folder in svc's cache beside them
+ * (the next `svc build`, `svc deploy` or dev-server reload of any app with the same requirements; the
+ * page cache keeps what is read often); for others, this process's memory (bounded, least recently
+ * used out first), so that a one-shot build's memory does not grow with its dependencies. A file on
+ * disk carries the SHA-256 of its bytes, checked on every read: a damaged file is a miss, never a
+ * damaged artifact.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
@@ -35,29 +37,16 @@ export class DeflateCache {
     return hash.update(chunk).digest("hex");
   }
 
-  /** The deflated bytes under `key`, from memory, else from `dir` (and kept in memory from then on). */
+  /** The deflated bytes under `key`: from `dir` when given, else from memory. */
   async get(key: string, dir: string | undefined): Promise<Buffer | undefined> {
-    const kept = this.memory.get(key);
-    if (kept) {
-      this.memory.delete(key); // most recently used last
-      this.memory.set(key, kept);
-      this.hits++;
-      return kept;
-    }
-    if (!dir) return undefined;
-    const file = await readFile(join(dir, key)).catch(() => undefined);
-    if (!file || file.length < DIGEST_BYTES) return undefined;
-    const deflated = file.subarray(DIGEST_BYTES);
-    if (!createHash("sha256").update(deflated).digest().equals(file.subarray(0, DIGEST_BYTES))) return undefined;
-    this.remember(key, deflated);
-    this.hits++;
-    return deflated;
+    const found = dir ? await this.read(join(dir, key)) : this.recall(key);
+    if (found) this.hits++;
+    return found;
   }
 
-  /** Keeps `deflated` in memory and, with `dir`, on disk (written whole, then renamed into place). */
+  /** Keeps `deflated` on disk in `dir` (written whole, then renamed into place), else in memory. */
   async set(key: string, deflated: Buffer, dir: string | undefined): Promise<void> {
-    this.remember(key, deflated);
-    if (!dir) return;
+    if (!dir) return this.remember(key, deflated);
     const temporary = join(dir, `.tmp-${process.pid}-${randomBytes(6).toString("hex")}`);
     try {
       await mkdir(dir, { recursive: true });
@@ -66,6 +55,22 @@ export class DeflateCache {
     } catch {
       await rm(temporary, { force: true }); // a cache: a chunk not written is deflated again next time
     }
+  }
+
+  private async read(file: string): Promise<Buffer | undefined> {
+    const bytes = await readFile(file).catch(() => undefined);
+    if (!bytes || bytes.length < DIGEST_BYTES) return undefined;
+    const deflated = bytes.subarray(DIGEST_BYTES);
+    return createHash("sha256").update(deflated).digest().equals(bytes.subarray(0, DIGEST_BYTES)) ? deflated : undefined;
+  }
+
+  private recall(key: string): Buffer | undefined {
+    const kept = this.memory.get(key);
+    if (kept) {
+      this.memory.delete(key); // most recently used last
+      this.memory.set(key, kept);
+    }
+    return kept;
   }
 
   private remember(key: string, deflated: Buffer): void {

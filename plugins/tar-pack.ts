@@ -196,7 +196,7 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
   try {
     const unpacked = files.reduce((sum, file) => sum + file.size, 0);
     const bar = unpacked >= PROGRESS_MIN_BYTES ? ctx.logger.progress(`pack: writing ${relative(ctx.root, path)}`, unpacked) : undefined;
-    // the dependencies' chunks, on disk too when their tree is content-addressed (the same for every app with the same requirements)
+    // the dependencies' chunks: on disk when their tree is content-addressed (the same for every app with the same requirements), else in memory
     const reuse = { cache: processDeflateCache, segment: "site-packages", dir: groups.keyed.length > 0 ? deflatedChunksRoot() : undefined };
     const hitsBefore = processDeflateCache.hits;
     const { sha256, size } = await writeTarGz(files, temporary, { level: GZIP_LEVEL, onBytes: bar?.add, reuse }).finally(() => bar?.end());

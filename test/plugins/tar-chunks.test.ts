@@ -3,8 +3,8 @@
  * each primed with the 32 KB before it, concatenated into one gzip member that gzip, Python and the
  * platform's unpacker read back byte for byte, the same bytes on every run, and about the size of
  * one deflate stream over the whole tar. Each top-level folder starts afresh, so an edit elsewhere
- * leaves its chunks as they were: a second pack takes them from the deflate cache (memory, or the
- * folder for the dependencies' segment) and writes the very bytes deflating would.
+ * leaves its chunks as they were: a second pack takes the dependencies' chunks from the deflate cache
+ * (memory, or a folder) and writes the very bytes deflating would.
  */
 import { randomBytes } from "node:crypto";
 import { execFileSync } from "node:child_process";
@@ -74,29 +74,35 @@ describe("the artifact's gzip, deflated in chunks on every core", () => {
       return { path, source: join(dir, "src", path), size: bytes.length };
     };
     const deps = [write("site-packages/lib/a.py", sourceLike(3, Math.round(CHUNK_BYTES * 2.5))), write("site-packages/lib/b.py", sourceLike(4, 70_000))];
-    const app = (edit: string) => write("handler.py", Buffer.from(`GREETING = "${edit}"\n`));
+    const app = (edit: string): TarFile => {
+      const source = join(dir, `app-${edit.length}`, "handler.py"); // a source of its own for each version
+      const bytes = Buffer.from(`GREETING = "${edit}"\n`);
+      mkdirSync(join(source, ".."), { recursive: true });
+      writeFileSync(source, bytes);
+      return { path: "handler.py", source, size: bytes.length };
+    };
     const chunksDir = join(dir, "deflated");
-    const reuse = (cache: DeflateCache) => ({ cache, segment: "site-packages", dir: chunksDir });
-    const pack = (name: string, files: TarFile[], cache?: DeflateCache) =>
-      writeTarGz([...files, ...deps], join(dir, name), cache ? { reuse: reuse(cache) } : {});
-
-    const memory = new DeflateCache();
-    await pack("v1.tar.gz", [app("v1")], memory);
+    const pack = (name: string, files: TarFile[], reuse?: { cache: DeflateCache; dir?: string }) =>
+      writeTarGz([...files, ...deps], join(dir, name), reuse ? { reuse: { ...reuse, segment: "site-packages" } } : {});
     const depsChunks = 3; // 2.5 MB of site-packages/ from its own start: three chunks, the last one short
-    expect(readdirSync(chunksDir).filter((name) => !name.startsWith("."))).toHaveLength(depsChunks); // only the dependencies' chunks
-    expect(memory.hits).toBe(0);
-
     const edited = [app("version two, a longer line")]; // every byte after it moves in the tar
-    const fromMemory = await pack("v2.tar.gz", edited, memory);
-    expect(memory.hits).toBe(depsChunks);
     const fresh = await pack("v2-fresh.tar.gz", edited);
+
+    // in memory (dependencies not content-addressed): the second pack deflates only the app's files
+    const memory = new DeflateCache();
+    await pack("v1-memory.tar.gz", [app("v1")], { cache: memory });
+    expect(memory.hits).toBe(0);
+    const fromMemory = await pack("v2-memory.tar.gz", edited, { cache: memory });
+    expect(memory.hits).toBe(depsChunks);
     expect(fromMemory.sha256).toBe(fresh.sha256);
 
-    // another process: the dependencies' chunks from the folder, one of them damaged on disk (a miss, deflated again)
-    const [damaged] = readdirSync(chunksDir).filter((name) => !name.startsWith("."));
-    writeFileSync(join(chunksDir, damaged!), Buffer.concat([readFileSync(join(chunksDir, damaged!)).subarray(0, 40), Buffer.from("junk")]));
+    // on disk: only the dependencies' chunks, read back by another process's cache, one of them damaged (a miss, deflated again)
+    await pack("v1-disk.tar.gz", [app("v1")], { cache: new DeflateCache(), dir: chunksDir });
+    const kept = readdirSync(chunksDir).filter((name) => !name.startsWith("."));
+    expect(kept).toHaveLength(depsChunks);
+    writeFileSync(join(chunksDir, kept[0]!), Buffer.concat([readFileSync(join(chunksDir, kept[0]!)).subarray(0, 40), Buffer.from("junk")]));
     const other = new DeflateCache();
-    const fromDisk = await pack("v2-disk.tar.gz", edited, other);
+    const fromDisk = await pack("v2-disk.tar.gz", edited, { cache: other, dir: chunksDir });
     expect(other.hits).toBe(depsChunks - 1);
     expect(fromDisk.sha256).toBe(fresh.sha256);
     const unpacked = join(dir, "platform");
