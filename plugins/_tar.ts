@@ -200,9 +200,9 @@ function deflateChunk(chunk: Buffer, dictionary: Buffer | undefined, level: numb
 
 /**
  * Chunks deflated before (./_deflate-cache.ts), for one top-level folder (the dependencies): kept on
- * disk in `dir` when given, else in `cache`'s memory. Only that folder's chunks are keyed: hashing and keeping every
- * chunk of an app's own files, which change from build to build, made bench/build's cold pack of
- * 256 MB of sources take 6.6-7.4 s, against 3.4-4.0 s without.
+ * disk in `dir` when given, else in `cache`'s memory. Only that folder's chunks are keyed: hashing and
+ * keeping every chunk of an app's own files, which change from build to build, made bench/build's
+ * cold pack of 256 MB of sources take 6.6-7.4 s, against 3.4-4.0 s without.
  */
 export interface ChunkReuse {
   cache: DeflateCache;

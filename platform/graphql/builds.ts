@@ -52,7 +52,7 @@ export function buildResolvers(ctx: PlatformContext, views: Views) {
       const value = typeof manifest === "string" ? safeJson(manifest) : manifest;
       const parsed = parseManifest(value);
       const build = store.builds.create({ appId: upload.appId, sha256: artifact.sha256, size: artifact.size, manifest: parsed as Record<string, unknown> });
-      // its workers run here unless a remote backend (Ray) places them: unpack it while the client provisions
+      // its workers run here unless a remote backend (Ray) places them (its LB workers unpack when they start): unpack it while the client provisions
       if (!ctx.supervisor.remote) ctx.supervisor.local.prepare(build.id, artifact.path);
       return views.buildView(build);
     },

@@ -11,6 +11,7 @@ import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import type { EndpointRecord } from "../../store/index.ts";
 import type { ResolvedOptions } from "../../options.ts";
+import { BackgroundWork } from "../../_background-work.ts";
 import { BuildUnpacker } from "../../artifacts/unpack.ts";
 import { giveVolumeTo } from "../../volumes/mount.ts";
 import { ImageEnvironments, type ShellLaunch, type WorkerLaunch } from "../image-env.ts";
@@ -52,13 +53,11 @@ export class LocalWorkers implements WorkerBackend {
   private readonly bytecode: RuntimeBytecode;
   /** `interpreter \0 build folder` whose runtime .pyc are in place. */
   private readonly linked = new Set<string>();
-  /** Exited workers' channels and cgroups being closed: close() waits for them. */
-  private readonly closing = new Set<Promise<void>>();
+  /** Builds being unpacked ahead (`prepare`), exited workers' channels and cgroups being closed: close() waits for them. */
+  private readonly background = new BackgroundWork();
   /** Whether workers run in the sandbox (known once one started): its /tmp is sized. */
   private sandboxed?: boolean;
   private closed = false;
-  /** Builds being unpacked ahead of their first worker (`prepare`): close() waits for them. */
-  private readonly unpacking = new Set<Promise<void>>();
 
   constructor(private readonly deps: LocalWorkersDeps) {
     this.unpacker = new BuildUnpacker(join(deps.options.dataDir, "builds"));
@@ -128,12 +127,7 @@ export class LocalWorkers implements WorkerBackend {
    */
   prepare(buildId: string, artifactPath: string): void {
     if (this.closed) return;
-    const unpacking = this.unpacker.ensure(buildId, artifactPath).then(
-      () => undefined,
-      () => undefined,
-    );
-    this.unpacking.add(unpacking);
-    void unpacking.finally(() => this.unpacking.delete(unpacking));
+    this.background.add(this.unpacker.ensure(buildId, artifactPath));
   }
 
   /**
@@ -219,13 +213,7 @@ export class LocalWorkers implements WorkerBackend {
   /** The worker (or shell) exited: its GPUs go to the waiting, its channel and cgroup (with what it left in it) end. */
   release(w: WorkerInfo): void {
     this.deps.gpus.release(w.id);
-    const ending = [w.channel && closeChannel(w.channel), w.cgroup && this.deps.resources.end(w.cgroup)];
-    const closing: Promise<void> = Promise.all(ending).then(
-      () => undefined,
-      () => undefined,
-    );
-    this.closing.add(closing);
-    void closing.finally(() => this.closing.delete(closing));
+    this.background.add(Promise.all([w.channel && closeChannel(w.channel), w.cgroup && this.deps.resources.end(w.cgroup)]));
   }
 
   /** The platform stops: the channels' namespaces and slirp4netns go with it, the cgroups too. */
@@ -233,8 +221,7 @@ export class LocalWorkers implements WorkerBackend {
     this.closed = true;
     await this.spares.close();
     await this.bytecode.close(); // it writes into the state folder
-    await Promise.all(this.unpacking); // so do these
-    await Promise.all(this.closing);
+    await this.background.settled(); // builds unpacked ahead (they write there too), exited workers' channels and cgroups
     await this.images.close();
     this.deps.resources.close();
   }

@@ -15,6 +15,7 @@ import { type Dirent, linkSync, mkdirSync, readdirSync, readFileSync } from "nod
 import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { SVC_PATHS } from "../../../core/package-root.ts";
+import { BackgroundWork } from "../../_background-work.ts";
 import { sha256Hex } from "../../_ids.ts";
 
 /** Compiles every .py under argv[1] into argv[2]/<sha256 of its bytes>.pyc; prints the interpreter's cache tag. */
@@ -44,7 +45,7 @@ export class RuntimeBytecode {
   private readonly started = new Set<string>();
   private readonly ready = new Map<string, Compiled>();
   /** Compiles under way: close() waits for them (they write into the platform's state folder). */
-  private readonly compiling = new Set<Promise<void>>();
+  private readonly compiling = new BackgroundWork();
   private closed = false;
 
   constructor(
@@ -56,18 +57,14 @@ export class RuntimeBytecode {
   prepare(python: string): void {
     if (this.closed || this.started.has(python)) return;
     this.started.add(python);
-    const done = this.compile(python).then(
-      (compiled) => void this.ready.set(python, compiled),
-      () => undefined, // no bytecode: workers compile as they always did
-    );
-    this.compiling.add(done);
-    void done.finally(() => this.compiling.delete(done));
+    // a failed compile leaves no bytecode: workers compile as they always did
+    this.compiling.add(this.compile(python).then((compiled) => void this.ready.set(python, compiled)));
   }
 
   /** The platform stops: no compile starts any more, and this resolves once none writes into the state folder. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all(this.compiling);
+    await this.compiling.settled();
   }
 
   /**
