@@ -283,10 +283,13 @@ const MAP_RUNTIME: readonly string[] = String.raw`
   .split("\n");
 
 /**
- * Under Node, unless the caller passes its own `fetch`: requests go through node:http(s) with
- * keep-alive agents. Node 20's fetch spent 0.7-0.8 ms of CPU per runsync call against 0.19-0.22 ms
- * for node:http (32 concurrent no-op calls, 4,000 each, two runs), which capped `.map` at a quarter
- * of runsync's throughput (docs/deploy.md, "Fan-out"). Elsewhere (browsers, Deno) it is fetch.
+ * Under Node, unless the caller passes its own `fetch`: plain `http:` goes over kept-alive sockets
+ * with one write per request and a plain reader of the answer (status line, headers, a
+ * Content-Length or chunked body), as the Python runtime's calls do (runtime/python/svc/_http.py);
+ * `https:` through node:https with a keep-alive agent. Node 20's fetch spent 0.7-0.8 ms of CPU per
+ * runsync call and node:http's ClientRequest and agent ~0.36 ms (a `.map` caller's profile:
+ * 10,000 no-op items); this reader ~0.1 ms (docs/deploy.md, "Fan-out"). Elsewhere (browsers,
+ * Deno) it is fetch.
  */
 const NODE_TRANSPORT: readonly string[] = String.raw`
   type Answer = { ok: boolean; status: number; retryAfter?: string | null | undefined; text(): Promise<string> };
@@ -295,14 +298,21 @@ const NODE_TRANSPORT: readonly string[] = String.raw`
   async function nodeTransport(): Promise<Send | undefined> {
     const proc = (globalThis as { process?: { versions?: { node?: string } } }).process;
     if (options.fetch || !proc?.versions?.node) return undefined;
-    const builtin = (name: string): string => ${"`"}node:${"$"}{name}${"`"}; // not a literal: the module needs no Node typings
-    const [http, https] = await Promise.all([import(builtin("http")), import(builtin("https"))]);
-    const agents: Record<string, unknown> = { "http:": new http.Agent({ keepAlive: true }), "https:": new https.Agent({ keepAlive: true }) };
-    return (method, url, headers, body) =>
-      new Promise<Answer>((resolve, reject) => {
-        const target = new URL(url);
-        const sized = body === null ? headers : { ...headers, "content-length": String(new TextEncoder().encode(body).length) };
-        const request = (target.protocol === "https:" ? https : http).request(target, { method, headers: sized, agent: agents[target.protocol] }, (response: any) => {
+    const builtin = (name: string): string => "node:" + name; // not a literal: the module needs no Node typings
+    const [net, https, { Buffer }] = await Promise.all([import(builtin("net")), import(builtin("https")), import(builtin("buffer"))]);
+    const tlsAgent = new https.Agent({ keepAlive: true });
+    const plain = plainHttp(net, Buffer);
+    const targets = new Map<string, URL>(); // runsync's URL is the same for every call: parsed once
+    return (method, url, headers, body) => {
+      let target = targets.get(url);
+      if (!target) {
+        if (targets.size >= 64) targets.clear();
+        targets.set(url, (target = new URL(url)));
+      }
+      if (target.protocol === "http:") return plain(target, method, headers, body);
+      return new Promise<Answer>((resolve, reject) => {
+        const sized = body === null ? headers : { ...headers, "content-length": String(Buffer.byteLength(body)) };
+        const request = https.request(target, { method, headers: sized, agent: tlsAgent }, (response: any) => {
           const chunks: string[] = [];
           response.setEncoding("utf8");
           response.on("data", (chunk: string) => chunks.push(chunk));
@@ -313,6 +323,138 @@ const NODE_TRANSPORT: readonly string[] = String.raw`
         });
         request.on("error", reject);
         request.end(body ?? undefined);
+      });
+    };
+  }
+  /** HTTP/1.1 over kept-alive TCP sockets (idle ones do not hold the process open); a reused socket the server closed is replaced once. */
+  function plainHttp(net: any, Buffer: any) {
+    type Conn = { socket: any; origin: string; buffer: any; ended: boolean; error: unknown; wake: (() => void) | undefined };
+    const idle = new Map<string, Conn[]>();
+    const open = (target: URL): Conn => {
+      const conn: Conn = { socket: undefined, origin: target.host, buffer: Buffer.alloc(0), ended: false, error: undefined, wake: undefined };
+      conn.socket = net.connect({ host: target.hostname.replace(/^\[|\]$/g, ""), port: Number(target.port) || 80 });
+      conn.socket.setNoDelay(true);
+      conn.socket.on("data", (chunk: any) => {
+        conn.buffer = conn.buffer.length ? Buffer.concat([conn.buffer, chunk]) : chunk;
+        conn.wake?.();
+      });
+      conn.socket.on("error", (error: unknown) => void (conn.error ??= error));
+      conn.socket.on("close", () => {
+        conn.ended = true;
+        if (conn.wake) return conn.wake();
+        const pool = idle.get(conn.origin) ?? [];
+        if (pool.includes(conn)) pool.splice(pool.indexOf(conn), 1);
+      });
+      return conn;
+    };
+    const release = (conn: Conn, close: boolean) => {
+      const pool = idle.get(conn.origin) ?? [];
+      if (close || conn.ended || conn.buffer.length > 0 || pool.length >= 256) return void conn.socket.destroy();
+      conn.socket.unref();
+      idle.set(conn.origin, pool);
+      pool.push(conn);
+    };
+    /** The chunked body from "at", and where it ends; undefined while incomplete. */
+    const chunked = (buffer: any, at: number): { body: string; end: number } | undefined => {
+      const pieces: any[] = [];
+      for (;;) {
+        const lineEnd = buffer.indexOf("\r\n", at);
+        if (lineEnd < 0) return undefined;
+        const size = Number.parseInt(buffer.toString("latin1", at, lineEnd).split(";")[0], 16);
+        if (Number.isNaN(size)) throw new Error("a malformed chunked answer");
+        at = lineEnd + 2;
+        if (size === 0) {
+          const end = buffer.indexOf("\r\n\r\n", at - 2); // trailers, then the empty line
+          return end < 0 ? undefined : { body: Buffer.concat(pieces).toString("utf8"), end: end + 4 };
+        }
+        if (buffer.length < at + size + 2) return undefined;
+        pieces.push(buffer.subarray(at, at + size));
+        at += size + 2;
+      }
+    };
+    /** The first whole answer in the connection's buffer (taken out of it); undefined while incomplete. */
+    const answerOf = (conn: Conn, method: string): (Answer & { close: boolean }) | undefined => {
+      for (;;) {
+        const buffer = conn.buffer;
+        const headEnd = buffer.indexOf("\r\n\r\n");
+        if (headEnd < 0) return undefined;
+        const lines: string[] = buffer.toString("latin1", 0, headEnd).split("\r\n");
+        const status = /^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? "");
+        if (!status) throw new Error("not an HTTP answer: " + JSON.stringify(lines[0]));
+        const code = Number(status[1]);
+        const fields: Record<string, string> = {};
+        for (const line of lines.slice(1)) {
+          const colon = line.indexOf(":");
+          if (colon > 0) fields[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
+        }
+        let at = headEnd + 4;
+        if (code >= 100 && code < 200) {
+          conn.buffer = buffer.subarray(at); // 100 Continue and the like: the answer follows
+          continue;
+        }
+        let body = "";
+        let end = at;
+        if (method !== "HEAD" && code !== 204 && code !== 304) {
+          if (fields["content-length"] !== undefined) {
+            end = at + Number(fields["content-length"]);
+            if (buffer.length < end) return undefined;
+            body = buffer.toString("utf8", at, end);
+          } else if ((fields["transfer-encoding"] ?? "").toLowerCase().includes("chunked")) {
+            const whole = chunked(buffer, at);
+            if (!whole) return undefined;
+            ({ body, end } = whole);
+          } else {
+            if (!conn.ended) return undefined; // the body ends with the connection
+            end = buffer.length;
+            body = buffer.toString("utf8", at, end);
+            fields.connection = "close";
+          }
+        }
+        conn.buffer = buffer.subarray(end);
+        const close = (fields.connection ?? "").toLowerCase() === "close";
+        return { ok: code >= 200 && code < 300, status: code, retryAfter: fields["retry-after"], text: async () => body, close };
+      }
+    };
+    return (target: URL, method: string, headers: Record<string, string>, body: string | null) =>
+      new Promise<Answer>((resolve, reject) => {
+        let head = method + " " + target.pathname + target.search + " HTTP/1.1\r\nhost: " + target.host + "\r\n";
+        for (const name in headers) head += name + ": " + headers[name] + "\r\n";
+        if (body !== null || method === "POST" || method === "PUT" || method === "PATCH") head += "content-length: " + Buffer.byteLength(body ?? "") + "\r\n";
+        const request = head + "\r\n" + (body ?? "");
+        const attempt = (fresh: boolean) => {
+          const pool = idle.get(target.host);
+          let conn = fresh ? undefined : pool?.pop();
+          while (conn && (conn.ended || conn.buffer.length > 0)) {
+            conn.socket.destroy(); // closed while idle, or sent what nobody asked for
+            conn = pool?.pop();
+          }
+          const reused = conn !== undefined;
+          const live: Conn = conn ?? open(target);
+          live.socket.ref();
+          const check = () => {
+            let answer: (Answer & { close: boolean }) | undefined;
+            try {
+              answer = answerOf(live, method);
+            } catch (error) {
+              live.wake = undefined;
+              live.socket.destroy();
+              return reject(error);
+            }
+            if (answer) {
+              live.wake = undefined;
+              release(live, answer.close);
+              return resolve(answer);
+            }
+            if (!live.ended) return;
+            live.wake = undefined;
+            if (reused && live.buffer.length === 0) return attempt(true); // the server closed it while idle: once more, on a fresh socket
+            const what = live.buffer.length ? "in the middle of an answer" : "without an answer";
+            reject(live.error ?? Object.assign(new Error("the server closed the connection " + what), { code: "ECONNRESET" }));
+          };
+          live.wake = check;
+          live.socket.write(request);
+        };
+        attempt(false);
       });
   }
 `
