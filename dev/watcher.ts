@@ -3,7 +3,7 @@
  * built-in ignores — .git/, .svc/, .platform/, node_modules/, __pycache__/, virtualenvs, … —
  * `.gitignore`, `.svcignore` and config `ignore`). Output folders are never watched: a build writes
  * into .svc/ and the resource cache into .platform/, and watching them would reload forever.
- * Changes are debounced (5 ms, after chokidar's 20 ms wait for a write to settle) into one batch of
+ * Changes are debounced (5 ms, after chokidar's 6 ms wait for a write to settle) into one batch of
  * relative paths; a file whose bytes are those of the last batch that named it is left out, so an
  * editor that writes a file twice (a save, then a touch or a second identical write) reloads once
  * (docs/dev-server.md, "Reload").
@@ -18,8 +18,12 @@ import { createIgnore } from "../plugins/index.ts";
 
 /** Short: each file's change already waited SETTLE_MS, so files saved together arrive together (issue 42: 15 ms of save → new output). */
 export const DEBOUNCE_MS = 5;
-/** chokidar's awaitWriteFinish: a file's size must hold this long before its change is reported. */
-const SETTLE_MS = 20;
+/**
+ * chokidar's awaitWriteFinish: a file's size must hold this long before its change is reported. An
+ * editor's truncate-then-write is over in well under a millisecond; a file read mid-write anyway
+ * changes again, and its next batch has its final bytes (20 ms was ~15 ms of save → new output).
+ */
+const SETTLE_MS = 6;
 
 /** Dot-files that change what gets built, although they are not app sources. */
 const WATCHED_DOTFILES = new Set([".gitignore", ".svcignore"]);
@@ -68,7 +72,7 @@ export async function watchProject(options: WatchOptions): Promise<ProjectWatche
     ignoreInitial: true,
     ignored: (path: string, stats?: Stats) => isIgnoredPath(ig, toRel(path), stats ? stats.isDirectory() : undefined),
     // Editors write in several steps; wait for the file to settle a little.
-    awaitWriteFinish: { stabilityThreshold: SETTLE_MS, pollInterval: 5 },
+    awaitWriteFinish: { stabilityThreshold: SETTLE_MS, pollInterval: 2 },
   });
 
   /** Content hash of each file as the last batch that named it saw it ("" once deleted). */

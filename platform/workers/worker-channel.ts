@@ -13,8 +13,8 @@
  * docs/platform.md, "Threat model".
  */
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
-import { chown, mkdir, rm, symlink, unlink } from "node:fs/promises";
+import { chownSync, mkdirSync, symlinkSync, unlinkSync } from "node:fs";
+import { chown, mkdir, rm } from "node:fs/promises";
 import { connect, createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -94,7 +94,7 @@ export async function openChannel(
 export async function addTunnels(channel: WorkerChannel, ports: number[], user?: SandboxUser): Promise<void> {
   const added = await Promise.all(ports.map(async (port) => ({ port, server: await listenTunnel(join(channel.workerDir, tunnelName(port)), port) })));
   channel.tunnels.push(...added);
-  if (user) for (const t of added) await chown(join(channel.workerDir, tunnelName(t.port)), user.uid, user.gid);
+  if (user) for (const t of added) chownSync(join(channel.workerDir, tunnelName(t.port)), user.uid, user.gid);
 }
 
 /**
@@ -105,11 +105,11 @@ export async function addTunnels(channel: WorkerChannel, ports: number[], user?:
  */
 export async function listenUnix(server: Server, path: string): Promise<void> {
   const alias = join(tmpdir(), `svc-${randomBytes(8).toString("hex")}`);
-  await symlink(dirname(path), alias);
+  symlinkSync(dirname(path), alias); // synchronous, as the unlink: a claimed spare waits on its tunnels
   try {
     await new Promise<void>((resolve, reject) => server.once("error", reject).listen({ path: join(alias, basename(path)) }, () => resolve()));
   } finally {
-    await unlink(alias);
+    unlinkSync(alias);
   }
 }
 

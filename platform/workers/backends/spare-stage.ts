@@ -5,8 +5,16 @@
  * to the unpacked build (same file system: the platform's state folder), a copy where a link cannot
  * be made; symlinks are made again as they are (unpacking checked that they stay in the build).
  */
-import { chmod, copyFile, link, mkdir, readdir, readlink, stat, symlink } from "node:fs/promises";
+import { chmodSync, copyFileSync, linkSync, mkdirSync, readdirSync, readlinkSync, statSync, symlinkSync } from "node:fs";
+import { chmod, mkdir } from "node:fs/promises";
 import { join } from "node:path";
+
+/**
+ * Entries put in place between two turns of the event loop: a dev app's build goes in one turn
+ * (its claim waited ~10 ms on the async calls' turns), a dependency tree of thousands of files
+ * holds the platform's other work up for a few milliseconds at a time.
+ */
+const ENTRIES_PER_TURN = 500;
 
 /** Makes the empty folder a spare's sandbox shows at /app (any user of the sandbox may enter it). */
 export async function makeStage(dir: string): Promise<void> {
@@ -16,17 +24,28 @@ export async function makeStage(dir: string): Promise<void> {
 
 /** Puts the build in `buildDir` into the (empty) stage `dir`, keeping the folders' modes. */
 export async function fillStage(buildDir: string, dir: string): Promise<void> {
-  const entries = await readdir(buildDir, { withFileTypes: true });
-  await Promise.all(
-    entries.map(async (entry) => {
-      const from = join(buildDir, entry.name);
-      const to = join(dir, entry.name);
+  const folders: Array<[from: string, to: string]> = [[buildDir, dir]];
+  const modes: Array<[folder: string, mode: number]> = [];
+  let placed = 0;
+  for (let next = folders.pop(); next; next = folders.pop()) {
+    const [from, to] = next;
+    for (const entry of readdirSync(from, { withFileTypes: true })) {
+      const source = join(from, entry.name);
+      const target = join(to, entry.name);
       if (entry.isDirectory()) {
-        await mkdir(to);
-        await fillStage(from, to);
-        await chmod(to, (await stat(from)).mode & 0o7777);
-      } else if (entry.isSymbolicLink()) await symlink(await readlink(from), to);
-      else await link(from, to).catch(() => copyFile(from, to));
-    }),
-  );
+        mkdirSync(target);
+        folders.push([source, target]);
+        modes.push([target, statSync(source).mode & 0o7777]);
+      } else if (entry.isSymbolicLink()) symlinkSync(readlinkSync(source), target);
+      else {
+        try {
+          linkSync(source, target);
+        } catch {
+          copyFileSync(source, target);
+        }
+      }
+      if (++placed % ENTRIES_PER_TURN === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+  }
+  for (const [folder, mode] of modes) chmodSync(folder, mode); // once filled: a read-only folder takes no entry
 }
