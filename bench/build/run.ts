@@ -95,7 +95,12 @@ const s = (ms: number) => `${(ms / 1000).toFixed(3)} s`;
 const mb = (value: number) => `${value.toFixed(0)} MB`;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)]!;
 const verdict = (ok: boolean) => (ok ? "met" : "MISSED");
-const workDir = (prefix: string) => mkdtempSync(join(tmpdir(), `svc-bench-${prefix}-`));
+const workDirs: string[] = [];
+/** A scratch folder of this run (dependency caches hold ~100 MB each): all removed when the bench exits. */
+const workDir = (prefix: string) => workDirs[workDirs.push(mkdtempSync(join(tmpdir(), `svc-bench-${prefix}-`))) - 1]!;
+process.on("exit", () => {
+  for (const dir of workDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 async function benchBuilds(): Promise<void> {
   const dir = join(workDir("init"), "bench-app");

@@ -3,10 +3,10 @@
  * installed files from uv and from pip for every requirement set of the fixtures and examples, the
  * fall-back to pip with its line, and the dependency cache shared by apps.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { runBuild } from "../../testing/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import type { BuildContext, SvcPlugin } from "../../core/types.ts";
@@ -20,7 +20,12 @@ const online = await pypiReachable();
 const uv = findUv(pythonInterpreter()) ?? findUv(process.execPath);
 if (!uv) console.warn("installer parity tests are skipped: no uv beside Python or on PATH (scripts/setup.sh installs it)");
 afterEach(saveEnv("SVC_CACHE_DIR", "SVC_INSTALLER"));
-const freshCache = () => (process.env.SVC_CACHE_DIR = mkdtempSync(join(tmpdir(), "svc-deps-cache-")));
+const caches: string[] = [];
+/** A dependency cache of the test's own (each install counted from empty), removed after the file (~100 MB each). */
+const freshCache = () => caches.push((process.env.SVC_CACHE_DIR = mkdtempSync(join(tmpdir(), "svc-deps-cache-"))));
+afterAll(() => {
+  for (const dir of caches.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
 describe("uv's command line", () => {
   it("asks for the same wheels as pip: manylinux ≤ 2.28 x86_64, the configured CPython, binary only", () => {

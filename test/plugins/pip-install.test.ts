@@ -1,8 +1,8 @@
 /** svc:pip-install: pip's command line, the deps cache, pruning of excluded packages, a real install. */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runBuild as runPipeline } from "../../testing/index.ts";
 import { createLogger } from "../../core/logger.ts";
 import type { SvcError } from "../../core/errors.ts";
@@ -16,6 +16,7 @@ afterAll(saveEnv("SVC_CACHE_DIR"));
 beforeEach(() => {
   process.env.SVC_CACHE_DIR = mkdtempSync(join(tmpdir(), "svc-deps-cache-"));
 });
+afterEach(() => rmSync(process.env.SVC_CACHE_DIR!, { recursive: true, force: true }));
 if (!online) console.warn("pip-install tests that need PyPI are skipped: https://pypi.org did not answer a HEAD request");
 
 describe("pip command and cache key", () => {
