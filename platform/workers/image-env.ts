@@ -60,6 +60,8 @@ export interface LaunchRequest {
   /** The interpreter the image maps to (interpreter.ts or the platform's pythonForImage). */
   python: string;
   buildDir: string;
+  /** A warm spare's: the platform's compiled svc runtime, shown read-only at SANDBOX_RUNTIME_DIR (./sandbox.ts). */
+  runtimeDir?: string;
   /** Relative to the build. */
   handler: string;
   env: NodeJS.ProcessEnv;
@@ -173,6 +175,7 @@ export class ImageEnvironments {
           hidden: view.siteDirs,
           packages: view.packages,
           buildDir: req.buildDir,
+          runtimeDir: req.runtimeDir,
           etc,
           user,
           volumeDir: req.volumeDir,

@@ -20,6 +20,8 @@ import type { WorkerUser } from "./uid-pool.ts";
 
 /** Where the build appears inside the sandbox (the worker's working directory). */
 export const SANDBOX_APP_DIR = "/app";
+/** Where a warm spare sees the platform's compiled copy of the svc runtime (./backends/spare-bootstrap.ts). */
+export const SANDBOX_RUNTIME_DIR = "/svc-runtime";
 
 /** Top-level system folders shown as they are (a symlink stays a symlink: merged /usr). /etc is the sandbox's own. */
 const SYSTEM_DIRS = ["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
@@ -126,6 +128,8 @@ export interface SandboxSpec {
   /** ...but for these entries of theirs (the image's packages). */
   packages: string[];
   buildDir: string;
+  /** A warm spare's: the platform's svc runtime with its .pyc (./backends/runtime-bytecode.ts), read-only at SANDBOX_RUNTIME_DIR. */
+  runtimeDir?: string;
   /** The sandbox's /etc (./sandbox-etc.ts) and the host entries bound into it. */
   etc: { dir: string; binds: string[] };
   /** The host user the worker runs as (a platform run as root: its app's). */
@@ -197,6 +201,7 @@ export function bwrapArgs(spec: SandboxSpec): string[] {
   for (const entry of spec.packages) args.push("--ro-bind", entry, entry);
   for (const dir of hidden) args.push("--remount-ro", dir); // after the binds: their mount points are made in the tmpfs
   args.push("--ro-bind", spec.buildDir, SANDBOX_APP_DIR);
+  if (spec.runtimeDir) args.push("--ro-bind", spec.runtimeDir, SANDBOX_RUNTIME_DIR);
   if (spec.tmpBytes) args.push("--size", String(spec.tmpBytes));
   args.push("--perms", "1777", "--tmpfs", "/tmp", "--proc", "/proc", ...kernelMaskArgs(), "--dev", "/dev", ...NO_TERMINAL_ARGS);
   // POSIX shared memory (multiprocessing's Value, Lock, Queue) for the pool user, bounded like /tmp: bwrap's /dev/shm is root's.

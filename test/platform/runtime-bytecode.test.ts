@@ -124,7 +124,8 @@ it("a worker cannot change, replace or remove the linked .pyc it shares with eve
       const folders = (await readdir(join(p.dataDir, "bytecode")).catch(() => [])).filter((name) => !name.includes(".tmp-"));
       return folders.length === 1 ? join(p.dataDir, "bytecode", folders[0]!) : undefined;
     });
-    const shared = await Promise.all((await readdir(compiled)).map(async (name) => [name, await readFile(join(compiled, name))] as const));
+    const pycs = (await readdir(compiled)).filter((name) => name.endsWith(".pyc")); // beside them, tree/: the runtime a warm spare imports
+    const shared = await Promise.all(pycs.map(async (name) => [name, await readFile(join(compiled, name))] as const));
     for (const w of p.context.supervisor.forEndpoint(id)) await p.context.supervisor.stop(w, "the test starts a cold one");
 
     const tried = await call(); // a cold worker: its build now holds the linked .pyc

@@ -4,8 +4,10 @@
  * by the interpreter started before the move — the spare, not a cold worker — and that process is
  * a worker like any other: in the sandbox, as its app's pool uid (as root), seeing its own build
  * at /app and nothing of the earlier one nor of the platform's folder, its svc runtime loaded from the
- * platform's .pyc (platform/workers/backends/runtime-bytecode.ts). A spare is never claimed for
- * another app's build: it ends, and a cold worker of that app's own uid answers.
+ * platform's .pyc (platform/workers/backends/runtime-bytecode.ts). A spare imports the platform's
+ * copy of the runtime while it waits: kept when the build's svc/ is that copy, dropped for the
+ * build's own when it is not. A spare is never claimed for another app's build: it ends, and a cold
+ * worker of that app's own uid answers.
  */
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -41,6 +43,8 @@ def probe() -> dict:
         "v1 only": os.path.exists("/app/app/v1_only.py"),
         "platform folder": os.path.exists(${JSON.stringify(dataDir)}),
         "runtime bytecode": os.path.exists(sys.modules["svc.worker"].__cached__),
+        "svc from": os.path.dirname(sys.modules["svc"].__file__),
+        "svc modules from": sorted({os.path.dirname(m.__file__) for n, m in list(sys.modules.items()) if n.startswith("svc") and getattr(m, "__file__", None)}),
     }
 `;
 
@@ -78,6 +82,8 @@ describe.runIf(process.platform === "linux")("warm spares", { timeout: 120_000 }
       "v1 only": boolean;
       "platform folder": boolean;
       "runtime bytecode": boolean;
+      "svc from": string;
+      "svc modules from": string[];
     };
   };
   const spareOf = (endpointId: string) => waitFor("a warm spare", () => p.context.supervisor.local.spares.held(endpointId)?.pid, 30_000);
@@ -109,6 +115,33 @@ describe.runIf(process.platform === "linux")("warm spares", { timeout: 120_000 }
     expect(second["v1 only"]).toBe(false);
     expect(second["platform folder"]).toBe(false);
     expect(second["runtime bytecode"]).toBe(true); // the runtime's .pyc, linked in: not compiled by the worker
+  });
+
+  it("a spare imports the platform's runtime while it waits: kept for a build whose svc/ is that runtime, dropped for one whose svc/ is not", async (ctx) => {
+    if (!sandboxed) ctx.skip();
+    const v1 = await build("spare-runtime-app", 1);
+    const endpoint = await saveImageEndpoint(p, v1.buildId, { name: "live-probe-runtime" });
+    expect((await run(endpoint.id))["svc from"]).toBe("/app/svc"); // a cold worker: its build's own
+    const bytecode = join(p.dataDir, "bytecode");
+    await waitFor("the runtime's bytecode", () => existsSync(bytecode) && readdirSync(bytecode).some((name) => !name.includes(".tmp-")), 30_000);
+    // each move's worker is a spare; the one after the compile imported the runtime while it waited
+    const moved = async (version: number, extra: Record<string, string> = {}) => {
+      const spare = await spareOf(endpoint.id);
+      const next = await build("spare-runtime-app", version, extra);
+      await saveImageEndpoint(p, next.buildId, { id: endpoint.id, name: "live-probe-runtime" });
+      const out = await run(endpoint.id);
+      expect(out.version).toBe(version);
+      expect(startedOf(spare)).toBe(out.started); // answered by that spare
+      return out;
+    };
+    await moved(2); // its spare may have started before the compile was there
+    const same = await moved(3);
+    expect(same["svc from"]).toBe("/svc-runtime/svc");
+    expect(same["svc modules from"]).toEqual(["/svc-runtime/svc"]);
+    // an svc/ that is not the platform's (another svc version, an edited runtime): the build's own, every module of it
+    const other = await moved(4, { "svc/_added.py": "ADDED = True\n" });
+    expect(other["svc from"]).toBe("/app/svc");
+    expect(other["svc modules from"]).toEqual(["/app/svc"]);
   });
 
   it("a spare is never claimed for another app's build: it ends, and a cold worker of that app answers", async (ctx) => {

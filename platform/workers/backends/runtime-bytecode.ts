@@ -12,13 +12,13 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { type Dirent, linkSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { mkdir, readdir, rename, rm } from "node:fs/promises";
-import { basename, join } from "node:path";
+import { copyFile, link, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { SVC_PATHS } from "../../../core/package-root.ts";
 import { BackgroundWork } from "../../_background-work.ts";
 import { sha256Hex } from "../../_ids.ts";
 
-/** Compiles every .py under argv[1] into argv[2]/<sha256 of its bytes>.pyc; prints the interpreter's cache tag. */
+/** Compiles every .py under argv[1] into argv[2]/<sha256 of its bytes>.pyc; prints each file's path and sha256, then the interpreter's cache tag. */
 const COMPILE = [
   "import hashlib, os, py_compile, sys",
   "src, out = sys.argv[1], sys.argv[2]",
@@ -30,6 +30,7 @@ const COMPILE = [
   "            with open(path, 'rb') as f:",
   "                sha = hashlib.sha256(f.read()).hexdigest()",
   "            py_compile.compile(path, cfile=os.path.join(out, sha + '.pyc'), doraise=True, invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)",
+  "            print(os.path.relpath(path, src), sha)",
   "print(sys.implementation.cache_tag)",
 ].join("\n");
 
@@ -39,6 +40,18 @@ interface Compiled {
   dir: string;
   /** sha256 of a source file → its .pyc. */
   bySha: Set<string>;
+  /** Each runtime file (path under svc/) → its sha256. */
+  files: Map<string, string>;
+  /** The runtime as a package folder: `<tree>/svc/`, its sources and their .pyc (a warm spare imports it before its claim). */
+  tree: string;
+}
+
+/** What linking the runtime's .pyc into a build did. */
+export interface LinkedRuntime {
+  /** .pyc linked. */
+  linked: number;
+  /** The build's svc/ is the platform's runtime, file for file and byte for byte. */
+  same: boolean;
 }
 
 export class RuntimeBytecode {
@@ -68,19 +81,29 @@ export class RuntimeBytecode {
   }
 
   /**
-   * Links the .pyc of each file of `buildDir`/svc that is the runtime's own; answers how many, or
-   * undefined while `python`'s compile is not there (not done yet, or it failed).
+   * Links the .pyc of each file of `buildDir`/svc that is the runtime's own; answers how many and
+   * whether that svc/ is the runtime's whole, or undefined while `python`'s compile is not there (not
+   * done yet, or it failed).
    */
-  async link(python: string, buildDir: string): Promise<number | undefined> {
+  async link(python: string, buildDir: string): Promise<LinkedRuntime | undefined> {
     const compiled = this.ready.get(python);
-    return compiled && this.linkFolder(compiled, join(buildDir, "svc"));
+    if (!compiled) return undefined;
+    const seen = new Map<string, string>();
+    const linked = this.linkFolder(compiled, join(buildDir, "svc"), "", seen);
+    const same = seen.size === compiled.files.size && [...seen].every(([path, sha]) => compiled.files.get(path) === sha);
+    return { linked, same };
+  }
+
+  /** The runtime as a package folder (`<it>/svc/`) with `python`'s .pyc, once compiled. */
+  tree(python: string): string | undefined {
+    return this.ready.get(python)?.tree;
   }
 
   /**
    * Synchronous on purpose: a claimed spare waits on this, and the promise API's round trips for each of
    * the runtime's ~40 files (read, mkdir, link) took ~30 ms where the calls themselves take ~2.
    */
-  private linkFolder(compiled: Compiled, dir: string): number {
+  private linkFolder(compiled: Compiled, dir: string, rel: string, seen: Map<string, string>): number {
     let entries: Dirent[];
     try {
       entries = readdirSync(dir, { withFileTypes: true });
@@ -90,9 +113,10 @@ export class RuntimeBytecode {
     let linked = 0;
     for (const entry of entries) {
       const path = join(dir, entry.name);
-      if (entry.isDirectory() && entry.name !== "__pycache__") linked += this.linkFolder(compiled, path);
+      if (entry.isDirectory() && entry.name !== "__pycache__") linked += this.linkFolder(compiled, path, `${rel}${entry.name}/`, seen);
       if (!entry.isFile() || !entry.name.endsWith(".py")) continue;
       const sha = createHash("sha256").update(readFileSync(path)).digest("hex");
+      seen.set(`${rel}${entry.name}`, sha);
       if (!compiled.bySha.has(sha)) continue;
       mkdirSync(join(dir, "__pycache__"), { recursive: true, mode: 0o755 });
       try {
@@ -110,7 +134,7 @@ export class RuntimeBytecode {
     const tmp = `${dir}.tmp-${process.pid}`;
     await rm(dir, { recursive: true, force: true });
     await mkdir(tmp, { recursive: true });
-    const tag = await new Promise<string>((resolve, reject) => {
+    const printed = await new Promise<string>((resolve, reject) => {
       const proc = spawn(python, ["-s", "-S", "-c", COMPILE, this.runtimeDir, tmp], { stdio: ["ignore", "pipe", "ignore"] });
       let out = "";
       proc.stdout.on("data", (chunk: Buffer) => (out += chunk.toString()));
@@ -120,8 +144,22 @@ export class RuntimeBytecode {
       await rm(tmp, { recursive: true, force: true });
       throw error;
     });
+    const lines = printed.split("\n");
+    const cacheTag = lines.pop()!.trim();
+    const files = new Map(lines.map((line) => line.trim().split(" ") as [string, string]));
+    await this.makeTree(tmp, cacheTag, files);
     await rename(tmp, dir);
     const bySha = new Set((await readdir(dir)).filter((name) => name.endsWith(".pyc")).map((name) => name.slice(0, -4)));
-    return { tag, dir, bySha };
+    return { tag: cacheTag, dir, bySha, files, tree: join(dir, "tree") };
+  }
+
+  /** `<dir>/tree/svc/`: the runtime's sources (copies: the package may be on another file system) and each one's .pyc linked into __pycache__. */
+  private async makeTree(dir: string, tag: string, files: Map<string, string>): Promise<void> {
+    for (const [path, sha] of files) {
+      const source = join(dir, "tree", "svc", path);
+      await mkdir(join(dirname(source), "__pycache__"), { recursive: true });
+      await copyFile(join(this.runtimeDir, path), source);
+      await link(join(dir, `${sha}.pyc`), join(dirname(source), "__pycache__", `${basename(path, ".py")}.${tag}.pyc`));
+    }
   }
 }

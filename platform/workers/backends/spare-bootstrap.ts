@@ -1,10 +1,14 @@
 /**
  * What a warm spare's interpreter runs (./warm-spares.ts): it imports the image's standard-library
- * modules the svc runtime imports anyway (nothing of any build: its /app is still empty), then
- * waits on stdin for one line, `{"handler": ..., "env": {...}}`, written once its build is in /app.
- * Then it becomes what `python -s handlers/<endpoint>.py` would be: that environment, stdin on
- * /dev/null, argv and sys.path[0] as the script's, the handler run as `__main__`. The end of stdin
- * without a line (the platform let it go) ends it.
+ * modules the svc runtime imports anyway (nothing of any build: its /app is still empty) and, when
+ * argv[1] names the platform's compiled copy of the runtime (./runtime-bytecode.ts), `svc.worker`
+ * from there (~20 ms of a claimed spare's start, issue 42; the runtime reads its environment when it
+ * is first used, not at import). Then it waits on stdin for one line, `{"handler": ..., "env":
+ * {...}, "runtime": bool}`, written once its build is in /app: `runtime` false (the build's svc/ is
+ * not that copy byte for byte) drops every svc module imported ahead, so the build's own are
+ * imported. Then it becomes what `python -s handlers/<endpoint>.py` would be: that environment,
+ * stdin on /dev/null, argv and sys.path[0] as the script's, the handler run as `__main__`. The end
+ * of stdin without a line (the platform let it go) ends it.
  */
 
 /**
@@ -48,6 +52,7 @@ export const PRELOADED_MODULES = [
 export const SPARE_BOOTSTRAP = [
   "import importlib, json, os, sys",
   "def wait_for_build():",
+  "    runtime = sys.argv[1] if len(sys.argv) > 1 else ''",
   `    app = [p for p in sys.path if p == "/app" or p.startswith("/app/")]`,
   "    search = sys.path[:]",
   "    sys.path[:] = [p for p in search if p and p not in app]",
@@ -56,6 +61,12 @@ export const SPARE_BOOTSTRAP = [
   "            importlib.import_module(name)",
   "        except Exception:",
   "            pass",
+  "    if runtime:",
+  "        sys.path.insert(0, runtime)",
+  "        try:",
+  "            importlib.import_module('svc.worker')",
+  "        except Exception:",
+  "            runtime = ''",
   "    sys.path[:] = search",
   "    line = b''",
   "    while not line.endswith(b'\\n'):",
@@ -64,6 +75,9 @@ export const SPARE_BOOTSTRAP = [
   "            sys.exit(0)",
   "        line += chunk",
   "    go = json.loads(line)",
+  "    if not (runtime and go.get('runtime')):",
+  "        for name in [n for n in sys.modules if n == 'svc' or n.startswith('svc.')]:",
+  "            del sys.modules[name]",
   "    null = os.open(os.devnull, os.O_RDONLY)",
   "    os.dup2(null, 0)",
   "    os.close(null)",

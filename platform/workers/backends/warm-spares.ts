@@ -4,8 +4,10 @@
  * output, issue 42). A spare is that much started ahead, for one endpoint: its sandbox as the
  * endpoint's next worker gets it (its app's pool uid, its cgroup and limits, its own network
  * namespace and channel, its volume), the interpreter started with the standard library's modules
- * imported (./spare-bootstrap.ts), and an empty folder at /app. No build, no token, no key, no
- * secret: until a worker of that endpoint claims it, there is nothing in it to see.
+ * imported and, once the platform compiled it, the svc runtime's own copy (./spare-bootstrap.ts,
+ * ./runtime-bytecode.ts), and an empty folder at /app. No build, no token, no key, no secret: until
+ * a worker of that endpoint claims it, there is nothing in it to see. The runtime imported ahead is
+ * kept when the build's svc/ is that runtime byte for byte, else dropped for the build's own.
  *
  * A claim (the supervisor's next worker of the endpoint) checks that the spare was made for the
  * same endpoint and the same sandbox (image, interpreter, user, volume, network, limits, the
@@ -31,8 +33,9 @@ import type { EndpointRecord } from "../../store/index.ts";
 import type { WorkerCgroup } from "../cgroups.ts";
 import type { WorkerLimits } from "../flavours.ts";
 import { type ImageEnvironments, type LaunchRequest, sandboxEnv, type WorkerLaunch } from "../image-env.ts";
+import { SANDBOX_RUNTIME_DIR } from "../sandbox.ts";
 import { spawnLaunch } from "./spawn.ts";
-import type { RuntimeBytecode } from "./runtime-bytecode.ts";
+import type { LinkedRuntime, RuntimeBytecode } from "./runtime-bytecode.ts";
 import { SPARE_BOOTSTRAP } from "./spare-bootstrap.ts";
 import { fillStage, makeStage } from "./spare-stage.ts";
 import type { WorkerTarget } from "../target.ts";
@@ -86,6 +89,8 @@ interface Spare {
   stage: string;
   /** Its interpreter (the runtime's bytecode is per interpreter). */
   executable: string;
+  /** It imported the platform's svc runtime while it waited. */
+  runtimeAhead: boolean;
   proc: ChildProcess;
   launch: WorkerLaunch;
   cgroup?: WorkerCgroup;
@@ -181,11 +186,11 @@ export class WarmSpares {
       return undefined;
     }
     const t0 = performance.now();
-    let pyc = 0;
+    let runtime: LinkedRuntime | undefined;
     try {
       await spare.pidKnown; // a spare still starting: its signals must reach the interpreter
       await fillStage(request.buildDir, spare.stage);
-      pyc = (await this.deps.bytecode.link(spare.executable, spare.stage)) ?? 0;
+      runtime = await this.deps.bytecode.link(spare.executable, spare.stage);
       if (spare.launch.channel) await addTunnels(spare.launch.channel, request.network?.tunnelPorts ?? [], request.user);
     } catch (error) {
       this.end(spare, `its build could not be put in place (${(error as Error).message})`);
@@ -195,10 +200,11 @@ export class WarmSpares {
     if (spare.exited) return undefined; // its exit cleaned up after it
     spare.claimed = true; // from here its channel and cgroup are its worker's
     if (spare.priority !== undefined && spare.holder.pid) raise(spare.holder.pid, spare.priority); // before go: its threads inherit it
-    spare.proc.stdin?.end(`${JSON.stringify({ handler: request.handler, env })}\n`);
+    const keepRuntime = spare.runtimeAhead && runtime?.same === true;
+    spare.proc.stdin?.end(`${JSON.stringify({ handler: request.handler, env, runtime: keepRuntime })}\n`);
     this.deps.log(
       endpoint.id,
-      `warm spare ${spare.id} (started ${Math.round(Date.now() - spare.startedAt)} ms ago) runs build ${target.build.id}: in place in ${Math.round(performance.now() - t0)} ms (${pyc} runtime .pyc)`,
+      `warm spare ${spare.id} (started ${Math.round(Date.now() - spare.startedAt)} ms ago) runs build ${target.build.id}: in place in ${Math.round(performance.now() - t0)} ms (${runtime?.linked ?? 0} runtime .pyc${keepRuntime ? ", the runtime imported ahead" : ""})`,
     );
     return {
       proc: spare.proc,
@@ -249,13 +255,15 @@ export class WarmSpares {
     let cgroup: WorkerCgroup | undefined;
     const view = await images.view(req.image, req.python);
     this.deps.bytecode.prepare(view.executable);
+    const runtimeDir = this.deps.bytecode.tree(view.executable);
     try {
       await makeStage(stage);
       launch = await images.launch({
         ...req,
         buildDir: stage,
+        runtimeDir,
         env: startupEnv(req.env),
-        command: [view.executable, "-s", "-c", SPARE_BOOTSTRAP],
+        command: [view.executable, "-s", "-c", SPARE_BOOTSTRAP, runtimeDir ? SANDBOX_RUNTIME_DIR : ""],
         network: req.network && { ...req.network, workerId: id, tunnelPorts: [] },
       });
       if (!launch.sandboxed || this.closed) throw new Error(this.closed ? "the platform is stopping" : "no sandbox");
@@ -274,6 +282,7 @@ export class WarmSpares {
       key: shapeKey(endpointId, req, template.limits),
       stage,
       executable: view.executable,
+      runtimeAhead: runtimeDir !== undefined,
       proc,
       launch,
       cgroup,

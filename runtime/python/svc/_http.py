@@ -34,8 +34,6 @@ from . import _trace
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 # Loopback calls (the embedded platform) must never go through an HTTP proxy from the environment.
 _direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-_default = urllib.request.build_opener()
-_PROXIES = urllib.request.getproxies()  # what _default's ProxyHandler read at import
 _USER_AGENT = "Python-urllib/%d.%d" % sys.version_info[:2]
 _IDLE_MAX = 64  # idle connections kept per host (fanout.py's .map keeps one per slot)
 _STALE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)  # RemoteDisconnected is a ConnectionResetError
@@ -73,7 +71,7 @@ def _uses_proxy(key: _Key, host: str) -> bool:
     known = _proxied.get(key)
     if known is None:
         scheme = key[0]
-        known = (not _is_loopback(host) and scheme in _PROXIES
+        known = (not _is_loopback(host) and scheme in _from_env().proxies
                  and not urllib.request.proxy_bypass(f"{host}:{key[2]}" if key[2] else host))
         _proxied[key] = known
     return known
@@ -280,14 +278,34 @@ def _platform_socket(environ=os.environ) -> Dict[_Key, str]:
     return {(parts.scheme, parts.hostname or "", parts.port or 0): path}
 
 
-_unix: Dict[_Key, str] = _platform_socket()
+class _Environment:
+    """What the environment says about reaching hosts: the proxies (and an opener using them) and the platform's socket.
+
+    Read at the first request, not at import: a warm spare imports the runtime before it is told its
+    worker's environment (platform/workers/backends/spare-bootstrap.ts).
+    """
+
+    def __init__(self) -> None:
+        self.opener = urllib.request.build_opener()
+        self.proxies = urllib.request.getproxies()  # what the opener's ProxyHandler read
+        self.unix = _platform_socket()
+
+
+_environment: Optional[_Environment] = None
+
+
+def _from_env() -> _Environment:
+    global _environment
+    if _environment is None:
+        _environment = _Environment()
+    return _environment
 
 
 def _new_connection(key: _Key, timeout: float) -> Any:
     scheme, host, port = key
     if scheme == "https":
         return http.client.HTTPSConnection(host, port or None, timeout=timeout)
-    return _PlainConnection(host, port or None, _unix.get(key), timeout)
+    return _PlainConnection(host, port or None, _from_env().unix.get(key), timeout)
 
 
 def _send(key: _Key, method: str, target: str, data: Optional[bytes], headers: Dict[str, str],
@@ -342,12 +360,12 @@ def request(method: str, url: str, body: Any = None, *, token: Optional[str] = N
         host = parts.hostname or ""
         key: _Key = (parts.scheme, host, parts.port or 0)
         if parts.scheme not in ("http", "https") or _uses_proxy(key, host):
-            status, raw, retry_after = _urllib(method, url, data, headers, timeout, _default)
+            status, raw, retry_after = _urllib(method, url, data, headers, timeout, _from_env().opener)
         else:
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
             status, raw, location, retry_after = _send(key, method, target, data, headers, timeout)
             if location is not None:  # rare: let urllib follow redirects as it always did
-                opener = _direct if _is_loopback(host) else _default
+                opener = _direct if _is_loopback(host) else _from_env().opener
                 status, raw, retry_after = _urllib(method, url, data, headers, timeout, opener)
     except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
         # includes socket timeouts, resets, refused connections and malformed answers
@@ -391,7 +409,7 @@ def plain_route(url: str) -> Optional[Tuple[_Key, str]]:
 
 def open_plain(key: _Key, timeout: float) -> "_PlainConnection":
     """A connected plain connection for `key` (from `plain_route`), not from the pool."""
-    conn = _PlainConnection(key[1], key[2] or None, _unix.get(key), timeout)
+    conn = _PlainConnection(key[1], key[2] or None, _from_env().unix.get(key), timeout)
     conn.connect()
     return conn
 
