@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { once } from "node:events";
-import { createReadStream, createWriteStream, readFileSync } from "node:fs";
+import { createReadStream, createWriteStream, readFileSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { constants as zlibConstants, crc32, deflateRaw, deflateRawSync } from "node:zlib";
@@ -191,11 +191,18 @@ const WINDOW = 32 * 1024;
 /** Chunks being deflated at once: every core busy, and one more queued behind them. */
 const IN_FLIGHT = Math.max(2, availableParallelism() + 1);
 
+/**
+ * A tar of at most this many bytes (a dev app's sources and runtime) is deflated on this thread and
+ * written in one call: the thread pool's and the write stream's round trips were half of its pack
+ * (49 files, ~150 KB: 13 ms, of which ~6.6 waiting).
+ */
+const SMALL_TAR_BYTES = 1 << 20;
+
 /** One chunk deflated (primed with the bytes before it) and ended on a byte boundary with a sync flush: no final block. */
-function deflateChunk(chunk: Buffer, dictionary: Buffer | undefined, level: number): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    deflateRaw(chunk, { level, dictionary, finishFlush: zlibConstants.Z_SYNC_FLUSH }, (error, out) => (error ? reject(error) : resolve(out))),
-  );
+function deflateChunk(chunk: Buffer, dictionary: Buffer | undefined, level: number, here: boolean): Promise<Buffer> {
+  const options = { level, dictionary, finishFlush: zlibConstants.Z_SYNC_FLUSH };
+  if (here) return Promise.resolve(deflateRawSync(chunk, options));
+  return new Promise((resolve, reject) => deflateRaw(chunk, options, (error, out) => (error ? reject(error) : resolve(out))));
 }
 
 /**
@@ -231,13 +238,16 @@ export interface WriteTarGzOptions {
 export async function writeTarGz(files: TarFile[], out: string, { level = GZIP_LEVEL, onBytes, reuse }: WriteTarGzOptions = {}): Promise<TarResult> {
   const hash = createHash("sha256");
   let size = 0;
-  const file = createWriteStream(out);
-  const failed = new Promise<never>((_, reject) => file.once("error", reject));
+  const small = files.reduce((total, f) => total + f.size, 0) <= SMALL_TAR_BYTES;
+  const file = small ? undefined : createWriteStream(out);
+  const held: Buffer[] = [];
+  const failed = new Promise<never>((_, reject) => file?.once("error", reject));
   failed.catch(() => undefined);
   const emit = async (chunk: Buffer) => {
     hash.update(chunk);
     size += chunk.length;
-    if (!file.write(chunk)) await Promise.race([once(file, "drain"), failed]);
+    if (!file) held.push(chunk);
+    else if (!file.write(chunk)) await Promise.race([once(file, "drain"), failed]);
   };
 
   let crc = 0;
@@ -259,11 +269,11 @@ export async function writeTarGz(files: TarFile[], out: string, { level = GZIP_L
   /** Is the current segment the one whose chunks are reused? */
   let reusing = false;
   const deflateReusing = async (chunk: Buffer, dictionary: Buffer | undefined): Promise<Buffer> => {
-    if (!reuse || !reusing) return deflateChunk(chunk, dictionary, level);
+    if (!reuse || !reusing) return deflateChunk(chunk, dictionary, level, small);
     const key = DeflateCache.key(chunk, dictionary, level);
     const kept = await reuse.cache.get(key, reuse.dir);
     if (kept) return kept;
-    const deflated = await deflateChunk(chunk, dictionary, level);
+    const deflated = await deflateChunk(chunk, dictionary, level, small);
     await reuse.cache.set(key, deflated, reuse.dir);
     return deflated;
   };
@@ -315,10 +325,13 @@ export async function writeTarGz(files: TarFile[], out: string, { level = GZIP_L
     trailer.writeUInt32LE(crc >>> 0, 0);
     trailer.writeUInt32LE(isize, 4);
     await emit(Buffer.concat([FINAL_BLOCK, trailer]));
-    file.end();
-    await Promise.race([once(file, "finish"), failed]);
+    if (!file) writeFileSync(out, Buffer.concat(held));
+    else {
+      file.end();
+      await Promise.race([once(file, "finish"), failed]);
+    }
   } catch (error) {
-    file.destroy();
+    file?.destroy();
     throw error;
   }
   return { sha256: hash.digest("hex"), size };

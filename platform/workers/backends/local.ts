@@ -124,10 +124,13 @@ export class LocalWorkers implements WorkerBackend {
    * A build just uploaded is unpacked ahead of its first worker, in the background: that worker's
    * spawn waits on the same unpack (or finds it done), so a deploy's or a dev reload's first worker
    * does not start it only once the endpoint has moved. A failure is left for that spawn to meet.
+   * It starts once the upload's answer is on its way: a small build unpacks in one turn of the event
+   * loop (../../artifacts/unpack.ts), which the client then spends on its next step instead of waiting.
    */
   prepare(buildId: string, artifactPath: string): void {
     if (this.closed) return;
-    this.background.add(this.unpacker.ensure(buildId, artifactPath));
+    const answered = new Promise<void>((resolve) => setImmediate(resolve));
+    this.background.add(answered.then(() => (this.closed ? undefined : this.unpacker.ensure(buildId, artifactPath))));
   }
 
   /**
