@@ -7,7 +7,9 @@
  * sandbox) once per interpreter, as checked-hash .pyc files (PEP 552: valid for a source of the same
  * bytes whatever its mtime; Python checks that hash again when it loads one), and links the .pyc of
  * each file of the build's svc/ whose bytes are its own copy's into that folder's __pycache__. A file
- * the app changed, or a runtime of another svc version, is compiled in the worker as before.
+ * the app changed, or a runtime of another svc version, is compiled in the worker as before. The
+ * compile also keeps the runtime as a package folder (`tree/svc/`, sources and .pyc): a warm spare
+ * imports it while it waits, and `link` says whether a build's svc/ is that runtime whole.
  */
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -146,7 +148,7 @@ export class RuntimeBytecode {
     });
     const lines = printed.split("\n");
     const cacheTag = lines.pop()!.trim();
-    const files = new Map(lines.map((line) => line.trim().split(" ") as [string, string]));
+    const files = new Map(lines.map((line) => [line.slice(0, line.lastIndexOf(" ")), line.slice(line.lastIndexOf(" ") + 1).trim()] as const));
     await this.makeTree(tmp, cacheTag, files);
     await rename(tmp, dir);
     const bySha = new Set((await readdir(dir)).filter((name) => name.endsWith(".pyc")).map((name) => name.slice(0, -4)));
