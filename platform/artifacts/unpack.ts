@@ -9,6 +9,7 @@
  */
 import { list, extract, type Parser } from "tar";
 import { createReadStream, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { dirname, join, posix, sep } from "node:path";
 import { once } from "node:events";
 import { pipeline } from "node:stream";
@@ -267,13 +268,13 @@ export async function unpackArtifact(file: string, dest: string, limits: UnpackL
     const root = realpathSync(tmp);
     verifyLinks(root, root);
     if (existsSync(dest)) {
-      rmSync(tmp, { recursive: true, force: true });
+      await rm(tmp, { recursive: true, force: true }); // another unpack won: a whole build, perhaps large, not removed in one turn
       return;
     }
     mkdirSync(dirname(dest), { recursive: true });
     renameSync(tmp, dest);
   } catch (error) {
-    rmSync(tmp, { recursive: true, force: true });
+    await rm(tmp, { recursive: true, force: true }); // what a failed unpack wrote, up to the limit: not in one turn either
     if (error instanceof SvcError) throw error;
     // fs errors name paths under the platform's folder: show them relative to the artifact
     throw errors.ARTIFACT_UNSAFE(

@@ -14,7 +14,7 @@
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { type Dirent, linkSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { copyFile, link, mkdir, readdir, rename, rm } from "node:fs/promises";
+import { copyFile, link, mkdir, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { SVC_PATHS } from "../../../core/package-root.ts";
 import { BackgroundWork } from "../../_background-work.ts";
@@ -151,8 +151,7 @@ export class RuntimeBytecode {
     const files = new Map(lines.map((line) => [line.slice(0, line.lastIndexOf(" ")), line.slice(line.lastIndexOf(" ") + 1).trim()] as const));
     await this.makeTree(tmp, cacheTag, files);
     await rename(tmp, dir);
-    const bySha = new Set((await readdir(dir)).filter((name) => name.endsWith(".pyc")).map((name) => name.slice(0, -4)));
-    return { tag: cacheTag, dir, bySha, files, tree: join(dir, "tree") };
+    return { tag: cacheTag, dir, bySha: new Set(files.values()), files, tree: join(dir, "tree") };
   }
 
   /** `<dir>/tree/svc/`: the runtime's sources (copies: the package may be on another file system) and each one's .pyc linked into __pycache__. */
