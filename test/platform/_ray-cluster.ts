@@ -59,11 +59,26 @@ const kill = (pids: number[], signal: NodeJS.Signals) => {
   }
 };
 
-/** `ray start`, tried twice: on a loaded machine a raylet can miss the 30 s Ray waits for it (a fixed limit in ray/_private/node.py). */
-const rayStart = (args: string[], env: NodeJS.ProcessEnv, started: (pgid: number) => void): Promise<number> =>
-  rayStartOnce(args, env, started).catch((error: Error) =>
-    /timed out during startup/.test(error.message) ? rayStartOnce(args, env, started) : Promise.reject(error),
-  );
+/**
+ * `ray start`, tried up to three times: on a loaded machine a raylet can miss the 30 s Ray waits for
+ * it to register (a fixed limit in ray/_private/node.py; a fresh-clone CI run saw the GCS answer no
+ * call for that long twice in a row). Each try gets fresh ports and its own temp folder from
+ * `argsFor(attempt)`, and starts once the failed try's processes have ended.
+ */
+async function rayStart(argsFor: (attempt: number) => Promise<string[]>, env: NodeJS.ProcessEnv, started: (pgid: number) => void): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
+    const outcome = await rayStartOnce(await argsFor(attempt), env, started).then(
+      (pgid) => ({ pgid }),
+      (error: Error & { pgid?: number }) => ({ error }),
+    );
+    if ("pgid" in outcome) return outcome.pgid;
+    const { error } = outcome;
+    if (error.pgid === undefined || attempt === 3) throw error;
+    const left = await processesOf([error.pgid]);
+    kill(left, "SIGKILL");
+    while (await running(left)) await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 /** `started` gets the new process group at once: a cluster stopped while a node still starts stops that node too. */
 function rayStartOnce(args: string[], env: NodeJS.ProcessEnv, started: (pgid: number) => void): Promise<number> {
@@ -81,8 +96,8 @@ function rayStartOnce(args: string[], env: NodeJS.ProcessEnv, started: (pgid: nu
     proc.on("error", (error) => reject(new Error(`ray start could not run (is ray[default] installed? bash scripts/setup.sh): ${error.message}`)));
     proc.on("exit", (code) => {
       if (code === 0) return resolve(proc.pid!);
-      void processesOf([proc.pid!]).then((pids) => kill(pids, "SIGKILL")); // what it started before it failed
-      reject(new Error(`ray start ${args.join(" ")} exited ${code}:\n${out.slice(-3000)}`));
+      // the process group of what it started before it failed, for the caller to end before trying again
+      reject(Object.assign(new Error(`ray start ${args.join(" ")} exited ${code}:\n${out.slice(-3000)}`), { pgid: proc.pid! }));
     });
   });
 }
@@ -100,11 +115,11 @@ export class RayCluster {
   /** A head with the dashboard; node death is noticed in about 3 s (health checks every second). */
   static async start(): Promise<RayCluster> {
     const dir = await mkdtemp(join(tmpdir(), "svc-ray-"));
-    const [gcs, dash, nm, om, client, agent, agentGrpc, metrics, rtenv] = await ports(9);
+    const [gcs, dash] = await ports(2);
     const cluster = new RayCluster(dir, `127.0.0.1:${gcs}`, `http://127.0.0.1:${dash}`);
     try {
       const pgid = await rayStart(
-        [
+        async (attempt) => [
           "--head",
           "--node-ip-address",
           "127.0.0.1",
@@ -117,8 +132,8 @@ export class RayCluster {
           "--include-dashboard",
           "true",
           "--ray-client-server-port",
-          String(client),
-          ...cluster.nodeArgs("head", [nm!, om!, agent!, agentGrpc!, metrics!, rtenv!]),
+          String(await freePort()),
+          ...cluster.nodeArgs("head", attempt, await ports(6)),
           "--num-cpus",
           "0",
         ],
@@ -136,11 +151,11 @@ export class RayCluster {
   /** Below Linux's ephemeral range (32768 and up), where freePort's picks for the other ports come from. */
   private workerPortBase = 11_000 + Math.floor(Math.random() * 200) * 100;
   /** Each node's own range of worker ports (nodes may start together). */
-  private nodeArgs(name: string, [nm, om, agent, agentGrpc, metrics, rtenv]: number[]): string[] {
+  private nodeArgs(name: string, attempt: number, [nm, om, agent, agentGrpc, metrics, rtenv]: number[]): string[] {
     const base = (this.workerPortBase += 100);
     return [
       "--temp-dir",
-      join(this.dir, name),
+      join(this.dir, attempt === 1 ? name : `${name}-${attempt}`),
       "--node-manager-port",
       String(nm),
       "--object-manager-port",
@@ -165,12 +180,12 @@ export class RayCluster {
   /** Adds a node with `cpus` logical CPUs and `gpus` declared GPUs (Ray accepts them without any). */
   async addNode(name: string, cpus: number, gpus = 0): Promise<RayNodeHandle> {
     const pgid = await rayStart(
-      [
+      async (attempt) => [
         "--address",
         this.gcsAddress,
         "--node-ip-address",
         "127.0.0.1",
-        ...this.nodeArgs(name, await ports(6)),
+        ...this.nodeArgs(name, attempt, await ports(6)),
         "--num-cpus",
         String(cpus),
         "--num-gpus",
