@@ -8,9 +8,10 @@ from ._log import logger
 from ._platform import WorkerClient
 
 
-def start(client: WorkerClient, interval: float, current_jobs: Callable[[], Iterable[str]]) -> threading.Thread:
+def start(client: WorkerClient, interval: float, current_jobs: Callable[[], Iterable[str]], first_after: float = 0) -> threading.Thread:
     def beat() -> None:
         failing = False
+        time.sleep(first_after)
         while True:
             try:
                 client.ping(current_jobs())

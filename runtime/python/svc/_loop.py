@@ -2,18 +2,30 @@
 import asyncio
 import concurrent.futures
 import threading
-from typing import Any, Coroutine
+from typing import Any, Coroutine, Optional
 
 
 class LoopThread:
-    def __init__(self) -> None:
-        self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._run, name="svc-event-loop", daemon=True)
-        self._thread.start()
+    """Started by the first coroutine: a worker whose functions are all sync never starts it, and
+    a fresh worker's first job does not wait on its start (issue 42)."""
 
-    def _run(self) -> None:
-        asyncio.set_event_loop(self.loop)
-        self.loop.run_forever()
+    def __init__(self) -> None:
+        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._lock = threading.Lock()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=self._run, args=(loop,), name="svc-event-loop", daemon=True).start()
+                self._loop = loop
+            return self._loop
+
+    @staticmethod
+    def _run(loop: asyncio.AbstractEventLoop) -> None:
+        asyncio.set_event_loop(loop)
+        loop.run_forever()
 
     def submit(self, coro: Coroutine[Any, Any, Any]) -> "concurrent.futures.Future[Any]":
         """Schedule `coro`; cancelling the returned future cancels the task."""

@@ -10,8 +10,9 @@ from ._platform import MIN_EMPTY_POLL_S, WorkerClient
 ERROR_BACKOFF_S = 1.0
 
 
-def start(client: WorkerClient, on_cancel: Callable[[str], None], on_stop: Callable[[], None]) -> threading.Thread:
+def start(client: WorkerClient, on_cancel: Callable[[str], None], on_stop: Callable[[], None], first_after: float = 0) -> threading.Thread:
     def listen() -> None:
+        time.sleep(first_after)
         while True:
             started = time.monotonic()
             try:
