@@ -8,7 +8,19 @@
  * with realpath after extraction. A build unpacks once, into a temporary folder renamed into place.
  */
 import { list, extract, type Parser } from "tar";
-import { createReadStream, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, realpathSync, renameSync, rmSync, statSync } from "node:fs";
+import {
+  createReadStream,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { rm } from "node:fs/promises";
 import { dirname, join, posix, sep } from "node:path";
 import { once } from "node:events";
@@ -18,6 +30,7 @@ import { errors, isSvcError, SvcError } from "../../core/errors.ts";
 import { formatBytes } from "../../core/format-bytes.ts";
 import { DEFAULT_MAX_ARTIFACT_BYTES } from "../../core/config.ts";
 import { sharedAttempt } from "../_shared-attempt.ts";
+import { readSmallTar } from "./_small-tar.ts";
 
 const FILE_TYPES = new Set(["File", "OldFile", "ContiguousFile"]);
 
@@ -135,15 +148,20 @@ const SMALL_ARTIFACT_BYTES = 1 << 20;
 const SMALL_INFLATED_BYTES = 16 << 20;
 const SLICE_BYTES = 64 * 1024;
 
-/** The whole tar of a small artifact, in slices as the stream would give them; undefined for any other. */
-function inflatedWhole(file: string): Buffer[] | undefined {
+/** The whole tar of a small artifact; undefined for any other. */
+function inflatedSmall(file: string): Buffer | undefined {
   if (statSync(file).size > SMALL_ARTIFACT_BYTES) return undefined;
-  let tar: Buffer;
   try {
-    tar = gunzipSync(readFileSync(file), { maxOutputLength: SMALL_INFLATED_BYTES });
+    return gunzipSync(readFileSync(file), { maxOutputLength: SMALL_INFLATED_BYTES });
   } catch {
     return undefined; // too big inflated, or not gzip: the stream says which, within the limits
   }
+}
+
+/** The whole tar of a small artifact, in slices as the stream would give them; undefined for any other. */
+function inflatedWhole(file: string): Buffer[] | undefined {
+  const tar = inflatedSmall(file);
+  if (!tar) return undefined;
   const slices: Buffer[] = [];
   for (let at = 0; at < tar.length; at += SLICE_BYTES) slices.push(tar.subarray(at, at + SLICE_BYTES));
   return slices;
@@ -233,6 +251,30 @@ function verifyLinks(root: string, dir: string): void {
   }
 }
 
+/**
+ * Writes a small tar's files and folders (./_small-tar.ts) under `root`, each entry checked and
+ * counted first as node-tar's filter does below: no link is ever written, so nothing goes through one.
+ */
+function writeSmallTar(root: string, { entries, consumed }: NonNullable<ReturnType<typeof readSmallTar>>, tally: Tally, state: CheckState): void {
+  const folders = new Set<string>();
+  const folder = (path: string, mode?: number) => {
+    if (folders.has(path)) return;
+    mkdirSync(join(root, path), { recursive: true, mode });
+    folders.add(path);
+  };
+  for (const entry of entries) {
+    tally.entry(entry.path, entry.type === "File" ? entry.data.length : 0);
+    checkEntry(entry.path, entry.type, undefined, state);
+    const path = normalizeEntryPath(entry.path);
+    if (entry.type === "Directory") folder(path, entry.mode);
+    else {
+      folder(posix.dirname(path));
+      writeFileSync(join(root, path), entry.data, { mode: entry.mode });
+    }
+  }
+  tally.stream(consumed);
+}
+
 /** Extracts `file` into `dest` (which must not exist yet), checking every entry and the limits. */
 export async function unpackArtifact(file: string, dest: string, limits: UnpackLimits = UNPACK_LIMITS): Promise<void> {
   const tmp = `${dest}.tmp-${process.pid}-${Date.now()}`;
@@ -240,31 +282,11 @@ export async function unpackArtifact(file: string, dest: string, limits: UnpackL
   mkdirSync(tmp, { recursive: true });
   const state: CheckState = { links: new Set() };
   const tally = new Tally(limits);
-  let failure: SvcError | undefined;
   try {
-    // files written as their bytes arrive, synchronously: the async writer's open, write and close
-    // round trips per file were most of a small build's unpack (a dev reload waits on it)
-    const unpacker = extract({
-      sync: true,
-      cwd: tmp,
-      strict: true,
-      preservePaths: false,
-      preserveOwner: false,
-      noChmod: false,
-      filter(path, entry) {
-        if (failure) return false;
-        const e = entry as { type?: string; linkpath?: string; size?: number };
-        try {
-          tally.entry(path, e.size ?? 0);
-          checkEntry(path, e.type ?? "File", e.linkpath, state);
-          return true;
-        } catch (error) {
-          failure = error as SvcError;
-          return false;
-        }
-      },
-    }) as Parser;
-    await streamTar(file, unpacker, tally, () => failure, "close");
+    const whole = inflatedSmall(file);
+    const small = whole && readSmallTar(whole);
+    if (small) writeSmallTar(tmp, small, tally, state);
+    else await extractWithTar(file, tmp, tally, state);
     const root = realpathSync(tmp);
     verifyLinks(root, root);
     if (existsSync(dest)) {
@@ -284,6 +306,34 @@ export async function unpackArtifact(file: string, dest: string, limits: UnpackL
         .replaceAll(tmp, ".")})`,
     );
   }
+}
+
+/** Any artifact, through node-tar: each entry checked and counted in its filter; throws the first failure. */
+async function extractWithTar(file: string, tmp: string, tally: Tally, state: CheckState): Promise<void> {
+  let failure: SvcError | undefined;
+  // files written as their bytes arrive, synchronously: the async writer's open, write and close
+  // round trips per file were most of a small build's unpack (a dev reload waits on it)
+  const unpacker = extract({
+    sync: true,
+    cwd: tmp,
+    strict: true,
+    preservePaths: false,
+    preserveOwner: false,
+    noChmod: false,
+    filter(path, entry) {
+      if (failure) return false;
+      const e = entry as { type?: string; linkpath?: string; size?: number };
+      try {
+        tally.entry(path, e.size ?? 0);
+        checkEntry(path, e.type ?? "File", e.linkpath, state);
+        return true;
+      } catch (error) {
+        failure = error as SvcError;
+        return false;
+      }
+    },
+  }) as Parser;
+  await streamTar(file, unpacker, tally, () => failure, "close");
 }
 
 /** Unpacks each build once: concurrent callers share one extraction. */

@@ -1,10 +1,13 @@
 /** Safe unpacking: absolute paths, '..', escaping links, devices, writes through links and bombs are refused. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
+import { readSmallTar } from "../../platform/artifacts/_small-tar.ts";
 import { BuildUnpacker, checkArtifact, unpackArtifact } from "../../platform/artifacts/unpack.ts";
+import { type TarFile, writeTarGz } from "../../plugins/_tar.ts";
 import { tempDir } from "./_support.ts";
 import { rawHeader, rawTar, zeroBomb, type RawEntry } from "./_raw-tar.ts";
 
@@ -178,5 +181,51 @@ describe("BuildUnpacker", () => {
     expect(both[0]).toBe(both[1]);
     expect(await both[0]).toBe(unpacker.dirOf("bld_1"));
     expect(readFileSync(join(unpacker.dirOf("bld_1"), "svc_manifest.json"), "utf8")).toBe("{}");
+  });
+});
+
+describe("a small artifact of svc's own kinds of entry (platform/artifacts/_small-tar.ts)", () => {
+  const tree = (root: string) =>
+    execFileSync("bash", ["-c", "find . -printf '%p %y %m %s\\n' | sort && find . -type f -exec sha256sum {} + | sort -k2"], { cwd: root }).toString();
+
+  it("is written by svc's own reader, the same tree as GNU tar writes", async () => {
+    const src = join(dir, "small-src");
+    const deep = `app/${"long-folder-name/".repeat(8)}module.py`; // past ustar's 100 + 155 bytes: a pax path
+    const contents = new Map([
+      ["svc_manifest.json", "{}"],
+      ["app/a.py", "x = 1\n"],
+      [deep, "y = 2\n"],
+      ["empty.txt", ""],
+    ]);
+    const files: TarFile[] = [...contents].map(([path, body]) => {
+      mkdirSync(join(src, path, ".."), { recursive: true });
+      writeFileSync(join(src, path), body);
+      return { path, source: join(src, path), size: Buffer.byteLength(body) };
+    });
+    const file = join(dir, "small.tar.gz");
+    await writeTarGz(files, file);
+    const read = readSmallTar(gunzipSync(readFileSync(file)));
+    expect(read?.entries.map((e) => e.path)).toContain(deep);
+
+    const ours = join(dir, "small-ours");
+    await unpackArtifact(file, ours);
+    const theirs = join(dir, "small-gnu");
+    mkdirSync(theirs);
+    execFileSync("tar", ["xzf", file, "-C", theirs, "--no-same-owner"]);
+    expect(tree(ours)).toBe(tree(theirs));
+  });
+
+  it("is left to node-tar when it holds a link or a header whose checksum is wrong", () => {
+    const link = gunzipSync(
+      rawTar([
+        { name: "a.py", body: "x" },
+        { name: "l.py", type: "2", link: "a.py" },
+      ]),
+    );
+    expect(readSmallTar(link)).toBeUndefined();
+    const plain = gunzipSync(rawTar([{ name: "a.py", body: "x" }]));
+    expect(readSmallTar(plain)?.entries).toHaveLength(1);
+    plain[0] = plain[0]! ^ 1; // the name's first byte: the checksum no longer holds
+    expect(readSmallTar(plain)).toBeUndefined();
   });
 });
