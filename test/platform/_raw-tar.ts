@@ -3,7 +3,7 @@ import { gzipSync } from "node:zlib";
 
 export interface RawEntry {
   name: string;
-  type?: "0" | "2" | "1" | "3" | "5" | "6";
+  type?: "0" | "2" | "1" | "3" | "5" | "6" | "x";
   body?: string;
   link?: string;
 }

@@ -215,6 +215,27 @@ describe("a small artifact of svc's own kinds of entry (platform/artifacts/_smal
     expect(tree(ours)).toBe(tree(theirs));
   });
 
+  it("refuses a pax path that leaves the folder, the header's own name harmless", async () => {
+    const record = (key: string, value: string) => {
+      const body = ` ${key}=${value}\n`;
+      let length = body.length + 1;
+      while (`${length}${body}`.length !== length) length++;
+      return `${length}${body}`;
+    };
+    const pax = record("path", "app/../../svc-evil-pax");
+    const tar = gunzipSync(rawTar([{ name: "a.py", body: "x" }]));
+    const payload = tar.subarray(0, 1024); // a.py's header and body
+    const paxHeader = rawHeader({ name: "PaxHeader/a.py", type: "x" }, pax.length);
+    const body = Buffer.concat([Buffer.from(pax), Buffer.alloc(512 - pax.length)]);
+    const file = join(dir, "pax-escape.tar.gz");
+    writeFileSync(file, gzipSync(Buffer.concat([paxHeader, body, payload, Buffer.alloc(1024)])));
+    expect(readSmallTar(gunzipSync(readFileSync(file)))?.entries[0]?.path).toBe("app/../../svc-evil-pax");
+    const dest = join(dir, "out-pax-escape");
+    await expect(unpackArtifact(file, dest)).rejects.toMatchObject({ code: "ARTIFACT_UNSAFE", message: expect.stringMatching(/'\.\.'/) });
+    expect(existsSync(dest)).toBe(false);
+    expect(existsSync(join(dir, "svc-evil-pax"))).toBe(false);
+  });
+
   it("is left to node-tar when it holds a link or a header whose checksum is wrong", () => {
     const link = gunzipSync(
       rawTar([
