@@ -158,10 +158,8 @@ function inflatedSmall(file: string): Buffer | undefined {
   }
 }
 
-/** The whole tar of a small artifact, in slices as the stream would give them; undefined for any other. */
-function inflatedWhole(file: string): Buffer[] | undefined {
-  const tar = inflatedSmall(file);
-  if (!tar) return undefined;
+/** A small artifact's whole tar in slices, as the stream would give them. */
+function slicesOf(tar: Buffer): Buffer[] {
   const slices: Buffer[] = [];
   for (let at = 0; at < tar.length; at += SLICE_BYTES) slices.push(tar.subarray(at, at + SLICE_BYTES));
   return slices;
@@ -172,9 +170,16 @@ const unreadable = (error: unknown) => errors.ARTIFACT_UNSAFE("(the artifact)", 
 /**
  * Streams the artifact through node:zlib (off the main thread) into a tar parser, in bounded
  * memory: reading stops at the archive's end, at the first failure, or when a limit is broken.
- * `finished` is the parser's last event.
+ * `finished` is the parser's last event; `whole` is the tar when the artifact is small (inflatedSmall).
  */
-async function streamTar(file: string, parser: Parser, tally: Tally, failed: () => unknown, finished: "end" | "close"): Promise<void> {
+async function streamTar(
+  file: string,
+  whole: Buffer | undefined,
+  parser: Parser,
+  tally: Tally,
+  failed: () => unknown,
+  finished: "end" | "close",
+): Promise<void> {
   let parserError: unknown;
   let archiveEnded = false;
   const settled = new Promise<void>((resolve) => {
@@ -185,11 +190,10 @@ async function streamTar(file: string, parser: Parser, tally: Tally, failed: () 
     });
   });
   parser.on("eof", () => (archiveEnded = true));
-  const whole = inflatedWhole(file);
   const tar = whole ? undefined : pipeline(createReadStream(file), createGunzip({ chunkSize: SLICE_BYTES }), () => {});
   let total = 0;
   try {
-    for await (const chunk of whole ?? (tar as AsyncIterable<Buffer>)) {
+    for await (const chunk of whole ? slicesOf(whole) : (tar as AsyncIterable<Buffer>)) {
       total += chunk.length;
       tally.stream(total);
       // events.once removes both listeners when either fires (a bare .once("error") per drain piled up)
@@ -227,7 +231,7 @@ export async function checkArtifact(file: string, limits: UnpackLimits = UNPACK_
       }
     },
   }) as Parser;
-  await streamTar(file, parser, tally, () => failure, "end");
+  await streamTar(file, inflatedSmall(file), parser, tally, () => failure, "end");
   return { entries: tally.entries, bytes: tally.bytes };
 }
 
@@ -286,7 +290,7 @@ export async function unpackArtifact(file: string, dest: string, limits: UnpackL
     const whole = inflatedSmall(file);
     const small = whole && readSmallTar(whole);
     if (small) writeSmallTar(tmp, small, tally, state);
-    else await extractWithTar(file, tmp, tally, state);
+    else await extractWithTar(file, whole, tmp, tally, state);
     const root = realpathSync(tmp);
     verifyLinks(root, root);
     if (existsSync(dest)) {
@@ -309,7 +313,7 @@ export async function unpackArtifact(file: string, dest: string, limits: UnpackL
 }
 
 /** Any artifact, through node-tar: each entry checked and counted in its filter; throws the first failure. */
-async function extractWithTar(file: string, tmp: string, tally: Tally, state: CheckState): Promise<void> {
+async function extractWithTar(file: string, whole: Buffer | undefined, tmp: string, tally: Tally, state: CheckState): Promise<void> {
   let failure: SvcError | undefined;
   // files written as their bytes arrive, synchronously: the async writer's open, write and close
   // round trips per file were most of a small build's unpack (a dev reload waits on it)
@@ -333,7 +337,7 @@ async function extractWithTar(file: string, tmp: string, tally: Tally, state: Ch
       }
     },
   }) as Parser;
-  await streamTar(file, unpacker, tally, () => failure, "close");
+  await streamTar(file, whole, unpacker, tally, () => failure, "close");
 }
 
 /** Unpacks each build once: concurrent callers share one extraction. */
