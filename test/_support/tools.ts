@@ -6,6 +6,7 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { delimiter, join } from "node:path";
+import { fileURLToPath } from "node:url";
 
 /** The first of `candidates` (absolute paths, or names looked up on PATH) that exists. */
 export function findTool(candidates: Array<string | undefined>): string | undefined {
@@ -34,3 +35,9 @@ export function requireTool(tool: string | undefined, name: string, how: string)
   if (!tool) throw new Error(`${name} is not installed, and this test needs it: ${how} (scripts/setup.sh does it).`);
   return tool;
 }
+
+/**
+ * The type checker `npm run typecheck` runs (TypeScript 7, native), for the tests that compile what a
+ * user would: generated clients, a consumer of the package. tsdown keeps TypeScript 5.9 for its API.
+ */
+export const TSC = fileURLToPath(new URL("../../node_modules/typescript-7/bin/tsc", import.meta.url));

@@ -15,7 +15,7 @@ import { startPlatform, type RunningPlatform } from "../../platform/index.ts";
 import { runSvc } from "../_support/cli.ts";
 import { pypiReachable } from "../plugins/_helpers.ts";
 
-const TSC = new URL("../../node_modules/typescript/bin/tsc", import.meta.url).pathname;
+import { TSC } from "../_support/tools.ts";
 const online = await pypiReachable();
 if (!online) console.warn("svc client test: PyPI did not answer; deploying with --no-deps and not calling describe (needs humanize)");
 

@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TSC } from "../_support/tools.ts";
 
 const run = promisify(execFile);
 const REPO = resolve(import.meta.dirname, "../..");
-const TSC = join(REPO, "node_modules", "typescript", "bin", "tsc");
 /** A fake AWS key id (the documented example): the secrets plugin must refuse it. */
 const FAKE_AWS_KEY = "AKIAIOSFODNN7EXAMPLE";
 

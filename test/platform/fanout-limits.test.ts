@@ -17,9 +17,9 @@ import { renderTypedClient } from "../../cli/commands/_typed-client.ts";
 import { createPlatformClient } from "../../core/client/index.ts";
 import type { Manifest } from "../../core/types.ts";
 import { buildFixtureArtifact, FIXTURE, startTestPlatform, uploadArtifact, type TestPlatform } from "./_support.ts";
+import { TSC } from "../_support/tools.ts";
 
 const RUNTIME = fileURLToPath(new URL("../../runtime/python", import.meta.url));
-const TSC = fileURLToPath(new URL("../../node_modules/typescript/bin/tsc", import.meta.url));
 const ITEMS = 2500;
 const SPAWNS = 12; // over the /run limit of 5 per window
 

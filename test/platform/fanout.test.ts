@@ -18,9 +18,9 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import { buildFixtureArtifact, FIXTURE, startTestPlatform, uploadArtifact, waitFor, type TestPlatform } from "./_support.ts";
+import { TSC } from "../_support/tools.ts";
 
 const RUNTIME = fileURLToPath(new URL("../../runtime/python", import.meta.url));
-const TSC = fileURLToPath(new URL("../../node_modules/typescript/bin/tsc", import.meta.url));
 
 const SCRIPT = `
 import json, sys, time
