@@ -6,20 +6,23 @@
  * artifact under 1 MB is inflated at once, up to 16 MB, else it streams too).
  * Checked once when the artifact is uploaded and again while extracting; symlinks are verified
  * with realpath after extraction. A build unpacks once, into a temporary folder renamed into place.
+ * What svc's own pack writes is read by ./_own-tar.ts and written here; anything else by node-tar.
  */
 import { list, extract, type Parser } from "tar";
 import {
+  closeSync,
   createReadStream,
   existsSync,
   lstatSync,
   mkdirSync,
+  openSync,
   readFileSync,
   readdirSync,
   realpathSync,
   renameSync,
   rmSync,
   statSync,
-  writeFileSync,
+  writeSync,
 } from "node:fs";
 import { rm } from "node:fs/promises";
 import { dirname, join, posix, sep } from "node:path";
@@ -30,7 +33,7 @@ import { errors, isSvcError, SvcError } from "../../core/errors.ts";
 import { formatBytes } from "../../core/format-bytes.ts";
 import { DEFAULT_MAX_ARTIFACT_BYTES } from "../../core/config.ts";
 import { sharedAttempt } from "../_shared-attempt.ts";
-import { readSmallTar } from "./_small-tar.ts";
+import { OwnTarReader, type OwnTarEntry, type OwnTarSink } from "./_own-tar.ts";
 
 const FILE_TYPES = new Set(["File", "OldFile", "ContiguousFile"]);
 
@@ -214,8 +217,53 @@ async function streamTar(
   if (parserError !== undefined) throw unreadable(parserError);
 }
 
+/**
+ * Feeds the tar to svc's own reader (./_own-tar.ts), each chunk counted first as streamTar counts
+ * them; a small artifact's whole tar in one turn of the event loop. False when the reader declined
+ * the tar (not svc's own kinds of entry) or it ended without its end marker: node-tar reads it then.
+ */
+async function readOwnTar(file: string, whole: Buffer | undefined, sink: OwnTarSink, tally: Tally): Promise<boolean> {
+  const reader = new OwnTarReader(sink);
+  let total = 0;
+  const push = (chunk: Buffer) => {
+    total += chunk.length;
+    tally.stream(total);
+    return reader.push(chunk);
+  };
+  if (whole) {
+    for (const chunk of slicesOf(whole)) {
+      const status = push(chunk);
+      if (status !== "more") return status === "end";
+    }
+    return false;
+  }
+  const tar = pipeline(createReadStream(file), createGunzip({ chunkSize: SLICE_BYTES }), () => {});
+  try {
+    for await (const chunk of tar as AsyncIterable<Buffer>) {
+      const status = push(chunk);
+      if (status !== "more") return status === "end";
+    }
+    return false;
+  } catch (error) {
+    throw isSvcError(error) ? error : unreadable(error);
+  } finally {
+    tar.destroy();
+  }
+}
+
+/** One entry counted against the limits and checked, as node-tar's filter does below. */
+function countAndCheck({ path, type, size }: OwnTarEntry, tally: Tally, state: CheckState): void {
+  tally.entry(path, size);
+  checkEntry(path, type, undefined, state);
+}
+
 /** Reads the whole artifact and throws on the first entry that may not be unpacked (ARTIFACT_UNSAFE, ARTIFACT_LIMIT). */
 export async function checkArtifact(file: string, limits: UnpackLimits = UNPACK_LIMITS): Promise<{ entries: number; bytes: number }> {
+  const whole = inflatedSmall(file);
+  const own = new Tally(limits);
+  const ownState: CheckState = { links: new Set() };
+  const checker: OwnTarSink = { entry: (entry) => countAndCheck(entry, own, ownState), data() {}, end() {} };
+  if (await readOwnTar(file, whole, checker, own)) return { entries: own.entries, bytes: own.bytes };
   const state: CheckState = { links: new Set() };
   const tally = new Tally(limits);
   let failure: SvcError | undefined;
@@ -231,7 +279,7 @@ export async function checkArtifact(file: string, limits: UnpackLimits = UNPACK_
       }
     },
   }) as Parser;
-  await streamTar(file, inflatedSmall(file), parser, tally, () => failure, "end");
+  await streamTar(file, whole, parser, tally, () => failure, "end");
   return { entries: tally.entries, bytes: tally.bytes };
 }
 
@@ -256,27 +304,43 @@ function verifyLinks(root: string, dir: string): void {
 }
 
 /**
- * Writes a small tar's files and folders (./_small-tar.ts) under `root`, each entry checked and
- * counted first as node-tar's filter does below: no link is ever written, so nothing goes through one.
+ * Writes the entries svc's own reader hands it under `root`, each counted and checked first: one
+ * folder call per folder, an open, the writes and a close per file. No link is ever written, so
+ * nothing goes through one.
  */
-function writeSmallTar(root: string, { entries, consumed }: NonNullable<ReturnType<typeof readSmallTar>>, tally: Tally, state: CheckState): void {
-  const folders = new Set<string>();
-  const folder = (path: string, mode?: number) => {
-    if (folders.has(path)) return;
-    mkdirSync(join(root, path), { recursive: true, mode });
-    folders.add(path);
-  };
-  for (const entry of entries) {
-    tally.entry(entry.path, entry.type === "File" ? entry.data.length : 0);
-    checkEntry(entry.path, entry.type, undefined, state);
+class CheckedWriter implements OwnTarSink {
+  private readonly folders = new Set<string>();
+  private readonly state: CheckState = { links: new Set() };
+  private fd: number | undefined;
+
+  constructor(
+    private readonly root: string,
+    readonly tally: Tally,
+  ) {}
+
+  entry(entry: OwnTarEntry): void {
+    countAndCheck(entry, this.tally, this.state);
     const path = normalizeEntryPath(entry.path);
-    if (entry.type === "Directory") folder(path, entry.mode);
-    else {
-      folder(posix.dirname(path));
-      writeFileSync(join(root, path), entry.data, { mode: entry.mode });
-    }
+    if (entry.type === "Directory") return this.folder(path, entry.mode);
+    this.folder(posix.dirname(path));
+    this.fd = openSync(join(this.root, path), "w", entry.mode);
   }
-  tally.stream(consumed);
+
+  data(bytes: Buffer): void {
+    for (let at = 0; at < bytes.length; ) at += writeSync(this.fd!, bytes, at);
+  }
+
+  end(): void {
+    if (this.fd === undefined) return;
+    closeSync(this.fd);
+    this.fd = undefined;
+  }
+
+  private folder(path: string, mode?: number): void {
+    if (this.folders.has(path)) return;
+    mkdirSync(join(this.root, path), { recursive: true, mode });
+    this.folders.add(path);
+  }
 }
 
 /** Extracts `file` into `dest` (which must not exist yet), checking every entry and the limits. */
@@ -284,13 +348,16 @@ export async function unpackArtifact(file: string, dest: string, limits: UnpackL
   const tmp = `${dest}.tmp-${process.pid}-${Date.now()}`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });
-  const state: CheckState = { links: new Set() };
-  const tally = new Tally(limits);
   try {
     const whole = inflatedSmall(file);
-    const small = whole && readSmallTar(whole);
-    if (small) writeSmallTar(tmp, small, tally, state);
-    else await extractWithTar(file, whole, tmp, tally, state);
+    const writer = new CheckedWriter(tmp, new Tally(limits));
+    const written = await readOwnTar(file, whole, writer, writer.tally).finally(() => writer.end());
+    if (!written) {
+      // not svc's own kinds of entry: what the reader wrote goes, node-tar unpacks the artifact afresh
+      await rm(tmp, { recursive: true, force: true });
+      mkdirSync(tmp);
+      await extractWithTar(file, whole, tmp, new Tally(limits), { links: new Set() });
+    }
     const root = realpathSync(tmp);
     verifyLinks(root, root);
     if (existsSync(dest)) {

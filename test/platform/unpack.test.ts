@@ -1,11 +1,12 @@
 /** Safe unpacking: absolute paths, '..', escaping links, devices, writes through links and bombs are refused. */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
-import { readSmallTar } from "../../platform/artifacts/_small-tar.ts";
+import { OwnTarReader, type OwnTarEntry } from "../../platform/artifacts/_own-tar.ts";
 import { BuildUnpacker, checkArtifact, unpackArtifact } from "../../platform/artifacts/unpack.ts";
 import { type TarFile, writeTarGz } from "../../plugins/_tar.ts";
 import { tempDir } from "./_support.ts";
@@ -184,35 +185,79 @@ describe("BuildUnpacker", () => {
   });
 });
 
-describe("a small artifact of svc's own kinds of entry (platform/artifacts/_small-tar.ts)", () => {
+/** The entries (with their bytes) svc's own reader gives for a tar pushed in chunks of `chunk` bytes; undefined when it declines. */
+function readOwn(tar: Buffer, chunk = tar.length): Array<OwnTarEntry & { data: Buffer }> | undefined {
+  const entries: Array<OwnTarEntry & { data: Buffer }> = [];
+  let parts: Buffer[] = [];
+  const reader = new OwnTarReader({
+    entry: (entry) => entries.push({ ...entry, data: Buffer.alloc(0) }),
+    data: (bytes) => parts.push(Buffer.from(bytes)),
+    end: () => {
+      entries.at(-1)!.data = Buffer.concat(parts);
+      parts = [];
+    },
+  });
+  for (let at = 0; at < tar.length; at += chunk) {
+    const status = reader.push(tar.subarray(at, at + chunk));
+    if (status === "declined") return undefined;
+    if (status === "end") return entries;
+  }
+  return undefined; // no end marker
+}
+
+describe("svc's own kinds of entry, read by its own reader (platform/artifacts/_own-tar.ts)", () => {
   const tree = (root: string) =>
     execFileSync("bash", ["-c", "find . -printf '%p %y %m %s\\n' | sort && find . -type f -exec sha256sum {} + | sort -k2"], { cwd: root }).toString();
-
-  it("is written by svc's own reader, the same tree as GNU tar writes", async () => {
-    const src = join(dir, "small-src");
-    const deep = `app/${"long-folder-name/".repeat(8)}module.py`; // past ustar's 100 + 155 bytes: a pax path
-    const contents = new Map([
-      ["svc_manifest.json", "{}"],
-      ["app/a.py", "x = 1\n"],
-      [deep, "y = 2\n"],
-      ["empty.txt", ""],
-    ]);
+  const unpackedAsGnuTar = async (file: string, name: string) => {
+    const ours = join(dir, `${name}-ours`);
+    await unpackArtifact(file, ours);
+    const theirs = join(dir, `${name}-gnu`);
+    mkdirSync(theirs);
+    execFileSync("tar", ["xzf", file, "-C", theirs, "--no-same-owner"]);
+    expect(tree(ours)).toBe(tree(theirs));
+  };
+  const packed = async (name: string, contents: Map<string, string | Buffer>) => {
+    const src = join(dir, `${name}-src`);
     const files: TarFile[] = [...contents].map(([path, body]) => {
       mkdirSync(join(src, path, ".."), { recursive: true });
       writeFileSync(join(src, path), body);
       return { path, source: join(src, path), size: Buffer.byteLength(body) };
     });
-    const file = join(dir, "small.tar.gz");
+    const file = join(dir, `${name}.tar.gz`);
     await writeTarGz(files, file);
-    const read = readSmallTar(gunzipSync(readFileSync(file)));
-    expect(read?.entries.map((e) => e.path)).toContain(deep);
+    return file;
+  };
 
-    const ours = join(dir, "small-ours");
-    await unpackArtifact(file, ours);
-    const theirs = join(dir, "small-gnu");
-    mkdirSync(theirs);
-    execFileSync("tar", ["xzf", file, "-C", theirs, "--no-same-owner"]);
-    expect(tree(ours)).toBe(tree(theirs));
+  it("reads what svc's pack writes, pax paths included, the same entries in chunks of any size", async () => {
+    const deep = `app/${"long-folder-name/".repeat(8)}module.py`; // past ustar's 100 + 155 bytes: a pax path
+    const file = await packed(
+      "small",
+      new Map<string, string | Buffer>([
+        ["svc_manifest.json", "{}"],
+        ["app/a.py", "x = 1\n"],
+        [deep, "y = 2\n"],
+        ["empty.txt", ""],
+        ["site-packages/blob.bin", Buffer.alloc(70_000, 7)], // spans 64 KB chunks
+      ]),
+    );
+    const tar = gunzipSync(readFileSync(file));
+    const whole = readOwn(tar);
+    expect(whole?.map((e) => e.path)).toEqual(expect.arrayContaining([deep, "empty.txt", "site-packages/blob.bin"]));
+    expect(whole?.find((e) => e.path === "site-packages/blob.bin")?.data.equals(Buffer.alloc(70_000, 7))).toBe(true);
+    for (const chunk of [1, 7, 512, 513, 65_536]) expect(readOwn(tar, chunk), `chunks of ${chunk}`).toEqual(whole);
+    await unpackedAsGnuTar(file, "small");
+  });
+
+  it("unpacks a streamed artifact (past the 1 MB read at once) the same as GNU tar, and checks it", async () => {
+    const contents = new Map<string, string | Buffer>();
+    for (let i = 0; i < 300; i++) contents.set(`site-packages/pkg${i % 7}/mod${i}.py`, `value = ${i}\n`.repeat(i));
+    contents.set("site-packages/native.so", randomBytes(3 << 20)); // incompressible
+    const file = await packed("streamed", contents);
+    expect(readFileSync(file).length).toBeGreaterThan(1 << 20);
+    const read = readOwn(gunzipSync(readFileSync(file)), 65_536);
+    expect(read?.filter((e) => e.type === "File")).toHaveLength(301);
+    expect(await checkArtifact(file)).toMatchObject({ entries: read?.length });
+    await unpackedAsGnuTar(file, "streamed");
   });
 
   it("refuses a pax path that leaves the folder, the header's own name harmless", async () => {
@@ -229,24 +274,42 @@ describe("a small artifact of svc's own kinds of entry (platform/artifacts/_smal
     const body = Buffer.concat([Buffer.from(pax), Buffer.alloc(512 - pax.length)]);
     const file = join(dir, "pax-escape.tar.gz");
     writeFileSync(file, gzipSync(Buffer.concat([paxHeader, body, payload, Buffer.alloc(1024)])));
-    expect(readSmallTar(gunzipSync(readFileSync(file)))?.entries[0]?.path).toBe("app/../../svc-evil-pax");
+    expect(readOwn(gunzipSync(readFileSync(file)))?.[0]?.path).toBe("app/../../svc-evil-pax");
+    await expect(checkArtifact(file)).rejects.toMatchObject({ code: "ARTIFACT_UNSAFE" });
     const dest = join(dir, "out-pax-escape");
     await expect(unpackArtifact(file, dest)).rejects.toMatchObject({ code: "ARTIFACT_UNSAFE", message: expect.stringMatching(/'\.\.'/) });
     expect(existsSync(dest)).toBe(false);
     expect(existsSync(join(dir, "svc-evil-pax"))).toBe(false);
   });
 
-  it("is left to node-tar when it holds a link or a header whose checksum is wrong", () => {
+  it("declines a link or a header whose checksum is wrong: node-tar reads that tar", () => {
     const link = gunzipSync(
       rawTar([
         { name: "a.py", body: "x" },
         { name: "l.py", type: "2", link: "a.py" },
       ]),
     );
-    expect(readSmallTar(link)).toBeUndefined();
+    expect(readOwn(link)).toBeUndefined();
     const plain = gunzipSync(rawTar([{ name: "a.py", body: "x" }]));
-    expect(readSmallTar(plain)?.entries).toHaveLength(1);
+    expect(readOwn(plain)).toHaveLength(1);
     plain[0] = plain[0]! ^ 1; // the name's first byte: the checksum no longer holds
-    expect(readSmallTar(plain)).toBeUndefined();
+    expect(readOwn(plain)).toBeUndefined();
+  });
+
+  it("a streamed artifact with a link after many files is unpacked by node-tar, whole, as GNU tar unpacks it", async () => {
+    const entries: RawEntry[] = [];
+    for (let i = 0; i < 200; i++) entries.push({ name: `app/m${i}.py`, body: `${i}`.repeat(9000) });
+    entries.push({ name: "app/noise.txt", body: randomBytes(1_200_000).toString("base64") }); // past 1 MB compressed
+    entries.push({ name: "app/link.py", type: "2", link: "m1.py" });
+    const file = write("late-link.tar.gz", entries);
+    expect(readFileSync(file).length).toBeGreaterThan(1 << 20);
+    const dest = join(dir, "out-late-link");
+    await unpackArtifact(file, dest);
+    expect(readFileSync(join(dest, "app/link.py"), "utf8")).toBe("1".repeat(9000));
+    expect(readFileSync(join(dest, "app/m199.py"), "utf8")).toBe("199".repeat(9000));
+    const theirs = join(dir, "late-link-gnu");
+    mkdirSync(theirs);
+    execFileSync("tar", ["xzf", file, "-C", theirs, "--no-same-owner"]);
+    expect(tree(dest)).toBe(tree(theirs));
   });
 });
