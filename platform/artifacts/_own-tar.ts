@@ -111,29 +111,29 @@ export class OwnTarReader {
         const bytes = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held);
         this.held = [];
         this.heldBytes = 0;
-        if (this.phase === "pax") this.readPax(bytes);
-        else this.readHeader(bytes);
+        this.status = this.phase === "pax" ? this.readPax(bytes) : this.readHeader(bytes);
       }
     }
     return this.status;
   }
 
-  private readHeader(header: Buffer): void {
-    if (header.every((byte) => byte === 0)) {
-      // zeros before any entry are no archive svc wrote: node-tar says what they are
-      this.status = this.pax || !this.entries ? "declined" : "end";
-      return;
-    }
-    if (!checksumOk(header) || text(header, 257, 6) !== "ustar") return this.decline();
+  private readHeader(header: Buffer): OwnTarStatus {
+    // zeros before any entry are no archive svc wrote: node-tar says what they are
+    if (header.every((byte) => byte === 0)) return this.pax || !this.entries ? "declined" : "end";
+    if (!checksumOk(header) || text(header, 257, 6) !== "ustar") return "declined";
     const typeflag = String.fromCharCode(header[156]!);
     const size = this.pax?.size ?? octal(header, 124, 12);
-    if (size === undefined) return this.decline();
+    if (size === undefined) return "declined";
     if (typeflag === "x") {
-      if (this.pax || size > MAX_PAX_BYTES) return this.decline();
+      if (this.pax || size > MAX_PAX_BYTES) return "declined";
+      if (size === 0) {
+        this.pax = {};
+        return "more";
+      }
       this.phase = "pax";
-      this.wanted = Math.ceil(size / BLOCK) * BLOCK || BLOCK;
+      this.wanted = Math.ceil(size / BLOCK) * BLOCK;
       this.dataLeft = size;
-      return;
+      return "more";
     }
     const prefix = text(header, 345, 155);
     const name = text(header, 0, 100);
@@ -143,26 +143,23 @@ export class OwnTarReader {
     const mode = (octal(header, 100, 8) ?? 0o644) & 0o777;
     if (typeflag === "0" || typeflag === "\0") this.sink.entry({ path, type: "File", mode, size });
     else if (typeflag === "5" && size === 0) this.sink.entry({ path, type: "Directory", mode, size });
-    else return this.decline();
+    else return "declined";
     this.dataLeft = size;
     this.paddingLeft = padding(size);
     if (this.dataLeft > 0) this.phase = "data";
     else this.endEntry();
+    return "more";
   }
 
-  private readPax(block: Buffer): void {
+  private readPax(block: Buffer): OwnTarStatus {
     this.pax = paxRecords(block.subarray(0, this.dataLeft));
-    this.wanted = BLOCK;
     this.phase = "header";
-    if (!this.pax) this.decline();
+    this.wanted = BLOCK;
+    return this.pax ? "more" : "declined";
   }
 
   private endEntry(): void {
     this.sink.end();
     this.phase = this.paddingLeft > 0 ? "padding" : "header";
-  }
-
-  private decline(): void {
-    this.status = "declined";
   }
 }

@@ -321,7 +321,10 @@ class CheckedWriter implements OwnTarSink {
   entry(entry: OwnTarEntry): void {
     countAndCheck(entry, this.tally, this.state);
     const path = normalizeEntryPath(entry.path);
-    if (entry.type === "Directory") return this.folder(path, entry.mode);
+    if (entry.type === "Directory") {
+      this.folder(path, entry.mode);
+      return;
+    }
     this.folder(posix.dirname(path));
     this.fd = openSync(join(this.root, path), "w", entry.mode);
   }
