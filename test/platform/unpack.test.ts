@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -280,6 +280,20 @@ describe("svc's own kinds of entry, read by its own reader (platform/artifacts/_
     await expect(unpackArtifact(file, dest)).rejects.toMatchObject({ code: "ARTIFACT_UNSAFE", message: expect.stringMatching(/'\.\.'/) });
     expect(existsSync(dest)).toBe(false);
     expect(existsSync(join(dir, "svc-evil-pax"))).toBe(false);
+  });
+
+  it("refuses a '..' path after a megabyte of files in a streamed artifact, the files before it removed", async () => {
+    const file = write("late-escape.tar.gz", [
+      { name: "app/noise.txt", body: randomBytes(1_200_000).toString("base64") }, // past 1 MB compressed: streamed
+      { name: "app/../../svc-late-escape.py", body: "x" },
+    ]);
+    expect(readFileSync(file).length).toBeGreaterThan(1 << 20);
+    await expect(checkArtifact(file)).rejects.toMatchObject({ code: "ARTIFACT_UNSAFE" });
+    const dest = join(dir, "out-late-escape");
+    await expect(unpackArtifact(file, dest)).rejects.toMatchObject({ code: "ARTIFACT_UNSAFE", message: expect.stringMatching(/'\.\.'/) });
+    expect(existsSync(dest)).toBe(false);
+    expect(existsSync(join(dir, "svc-late-escape.py"))).toBe(false);
+    expect(readdirSync(dir).filter((name) => name.startsWith("out-late-escape"))).toEqual([]); // no temporary folder left
   });
 
   it("declines a link or a header whose checksum is wrong: node-tar reads that tar", () => {
