@@ -25,8 +25,12 @@ const shared: UserConfig = {
 };
 
 /**
- * JavaScript. Dependencies stay external but zod: its ESM is ~95 files, bundled it loads as one
- * tree-shaken chunk (startup). Minified: parsing the chunks is most of a nothing-changed build.
+ * JavaScript. Dependencies stay external but zod (its ESM is ~95 files, bundled it loads as one
+ * tree-shaken chunk) and the three small libraries every build loads: tapable and ignore are
+ * CommonJS, croner one file. Bundled, a nothing-changed `svc build` took 0.33 s of CPU instead of
+ * 0.45 s and 9 MB less memory (farm-bench, paired, 30 runs; importing CommonJS from ESM starts
+ * Node's CommonJS loader and its export lexer, which that build now never loads). Minified:
+ * parsing the chunks is most of a nothing-changed build.
  * The CLI (bin/svc.mjs runs dist/cli.mjs) is an entry of this build only: nothing imports it.
  * The test suite builds this once per run for the CLI it starts (test/_support/global-setup.ts).
  */
@@ -35,7 +39,7 @@ export const javascript: UserConfig = {
   entry: { ...EXPORTS, cli: "cli/index.ts" },
   dts: false,
   minify: true,
-  deps: { alwaysBundle: ["zod"], onlyBundle: ["zod"] },
+  deps: { alwaysBundle: ["zod", "tapable", "croner", "ignore"], onlyBundle: ["zod", "tapable", "croner", "ignore"] },
 };
 
 export default defineConfig([
