@@ -238,14 +238,17 @@ async function readOwnTar(file: string, whole: Buffer | undefined, sink: OwnTarS
     return false;
   }
   const tar = pipeline(createReadStream(file), createGunzip({ chunkSize: SLICE_BYTES }), () => {});
+  let writing = false; // the sink's own failures (a file system error) are not the gzip's
   try {
     for await (const chunk of tar as AsyncIterable<Buffer>) {
+      writing = true;
       const status = push(chunk);
+      writing = false;
       if (status !== "more") return status === "end";
     }
     return false;
   } catch (error) {
-    throw isSvcError(error) ? error : unreadable(error);
+    throw writing || isSvcError(error) ? error : unreadable(error);
   } finally {
     tar.destroy();
   }

@@ -296,6 +296,25 @@ describe("svc's own kinds of entry, read by its own reader (platform/artifacts/_
     expect(readdirSync(dir).filter((name) => name.startsWith("out-late-escape"))).toEqual([]); // no temporary folder left
   });
 
+  it("refuses a file over a folder in a streamed artifact as it refuses it in a small one, naming no path of the platform's", async () => {
+    const entries: RawEntry[] = [
+      { name: "app/", type: "5" },
+      { name: "app/a.py", body: "x" },
+      { name: "app", body: "a file where the folder is" },
+    ];
+    const small = write("file-over-folder.tar.gz", entries);
+    const streamed = write("file-over-folder-streamed.tar.gz", [{ name: "noise.txt", body: randomBytes(1_200_000).toString("base64") }, ...entries]);
+    expect(readFileSync(streamed).length).toBeGreaterThan(1 << 20);
+    for (const [name, file] of [
+      ["small", small],
+      ["streamed", streamed],
+    ]) {
+      const failure = await unpackArtifact(file!, join(dir, `out-file-over-folder-${name}`)).catch((error: Error) => error);
+      expect(failure, name).toMatchObject({ code: "ARTIFACT_UNSAFE", message: expect.stringContaining("could not unpack") });
+      expect((failure as Error).message, name).not.toContain(dir);
+    }
+  });
+
   it("declines a link or a header whose checksum is wrong: node-tar reads that tar", () => {
     const link = gunzipSync(
       rawTar([
