@@ -114,15 +114,23 @@ export const UNPACK_LIMITS: UnpackLimits = { maxBytes: DEFAULT_MAX_ARTIFACT_BYTE
 const STREAM_SLACK_BYTES = 1 << 20;
 const STREAM_BYTES_PER_ENTRY = 4096;
 
-/** Counts entries and bytes as the tar streams by; throws ARTIFACT_LIMIT naming the entry that broke a limit. */
+/** Counts entries and bytes as the tar streams by, and checks each entry; throws ARTIFACT_LIMIT naming the entry that broke a limit. */
 class Tally {
   entries = 0;
   bytes = 0;
   last = "";
+  private streamed = 0;
+  private readonly state: CheckState = { links: new Set() };
 
   constructor(private readonly limits: UnpackLimits) {}
 
-  entry(path: string, size: number): void {
+  /** One entry counted against the limits, then checked (checkEntry): what every reader's filter does. */
+  check(path: string, type: string, size: number, linkpath?: string): void {
+    this.entry(path, size);
+    checkEntry(path, type, linkpath, this.state);
+  }
+
+  private entry(path: string, size: number): void {
     this.last = path;
     if (++this.entries > this.limits.maxEntries)
       throw errors.ARTIFACT_LIMIT(path, `the artifact has more than ${this.limits.maxEntries} entries, the platform's limit`);
@@ -131,8 +139,9 @@ class Tally {
       throw errors.ARTIFACT_LIMIT(path, `the artifact unpacks to more than ${formatBytes(this.limits.maxBytes)}, the platform's limit`);
   }
 
-  /** `total` bytes of tar stream decompressed so far (catches data that is no entry, e.g. zeros after the end). */
-  stream(total: number): void {
+  /** `bytes` more of tar stream decompressed (catches data that is no entry, e.g. zeros after the end). */
+  stream(bytes: number): void {
+    const total = (this.streamed += bytes);
     if (total <= this.limits.maxBytes + STREAM_SLACK_BYTES && total <= this.bytes + STREAM_SLACK_BYTES + this.entries * STREAM_BYTES_PER_ENTRY) return;
     throw errors.ARTIFACT_LIMIT(
       this.last || "(first entry)",
@@ -168,6 +177,9 @@ function slicesOf(tar: Buffer): Buffer[] {
   return slices;
 }
 
+/** The artifact's tar as it inflates, off the main thread, in slices of SLICE_BYTES. */
+const inflating = (file: string) => pipeline(createReadStream(file), createGunzip({ chunkSize: SLICE_BYTES }), () => {});
+
 const unreadable = (error: unknown) => errors.ARTIFACT_UNSAFE("(the artifact)", `not a readable .tar.gz (${(error as Error)?.message ?? error})`);
 
 /**
@@ -193,12 +205,10 @@ async function streamTar(
     });
   });
   parser.on("eof", () => (archiveEnded = true));
-  const tar = whole ? undefined : pipeline(createReadStream(file), createGunzip({ chunkSize: SLICE_BYTES }), () => {});
-  let total = 0;
+  const tar = whole ? undefined : inflating(file);
   try {
     for await (const chunk of whole ? slicesOf(whole) : (tar as AsyncIterable<Buffer>)) {
-      total += chunk.length;
-      tally.stream(total);
+      tally.stream(chunk.length);
       // events.once removes both listeners when either fires (a bare .once("error") per drain piled up)
       if (!parser.write(chunk) && !failed() && parserError === undefined) await once(parser, "drain").catch(() => undefined);
       if (failed() || parserError !== undefined || archiveEnded) break;
@@ -224,10 +234,8 @@ async function streamTar(
  */
 async function readOwnTar(file: string, whole: Buffer | undefined, sink: OwnTarSink, tally: Tally): Promise<boolean> {
   const reader = new OwnTarReader(sink);
-  let total = 0;
   const push = (chunk: Buffer) => {
-    total += chunk.length;
-    tally.stream(total);
+    tally.stream(chunk.length);
     return reader.push(chunk);
   };
   if (whole) {
@@ -237,7 +245,7 @@ async function readOwnTar(file: string, whole: Buffer | undefined, sink: OwnTarS
     }
     return false;
   }
-  const tar = pipeline(createReadStream(file), createGunzip({ chunkSize: SLICE_BYTES }), () => {});
+  const tar = inflating(file);
   let writing = false; // the sink's own failures (a file system error) are not the gzip's
   try {
     for await (const chunk of tar as AsyncIterable<Buffer>) {
@@ -254,20 +262,12 @@ async function readOwnTar(file: string, whole: Buffer | undefined, sink: OwnTarS
   }
 }
 
-/** One entry counted against the limits and checked, as node-tar's filter does below. */
-function countAndCheck({ path, type, size }: OwnTarEntry, tally: Tally, state: CheckState): void {
-  tally.entry(path, size);
-  checkEntry(path, type, undefined, state);
-}
-
 /** Reads the whole artifact and throws on the first entry that may not be unpacked (ARTIFACT_UNSAFE, ARTIFACT_LIMIT). */
 export async function checkArtifact(file: string, limits: UnpackLimits = UNPACK_LIMITS): Promise<{ entries: number; bytes: number }> {
   const whole = inflatedSmall(file);
   const own = new Tally(limits);
-  const ownState: CheckState = { links: new Set() };
-  const checker: OwnTarSink = { entry: (entry) => countAndCheck(entry, own, ownState), data() {}, end() {} };
+  const checker: OwnTarSink = { entry: ({ path, type, size }) => own.check(path, type, size), data() {}, end() {} };
   if (await readOwnTar(file, whole, checker, own)) return { entries: own.entries, bytes: own.bytes };
-  const state: CheckState = { links: new Set() };
   const tally = new Tally(limits);
   let failure: SvcError | undefined;
   const parser = list({
@@ -275,8 +275,7 @@ export async function checkArtifact(file: string, limits: UnpackLimits = UNPACK_
     onReadEntry(entry) {
       if (failure) return;
       try {
-        tally.entry(entry.path, entry.size ?? 0);
-        checkEntry(entry.path, entry.type, entry.linkpath, state);
+        tally.check(entry.path, entry.type, entry.size ?? 0, entry.linkpath);
       } catch (error) {
         failure = error as SvcError;
       }
@@ -313,7 +312,6 @@ function verifyLinks(root: string, dir: string): void {
  */
 class CheckedWriter implements OwnTarSink {
   private readonly folders = new Set<string>();
-  private readonly state: CheckState = { links: new Set() };
   private fd: number | undefined;
 
   constructor(
@@ -322,7 +320,7 @@ class CheckedWriter implements OwnTarSink {
   ) {}
 
   entry(entry: OwnTarEntry): void {
-    countAndCheck(entry, this.tally, this.state);
+    this.tally.check(entry.path, entry.type, entry.size);
     const path = normalizeEntryPath(entry.path);
     if (entry.type === "Directory") {
       this.folder(path, entry.mode);
@@ -362,7 +360,7 @@ export async function unpackArtifact(file: string, dest: string, limits: UnpackL
       // not svc's own kinds of entry: what the reader wrote goes, node-tar unpacks the artifact afresh
       await rm(tmp, { recursive: true, force: true });
       mkdirSync(tmp);
-      await extractWithTar(file, whole, tmp, new Tally(limits), { links: new Set() });
+      await extractWithTar(file, whole, tmp, new Tally(limits));
     }
     const root = realpathSync(tmp);
     verifyLinks(root, root);
@@ -386,7 +384,7 @@ export async function unpackArtifact(file: string, dest: string, limits: UnpackL
 }
 
 /** Any artifact, through node-tar: each entry checked and counted in its filter; throws the first failure. */
-async function extractWithTar(file: string, whole: Buffer | undefined, tmp: string, tally: Tally, state: CheckState): Promise<void> {
+async function extractWithTar(file: string, whole: Buffer | undefined, tmp: string, tally: Tally): Promise<void> {
   let failure: SvcError | undefined;
   // files written as their bytes arrive, synchronously: the async writer's open, write and close
   // round trips per file were most of a small build's unpack (a dev reload waits on it)
@@ -401,8 +399,7 @@ async function extractWithTar(file: string, whole: Buffer | undefined, tmp: stri
       if (failure) return false;
       const e = entry as { type?: string; linkpath?: string; size?: number };
       try {
-        tally.entry(path, e.size ?? 0);
-        checkEntry(path, e.type ?? "File", e.linkpath, state);
+        tally.check(path, e.type ?? "File", e.size ?? 0, e.linkpath);
         return true;
       } catch (error) {
         failure = error as SvcError;
