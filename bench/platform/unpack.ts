@@ -37,16 +37,12 @@ function generatedTree(root: string): void {
 }
 
 function filesOf(root: string): TarFile[] {
-  const files: TarFile[] = [];
-  const walk = (dir: string) => {
-    for (const entry of readdirSync(dir, { withFileTypes: true })) {
-      const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      else if (entry.isFile()) files.push({ path: join("site-packages", relative(root, path)), source: path, size: statSync(path).size });
-    }
-  };
-  walk(root);
-  return files;
+  return readdirSync(root, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => {
+      const source = join(entry.parentPath, entry.name);
+      return { path: join("site-packages", relative(root, source)), source, size: statSync(source).size };
+    });
 }
 
 const timed = async (run: () => Promise<unknown> | unknown) => {
