@@ -13,7 +13,10 @@
 
 /**
  * The standard library's modules importing the svc runtime loads (measured: `import svc.worker` under
- * `python -s`, sys.modules before and after, the top-level names; the rest come with these).
+ * `python -s`, sys.modules before and after, the top-level names; the rest come with these), and
+ * those it imports at their first use (asyncio at the first coroutine, http.client, ssl and urllib
+ * for HTTPS or a proxy, zoneinfo, mimetypes: runtime/python/tests/test_start_imports.py): a cold
+ * worker's start skips them, a spare has the idle time to take them before its claim.
  */
 export const PRELOADED_MODULES = [
   "asyncio",

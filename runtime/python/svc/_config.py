@@ -5,7 +5,6 @@ The rules, bounds and messages come from `_schema.py`, generated from the one En
 a worker) refuses exactly what `svc build` refuses, with the same message.
 """
 import re
-import zoneinfo
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -112,7 +111,9 @@ def _env(name: str, env: Any) -> Dict[str, str]:
 
 def _known_zone(name: Any) -> bool:
     """Whether the time zone database knows `name`; True where there is no database to ask (a
-    worker's image without tzdata: the build checked the name)."""
+    worker's image without tzdata: the build checked the name). Imported here: only schedules ask."""
+    import zoneinfo
+
     try:
         zoneinfo.ZoneInfo(name)
         return True

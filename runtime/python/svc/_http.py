@@ -10,12 +10,12 @@ receive: job-done and job-stream are safe to repeat (the platform answers 404 fo
 no longer the worker's, and the runtime drops the result then).
 
 Requests that an HTTP proxy from the environment applies to still go through urllib (one
-connection per request); loopback calls (the embedded platform) never use a proxy. A worker of
+connection per request, urllib.request imported then: most workers never need it); loopback calls
+(the embedded platform) never use a proxy. A worker of
 the embedded platform sends its requests for the platform's address (SVC_API_BASE) over the Unix
 socket the platform names in SVC_PLATFORM_SOCKET (`@name`: an abstract socket), which costs less
 than TCP loopback; the requests themselves are the same.
 """
-import http.client
 import json
 import os
 import select
@@ -23,17 +23,19 @@ import socket
 import sys
 import threading
 import time
-import urllib.error
 import urllib.parse
-import urllib.request
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from . import _trace
 
+if TYPE_CHECKING:
+    import urllib.request
+
+# http.client (with the email package and ssl under it: a third of what a worker imports) is
+# imported only for HTTPS and urllib: the embedded platform's requests go on _PlainConnection.
+
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
-# Loopback calls (the embedded platform) must never go through an HTTP proxy from the environment.
-_direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 _USER_AGENT = "Python-urllib/%d.%d" % sys.version_info[:2]
 _IDLE_MAX = 64  # idle connections kept per host (fanout.py's .map keeps one per slot)
 _STALE = (ConnectionResetError, BrokenPipeError, ConnectionAbortedError)  # RemoteDisconnected is a ConnectionResetError
@@ -43,6 +45,17 @@ _COME_BACK = (429, 503)  # answers whose Retry-After is kept
 
 class TransportError(Exception):
     """The request got no HTTP answer (connection refused, reset, timed out)."""
+
+
+class NotAnAnswer(Exception):
+    """What the plain reader got is not an HTTP/1.x answer (its status line, as http.client's BadStatusLine)."""
+
+
+def no_answer_errors() -> Tuple[type, ...]:
+    """What a request that got no HTTP answer raises: OSError (refused, reset, timed out, urllib's
+    URLError), NotAnAnswer, and http.client's HTTPException once HTTPS or urllib imported it."""
+    client = sys.modules.get("http.client")
+    return (OSError, NotAnAnswer, client.HTTPException) if client is not None else (OSError, NotAnAnswer)
 
 
 @dataclass
@@ -71,8 +84,8 @@ def _uses_proxy(key: _Key, host: str) -> bool:
     known = _proxied.get(key)
     if known is None:
         scheme = key[0]
-        known = (not _is_loopback(host) and scheme in _from_env().proxies
-                 and not urllib.request.proxy_bypass(f"{host}:{key[2]}" if key[2] else host))
+        known = (not _is_loopback(host) and scheme in _from_env().proxies()
+                 and not _proxy_bypass(f"{host}:{key[2]}" if key[2] else host))
         _proxied[key] = known
     return known
 
@@ -249,7 +262,7 @@ def parse_answer(buf: bytes, method: str, eof: bool = False) -> Optional[Tuple[_
     head = buf[:head_end].decode("latin-1").split("\r\n")
     parts = head[0].split(" ", 2)
     if len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
-        raise http.client.BadStatusLine(head[0])
+        raise NotAnAnswer(head[0])
     status = int(parts[1])
     headers: Dict[str, str] = {}
     for line in head[1:]:
@@ -279,16 +292,45 @@ def _platform_socket(environ=os.environ) -> Dict[_Key, str]:
 
 
 class _Environment:
-    """What the environment says about reaching hosts: the proxies (and an opener using them) and the platform's socket.
+    """What the environment says about reaching hosts: the platform's socket, and the proxies (with an
+    opener using them) once a request leaves loopback.
 
     Read at the first request, not at import: a warm spare imports the runtime before it is told its
     worker's environment (platform/workers/backends/spare-bootstrap.ts).
     """
 
     def __init__(self) -> None:
-        self.opener = urllib.request.build_opener()
-        self.proxies = urllib.request.getproxies()  # what the opener's ProxyHandler read
         self.unix = _platform_socket()
+        self._proxied: "Optional[Tuple[Dict[str, str], urllib.request.OpenerDirector]]" = None
+        self._direct: "Optional[urllib.request.OpenerDirector]" = None
+
+    def _proxy_setup(self) -> "Tuple[Dict[str, str], urllib.request.OpenerDirector]":
+        if self._proxied is None:
+            import urllib.request
+
+            opener = urllib.request.build_opener()
+            self._proxied = (urllib.request.getproxies(), opener)  # what the opener's ProxyHandler read
+        return self._proxied
+
+    def proxies(self) -> Dict[str, str]:
+        return self._proxy_setup()[0]
+
+    def opener(self) -> "urllib.request.OpenerDirector":
+        return self._proxy_setup()[1]
+
+    def direct(self) -> "urllib.request.OpenerDirector":
+        """An opener that never uses a proxy: loopback calls (the embedded platform) must not."""
+        if self._direct is None:
+            import urllib.request
+
+            self._direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        return self._direct
+
+
+def _proxy_bypass(host: str) -> bool:
+    import urllib.request
+
+    return bool(urllib.request.proxy_bypass(host))
 
 
 _environment: Optional[_Environment] = None
@@ -304,6 +346,8 @@ def _from_env() -> _Environment:
 def _new_connection(key: _Key, timeout: float) -> Any:
     scheme, host, port = key
     if scheme == "https":
+        import http.client
+
         return http.client.HTTPSConnection(host, port or None, timeout=timeout)
     return _PlainConnection(host, port or None, _from_env().unix.get(key), timeout)
 
@@ -340,7 +384,10 @@ def _send(key: _Key, method: str, target: str, data: Optional[bytes], headers: D
 
 
 def _urllib(method: str, url: str, data: Optional[bytes], headers: Dict[str, str], timeout: float,
-            opener: urllib.request.OpenerDirector) -> Tuple[int, bytes, Optional[str]]:
+            opener: "urllib.request.OpenerDirector") -> Tuple[int, bytes, Optional[str]]:
+    import urllib.error
+    import urllib.request
+
     req = urllib.request.Request(url, data=data, method=method, headers=headers)
     try:
         with opener.open(req, timeout=timeout) as resp:
@@ -360,14 +407,14 @@ def request(method: str, url: str, body: Any = None, *, token: Optional[str] = N
         host = parts.hostname or ""
         key: _Key = (parts.scheme, host, parts.port or 0)
         if parts.scheme not in ("http", "https") or _uses_proxy(key, host):
-            status, raw, retry_after = _urllib(method, url, data, headers, timeout, _from_env().opener)
+            status, raw, retry_after = _urllib(method, url, data, headers, timeout, _from_env().opener())
         else:
             target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
             status, raw, location, retry_after = _send(key, method, target, data, headers, timeout)
             if location is not None:  # rare: let urllib follow redirects as it always did
-                opener = _direct if _is_loopback(host) else _from_env().opener
+                opener = _from_env().direct() if _is_loopback(host) else _from_env().opener()
                 status, raw, retry_after = _urllib(method, url, data, headers, timeout, opener)
-    except (urllib.error.URLError, http.client.HTTPException, OSError) as err:
+    except no_answer_errors() as err:
         # includes socket timeouts, resets, refused connections and malformed answers
         raise TransportError(f"{method} {url}: {getattr(err, 'reason', None) or err!r}") from err
     return response_of(status, raw, retry_after)

@@ -1,8 +1,14 @@
-"""One event loop on a daemon thread: every async function of the app runs there."""
-import asyncio
-import concurrent.futures
+"""One event loop on a daemon thread: every async function of the app runs there.
+
+asyncio is imported with the first coroutine: a worker whose functions are all sync never
+imports it (~20 ms of an interpreter's start here).
+"""
 import threading
-from typing import Any, Coroutine, Optional
+from typing import TYPE_CHECKING, Any, Coroutine, Optional
+
+if TYPE_CHECKING:
+    import asyncio
+    import concurrent.futures
 
 
 class LoopThread:
@@ -10,11 +16,13 @@ class LoopThread:
     a fresh worker's first job does not wait on its start (issue 42)."""
 
     def __init__(self) -> None:
-        self._loop: Optional[asyncio.AbstractEventLoop] = None
+        self._loop: "Optional[asyncio.AbstractEventLoop]" = None
         self._lock = threading.Lock()
 
     @property
-    def loop(self) -> asyncio.AbstractEventLoop:
+    def loop(self) -> "asyncio.AbstractEventLoop":
+        import asyncio
+
         with self._lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
@@ -23,10 +31,14 @@ class LoopThread:
             return self._loop
 
     @staticmethod
-    def _run(loop: asyncio.AbstractEventLoop) -> None:
+    def _run(loop: "asyncio.AbstractEventLoop") -> None:
+        import asyncio
+
         asyncio.set_event_loop(loop)
         loop.run_forever()
 
     def submit(self, coro: Coroutine[Any, Any, Any]) -> "concurrent.futures.Future[Any]":
         """Schedule `coro`; cancelling the returned future cancels the task."""
+        import asyncio
+
         return asyncio.run_coroutine_threadsafe(coro, self.loop)

@@ -10,7 +10,6 @@ the platform answers; one thread reading 32 sockets does not. An answer that doe
 Both hand back `(index, payload, (ok, value))` from `wait`; `in_flight` counts the calls of both.
 """
 import contextvars
-import http.client
 import queue
 import selectors
 import socket
@@ -168,7 +167,7 @@ class FastLane:
         conn.buf += chunk
         try:
             parsed = _http.parse_answer(conn.buf, "POST", eof=not chunk) if conn.buf else None
-        except http.client.HTTPException as err:  # not an HTTP answer: as the blocking path, the item's transport error
+        except _http.NotAnAnswer as err:  # not an HTTP answer: as the blocking path, the item's transport error
             self._lost(conn, out, reused=False, why=f"the platform's answer is not HTTP ({err!r})")
             return
         if parsed is None:

@@ -16,7 +16,6 @@ come back. A caller that fails the item then loses work it could have done a mom
 
 Logic only; the requests are the caller's (`send(attempt)`).
 """
-import email.utils
 import random
 import threading
 import time
@@ -40,6 +39,8 @@ def retry_after_s(value: Optional[str], now: Optional[float] = None) -> Optional
     try:
         seconds = float(value)
     except ValueError:
+        import email.utils  # an HTTP date is rare here; the email package is not worth every worker's start
+
         try:
             when = email.utils.parsedate_to_datetime(value)
         except (TypeError, ValueError):

@@ -1,5 +1,4 @@
 """The `Endpoint` decorator: queue-based functions and load-balanced routes."""
-import asyncio
 import functools
 import inspect
 from dataclasses import dataclass
@@ -26,12 +25,15 @@ def _wrap(fn: Callable, endpoint_name: str) -> Callable:
     """A wrapper of the same kind as `fn` (plain, coroutine, generator, async generator).
 
     Inside a worker of another endpoint it calls the function remotely; otherwise it is `fn`.
-    Remote HTTP from an async wrapper runs in a thread so it never blocks the event loop.
+    Remote HTTP from an async wrapper runs in a thread so it never blocks the event loop (asyncio
+    is imported there, where a loop already runs: a worker of sync functions never imports it).
     """
     name = fn.__name__
     if inspect.isasyncgenfunction(fn):
         async def wrapper(*args: Any, **kwargs: Any) -> Any:
             if remote.is_remote(name, endpoint_name):
+                import asyncio
+
                 for chunk in await asyncio.get_running_loop().run_in_executor(
                         None, remote.call, fn, endpoint_name, args, kwargs) or []:
                     yield chunk
@@ -41,6 +43,8 @@ def _wrap(fn: Callable, endpoint_name: str) -> Callable:
     elif inspect.iscoroutinefunction(fn):
         async def wrapper(*args: Any, **kwargs: Any) -> Any:  # type: ignore[misc]
             if remote.is_remote(name, endpoint_name):
+                import asyncio
+
                 return await asyncio.get_running_loop().run_in_executor(
                     None, remote.call, fn, endpoint_name, args, kwargs)
             return await fn(*args, **kwargs)

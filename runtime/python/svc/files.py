@@ -1,18 +1,22 @@
-"""Handing output files (a generated video, say) to the platform (contracts section 6)."""
-import mimetypes
+"""Handing output files (a generated video, say) to the platform (contracts section 6).
+
+Its modules (pathlib, shutil, mimetypes) are imported by the first call: every worker imports `svc`,
+few of them save a file.
+"""
 import os
-import shutil
 import urllib.parse
-from pathlib import Path
-from typing import Optional, Union
+from typing import TYPE_CHECKING, Optional, Union
 
 from . import _http
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DEFAULT_OUTPUT_DIR = "outputs"
 UPLOAD_TIMEOUT_S = 300
 
 
-def _file_name(path: Path, name: Optional[str]) -> str:
+def _file_name(path: "Path", name: Optional[str]) -> str:
     name = name if name is not None else path.name
     if not name or name in (".", "..") or "/" in name or "\\" in name:
         raise ValueError(f"save_output_file: name must be a plain file name, got {name!r}")
@@ -28,6 +32,10 @@ def save_output_file(path: Union[str, "os.PathLike[str]"], content_type: Optiona
     `$SVC_OUTPUT_DIR` (default `./outputs`; an existing file of that name is replaced) and a
     `file://` URL is returned, so the same code runs in plain unit tests.
     """
+    import mimetypes
+    import shutil
+    from pathlib import Path
+
     source = Path(path)
     if not source.is_file():
         raise FileNotFoundError(f"save_output_file: no such file: {source}")

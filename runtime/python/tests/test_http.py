@@ -80,3 +80,19 @@ def test_a_5xx_answer_is_retried_and_a_4xx_answer_is_final(server):
     server.statuses = [404]
     assert _http.request_with_retries("POST", server.url, {"a": 1}, backoff=0.01).status == 404
     assert len(server.peers) == 4
+
+
+def test_a_host_a_proxy_from_the_environment_applies_to_goes_through_it(server, monkeypatch):
+    # urllib.request is imported for it at the first such request, not at the runtime's import
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{server.server_address[1]}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.setattr(_http, "_environment", None)
+    monkeypatch.setattr(_http, "_proxied", {})
+    seen: List[str] = []
+    monkeypatch.setattr(_Handler, "log_request", lambda self, *a: seen.append(self.requestline), raising=False)
+    assert _http.request("POST", "http://svc-proxied.example/jobs", {"a": 1}).body == {"ok": True}
+    assert seen == ["POST http://svc-proxied.example/jobs HTTP/1.1"]
+    # loopback never goes through it
+    assert _http.request("GET", server.url).status == 200
+    assert seen[1:] == ["GET /x HTTP/1.1"]
