@@ -10,11 +10,11 @@ receive: job-done and job-stream are safe to repeat (the platform answers 404 fo
 no longer the worker's, and the runtime drops the result then).
 
 Requests that an HTTP proxy from the environment applies to still go through urllib (one
-connection per request, urllib.request imported then: most workers never need it); loopback calls
-(the embedded platform) never use a proxy. A worker of
-the embedded platform sends its requests for the platform's address (SVC_API_BASE) over the Unix
-socket the platform names in SVC_PLATFORM_SOCKET (`@name`: an abstract socket), which costs less
-than TCP loopback; the requests themselves are the same.
+connection per request; urllib.request is imported for the first of them: most workers never need
+it); loopback calls (the embedded platform) never use a proxy. A worker of the embedded platform
+sends its requests for the platform's address (SVC_API_BASE) over the Unix socket the platform names
+in SVC_PLATFORM_SOCKET (`@name`: an abstract socket), which costs less than TCP loopback; the
+requests themselves are the same.
 """
 import json
 import os
@@ -301,16 +301,16 @@ class _Environment:
 
     def __init__(self) -> None:
         self.unix = _platform_socket()
-        self._proxied: "Optional[Tuple[Dict[str, str], urllib.request.OpenerDirector]]" = None
+        self._with_proxies: "Optional[Tuple[Dict[str, str], urllib.request.OpenerDirector]]" = None
         self._direct: "Optional[urllib.request.OpenerDirector]" = None
 
     def _proxy_setup(self) -> "Tuple[Dict[str, str], urllib.request.OpenerDirector]":
-        if self._proxied is None:
+        if self._with_proxies is None:
             import urllib.request
 
             opener = urllib.request.build_opener()
-            self._proxied = (urllib.request.getproxies(), opener)  # what the opener's ProxyHandler read
-        return self._proxied
+            self._with_proxies = (urllib.request.getproxies(), opener)  # what the opener's ProxyHandler read
+        return self._with_proxies
 
     def proxies(self) -> Dict[str, str]:
         return self._proxy_setup()[0]
