@@ -32,7 +32,9 @@ let promDir: string;
 
 beforeAll(async () => {
   p = await startTestPlatform();
-  const deployed = await deploy(p, await buildFixtureArtifact(), [{ name: "work", workersMax: 1 }]);
+  // idleTimeout: the worker stays live until the queries below read svc_workers (the default 5 s idle ran
+  // out first once, on a loaded CI machine, while Prometheus caught up with the jobs)
+  const deployed = await deploy(p, await buildFixtureArtifact(), [{ name: "work", workersMax: 1, idleTimeout: 600 }]);
   endpointId = deployed.endpoints.work!.id;
 }, 120_000);
 
