@@ -59,6 +59,10 @@ describe("durability", () => {
     const quick: string[] = [];
     for (let i = 0; i < 20; i++) quick.push((await api(p, "POST", `/v2/${id}/run`, { input: { op: "sleep", seconds: 0.5 } })).body.id);
     await waitFor("the slow job to run", async () => (await api(p, "GET", `/v2/${id}/status/${slow}`)).body.status === "IN_PROGRESS", 15_000);
+    // /status answers from memory; a job's start is committed a turn later. Health counts from the
+    // database (its read commits what is pending first): once it counts a running job, the crash below
+    // finds one to requeue as a retry (a kill between the two left it IN_QUEUE once, on a loaded CI run).
+    await waitFor("a running job in the database", async () => (await api(p, "GET", `/v2/${id}/health`)).body.jobs.inProgress >= 1, 15_000);
 
     first.child.kill("SIGKILL");
     await new Promise((r) => first.child.once("exit", r));
