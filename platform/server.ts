@@ -176,7 +176,7 @@ export async function startPlatform(input: PlatformOptions): Promise<RunningPlat
         await supervisor.close();
         webhooks.close();
         await closed;
-        await unmountDisks(volumesAt(), options.log);
+        await unmountDisks(options.dataDir, volumesAt(), options.log);
         await otel?.shutdown(); // the last spans go out
         store.close();
       })();

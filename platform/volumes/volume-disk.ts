@@ -98,6 +98,19 @@ async function loopDevices(image: string): Promise<string[]> {
   return [...stdout.matchAll(/^(\/dev\/loop\d+):/gm)].map((m) => m[1]!);
 }
 
+/**
+ * The loop devices still on the image once it was unmounted, waited for up to 2 s: the kernel, and an
+ * exited worker's mount namespace, let go of the loop device a moment after the unmount or the process ends.
+ */
+async function loopsLeft(image: string): Promise<string[]> {
+  let held = await loopDevices(image);
+  for (let tries = 0; held.length > 0 && tries < 20; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    held = await loopDevices(image);
+  }
+  return held;
+}
+
 /** Grows an image no one has mounted (e2fsck first: resize2fs wants a checked file system). */
 async function growOffline(image: string, bytes: number): Promise<void> {
   await setImageSize(image, bytes);
@@ -130,12 +143,7 @@ export async function growDisk(dataDir: string, id: string, sizeGb: number, dir:
   }
   await release();
   await unmountDisk(dir);
-  let held = await loopDevices(image);
-  // An exited worker's mount namespace lets go of the loop device a moment after the process ends.
-  for (let tries = 0; held.length > 0 && tries < 20; tries++) {
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    held = await loopDevices(image);
-  }
+  const held = await loopsLeft(image);
   if (held.length > 0) {
     await run("mount", ["-t", "ext4", "-o", "nosuid,nodev", held[0]!, dir]); // the same file system again, never a second one on the image
     return false;
@@ -169,7 +177,15 @@ export async function mountDisks(dataDir: string, volumes: VolumeAt[], log: (lin
     await remountDisk(dataDir, v.id, v.sizeGb, v.dir).catch((error) => log(`volume ${v.id}: its image did not mount: ${(error as Error).message}`));
 }
 
-/** Platform close: unmounts every volume's image, so no mount or loop device outlives the platform. */
-export async function unmountDisks(volumes: VolumeAt[], log: (line: string) => void): Promise<void> {
-  for (const v of volumes) await unmountDisk(v.dir).catch((error) => log(`${v.dir} did not unmount: ${(error as Error).message}`));
+/** Platform close: unmounts every volume's image, so no mount or loop device outlives the platform (its close waits for them to go). */
+export async function unmountDisks(dataDir: string, volumes: VolumeAt[], log: (line: string) => void): Promise<void> {
+  for (const v of volumes) {
+    const image = diskImage(dataDir, v.id);
+    await unmountDisk(v.dir)
+      .then(async () => {
+        const held = existsSync(image) ? await loopsLeft(image) : [];
+        if (held.length > 0) log(`${held.join(", ")} still on ${image} after 2 s`);
+      })
+      .catch((error) => log(`${v.dir} did not unmount: ${(error as Error).message}`));
+  }
 }
