@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Plugin } from "esbuild";
 import { FROM_SOURCES, PACKAGE_NAME, packagePath } from "./package-root.ts";
@@ -59,8 +59,14 @@ function cacheKey(root: string, inputs: readonly string[], svc: string | undefin
   return hash.digest("hex").slice(0, 24);
 }
 
-/** Path of the compiled config module of `file` (absolute, under root), compiling it if its inputs changed. */
-export async function compileConfig(root: string, file: string): Promise<string> {
+/** The compiled config module of `file` (absolute, under root), compiled if its inputs changed. */
+export interface CompiledConfig {
+  path: string;
+  /** What the module was built from: the files esbuild read and the app's own svc, if it has one (absolute). */
+  inputs: string[];
+}
+
+export async function compileConfig(root: string, file: string): Promise<CompiledConfig> {
   const dir = join(root, CACHE_DIR);
   const svc = appSvc(root);
   const recorded = JSON.parse(await readFile(join(dir, INPUTS_FILE), "utf8").catch(() => "null")) as { inputs: string[]; key: string } | null;
@@ -72,7 +78,7 @@ export async function compileConfig(root: string, file: string): Promise<string>
         return undefined; // an input is gone: rebuild
       }
     })();
-    if (key === recorded.key) return join(dir, `${key}.mjs`);
+    if (key === recorded.key) return compiled(root, join(dir, `${key}.mjs`), recorded.inputs, svc);
   }
 
   const { build } = await import("esbuild");
@@ -102,5 +108,10 @@ export async function compileConfig(root: string, file: string): Promise<string>
   await writeFile(staging, result.outputFiles[0]!.text);
   await rename(staging, out);
   await writeFile(join(dir, INPUTS_FILE), JSON.stringify({ inputs, key }));
-  return out;
+  return compiled(root, out, inputs, svc);
 }
+
+const compiled = (root: string, path: string, inputs: readonly string[], svc: string | undefined): CompiledConfig => ({
+  path,
+  inputs: [...inputs.map((input) => resolve(root, input)), ...(svc ? [svc] : [])],
+});

@@ -10,7 +10,7 @@ import { loadConfig } from "./config.ts";
 import { errors } from "./errors.ts";
 import { createLogger, type Logger } from "./logger.ts";
 import { Pipeline, stagesOf, STAGE_PRODUCES } from "./pipeline.ts";
-import type { BuildContext, BuildOptions, ConfigEnv, ResolvedConfig, SvcPlugin } from "./types.ts";
+import type { BuildContext, BuildDependencies, BuildOptions, ConfigEnv, ResolvedConfig, SvcPlugin } from "./types.ts";
 import { SVC_PATHS } from "./package-root.ts";
 import { startOtel, tracingConfigured } from "./otel.ts";
 import { tracePipeline } from "./pipeline-trace.ts";
@@ -47,7 +47,15 @@ export function resolvePluginList(config: ResolvedConfig, builtins: readonly Svc
   return [...list, ...config.plugins.filter((plugin) => !builtinNames.has(plugin.name) && !disabled.has(plugin.name))];
 }
 
-export function createContext(root: string, config: ResolvedConfig, options: BuildOptions, logger: Logger): BuildContext {
+export const noDependencies = (): BuildDependencies => ({ files: new Set(), folders: new Set(), env: new Set() });
+
+export function createContext(
+  root: string,
+  config: ResolvedConfig,
+  options: BuildOptions,
+  logger: Logger,
+  dependencies: BuildDependencies = noDependencies(),
+): BuildContext {
   const outDir = join(root, OUT_DIR);
   const problems: Array<Error & { code: string }> = [];
   const strict = Boolean(options.strict || config.strict);
@@ -71,6 +79,7 @@ export function createContext(root: string, config: ResolvedConfig, options: Bui
       if (!strict) logger.warn(error.message);
     },
     svc: SVC_PATHS,
+    dependencies,
   };
 }
 
@@ -100,9 +109,10 @@ export async function runPipeline({
   prepare,
 }: RunOptions): Promise<BuildContext> {
   const root = resolve(given); // `buildFolder("app")` as docs/plugins.md writes it: relative to the working folder
-  const config = await loadConfig(root, env ?? { command: "build", mode: "production" });
+  const dependencies = noDependencies();
+  const config = await loadConfig(root, env ?? { command: "build", mode: "production" }, dependencies);
   const pipeline = new Pipeline([...resolvePluginList({ ...config, disablePlugins: [...config.disablePlugins, ...disable] }, builtins), ...plugins]);
-  const ctx = createContext(root, config, { ...defaultBuildOptions, ...options }, logger);
+  const ctx = createContext(root, config, { ...defaultBuildOptions, ...options }, logger, dependencies);
   assertStagesFilled(pipeline, ctx);
   // Each stage and plugin tap as a span when OTLP is configured (./pipeline-trace.ts); nothing loads otherwise.
   const otel = tracingConfigured() ? await startOtel("svc") : undefined;

@@ -12,7 +12,7 @@ import { z } from "zod";
 import { compileConfig } from "./_config-bundle.ts";
 import { errors, fromPlugin } from "./errors.ts";
 import { formatZodIssues } from "./manifest.ts";
-import type { ConfigEnv, PluginOption, ResolvedConfig, SvcConfig, SvcPlugin, UserConfigExport } from "./types.ts";
+import type { BuildDependencies, ConfigEnv, PluginOption, ResolvedConfig, SvcConfig, SvcPlugin, UserConfigExport } from "./types.ts";
 
 export const CONFIG_FILES = ["svc.config.ts", "svc.config.mts", "svc.config.mjs", "svc.config.js"];
 export const DEFAULT_MAX_ARTIFACT_BYTES = 1.5e9;
@@ -78,28 +78,51 @@ export function findConfigFile(root: string): string | undefined {
   return CONFIG_FILES.map((name) => join(root, name)).find((file) => existsSync(file));
 }
 
-export async function loadConfig(root: string, env: ConfigEnv): Promise<ResolvedConfig> {
+/** `dependencies`, when given, gets the files the config was built from and the environment variables it read. */
+export async function loadConfig(root: string, env: ConfigEnv, dependencies?: BuildDependencies): Promise<ResolvedConfig> {
   const file = findConfigFile(root);
-  const raw = file ? await importConfigFile(root, file, env) : {};
+  const raw = file ? await importConfigFile(root, file, env, dependencies) : {};
   return resolveConfig(root, raw, file);
 }
 
 /** Each load imports a fresh module instance (the dev server reloads the config on every build). */
 let loads = 0;
 
-async function importConfigFile(root: string, file: string, env: ConfigEnv): Promise<unknown> {
+async function importConfigFile(root: string, file: string, env: ConfigEnv, dependencies?: BuildDependencies): Promise<unknown> {
   try {
     const compiled = await compileConfig(root, file);
-    // Source maps on while the config loads, so Node keeps its map: PLUGIN_ERROR's stack then names
-    // svc.config.ts:line. Off again after, so the modules loaded later are not mapped for nothing.
-    const mapped = process.sourceMapsEnabled;
-    process.setSourceMapsEnabled(true);
-    const module = await import(`${pathToFileURL(compiled).href}?load=${++loads}`).finally(() => process.setSourceMapsEnabled(mapped));
-    const exported = (module.default ?? module.config) as UserConfigExport | undefined;
-    if (exported === undefined) throw new Error("the file has no default export");
-    return typeof exported === "function" ? await exported(env) : exported;
+    for (const input of compiled.inputs) dependencies?.files.add(input);
+    return await readingEnv(dependencies?.env, async () => {
+      // Source maps on while the config loads, so Node keeps its map: PLUGIN_ERROR's stack then names
+      // svc.config.ts:line. Off again after, so the modules loaded later are not mapped for nothing.
+      const mapped = process.sourceMapsEnabled;
+      process.setSourceMapsEnabled(true);
+      const module = await import(`${pathToFileURL(compiled.path).href}?load=${++loads}`).finally(() => process.setSourceMapsEnabled(mapped));
+      const exported = (module.default ?? module.config) as UserConfigExport | undefined;
+      if (exported === undefined) throw new Error("the file has no default export");
+      return typeof exported === "function" ? await exported(env) : exported;
+    });
   } catch (error) {
     throw errors.CONFIG_LOAD_FAILED(file, error);
+  }
+}
+
+/**
+ * Runs `work` with every environment variable it reads (by name, or all of them, "*", when it lists
+ * them) added to `names`: a config that reads `process.env.X` is another config when X changes.
+ */
+async function readingEnv<T>(names: Set<string> | undefined, work: () => Promise<T>): Promise<T> {
+  if (!names) return work();
+  const real = process.env;
+  process.env = new Proxy(real, {
+    get: (target, name) => (typeof name === "string" && names.add(name), Reflect.get(target, name)),
+    has: (target, name) => (typeof name === "string" && names.add(name), Reflect.has(target, name)),
+    ownKeys: (target) => (names.add("*"), Reflect.ownKeys(target)),
+  });
+  try {
+    return await work();
+  } finally {
+    process.env = real;
   }
 }
 

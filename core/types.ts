@@ -215,6 +215,22 @@ export interface BuildContext {
   readonly problems: ReadonlyArray<Error & { code: string }>;
   /** svc's own files a plugin that replaces a built-in stage needs (docs/plugins.md, "Replacing a stage"). */
   readonly svc: SvcPaths;
+  /**
+   * What the run read besides ctx.sourceFiles, as webpack's file and context dependencies: a stage
+   * that reads a project file or lists a folder adds it here, and `svc build` skips its next run
+   * while none of them changed (core/build-record.ts).
+   */
+  readonly dependencies: BuildDependencies;
+}
+
+/** Absolute paths of what a run read (ctx.dependencies), and the environment variables its config read. */
+export interface BuildDependencies {
+  /** Files read: a file that changes, or appears where none was, makes the next build run. */
+  files: Set<string>;
+  /** Folders listed: an entry added, removed or renamed in one makes the next build run. */
+  folders: Set<string>;
+  /** Environment variables the config read while it loaded. */
+  env: Set<string>;
 }
 
 /**

@@ -27,7 +27,9 @@ export async function collectRequirements(ctx: BuildContext): Promise<{ requirem
   const pipOptions: string[] = [];
   const file = join(ctx.root, "requirements.txt");
   if (existsSync(file)) {
-    const parsed = await readRequirementsFile(file, ctx.root);
+    const read = new Set<string>(); // the file and its `-r` includes
+    const parsed = await readRequirementsFile(file, ctx.root, read);
+    for (const included of read) ctx.dependencies.files.add(included);
     collected.push(...parsed.requirements);
     pipOptions.push(...parsed.pipOptions);
   }

@@ -1,9 +1,10 @@
 /** `svc build`: the build pipeline up to the artifact (spec 4.4), with a summary or a JSON result. */
-import { relative } from "node:path";
+import { join, relative } from "node:path";
 import type { CAC } from "cac";
+import { buildStarting, recordBuild, upToDate } from "../../core/build-record.ts";
 import { formatBytes } from "../../core/format-bytes.ts";
+import { formatMs, type Logger } from "../../core/logger.ts";
 import type { BuildContext } from "../../core/types.ts";
-import { runBuild } from "../../plugins/index.ts";
 import { commandLogger, loadDotEnv, parseList, printJson, projectRoot, wholeWait, type CommonFlags } from "../_shared.ts";
 
 interface BuildFlags extends CommonFlags {
@@ -13,10 +14,11 @@ interface BuildFlags extends CommonFlags {
   deps?: boolean;
   keepBuild?: boolean;
   strict?: boolean;
+  force?: boolean;
 }
 
-/** The machine-readable result of `svc build --json`. */
-export function buildResult(ctx: BuildContext) {
+/** The machine-readable result of `svc build --json`, timings aside (a skipped build has none of the stages'). */
+export function buildOutcome(ctx: BuildContext) {
   const artifact = ctx.artifact;
   return {
     ok: true as const,
@@ -32,32 +34,43 @@ export function buildResult(ctx: BuildContext) {
     })),
     requirements: ctx.requirements.map((r) => ({ spec: r.spec, source: r.source })),
     excluded: ctx.excluded.map((r) => ({ name: r.name, spec: r.spec, source: r.source, reason: r.reason })),
-    timings: Object.fromEntries(ctx.logger.timings.map((t) => [t.stage, Math.round(t.ms)])),
     warnings: [...ctx.logger.warnings],
   };
 }
 
-function printSummary(ctx: BuildContext, started: number): void {
-  const artifact = ctx.artifact;
+type BuildOutcome = ReturnType<typeof buildOutcome>;
+
+function printSummary(outcome: BuildOutcome, took: string): void {
+  const artifact = outcome.artifact;
   const lines = [""];
   if (artifact) {
     lines.push(`artifact  ${relative(process.cwd(), artifact.path) || artifact.path}`);
-    lines.push(`size      ${formatBytes(artifact.size)} (${formatBytes(artifact.unpackedSize)} unpacked, ${artifact.entries.length} files)`);
+    lines.push(`size      ${formatBytes(artifact.size)} (${formatBytes(artifact.unpackedSize)} unpacked, ${artifact.files} files)`);
     lines.push(`sha256    ${artifact.sha256}`);
   }
-  lines.push(`endpoints ${ctx.endpoints.length}`);
-  for (const endpoint of ctx.endpoints) {
-    const what = endpoint.type === "LB" ? `${endpoint.functions.length} route(s)` : endpoint.functions.map((fn) => fn.name).join(", ");
+  lines.push(`endpoints ${outcome.endpoints.length}`);
+  for (const endpoint of outcome.endpoints) {
+    const what = endpoint.type === "LB" ? `${endpoint.functions.length} route(s)` : endpoint.functions.join(", ");
     lines.push(`  ${endpoint.name.padEnd(24)} ${endpoint.type}  ${what}${endpoint.image ? `  [${endpoint.image}]` : ""}`);
   }
-  if (ctx.excluded.length) lines.push(`excluded  ${ctx.excluded.map((r) => r.name).join(", ")}`);
-  lines.push(
-    `built in ${wholeWait(
-      ctx.logger.timings.reduce((sum, t) => sum + t.ms, 0),
-      started,
-    )}`,
-  );
+  if (outcome.excluded.length) lines.push(`excluded  ${outcome.excluded.map((r) => r.name).join(", ")}`);
+  lines.push(took);
   process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+const timingsOf = (logger: Logger) => Object.fromEntries(logger.timings.map((t) => [t.stage, Math.round(t.ms)]));
+
+/**
+ * The last build's answer when nothing it read changed (core/build-record.ts): its warnings said
+ * again, one `upToDate` line where the stages' would be.
+ */
+function skipUnchanged(root: string, request: string, logger: Logger): BuildOutcome | undefined {
+  const checked = performance.now();
+  const last = upToDate<BuildOutcome>(root, request);
+  if (!last) return undefined;
+  logger.stage({ stage: "upToDate", ms: performance.now() - checked, summary: `${last.inputs} inputs as the last build found them (--force builds anyway)` });
+  for (const warning of last.result.warnings) logger.warn(warning);
+  return last.result;
 }
 
 export function registerBuild(cli: CAC): void {
@@ -68,6 +81,7 @@ export function registerBuild(cli: CAC): void {
     .option("--no-deps", "Do not install requirements (the artifact has no site-packages/)")
     .option("--keep-build", "Keep the build: the artifact's whole tree in .svc/artifact/ (what a worker sees at /app) and the generated files in .svc/.build/")
     .option("--strict", "Fail on what otherwise warns: a module-level import the endpoint's image cannot satisfy")
+    .option("--force", "Build even when nothing changed since the last build")
     .option("--json", "Print a machine-readable result on stdout")
     .option("--root <dir>", "Project folder (default: the current folder)")
     .option("--quiet", "Only print warnings and errors")
@@ -75,20 +89,39 @@ export function registerBuild(cli: CAC): void {
       const root = projectRoot(flags);
       loadDotEnv(root);
       const started = performance.now();
+      const logger = commandLogger(flags);
+      const options = { exclude: parseList(flags.exclude).sort(), noDeps: flags.deps === false, strict: Boolean(flags.strict) };
+      const request = JSON.stringify(options);
+      const skipped = flags.force || flags.analyze || flags.keepBuild ? undefined : skipUnchanged(root, request, logger);
+      if (skipped) {
+        if (flags.json) printJson({ ...skipped, upToDate: true, timings: timingsOf(logger) });
+        else printSummary(skipped, `up to date in ${formatMs(performance.now() - started)} (start-up before it ${formatMs(started)})`);
+        return;
+      }
+      const start = buildStarting(root, request);
+      const { runBuild } = await import("../../plugins/index.ts");
       const ctx = await runBuild({
         root,
-        logger: commandLogger(flags),
+        logger,
         env: { command: "build", mode: "production" },
-        options: {
-          until: "pack",
-          analyze: Boolean(flags.analyze),
-          exclude: parseList(flags.exclude),
-          noDeps: flags.deps === false,
-          keepBuild: Boolean(flags.keepBuild),
-          strict: Boolean(flags.strict),
-        },
+        options: { until: "pack", analyze: Boolean(flags.analyze), keepBuild: Boolean(flags.keepBuild), ...options },
       });
-      if (flags.json) printJson(buildResult(ctx));
-      else printSummary(ctx, started);
+      const outcome = buildOutcome(ctx);
+      recordBuild(start, {
+        inputs: [...ctx.sourceFiles.map((file) => join(root, file)), ...ctx.dependencies.files, ...ctx.dependencies.folders],
+        configEnv: ctx.dependencies.env,
+        artifact: ctx.artifact?.path ?? "",
+        recordable: ctx.config.plugins.length === 0 && ctx.artifact !== undefined,
+        result: outcome,
+      });
+      if (flags.json) printJson({ ...outcome, upToDate: false, timings: timingsOf(ctx.logger) });
+      else
+        printSummary(
+          outcome,
+          `built in ${wholeWait(
+            ctx.logger.timings.reduce((sum, t) => sum + t.ms, 0),
+            started,
+          )}`,
+        );
     });
 }

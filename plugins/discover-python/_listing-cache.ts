@@ -41,14 +41,15 @@ function readCache(file: string, key: string): Record<string, Folder> {
 
 /**
  * listSourceFiles (same answer, sorted by code unit) reading only the folders that changed since
- * `cacheFile` was written. `stats` counts the folders read and those taken from the cache.
+ * `cacheFile` was written. `folders`: every folder of the walk, by its path relative to the root
+ * with a trailing "/" ("" for the root); `stats` counts the folders read and those taken from the cache.
  */
 export async function listSourceFilesWithCache(
   root: string,
   extraIgnores: readonly string[],
   cacheFile: string,
   { racyWindowMs = RACY_WINDOW_MS }: ListingOptions = {},
-): Promise<{ files: string[]; stats: { listedFolders: number; reusedFolders: number } }> {
+): Promise<{ files: string[]; folders: string[]; stats: { listedFolders: number; reusedFolders: number } }> {
   const sources = await readIgnoreSources(root, extraIgnores);
   const key = createHash("sha256")
     .update(JSON.stringify([CACHE_VERSION, BUILTIN_IGNORES, sources]))
@@ -80,5 +81,5 @@ export async function listSourceFilesWithCache(
   if (stats.listedFolders > 0 || Object.keys(previous).length !== stats.reusedFolders) {
     await writeFileAtomically(cacheFile, JSON.stringify({ key, folders: next } satisfies CacheFile));
   }
-  return { files: files.sort(compareCodeUnits), stats };
+  return { files: files.sort(compareCodeUnits), folders: Object.keys(next), stats };
 }

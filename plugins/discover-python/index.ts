@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { errors, type SvcError } from "../../core/errors.ts";
 import type { BuildContext, DiscoveredFunction, SourceLocation, SvcPlugin } from "../../core/types.ts";
 import { modulePath, parseWithCache, sharedParser, type FileAnalysis, type PythonParser, type RawProblem } from "../_python/index.ts";
-import { compareCodeUnits } from "./_files.ts";
+import { compareCodeUnits, IGNORE_FILES } from "./_files.ts";
 import { LISTING_CACHE_FILE, listSourceFilesWithCache } from "./_listing-cache.ts";
 
 export { LISTING_CACHE_FILE, listSourceFilesWithCache } from "./_listing-cache.ts";
@@ -31,7 +31,10 @@ export function discoverPython(options: DiscoverPythonOptions = {}): SvcPlugin {
     name: PLUGIN_NAME,
     apply(pipeline) {
       pipeline.hooks.discover.tapPromise(PLUGIN_NAME, async (functions, ctx) => {
-        ctx.sourceFiles = (await listSourceFilesWithCache(ctx.root, ctx.config.ignore, join(ctx.outDir, LISTING_CACHE_FILE))).files;
+        const listing = await listSourceFilesWithCache(ctx.root, ctx.config.ignore, join(ctx.outDir, LISTING_CACHE_FILE));
+        ctx.sourceFiles = listing.files;
+        for (const folder of listing.folders) ctx.dependencies.folders.add(join(ctx.root, folder));
+        for (const name of IGNORE_FILES) ctx.dependencies.files.add(join(ctx.root, name));
         const found = await discoverFunctions(ctx, options.parser ?? sharedParser());
         const all = [...functions, ...found];
         if (all.length === 0) throw errors.NO_ENDPOINTS();

@@ -47,6 +47,7 @@ export function discoverStockWorker(options: DiscoverStockWorkerOptions = {}): S
 async function findStockWorker(ctx: BuildContext, parser: PythonParser): Promise<DiscoveredFunction | undefined> {
   const config = ctx.config.stockWorker;
   const named = config?.file;
+  for (const file of named ? [named] : STOCK_WORKER_FILES) ctx.dependencies.files.add(join(ctx.root, file));
   const candidates = named ? [named] : STOCK_WORKER_FILES.filter((file) => existsSync(join(ctx.root, file)));
   if (named && !existsSync(join(ctx.root, named))) throw errors.STOCK_WORKER_NOT_FOUND(named, "there is no such file");
   if (candidates.length === 0) return undefined;
@@ -104,6 +105,7 @@ function endpointArgs(ctx: BuildContext, config: StockWorkerConfig, docker: Dock
 /** The folder's Dockerfile read for what svc honours; what it does not is named in one warning. */
 function dockerfileOf(ctx: BuildContext): DockerfileFacts | undefined {
   const path = join(ctx.root, "Dockerfile");
+  ctx.dependencies.files.add(path);
   if (!existsSync(path)) return undefined;
   const facts = readDockerfile(readFileSync(path, "utf8"));
   const honoured = [
