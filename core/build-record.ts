@@ -9,7 +9,9 @@
  *
  * What is never recorded: a build with plugins from svc.config.ts (what a plugin reads is its own
  * business), and a build any of whose inputs changed within RACY_WINDOW_MS before it started (the
- * file index's racy-clean rule: a rewrite in the same timestamp could not be seen).
+ * file index's racy-clean rule: a rewrite in the same timestamp could not be seen) or whose app
+ * folder gained or lost an entry while it ran (that folder is compared by its names, as the build
+ * writes `.svc/` in it).
  */
 import { createHash } from "node:crypto";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";

@@ -85,13 +85,16 @@ export async function loadConfig(root: string, env: ConfigEnv, dependencies?: Bu
   return resolveConfig(root, raw, file);
 }
 
+/** What says which versions of npm packages the config imports (they are not bundled): an upgrade is a changed config. */
+const PACKAGE_STATE_FILES = ["package.json", "package-lock.json", "node_modules/.package-lock.json", "pnpm-lock.yaml", "yarn.lock", "bun.lock", "bun.lockb"];
+
 /** Each load imports a fresh module instance (the dev server reloads the config on every build). */
 let loads = 0;
 
 async function importConfigFile(root: string, file: string, env: ConfigEnv, dependencies?: BuildDependencies): Promise<unknown> {
   try {
     const compiled = await compileConfig(root, file);
-    for (const input of compiled.inputs) dependencies?.files.add(input);
+    for (const input of [...compiled.inputs, ...PACKAGE_STATE_FILES.map((name) => join(root, name))]) dependencies?.files.add(input);
     return await readingEnv(dependencies?.env, async () => {
       // Source maps on while the config loads, so Node keeps its map: PLUGIN_ERROR's stack then names
       // svc.config.ts:line. Off again after, so the modules loaded later are not mapped for nothing.

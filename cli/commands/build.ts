@@ -90,8 +90,9 @@ export function registerBuild(cli: CAC): void {
       loadDotEnv(root);
       const started = performance.now();
       const logger = commandLogger(flags);
-      const options = { exclude: parseList(flags.exclude).sort(), noDeps: flags.deps === false, strict: Boolean(flags.strict) };
-      const request = JSON.stringify(options);
+      const options = { exclude: parseList(flags.exclude), noDeps: flags.deps === false, strict: Boolean(flags.strict) };
+      // what the artifact depends on among the flags (--analyze and --keep-build write more, never skipped)
+      const request = JSON.stringify({ ...options, exclude: [...options.exclude].sort() });
       const skipped = flags.force || flags.analyze || flags.keepBuild ? undefined : skipUnchanged(root, request, logger);
       if (skipped) {
         if (flags.json) printJson({ ...skipped, upToDate: true, timings: timingsOf(logger) });

@@ -20,6 +20,7 @@ const CASES = {
   addedRootFile: (app: string) => writeFileSync(join(app, "extra.py"), "X = 1\n"),
   editedRequirements: (app: string) => appendFileSync(join(app, "requirements.txt"), "humanize==4.12.3\n"),
   editedIgnoreFile: (app: string) => writeFileSync(join(app, ".svcignore"), "data/\n"),
+  upgradedNpmPackage: (app: string) => writeFileSync(join(app, "package-lock.json"), '{ "lockfileVersion": 3 }\n'),
   removedArtifact: (app: string) => rmSync(join(app, ".svc/artifact.tar.gz")),
   configEnv: () => {},
   installerEnv: () => {},
@@ -53,8 +54,10 @@ describe("svc build with nothing changed", () => {
     for (const name of Object.keys(CASES) as Case[]) {
       apps[name] = copyFixture("pack-app");
       writeFileSync(join(apps[name], ".svcignore"), "# nothing\n");
+      writeFileSync(join(apps[name], "package-lock.json"), "{}\n");
     }
     writeFileSync(join(apps.configEnv, "svc.config.ts"), CONFIG_READING_ENV);
+    writeFileSync(join(apps.upgradedNpmPackage, "svc.config.ts"), "export default {};\n"); // a config's package imports are the lockfile's
     writeFileSync(join(apps.userPlugin, "svc.config.ts"), CONFIG_WITH_PLUGIN);
     await sleep(2100); // the files older than the racy window: each app's first build, which makes .svc/ in its folder, records
     for (const name of Object.keys(CASES) as Case[]) {
@@ -85,7 +88,7 @@ describe("svc build with nothing changed", () => {
     expect(human.stdout).toMatch(/up to date in \d+ ms/);
   });
 
-  it.each(["editedSource", "addedSource", "addedRootFile", "editedRequirements", "editedIgnoreFile", "removedArtifact"] as const)(
+  it.each(["editedSource", "addedSource", "addedRootFile", "editedRequirements", "editedIgnoreFile", "upgradedNpmPackage", "removedArtifact"] as const)(
     "builds again after a change: %s",
     async (name) => {
       const again = await build(apps[name], [], { BUILD_RECORD_APP: "first", SVC_INSTALLER: "uv" });
