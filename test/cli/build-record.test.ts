@@ -23,6 +23,7 @@ const CASES = {
   upgradedNpmPackage: (app: string) => writeFileSync(join(app, "package-lock.json"), '{ "lockfileVersion": 3 }\n'),
   removedArtifact: (app: string) => rmSync(join(app, ".svc/artifact.tar.gz")),
   configEnv: () => {},
+  configListsEnv: () => {},
   installerEnv: () => {},
   otherFlags: () => {},
   force: () => {},
@@ -33,6 +34,7 @@ type Case = keyof typeof CASES;
 const apps = {} as Record<Case, string>;
 const firstBuilds = {} as Record<Case, Built>;
 const CONFIG_READING_ENV = 'export default { app: process.env.BUILD_RECORD_APP ?? "pack-app" };\n';
+const CONFIG_LISTING_ENV = 'export default { app: Object.keys(process.env).some((name) => name.startsWith("BUILD_RECORD_X")) ? "x" : "pack-app" };\n';
 const CONFIG_WITH_PLUGIN = 'export default { plugins: [{ name: "user-plugin", apply() {} }] };\n';
 
 interface Built {
@@ -58,6 +60,7 @@ describe("svc build with nothing changed", () => {
     }
     writeFileSync(join(apps.configEnv, "svc.config.ts"), CONFIG_READING_ENV);
     writeFileSync(join(apps.upgradedNpmPackage, "svc.config.ts"), "export default {};\n"); // a config's package imports are the lockfile's
+    writeFileSync(join(apps.configListsEnv, "svc.config.ts"), CONFIG_LISTING_ENV);
     writeFileSync(join(apps.userPlugin, "svc.config.ts"), CONFIG_WITH_PLUGIN);
     await sleep(2100); // the files older than the racy window: each app's first build, which makes .svc/ in its folder, records
     for (const name of Object.keys(CASES) as Case[]) {
@@ -102,6 +105,12 @@ describe("svc build with nothing changed", () => {
     const app = apps.configEnv;
     expect((await build(app, [], { BUILD_RECORD_APP: "first", SVC_INSTALLER: "uv", UNRELATED: "x", SVC_CACHE_DIR: "/nowhere" })).upToDate).toBe(true);
     expect((await build(app, [], { BUILD_RECORD_APP: "second", SVC_INSTALLER: "uv" })).upToDate).toBe(false);
+  });
+
+  it("builds again when any variable changes, once the config listed them all", async () => {
+    const app = apps.configListsEnv;
+    expect((await build(app, [], { BUILD_RECORD_APP: "first", SVC_INSTALLER: "uv" })).upToDate).toBe(true);
+    expect((await build(app, [], { BUILD_RECORD_APP: "first", SVC_INSTALLER: "uv", BUILD_RECORD_X1: "1" })).upToDate).toBe(false);
   });
 
   it("builds again when an installer variable changes", async () => {
