@@ -39,6 +39,8 @@ interface BuildRecord<Result> {
   version: number;
   /** Which svc built it (see SVC_IDENTITY). */
   svc: string;
+  /** The app's folder: a copy of the folder, .svc/ with it, is another app whose inputs are elsewhere. */
+  root: string;
   request: string;
   env: string;
   /** The variables the config read ("*": all of them). */
@@ -122,7 +124,13 @@ export function upToDate<Result>(root: string, request: string): { result: Resul
   } catch {
     return undefined;
   }
-  if (record.version !== RECORD_VERSION || record.svc !== SVC_IDENTITY || record.request !== request || record.env !== envDigest(record.configEnv))
+  if (
+    record.version !== RECORD_VERSION ||
+    record.svc !== SVC_IDENTITY ||
+    record.root !== root ||
+    record.request !== request ||
+    record.env !== envDigest(record.configEnv)
+  )
     return undefined;
   if (stamp(record.artifact.path).stamp !== record.artifact.stamp || appFolderEntries(root) !== record.appFolder) return undefined;
   const inputs = Object.entries(record.inputs);
@@ -170,6 +178,7 @@ export function recordBuild<Result>(start: BuildStart, build: FinishedBuild<Resu
   const record: BuildRecord<Result> = {
     version: RECORD_VERSION,
     svc: SVC_IDENTITY,
+    root: start.root,
     request: start.request,
     env: envDigest(configEnv),
     configEnv,

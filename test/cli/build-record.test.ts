@@ -4,7 +4,8 @@
  * Real builds through the command line; each case has its own copy of the app, all made together and
  * aged past the racy window once, so that every first build records.
  */
-import { appendFileSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -121,6 +122,14 @@ describe("svc build with nothing changed", () => {
     const env = { BUILD_RECORD_APP: "first", SVC_INSTALLER: "uv" };
     expect((await build(apps.otherFlags, ["--exclude", "six"], env)).upToDate).toBe(false);
     expect((await build(apps.force, ["--force"], env)).upToDate).toBe(false);
+  });
+
+  it("builds a copy of the app folder, .svc/ and all, as the other app it is", async () => {
+    const copy = join(mkdtempSync(join(tmpdir(), "svc-copy-")), "pack-app");
+    cpSync(apps.unchanged, copy, { recursive: true });
+    const built = await build(copy, [], { BUILD_RECORD_APP: "first", SVC_INSTALLER: "uv" });
+    expect(built.upToDate).toBe(false);
+    expect(built.artifact.path).toBe(join(copy, ".svc/artifact.tar.gz"));
   });
 
   it("never skips a build that runs plugins from svc.config.ts", async () => {
