@@ -54,6 +54,17 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
   /** The URLs last recorded, and on which build: the same again is not sent. */
   let recorded: string | undefined;
 
+  /** The URLs of `names`: deployed endpoints' platform URLs, the live proxy's for the rest (once it is known). */
+  function urlsOf(names: readonly string[]): Record<string, string> {
+    const deployed = provisioner.urls();
+    const urls: Record<string, string> = {};
+    for (const name of names) {
+      const url = deployed[name] ?? (proxyBase ? liveProxyUrl(proxyBase, name) : undefined);
+      if (url) urls[name] = url;
+    }
+    return urls;
+  }
+
   /**
    * Records the URLs of `names` (the current manifest's endpoints) on the build: deployed ones'
    * platform URLs, the live proxy's for the rest. `uploadedNow`: this reload's upload created the
@@ -61,12 +72,7 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
    * query, 15-35 ms of an edit's reload here).
    */
   async function recordUrls(buildId: string, names = provisioner.endpointNames(), uploadedNow = false): Promise<void> {
-    const deployed = provisioner.urls();
-    const urls: Record<string, string> = {};
-    for (const name of names) {
-      const url = deployed[name] ?? (proxyBase ? liveProxyUrl(proxyBase, name) : undefined);
-      if (url) urls[name] = url;
-    }
+    const urls = urlsOf(names);
     if (Object.keys(urls).length === 0) return;
     const key = JSON.stringify([buildId, urls]);
     if (key === recorded) return;
@@ -109,7 +115,12 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
         app = { name, id: (found ?? (await client.createApp(name))).id };
         if (!found) createdApps.push(app);
       }
-      const result = await client.uploadArtifact(app.id, ctx.artifact, ctx.manifest);
+      // The build's URLs go in the manifest it is made with (the build's stored manifest holds them,
+      // as getBuild answers it): its first worker finds them, and the reload saves a request for them.
+      const urls = urlsOf(Object.keys(ctx.manifest.endpoints).sort());
+      const withUrls = Object.keys(urls).length > 0;
+      const result = await client.uploadArtifact(app.id, ctx.artifact, withUrls ? { ...ctx.manifest, urls } : ctx.manifest);
+      if (withUrls) recorded = JSON.stringify([result.buildId, urls]);
       lastUpload = { sha256: ctx.artifact.sha256, buildId: result.buildId };
       ctx.upload = { buildId: result.buildId, skipped: result.skipped };
       ctx.logger.info(uploadedLine(ctx.artifact.sha256, result.skipped));

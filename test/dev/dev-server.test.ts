@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createPlatformClient, type PlatformClient } from "../../core/client/index.ts";
 import type { SvcError } from "../../core/errors.ts";
 import { createLogger } from "../../core/logger.ts";
@@ -162,10 +162,15 @@ describe("svc run (dev server) on the embedded platform", { timeout: 120_000 }, 
         if (!spare) await new Promise((r) => setTimeout(r, 50));
       }
       const file = join(root, "workers/hello.py");
+      const urlsApart = vi.spyOn(client, "setBuildEndpointUrls");
       const reloaded = server.nextReload();
       await writeFile(file, (await readFile(file, "utf8")).replace('GREETING = "Hello"', 'GREETING = "Howdy"'));
       const report = await reloaded;
       expect(report).toMatchObject({ ok: true, files: ["workers/hello.py"], uploadSkipped: false, parsedFiles: 1 });
+      // the new build was made with its endpoints' URLs in its manifest: no request of their own before its worker starts
+      expect(platform.context.store.builds.get(report.buildId!)?.manifest.urls).toMatchObject({ hello: server.provisioner.remoteOf("hello")!.url });
+      expect(urlsApart).not.toHaveBeenCalled();
+      urlsApart.mockRestore();
       expect(report.updated).toContain("hello");
       expect(lines.some((line) => /reloaded in .*updated .*live-hello/.test(line))).toBe(true);
       const res = await post(`${server.url}/hello/runsync`, { name: "Ada" });
