@@ -47,7 +47,7 @@ export function resolvePluginList(config: ResolvedConfig, builtins: readonly Svc
   return [...list, ...config.plugins.filter((plugin) => !builtinNames.has(plugin.name) && !disabled.has(plugin.name))];
 }
 
-export const noDependencies = (): BuildDependencies => ({ files: new Set(), folders: new Set(), env: new Set() });
+const noDependencies = (): BuildDependencies => ({ files: new Set(), folders: new Set(), env: new Set() });
 
 export function createContext(
   root: string,
