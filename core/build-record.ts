@@ -7,8 +7,8 @@
  * environment and request are the same, it prints the recorded answer and stops. Importing this
  * module loads neither zod nor the pipeline: that is the point (docs/architecture.md, "Startup").
  *
- * What is never recorded: a build with plugins from svc.config.ts (what a plugin reads is its own
- * business), and a build any of whose inputs changed within RACY_WINDOW_MS before it started (the
+ * What is never recorded: a build whose svc.config.ts adds or disables plugins (what a plugin reads
+ * is its own business), and a build any of whose inputs changed within RACY_WINDOW_MS before it started (the
  * file index's racy-clean rule: a rewrite in the same timestamp could not be seen) or whose app
  * folder gained or lost an entry while it ran (that folder is compared by its names, as the build
  * writes `.svc/` in it).
@@ -156,7 +156,7 @@ export interface FinishedBuild<Result> {
   /** The environment variables its config read. */
   configEnv: Iterable<string>;
   artifact: string;
-  /** False when the build ran plugins from svc.config.ts: it is then never skipped. */
+  /** False when svc.config.ts added or disabled plugins: the build is then never skipped. */
   recordable: boolean;
   result: Result;
 }

@@ -112,7 +112,8 @@ export function registerBuild(cli: CAC): void {
         inputs: [...ctx.sourceFiles.map((file) => join(root, file)), ...ctx.dependencies.files, ...ctx.dependencies.folders],
         configEnv: ctx.dependencies.env,
         artifact: ctx.artifact?.path ?? "",
-        recordable: ctx.config.plugins.length === 0 && ctx.artifact !== undefined,
+        // the built-ins declare what they read; a plugin of the config, or a built-in it removed, may change that
+        recordable: ctx.config.plugins.length === 0 && ctx.config.disablePlugins.length === 0 && ctx.artifact !== undefined,
         result: outcome,
       });
       if (flags.json) printJson({ ...outcome, upToDate: false, timings: timingsOf(ctx.logger) });

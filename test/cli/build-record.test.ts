@@ -29,6 +29,7 @@ const CASES = {
   otherFlags: () => {},
   force: () => {},
   userPlugin: () => {},
+  disabledPlugin: () => {},
 } satisfies Record<string, (app: string) => void>;
 type Case = keyof typeof CASES;
 
@@ -37,6 +38,7 @@ const firstBuilds = {} as Record<Case, Built>;
 const CONFIG_READING_ENV = 'export default { app: process.env.BUILD_RECORD_APP ?? "pack-app" };\n';
 const CONFIG_LISTING_ENV = 'export default { app: Object.keys(process.env).some((name) => name.startsWith("BUILD_RECORD_X")) ? "x" : "pack-app" };\n';
 const CONFIG_WITH_PLUGIN = 'export default { plugins: [{ name: "user-plugin", apply() {} }] };\n';
+const CONFIG_DISABLING_PLUGIN = 'export default { disablePlugins: ["svc:check-imports"] };\n';
 
 interface Built {
   upToDate: boolean;
@@ -63,6 +65,7 @@ describe("svc build with nothing changed", () => {
     writeFileSync(join(apps.upgradedNpmPackage, "svc.config.ts"), "export default {};\n"); // a config's package imports are the lockfile's
     writeFileSync(join(apps.configListsEnv, "svc.config.ts"), CONFIG_LISTING_ENV);
     writeFileSync(join(apps.userPlugin, "svc.config.ts"), CONFIG_WITH_PLUGIN);
+    writeFileSync(join(apps.disabledPlugin, "svc.config.ts"), CONFIG_DISABLING_PLUGIN);
     await sleep(2100); // the files older than the racy window: each app's first build, which makes .svc/ in its folder, records
     for (const name of Object.keys(CASES) as Case[]) {
       firstBuilds[name] = await build(apps[name], [], { BUILD_RECORD_APP: "first", SVC_INSTALLER: "uv" });
@@ -132,8 +135,9 @@ describe("svc build with nothing changed", () => {
     expect(built.artifact.path).toBe(join(copy, ".svc/artifact.tar.gz"));
   });
 
-  it("never skips a build that runs plugins from svc.config.ts", async () => {
+  it("never skips a build whose svc.config.ts adds or disables plugins", async () => {
     expect((await build(apps.userPlugin, [], { BUILD_RECORD_APP: "first", SVC_INSTALLER: "uv" })).upToDate).toBe(false);
+    expect((await build(apps.disabledPlugin, [], { BUILD_RECORD_APP: "first", SVC_INSTALLER: "uv" })).upToDate).toBe(false);
   });
 
   it("does not record a build whose inputs changed just before it", async () => {
