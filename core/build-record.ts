@@ -14,16 +14,15 @@
  * writes `.svc/` in it).
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { RACY_WINDOW_MS, statKey } from "./file-stat.ts";
 import { FROM_SOURCES, packagePath, SVC_PATHS } from "./package-root.ts";
 
 export const BUILD_RECORD_FILE = join(".svc", "cache", "build-record.json");
 /** Bump when what a record keeps, or what a build reads, changes. */
 const RECORD_VERSION = 1;
-/** As plugins/_file-index.ts: covers file systems with 1-2 s timestamps. */
-const RACY_WINDOW_MS = 2000;
 /**
  * The environment svc's stages read that can change what they build (the interpreters, the installer
  * and its settings), by prefix or whole name. Not SVC_CACHE_DIR: where installs are kept changes no
@@ -56,9 +55,8 @@ interface BuildRecord<Result> {
 /** The stat a change shows in: size, mtime, ctime and inode; "-" when there is nothing at the path. */
 function stamp(path: string): { stamp: string; changedMs: number } {
   try {
-    const info = statSync(path, { bigint: true });
-    const changed = info.mtimeNs > info.ctimeNs ? info.mtimeNs : info.ctimeNs;
-    return { stamp: `${info.size}:${info.mtimeNs}:${info.ctimeNs}:${info.ino}`, changedMs: Number(changed / 1_000_000n) };
+    const key = statKey(path);
+    return { stamp: `${key.size}:${key.mtimeNs}:${key.ctimeNs}:${key.ino}`, changedMs: key.changedMs };
   } catch {
     return { stamp: "-", changedMs: 0 };
   }

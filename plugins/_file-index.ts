@@ -16,17 +16,16 @@
  * their entries serve the run only and are never saved.
  */
 import { createHash } from "node:crypto";
-import { createReadStream, statSync } from "node:fs";
+import { createReadStream } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { BuildContext } from "../core/types.ts";
 import { readCacheJson, writeFileAtomically } from "./_fs.ts";
 import { mapLimit } from "../core/map-limit.ts";
+import { RACY_WINDOW_MS, type StatKey, statKey } from "../core/file-stat.ts";
 
 export const FILE_INDEX_FILE = "cache/file-index.json";
 const INDEX_VERSION = 1;
-/** Covers file systems with coarse timestamps (FAT: 2 s, ext3/HFS+: 1 s). */
-export const RACY_WINDOW_MS = 2000;
 /** Files up to this size are read in one call; bigger ones are streamed in STREAM_CHUNK pieces. */
 const WHOLE_READ_LIMIT = 1 << 20;
 const STREAM_CHUNK = 256 << 10;
@@ -42,28 +41,6 @@ export interface FileDigest {
 
 /** [size, mtimeNs, ctimeNs, ino, sha256, hashedAtMs] */
 type Entry = [number, string, string, string, string, number];
-
-interface StatKey {
-  size: number;
-  mtimeNs: string;
-  ctimeNs: string;
-  ino: string;
-  /** max(mtime, ctime) in ms. */
-  changedMs: number;
-}
-
-/** Synchronous: one stat is a few microseconds, far less than a round trip through libuv's thread pool. */
-function statKey(file: string): StatKey {
-  const info = statSync(file, { bigint: true });
-  const changed = info.mtimeNs > info.ctimeNs ? info.mtimeNs : info.ctimeNs;
-  return {
-    size: Number(info.size),
-    mtimeNs: String(info.mtimeNs),
-    ctimeNs: String(info.ctimeNs),
-    ino: String(info.ino),
-    changedMs: Number(changed / 1_000_000n),
-  };
-}
 
 const sameStat = (entry: Entry, key: StatKey) => entry[0] === key.size && entry[1] === key.mtimeNs && entry[2] === key.ctimeNs && entry[3] === key.ino;
 

@@ -9,10 +9,9 @@
  * other rules start afresh. The file index's racy-clean rule holds for folders too.
  */
 import { createHash } from "node:crypto";
-import { statSync } from "node:fs";
 import { join } from "node:path";
 import type { Ignore } from "ignore";
-import { RACY_WINDOW_MS } from "../_file-index.ts";
+import { RACY_WINDOW_MS, statKey } from "../../core/file-stat.ts";
 import { readCacheJson, writeFileAtomically } from "../_fs.ts";
 import { BUILTIN_IGNORES, compareCodeUnits, ignoreFrom, listFolder, readIgnoreSources } from "./_files.ts";
 
@@ -61,9 +60,7 @@ export async function listSourceFilesWithCache(
   let ig: Ignore | undefined; // built only when a folder has to be listed
   async function walk(dir: string, prefix: string): Promise<void> {
     // the stat is taken before the listing: an entry added after it shows on the next run
-    const info = statSync(dir, { bigint: true });
-    const [mtimeNs, ctimeNs, ino] = [String(info.mtimeNs), String(info.ctimeNs), String(info.ino)];
-    const changedMs = Number((info.mtimeNs > info.ctimeNs ? info.mtimeNs : info.ctimeNs) / 1_000_000n);
+    const { mtimeNs, ctimeNs, ino, changedMs } = statKey(dir);
     let folder = previous[prefix];
     if (folder && folder[0] === mtimeNs && folder[1] === ctimeNs && folder[2] === ino && changedMs < folder[3] - racyWindowMs) {
       stats.reusedFolders++;

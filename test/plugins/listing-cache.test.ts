@@ -3,7 +3,7 @@ import { appendFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileS
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { listSourceFiles, listSourceFilesWithCache } from "../../plugins/discover-python/index.ts";
-import { RACY_WINDOW_MS } from "../../plugins/_file-index.ts";
+import { RACY_WINDOW_MS } from "../../core/file-stat.ts";
 import { copyFixture } from "./_front-half.ts";
 
 /** Past the file system's timestamp tick, so that a change made now shows in the folder's stat. */

@@ -9,7 +9,8 @@ import { MANIFEST_FILE, manifestSchema } from "../../core/manifest.ts";
 import type { SvcPlugin } from "../../core/types.ts";
 import { handlerSource } from "../../plugins/python-handlers.ts";
 import { ANALYSIS_CACHE_FILE, sharedParser, stdlibWithCache } from "../../plugins/_python/index.ts";
-import { FileIndex, RACY_WINDOW_MS } from "../../plugins/_file-index.ts";
+import { RACY_WINDOW_MS } from "../../core/file-stat.ts";
+import { FileIndex } from "../../plugins/_file-index.ts";
 import { writeIfChanged } from "../../plugins/_fs.ts";
 import { buildUntilManifest, caught, copyFixture } from "./_front-half.ts";
 
