@@ -167,7 +167,7 @@ export function recordBuild<Result>(start: BuildStart, build: FinishedBuild<Resu
   if (!build.recordable || appFolderEntries(start.root) !== start.appFolder) return;
   const inputs: Record<string, string> = {};
   for (const path of [...build.inputs, ...svcCode()]) {
-    if (path === start.root) continue;
+    if (path === start.root) continue; // compared by its entries (appFolderEntries), not its stat
     const now = stamp(path);
     if (now.changedMs >= start.startedAt - RACY_WINDOW_MS) return;
     inputs[path] = now.stamp;

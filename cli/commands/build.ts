@@ -18,7 +18,7 @@ interface BuildFlags extends CommonFlags {
 }
 
 /** The machine-readable result of `svc build --json`, timings aside (a skipped build has none of the stages'). */
-export function buildOutcome(ctx: BuildContext) {
+function buildOutcome(ctx: BuildContext) {
   const artifact = ctx.artifact;
   return {
     ok: true as const,

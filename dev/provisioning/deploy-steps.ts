@@ -54,6 +54,9 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
   /** The URLs last recorded, and on which build: the same again is not sent. */
   let recorded: string | undefined;
 
+  /** What `recorded` holds for `urls` recorded on `buildId`. */
+  const recordedKey = (buildId: string, urls: Record<string, string>) => JSON.stringify([buildId, urls]);
+
   /** The URLs of `names`: deployed endpoints' platform URLs, the live proxy's for the rest (once it is known). */
   function urlsOf(names: readonly string[]): Record<string, string> {
     const deployed = provisioner.urls();
@@ -74,7 +77,7 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
   async function recordUrls(buildId: string, names = provisioner.endpointNames(), uploadedNow = false): Promise<void> {
     const urls = urlsOf(names);
     if (Object.keys(urls).length === 0) return;
-    const key = JSON.stringify([buildId, urls]);
+    const key = recordedKey(buildId, urls);
     if (key === recorded) return;
     try {
       // Builds are content-addressed: an unchanged app shares its build with `svc deploy`. The
@@ -120,7 +123,7 @@ export function createDeploySteps(options: DeployStepsOptions): DeploySteps {
       const urls = urlsOf(Object.keys(ctx.manifest.endpoints).sort());
       const withUrls = Object.keys(urls).length > 0;
       const result = await client.uploadArtifact(app.id, ctx.artifact, withUrls ? { ...ctx.manifest, urls } : ctx.manifest);
-      if (withUrls) recorded = JSON.stringify([result.buildId, urls]);
+      if (withUrls) recorded = recordedKey(result.buildId, urls);
       lastUpload = { sha256: ctx.artifact.sha256, buildId: result.buildId };
       ctx.upload = { buildId: result.buildId, skipped: result.skipped };
       ctx.logger.info(uploadedLine(ctx.artifact.sha256, result.skipped));
