@@ -53,7 +53,7 @@ export function buildResolvers(ctx: PlatformContext, views: Views) {
       const parsed = parseManifest(value);
       const build = store.builds.create({ appId: upload.appId, sha256: artifact.sha256, size: artifact.size, manifest: parsed as Record<string, unknown> });
       // its workers run here unless a remote backend (Ray) places them (its LB workers unpack when they start): unpack it while the client provisions
-      if (!ctx.supervisor.remote) ctx.supervisor.local.prepare(build.id, artifact.path);
+      if (!ctx.supervisor.remote) ctx.supervisor.local.prepare(build, artifact.path);
       return views.buildView(build);
     },
     setBuildEndpointUrls: ({ buildId, urls }: Record<string, unknown>) => {

@@ -2,7 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
@@ -182,6 +182,66 @@ describe("BuildUnpacker", () => {
     expect(both[0]).toBe(both[1]);
     expect(await both[0]).toBe(unpacker.dirOf("bld_1"));
     expect(readFileSync(join(unpacker.dirOf("bld_1"), "svc_manifest.json"), "utf8")).toBe("{}");
+  });
+
+  it("links a new build's unchanged files to the app's last build, writes the rest, and shares nothing across apps", async () => {
+    const src = join(dir, "link-src");
+    mkdirSync(join(src, "svc"), { recursive: true });
+    const put = (path: string, body: string | Buffer) => writeFileSync(join(src, path), body);
+    const pack = async (name: string) => {
+      const paths = ["app.py", "same-size.py", "svc/worker.py", "big.bin"];
+      const files: TarFile[] = paths.map((path) => ({ path, source: join(src, path), size: statSync(join(src, path)).size }));
+      const out = join(dir, name);
+      await writeTarGz(files, out);
+      return out;
+    };
+    put("app.py", "GREETING = 'v1'\n");
+    put("same-size.py", "x = 1\n");
+    put("svc/worker.py", "def serve(): ...\n");
+    put("big.bin", randomBytes((1 << 20) + 1)); // over the size held for comparing: always written
+    const first = await pack("link-1.tar.gz");
+    put("app.py", "GREETING = 'version 2'\n");
+    put("same-size.py", "x = 2\n"); // same size and mode, other bytes
+    const second = await pack("link-2.tar.gz");
+
+    const unpacker = new BuildUnpacker(join(dir, "link-builds"));
+    const a1 = await unpacker.ensure("bld_a1", first, "app_a");
+    const a2 = await unpacker.ensure("bld_a2", second, "app_a");
+    const b1 = await unpacker.ensure("bld_b1", second, "app_b");
+    const inode = (root: string, path: string) => statSync(join(root, path)).ino;
+    expect(inode(a2, "svc/worker.py")).toBe(inode(a1, "svc/worker.py"));
+    expect(inode(a2, "same-size.py")).not.toBe(inode(a1, "same-size.py"));
+    expect(inode(a2, "app.py")).not.toBe(inode(a1, "app.py"));
+    expect(inode(a2, "big.bin")).not.toBe(inode(a1, "big.bin"));
+    expect(readFileSync(join(a2, "same-size.py"), "utf8")).toBe("x = 2\n");
+    expect(readFileSync(join(a2, "app.py"), "utf8")).toBe("GREETING = 'version 2'\n");
+    expect(readFileSync(join(a1, "app.py"), "utf8")).toBe("GREETING = 'v1'\n");
+    expect(readFileSync(join(a2, "big.bin")).equals(readFileSync(join(src, "big.bin")))).toBe(true);
+    // another app's build of the same bytes links to nothing of app_a's
+    for (const path of ["svc/worker.py", "app.py", "same-size.py"]) expect(inode(b1, path)).not.toBe(inode(a2, path));
+
+    // the base gone: the next build is written whole
+    await rm(a2, { recursive: true });
+    const a3 = await unpacker.ensure("bld_a3", first, "app_a");
+    expect(readFileSync(join(a3, "app.py"), "utf8")).toBe("GREETING = 'v1'\n");
+    expect(inode(a3, "svc/worker.py")).not.toBe(inode(a1, "svc/worker.py"));
+  });
+
+  it("says how many files it linked, and links none from a base whose bytes differ", async () => {
+    const src = join(dir, "count-src");
+    mkdirSync(src, { recursive: true });
+    const files: TarFile[] = ["a.py", "b.py"].map((path) => {
+      writeFileSync(join(src, path), `${path}\n`);
+      return { path, source: join(src, path), size: 5 };
+    });
+    const artifact = join(dir, "count.tar.gz");
+    await writeTarGz(files, artifact);
+    const base = join(dir, "count-base");
+    expect(await unpackArtifact(artifact, base)).toEqual({ plain: true, linked: 0 });
+    expect(await unpackArtifact(artifact, join(dir, "count-next"), undefined, base)).toEqual({ plain: true, linked: 2 });
+    writeFileSync(join(base, "a.py"), "a.PY\n"); // same size and mode: compared byte for byte
+    expect(await unpackArtifact(artifact, join(dir, "count-other"), undefined, base)).toEqual({ plain: true, linked: 1 });
+    expect(readFileSync(join(dir, "count-other/a.py"), "utf8")).toBe("a.py\n");
   });
 });
 

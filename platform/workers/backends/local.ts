@@ -127,10 +127,10 @@ export class LocalWorkers implements WorkerBackend {
    * It starts once the upload's answer is on its way: a small build unpacks in one turn of the event
    * loop (../../artifacts/unpack.ts), which the client then spends on its next step instead of waiting.
    */
-  prepare(buildId: string, artifactPath: string): void {
+  prepare(build: { id: string; appId: string }, artifactPath: string): void {
     if (this.closed) return;
     const answered = new Promise<void>((resolve) => setImmediate(resolve));
-    this.background.add(answered.then(() => (this.closed ? undefined : this.unpacker.ensure(buildId, artifactPath))));
+    this.background.add(answered.then(() => (this.closed ? undefined : this.unpacker.ensure(build.id, artifactPath, build.appId))));
   }
 
   /**
@@ -141,7 +141,7 @@ export class LocalWorkers implements WorkerBackend {
   async spawn(plan: LaunchPlan, w: WorkerInfo, gone: () => boolean, shell?: ShellLaunch): Promise<{ proc: ChildProcess; launch: WorkerLaunch }> {
     const { options, gpus, resources } = this.deps;
     const { endpoint, target, user, volumeDir } = plan;
-    const dir = await this.unpacker.ensure(target.build.id, target.artifactPath);
+    const dir = await this.unpacker.ensure(target.build.id, target.artifactPath, target.build.appId);
     const python = options.pythonForImage
       ? options.pythonForImage(target.image, endpoint.name)
       : await defaultPythonForImage(target.image, () => gpus.present());
