@@ -206,15 +206,15 @@ function deflateChunk(chunk: Buffer, dictionary: Buffer | undefined, level: numb
 }
 
 /**
- * Chunks deflated before (./_deflate-cache.ts), for one top-level folder (the dependencies): kept on
- * disk in `dir` when given, else in `cache`'s memory. Only that folder's chunks are keyed: hashing and
- * keeping every chunk of an app's own files, which change from build to build, made bench/build's
- * cold pack of 256 MB of sources take 6.6-7.4 s, against 3.4-4.0 s without.
+ * Chunks deflated before (./_deflate-cache.ts), for the top-level folders named in `segments` (the
+ * dependencies, the svc runtime), each kept on disk in the folder it maps to, or in `cache`'s memory
+ * where that is undefined. Only those folders' chunks are keyed: hashing and keeping every chunk of
+ * an app's own files, which change from build to build, made bench/build's cold pack of 256 MB of
+ * sources take 6.6-7.4 s, against 3.4-4.0 s without.
  */
 export interface ChunkReuse {
   cache: DeflateCache;
-  segment: string;
-  dir?: string;
+  segments: ReadonlyMap<string, string | undefined>;
 }
 
 export interface WriteTarGzOptions {
@@ -266,15 +266,16 @@ export async function writeTarGz(files: TarFile[], out: string, { level = GZIP_L
   };
   let pending: Buffer[] = [];
   let pendingBytes = 0;
-  /** Is the current segment the one whose chunks are reused? */
-  let reusing = false;
+  /** Is the current segment one whose chunks are reused, and where are they kept (undefined: memory)? */
+  let reusing: { dir: string | undefined } | undefined;
   const deflateReusing = async (chunk: Buffer, dictionary: Buffer | undefined): Promise<Buffer> => {
-    if (!reuse || !reusing) return deflateChunk(chunk, dictionary, level, small);
+    const kept = reuse && reusing; // read now: the next segment may start while this chunk deflates
+    if (!reuse || !kept) return deflateChunk(chunk, dictionary, level, small);
     const key = DeflateCache.key(chunk, dictionary, level);
-    const kept = await reuse.cache.get(key, reuse.dir);
-    if (kept) return kept;
+    const found = await reuse.cache.get(key, kept.dir);
+    if (found) return found;
     const deflated = await deflateChunk(chunk, dictionary, level, small);
-    await reuse.cache.set(key, deflated, reuse.dir);
+    await reuse.cache.set(key, deflated, kept.dir);
     return deflated;
   };
   const deflatePending = async () => {
@@ -303,7 +304,7 @@ export async function writeTarGz(files: TarFile[], out: string, { level = GZIP_L
       if (!Buffer.isBuffer(piece) && "segment" in piece) {
         await deflatePending();
         window = Buffer.alloc(0);
-        reusing = piece.segment === reuse?.segment;
+        reusing = reuse?.segments.has(piece.segment) ? { dir: reuse.segments.get(piece.segment) } : undefined;
         continue;
       }
       if (!Buffer.isBuffer(piece)) {

@@ -196,8 +196,13 @@ export async function packArtifact(ctx: BuildContext): Promise<Artifact> {
   try {
     const unpacked = files.reduce((sum, file) => sum + file.size, 0);
     const bar = unpacked >= PROGRESS_MIN_BYTES ? ctx.logger.progress(`pack: writing ${relative(ctx.root, path)}`, unpacked) : undefined;
-    // the dependencies' chunks: on disk when their tree is content-addressed (the same for every app with the same requirements), else in memory
-    const reuse = { cache: processDeflateCache, segment: "site-packages", dir: groups.keyed.length > 0 ? deflatedChunksRoot() : undefined };
+    // the dependencies' chunks: on disk when their tree is content-addressed (the same for every app with
+    // the same requirements), else in memory; the runtime's in memory (a dev server packs it on every reload)
+    const segments = new Map([
+      ["site-packages", groups.keyed.length > 0 ? deflatedChunksRoot() : undefined],
+      ["svc", undefined],
+    ]);
+    const reuse = { cache: processDeflateCache, segments };
     const hitsBefore = processDeflateCache.hits;
     const { sha256, size } = await writeTarGz(files, temporary, { level: GZIP_LEVEL, onBytes: bar?.add, reuse }).finally(() => bar?.end());
     ctx.logger.debug(`pack: ${processDeflateCache.hits - hitsBefore} chunk(s) reused from earlier packs`);

@@ -16,6 +16,7 @@ import { FILE_INDEX_FILE } from "../../plugins/_file-index.ts";
 import { ANALYSIS_CACHE_FILE, PYTHON_CACHE_FILE } from "../../plugins/_python/index.ts";
 import { LISTING_CACHE_FILE } from "../../plugins/discover-python/_listing-cache.ts";
 import { comparePaths } from "../../plugins/_tar.ts";
+import { processDeflateCache } from "../../plugins/_deflate-cache.ts";
 import { copyFixture } from "./_helpers.ts";
 
 const quiet = () => createLogger("silent");
@@ -139,9 +140,12 @@ describe("svc:tar-pack", () => {
     expect(again.meta.get("svc:tar-pack")).toMatchObject({ reused: true });
     expect(again.artifact!.sha256).toBe(first.artifact!.sha256);
     writeFileSync(join(root, "data", "table.csv"), "a,b\n3,4\n");
+    const hitsBefore = processDeflateCache.hits;
     const changed = await runPipeline({ root, logger: quiet(), options: { noDeps: true } });
     expect(changed.meta.get("svc:tar-pack")).toMatchObject({ reused: false });
     expect(changed.artifact!.sha256).not.toBe(first.artifact!.sha256);
+    // the runtime's segment (svc/) is the same: its deflated chunk comes from this process's memory
+    expect(processDeflateCache.hits - hitsBefore).toBe(1);
   });
 
   it("repacks when only a build-folder file changed, and when a source joins after the manifest stage", async () => {

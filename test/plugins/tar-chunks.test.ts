@@ -66,14 +66,19 @@ describe("the artifact's gzip, deflated in chunks on every core", () => {
     expect(first.size).toBeLessThan(oneStream * 1.01);
   });
 
-  it("takes an unchanged folder's chunks from the cache after an edit elsewhere, the artifact's bytes the same as deflating them", async () => {
+  it("takes unchanged folders' chunks from the cache after an edit elsewhere, the artifact's bytes the same as deflating them", async () => {
     const dir = mkdtempSync(join(tmpdir(), "svc-chunks-"));
     const write = (path: string, bytes: Buffer): TarFile => {
       mkdirSync(join(dir, "src", path, ".."), { recursive: true });
       writeFileSync(join(dir, "src", path), bytes);
       return { path, source: join(dir, "src", path), size: bytes.length };
     };
-    const deps = [write("site-packages/lib/a.py", sourceLike(3, Math.round(CHUNK_BYTES * 2.5))), write("site-packages/lib/b.py", sourceLike(4, 70_000))];
+    const deps = [
+      write("site-packages/lib/a.py", sourceLike(3, Math.round(CHUNK_BYTES * 2.5))),
+      write("site-packages/lib/b.py", sourceLike(4, 70_000)),
+      write("svc/worker.py", sourceLike(5, 40_000)), // the runtime: its chunk kept in memory only
+      write("web/page.html", sourceLike(6, 30_000)), // a folder of the app's after them: not kept
+    ];
     const app = (edit: string): TarFile => {
       const source = join(dir, `app-${edit.length}`, "handler.py"); // a source of its own for each version
       const bytes = Buffer.from(`GREETING = "${edit}"\n`);
@@ -83,7 +88,21 @@ describe("the artifact's gzip, deflated in chunks on every core", () => {
     };
     const chunksDir = join(dir, "deflated");
     const pack = (name: string, files: TarFile[], reuse?: { cache: DeflateCache; dir?: string }) =>
-      writeTarGz([...files, ...deps], join(dir, name), reuse ? { reuse: { ...reuse, segment: "site-packages" } } : {});
+      writeTarGz(
+        [...files, ...deps],
+        join(dir, name),
+        reuse
+          ? {
+              reuse: {
+                cache: reuse.cache,
+                segments: new Map([
+                  ["site-packages", reuse.dir],
+                  ["svc", undefined],
+                ]),
+              },
+            }
+          : {},
+      );
     const depsChunks = 3; // 2.5 MB of site-packages/ from its own start: three chunks, the last one short
     const edited = [app("version two, a longer line")]; // every byte after it moves in the tar
     const fresh = await pack("v2-fresh.tar.gz", edited);
@@ -93,10 +112,10 @@ describe("the artifact's gzip, deflated in chunks on every core", () => {
     await pack("v1-memory.tar.gz", [app("v1")], { cache: memory });
     expect(memory.hits).toBe(0);
     const fromMemory = await pack("v2-memory.tar.gz", edited, { cache: memory });
-    expect(memory.hits).toBe(depsChunks);
+    expect(memory.hits).toBe(depsChunks + 1);
     expect(fromMemory.sha256).toBe(fresh.sha256);
 
-    // on disk: only the dependencies' chunks, read back by another process's cache, one of them damaged (a miss, deflated again)
+    // on disk: only the dependencies' chunks (the runtime's stay in memory), read back by another process's cache, one of them damaged (a miss, deflated again)
     await pack("v1-disk.tar.gz", [app("v1")], { cache: new DeflateCache(), dir: chunksDir });
     const kept = readdirSync(chunksDir).filter((name) => !name.startsWith("."));
     expect(kept).toHaveLength(depsChunks);
