@@ -12,6 +12,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { networkInterfaces } from "node:os";
+import { runCommand } from "./command-runner.ts";
 
 const READY_TIMEOUT_MS = 10_000;
 
@@ -33,8 +34,8 @@ export function egressAvailable(): Promise<boolean> {
   available ??=
     process.getuid?.() !== 0
       ? Promise.resolve(false)
-      : run("slirp4netns", ["--version"])
-          .then(() => run("ip", ["-V"]))
+      : runCommand("slirp4netns", ["--version"])
+          .then(() => runCommand("ip", ["-V"]))
           .then(() => removeOrphanNetns())
           .then(
             () => true,
@@ -49,18 +50,6 @@ const hostAddresses = () =>
     .flat()
     .filter((a) => a?.family === "IPv4" && !a.internal)
     .map((a) => a!.address);
-
-/** Runs `command` to its end; rejects with its output on failure. */
-function run(command: string, args: string[], input?: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(command, args, { stdio: [input === undefined ? "ignore" : "pipe", "ignore", "pipe"] });
-    let err = "";
-    proc.stderr!.on("data", (d: Buffer) => (err += d));
-    proc.on("error", reject);
-    proc.on("exit", (code) => (code === 0 ? resolve() : reject(new Error(`${command} ${args.join(" ")} exited ${code}: ${err.trim()}`))));
-    if (input !== undefined) proc.stdin!.end(input);
-  });
-}
 
 /** slirp4netns on the namespace, once it says it is ready. */
 async function startSlirp(path: string): Promise<ChildProcess> {
@@ -95,13 +84,13 @@ async function startSlirp(path: string): Promise<ChildProcess> {
 export async function createNetns(id: string, egress: boolean): Promise<WorkerNetns> {
   const name = `svc-${id}`;
   const netns: WorkerNetns = { name, path: `/run/netns/${name}` };
-  await run("ip", ["netns", "add", name]);
+  await runCommand("ip", ["netns", "add", name]);
   try {
-    await run("ip", ["-n", name, "link", "set", "lo", "up"]);
+    await runCommand("ip", ["-n", name, "link", "set", "lo", "up"]);
     if (egress) {
       netns.slirp = await startSlirp(netns.path);
       const routes = hostAddresses().map((address) => `route add prohibit ${address}/32`);
-      if (routes.length) await run("ip", ["-n", name, "-batch", "-"], `${routes.join("\n")}\n`);
+      if (routes.length) await runCommand("ip", ["-n", name, "-batch", "-"], `${routes.join("\n")}\n`);
     }
     return netns;
   } catch (error) {
@@ -113,7 +102,7 @@ export async function createNetns(id: string, egress: boolean): Promise<WorkerNe
 /** The worker exited: its egress stops and its namespace goes. */
 export async function removeNetns(netns: WorkerNetns): Promise<void> {
   netns.slirp?.kill();
-  await run("ip", ["netns", "del", netns.name]).catch(() => undefined);
+  await runCommand("ip", ["netns", "del", netns.name]).catch(() => undefined);
 }
 
 /**
@@ -129,7 +118,7 @@ export async function removeOrphanNetns(): Promise<void> {
   }
   for (const name of names) {
     const pid = Number(/^svc-(\d+)-/.exec(name)?.[1]);
-    if (pid && pid !== process.pid && !pidRuns(pid)) await run("ip", ["netns", "del", name]).catch(() => undefined);
+    if (pid && pid !== process.pid && !pidRuns(pid)) await runCommand("ip", ["netns", "del", name]).catch(() => undefined);
   }
 }
 
