@@ -15,8 +15,8 @@
  * the spare's folder (./spare-stage.ts) and writes the worker's variables (its id, token, key,
  * secrets) to its stdin: it runs the handler as a worker started cold would. One claim per spare:
  * once it ran a build it is that worker, and it exits as that worker. A spare that does not match
- * is ended; a new one starts when a worker of the endpoint is ready (not before: on two cores it
- * would slow that worker's start).
+ * is ended; a new one starts a moment after a worker of the endpoint is ready (not before: on two
+ * cores it would slow that worker's start, nor at once: its first job).
  *
  * Which endpoints: those outside environments whose workers run locally in the sandbox without a
  * GPU, and that are the dev server's (`live-<name>` for the manifest's `<name>`: ./target.ts) or
@@ -52,6 +52,9 @@ const SPARES_DIR = "spares";
  * interpreter gets the platform's priority back when it is claimed.
  */
 const SPARE_NICE = 19;
+
+/** From a worker's ready to its endpoint's next spare's start: past the ready worker's first job (a dev reload's answer). */
+const SPARE_START_DELAY_MS = 250;
 
 /** Spares held at once, across endpoints (each is an interpreter, a cgroup and a network namespace). */
 export const MAX_SPARES = 4;
@@ -158,6 +161,8 @@ export class WarmSpares {
   /** Each endpoint's last launch: the next spare is made like it. */
   private readonly templates = new Map<string, Template>();
   private readonly starting = new Map<string, Promise<void>>();
+  /** Refills waiting out SPARE_START_DELAY_MS: close() ends them at once. */
+  private readonly pauses = new Set<() => void>();
   private closed = false;
 
   constructor(private readonly deps: WarmSparesDeps) {
@@ -224,15 +229,35 @@ export class WarmSpares {
     return spare && !spare.exited ? { id: spare.id, pid: spare.holder.pid, startedAt: spare.startedAt } : undefined;
   }
 
-  /** A worker of the endpoint is ready: a spare for its next one starts, if the endpoint has spares and none is there. */
+  /**
+   * A worker of the endpoint is ready: a spare for its next one starts SPARE_START_DELAY_MS later, if
+   * the endpoint has spares and none is there. Not at once: spawning bwrap holds the platform's event
+   * loop for a few ms (a fork of its process), which the ready worker's first job would wait on.
+   */
   refill(endpointId: string): void {
-    const template = this.templates.get(endpointId);
-    if (!template?.eligible || !this.enabled || this.spares.has(endpointId) || this.starting.has(endpointId)) return;
+    if (!this.templates.get(endpointId)?.eligible || !this.enabled || this.spares.has(endpointId) || this.starting.has(endpointId)) return;
     if (this.spares.size + this.starting.size >= MAX_SPARES) return;
-    const started = this.start(endpointId, template)
+    const started = this.pause(SPARE_START_DELAY_MS)
+      .then(() => {
+        const template = this.templates.get(endpointId); // as it is now: the endpoint may have moved or gone meanwhile
+        return template?.eligible && this.enabled ? this.start(endpointId, template) : undefined;
+      })
       .catch((error: Error) => this.deps.log(endpointId, `warm spare not started: ${error.message}`))
       .finally(() => this.starting.delete(endpointId));
     this.starting.set(endpointId, started);
+  }
+
+  /** Resolves after `ms`, or at once when the platform closes (the timer holds nothing open). */
+  private pause(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const end = () => {
+        clearTimeout(timer);
+        this.pauses.delete(end);
+        resolve();
+      };
+      const timer = setTimeout(end, ms).unref();
+      this.pauses.add(end);
+    });
   }
 
   /** The endpoint is gone: so are its spare and what its next one would have been made like. */
@@ -330,6 +355,7 @@ export class WarmSpares {
   /** The platform stops: every unclaimed spare ends (within 3 s) and is cleaned up. */
   async close(): Promise<void> {
     this.closed = true;
+    for (const end of [...this.pauses]) end();
     await Promise.all(this.starting.values());
     const all = [...this.spares.values()];
     const exits = all.map((spare) => (spare.exited ? Promise.resolve() : new Promise<void>((resolve) => spare.proc.once("exit", () => resolve()))));
