@@ -37,60 +37,78 @@
  * 6 ms, spares importing the runtime ahead; --rounds 15, in process: 226 / 166, 215 / 145 ms. With the platform in its
  * own process (this bench's default since; three runs): 199 / 160, 168 / 148, 149 / 140 ms.
  * [--pause-ms <n>] between saves (default 1500), [--in-process].
+ *
+ * --vs <checkout>: the same cases run against another checkout of svc as well (a git worktree of an
+ * earlier commit, its node_modules linked), its own platform and dev server, the two sides' saves
+ * taking turns (the order flipped each round): this machine's speed drifts over minutes, as much as
+ * a change's gain, and paired saves see the same drift. Rows for both, "vs" marking the other.
  */
 import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { createPlatformClient } from "../../core/client/index.ts";
-import { createLogger } from "../../core/logger.ts";
-import { startDevServer, type ReloadReport } from "../../dev/index.ts";
-import { startBuiltPlatform } from "../platform/_platform.ts";
+import { join, resolve } from "node:path";
+import type { DevServer, ReloadReport } from "../../dev/index.ts";
 
 const args = process.argv.slice(2);
 const rounds = Number(args[args.indexOf("--rounds") + 1] || 5) || 5;
 // A person's pause between saves: the endpoint's next warm spare starts once its worker is ready, and a
 // save made the same instant measures that start beside the reload. --pause-ms 0 measures back-to-back saves.
 const pauseMs = args.includes("--pause-ms") ? Number(args[args.indexOf("--pause-ms") + 1]) : 1500;
+const vs = args.includes("--vs") ? resolve(args[args.indexOf("--vs") + 1]!) : undefined;
 const FIXTURE = new URL("../../fixtures/dev-app/", import.meta.url).pathname;
+const HERE = resolve(import.meta.dirname, "../..");
 
 type Platform = { url: string; apiKey: string; close(): Promise<unknown> };
-async function inProcess(): Promise<Platform> {
-  const { startPlatform } = (await import("../../platform/index.ts")) as unknown as { startPlatform(o: Record<string, unknown>): Promise<Platform> };
-  return startPlatform({ dataDir, port: 0, host: "127.0.0.1", log: () => {} });
-}
-async function ownProcess(): Promise<Platform> {
-  const started = await startBuiltPlatform(dataDir, { stateDir: join(dataDir, "state") });
-  const exited = new Promise((resolve) => started.child.once("exit", resolve));
-  return { ...started, close: () => (started.child.kill("SIGTERM"), exited) };
+type Step = { report: ReloadReport; toReloaded: number; toOutput: number };
+
+/** One checkout's platform and dev server over its own copy of the fixture, with its own dependency cache. */
+interface Side {
+  label: string;
+  server: DevServer;
+  platform: Platform;
+  root: string;
+  dataDir: string;
+  cacheDir: string;
+  version: number;
 }
 
-const dataDir = await mkdtemp(join(tmpdir(), "svc-bench-platform-"));
-const root = await mkdtemp(join(tmpdir(), "svc-bench-dev-"));
-// an empty dependency cache of its own: "dependency added" installs (the default cache is shared by the user's apps)
-process.env.SVC_CACHE_DIR = await mkdtemp(join(tmpdir(), "svc-bench-deps-"));
-await cp(FIXTURE, root, { recursive: true });
-const platform = args.includes("--in-process") ? await inProcess() : await ownProcess();
-const client = createPlatformClient({ url: platform.url, apiKey: platform.apiKey });
-const server = await startDevServer({ root, client, port: 0, logger: createLogger("warn") });
+async function startSide(label: string, checkout: string): Promise<Side> {
+  const from = (path: string) => import(join(checkout, path));
+  const { createPlatformClient } = await from("core/client/index.ts");
+  const { createLogger } = await from("core/logger.ts");
+  const { startDevServer } = await from("dev/index.ts");
+  const dataDir = await mkdtemp(join(tmpdir(), "svc-bench-platform-"));
+  const root = await mkdtemp(join(tmpdir(), "svc-bench-dev-"));
+  // an empty dependency cache of its own: "dependency added" installs (the default cache is shared by the user's apps)
+  const cacheDir = await mkdtemp(join(tmpdir(), "svc-bench-deps-"));
+  await cp(FIXTURE, root, { recursive: true });
+  let platform: Platform;
+  if (args.includes("--in-process")) {
+    const { startPlatform } = await from("platform/index.ts");
+    platform = await startPlatform({ dataDir, port: 0, host: "127.0.0.1", log: () => {} });
+  } else {
+    const { startBuiltPlatform } = await from("bench/platform/_platform.ts");
+    const started = await startBuiltPlatform(dataDir, { stateDir: join(dataDir, "state") });
+    const exited = new Promise((resolve) => started.child.once("exit", resolve));
+    platform = { ...started, close: () => (started.child.kill("SIGTERM"), exited) };
+  }
+  process.env.SVC_CACHE_DIR = cacheDir;
+  const client = createPlatformClient({ url: platform.url, apiKey: platform.apiKey });
+  const server: DevServer = await startDevServer({ root, client, port: 0, logger: createLogger("warn") });
+  return { label, server, platform, root, dataDir, cacheDir, version: 0 };
+}
 
-const call = async (name: string) => {
-  const res = await fetch(`${server.url}/hello/runsync`, { method: "POST", body: JSON.stringify({ name }) });
+const call = async (side: Side, name: string) => {
+  const res = await fetch(`${side.server.url}/hello/runsync`, { method: "POST", body: JSON.stringify({ name }) });
   return (await res.json()) as { output?: { greeting?: string } };
 };
 
 const ms = (n: number) => `${Math.round(n)} ms`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-const rows: Array<{ case: string; reload: string; saveToReloaded: string; saveToOutput: string; note: string }> = [];
+const rows: Array<{ side: string; case: string; reload: string; saveToReloaded: string; saveToOutput: string; note: string }> = [];
 
-const t = performance.now();
-await call("warm-up");
-const firstCall = performance.now() - t;
-
-const file = join(root, "workers/hello.py");
-let version = 0;
-
-async function editAndMeasure(mutate: () => Promise<void>, expectGreeting?: string): Promise<{ report: ReloadReport; toReloaded: number; toOutput: number }> {
-  const next = server.nextReload();
+async function editAndMeasure(side: Side, mutate: () => Promise<void>, expectGreeting?: string): Promise<Step> {
+  process.env.SVC_CACHE_DIR = side.cacheDir;
+  const next = side.server.nextReload();
   const started = performance.now();
   await mutate();
   const report = await next;
@@ -98,49 +116,56 @@ async function editAndMeasure(mutate: () => Promise<void>, expectGreeting?: stri
   let toOutput = Number.NaN;
   if (expectGreeting) {
     for (;;) {
-      const job = await call("bench");
+      const job = await call(side, "bench");
       if (job.output?.greeting?.startsWith(expectGreeting)) break;
     }
     toOutput = performance.now() - started;
   }
-  if (!report.ok) throw new Error(`reload failed: ${report.error?.message}`);
+  if (!report.ok) throw new Error(`${side.label}: reload failed: ${report.error?.message}`);
   return { report, toReloaded, toOutput };
 }
 
-/** Changes GREETING in hello.py; answers the new greeting prefix. */
-function nextGreeting(): { greeting: string; write: () => Promise<void> } {
-  const greeting = `v${++version}`;
-  return {
-    greeting,
-    write: async () => writeFile(file, (await readFile(file, "utf8")).replace(/GREETING = "[^"]*"/, `GREETING = "${greeting}"`)),
-  };
+/** Changes GREETING in the side's hello.py and waits for the new greeting. */
+function edit(side: Side): Promise<Step> {
+  const greeting = `v${++side.version}`;
+  const file = join(side.root, "workers/hello.py");
+  const write = async () => writeFile(file, (await readFile(file, "utf8")).replace(/GREETING = "[^"]*"/, `GREETING = "${greeting}"`));
+  return editAndMeasure(side, write, greeting);
 }
 
-async function caseRows(name: string, n: number, step: () => Promise<{ report: ReloadReport; toReloaded: number; toOutput: number }>, note: string) {
-  const results = [];
+/** `n` rounds of `step` on every side, the sides taking turns (the order flipped each round); a row per side. */
+async function caseRows(sides: Side[], name: string, n: number, step: (side: Side) => Promise<Step>, note: string) {
+  const results = new Map<Side, Step[]>(sides.map((side) => [side, []]));
   for (let i = 0; i < n; i++) {
-    await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    results.push(await step());
+    for (const side of i % 2 ? [...sides].reverse() : sides) {
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      results.get(side)!.push(await step(side));
+    }
   }
-  rows.push({
-    case: name,
-    reload: ms(median(results.map((r) => r.report.ms))),
-    saveToReloaded: ms(median(results.map((r) => r.toReloaded))),
-    saveToOutput: results.some((r) => !Number.isNaN(r.toOutput)) ? ms(median(results.map((r) => r.toOutput))) : "-",
-    note: `${note}${n > 1 ? ` (median of ${n})` : ""}; upload ${results.every((r) => r.report.uploadSkipped) ? "skipped" : "sent"}, parsed ${results[0]!.report.parsedFiles} file(s)`,
-  });
+  for (const side of sides) {
+    const steps = results.get(side)!;
+    rows.push({
+      side: side.label,
+      case: name,
+      reload: ms(median(steps.map((r) => r.report.ms))),
+      saveToReloaded: ms(median(steps.map((r) => r.toReloaded))),
+      saveToOutput: steps.some((r) => !Number.isNaN(r.toOutput)) ? ms(median(steps.map((r) => r.toOutput))) : "-",
+      note: `${note}${n > 1 ? ` (median of ${n})` : ""}; upload ${steps.every((r) => r.report.uploadSkipped) ? "skipped" : "sent"}, parsed ${steps[0]!.report.parsedFiles} file(s)`,
+    });
+  }
 }
+
+const sides = [await startSide("this", HERE)];
+if (vs) sides.push(await startSide("vs", vs));
+const firstCalls: string[] = [];
 
 try {
-  await caseRows(
-    "edit, no deps",
-    rounds,
-    () => {
-      const edit = nextGreeting();
-      return editAndMeasure(edit.write, edit.greeting);
-    },
-    "one .py edited",
-  );
+  for (const side of sides) {
+    const t = performance.now();
+    await call(side, "warm-up");
+    firstCalls.push(`${side.label} ${ms(performance.now() - t)}`);
+  }
+  await caseRows(sides, "edit, no deps", rounds, edit, "one .py edited");
 
   let online = false;
   try {
@@ -150,40 +175,35 @@ try {
   }
   if (online) {
     await caseRows(
+      sides,
       "dependency added",
       1,
-      () => editAndMeasure(() => writeFile(join(root, "requirements.txt"), "six==1.17.0\n")),
+      (side) => editAndMeasure(side, () => writeFile(join(side.root, "requirements.txt"), "six==1.17.0\n")),
       "requirements.txt += six (installed: uv, or pip)",
     );
-    await caseRows(
-      "edit, deps cached",
-      rounds,
-      () => {
-        const edit = nextGreeting();
-        return editAndMeasure(edit.write, edit.greeting);
-      },
-      "one .py edited, deps from the requirement-hash cache",
-    );
+    await caseRows(sides, "edit, deps cached", rounds, edit, "one .py edited, deps from the requirement-hash cache");
   } else {
-    rows.push({ case: "dependency added", reload: "-", saveToReloaded: "-", saveToOutput: "-", note: "skipped: PyPI unreachable" });
+    rows.push({ side: "-", case: "dependency added", reload: "-", saveToReloaded: "-", saveToOutput: "-", note: "skipped: PyPI unreachable" });
   }
 
   await caseRows(
+    sides,
     "unchanged save",
     1,
-    async () => {
+    async (side) => {
       const started = performance.now();
-      const report = await server.reload(["workers/hello.py"]);
+      const report = await side.server.reload(["workers/hello.py"]);
       return { report, toReloaded: performance.now() - started, toOutput: Number.NaN };
     },
     "same bytes (reload forced)",
   );
 } finally {
-  await server.close();
-  await platform.close();
-  await rm(root, { recursive: true, force: true });
-  await rm(dataDir, { recursive: true, force: true });
+  for (const side of sides) {
+    await side.server.close();
+    await side.platform.close();
+    for (const dir of [side.root, side.dataDir, side.cacheDir]) await rm(dir, { recursive: true, force: true });
+  }
 }
 
-console.log(`first call (lazy deploy + cold start): ${ms(firstCall)}`);
+console.log(`first call (lazy deploy + cold start): ${firstCalls.join(", ")}`);
 console.table(rows);
