@@ -9,7 +9,7 @@
  * with the platform (its stdin closes), and keeps the platform alive only while a command runs.
  * Where it cannot start, or dies, commands are spawned here as before.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import type { Socket } from "node:net";
 import { createInterface } from "node:readline";
 

@@ -83,7 +83,8 @@ const OTHER_PROCESSES: Record<string, string> = {
   "platform/workers/interpreter.ts": "a Python probe (does torch see CUDA?)",
   "platform/workers/_image-probe.ts": "the interpreter's package probe",
   "platform/workers/sandbox.ts": "bwrap: spawnBwrap itself, and the probe that it runs here",
-  "platform/workers/sandbox-egress.ts": "ip and slirp4netns for a worker's network namespace",
+  "platform/workers/sandbox-egress.ts": "slirp4netns for a worker's network namespace",
+  "platform/workers/command-runner.ts": "the helper that runs ip and slirp4netns --version off the platform's event loop",
 };
 const CHILD_PROCESS = new Set(["node:child_process", "child_process"]);
 
