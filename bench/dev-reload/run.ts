@@ -36,6 +36,10 @@
  * 2026-12-02, later (load ~1): the unpack in one turn, the spare's stage and tunnels synchronous, the watcher's settle
  * 6 ms, spares importing the runtime ahead; --rounds 15, in process: 226 / 166, 215 / 145 ms. With the platform in its
  * own process (this bench's default since; three runs): 199 / 160, 168 / 148, 149 / 140 ms.
+ * 2026-12-03 (hard-linked unpack, the svc runtime's chunks from memory, ip commands off the platform's loop, the
+ * next spare 250 ms after ready), --rounds 15, median / 90th percentile / slowest: quiet (load 0.6) 93 / 106 / 122
+ * and 93 / 108 / 113 ms, another run 101 / 113 and 96 / 109; one core kept busy by a `node -e "for(;;){}"`:
+ * 108 / 141 and 105 / 141, 115 / 154 and 112 / 153, 108 / 127 and 107 / 129 ms. A requirement added: 261-337 ms.
  * [--pause-ms <n>] between saves (default 1500), [--in-process].
  *
  * --vs <checkout>: the same cases run against another checkout of svc as well (a git worktree of an
@@ -106,7 +110,16 @@ const ms = (n: number) => `${Math.round(n)} ms`;
 /** The value `q` of the way up the sorted `xs` (nearest rank): 0.5 the median, 0.9 what one save in ten exceeds. */
 const quantile = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(q * xs.length) - 1)]!;
 const median = (xs: number[]) => quantile(xs, 0.5);
-const rows: Array<{ side: string; case: string; reload: string; saveToReloaded: string; saveToOutput: string; outputP90: string; note: string }> = [];
+const rows: Array<{
+  side: string;
+  case: string;
+  reload: string;
+  saveToReloaded: string;
+  saveToOutput: string;
+  outputP90: string;
+  outputMax: string;
+  note: string;
+}> = [];
 
 async function editAndMeasure(side: Side, mutate: () => Promise<void>, expectGreeting?: string): Promise<Step> {
   process.env.SVC_CACHE_DIR = side.cacheDir;
@@ -154,6 +167,7 @@ async function caseRows(sides: Side[], name: string, n: number, step: (side: Sid
       saveToReloaded: ms(median(steps.map((r) => r.toReloaded))),
       saveToOutput: outputs.length > 0 ? ms(median(outputs)) : "-",
       outputP90: outputs.length > 1 ? ms(quantile(outputs, 0.9)) : "-",
+      outputMax: outputs.length > 1 ? ms(Math.max(...outputs)) : "-",
       note: `${note}${n > 1 ? ` (median of ${n})` : ""}; upload ${steps.every((r) => r.report.uploadSkipped) ? "skipped" : "sent"}, parsed ${steps[0]!.report.parsedFiles} file(s)`,
     });
   }
@@ -187,7 +201,16 @@ try {
     );
     await caseRows(sides, "edit, deps cached", rounds, edit, "one .py edited, deps from the requirement-hash cache");
   } else {
-    rows.push({ side: "-", case: "dependency added", reload: "-", saveToReloaded: "-", saveToOutput: "-", outputP90: "-", note: "skipped: PyPI unreachable" });
+    rows.push({
+      side: "-",
+      case: "dependency added",
+      reload: "-",
+      saveToReloaded: "-",
+      saveToOutput: "-",
+      outputP90: "-",
+      outputMax: "-",
+      note: "skipped: PyPI unreachable",
+    });
   }
 
   await caseRows(
