@@ -62,7 +62,9 @@ const FIXTURE = new URL("../../fixtures/dev-app/", import.meta.url).pathname;
 const HERE = resolve(import.meta.dirname, "../..");
 
 type Platform = { url: string; apiKey: string; close(): Promise<unknown> };
-type Step = { report: ReloadReport; toReloaded: number; toOutput: number };
+type Step = { report: ReloadReport; toReloaded: number; toOutput: number; started: number };
+/** A save slower than this gets the dev server's lines from its time printed (the platform's notes on the endpoint's workers say why it waited). */
+const SLOW_SAVE_MS = 1000;
 
 /** One checkout's platform and dev server over its own copy of the fixture, with its own dependency cache. */
 interface Side {
@@ -73,6 +75,8 @@ interface Side {
   dataDir: string;
   cacheDir: string;
   version: number;
+  /** What the dev server logged (its reloads, the workers' lines), when: read back for slow saves. */
+  lines: Array<{ at: number; text: string }>;
 }
 
 async function startSide(label: string, checkout: string): Promise<Side> {
@@ -97,8 +101,10 @@ async function startSide(label: string, checkout: string): Promise<Side> {
   }
   process.env.SVC_CACHE_DIR = cacheDir;
   const client = createPlatformClient({ url: platform.url, apiKey: platform.apiKey });
-  const server: DevServer = await startDevServer({ root, client, port: 0, logger: createLogger("warn") });
-  return { label, server, platform, root, dataDir, cacheDir, version: 0 };
+  const lines: Side["lines"] = [];
+  const logger = createLogger("info", (text: string) => lines.push({ at: performance.now(), text }));
+  const server: DevServer = await startDevServer({ root, client, port: 0, logger });
+  return { label, server, platform, root, dataDir, cacheDir, version: 0, lines };
 }
 
 const call = async (side: Side, name: string) => {
@@ -120,6 +126,7 @@ const rows: Array<{
   outputMax: string;
   note: string;
 }> = [];
+const slowSaves: Array<{ side: Side; case: string; step: Step }> = [];
 
 async function editAndMeasure(side: Side, mutate: () => Promise<void>, expectGreeting?: string): Promise<Step> {
   process.env.SVC_CACHE_DIR = side.cacheDir;
@@ -137,7 +144,7 @@ async function editAndMeasure(side: Side, mutate: () => Promise<void>, expectGre
     toOutput = performance.now() - started;
   }
   if (!report.ok) throw new Error(`${side.label}: reload failed: ${report.error?.message}`);
-  return { report, toReloaded, toOutput };
+  return { report, toReloaded, toOutput, started };
 }
 
 /** Changes GREETING in the side's hello.py and waits for the new greeting. */
@@ -154,7 +161,9 @@ async function caseRows(sides: Side[], name: string, n: number, step: (side: Sid
   for (let i = 0; i < n; i++) {
     for (const side of i % 2 ? [...sides].reverse() : sides) {
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
-      results.get(side)!.push(await step(side));
+      const measured = await step(side);
+      results.get(side)!.push(measured);
+      if (Math.max(measured.toReloaded, measured.toOutput || 0) > SLOW_SAVE_MS) slowSaves.push({ side, case: name, step: measured });
     }
   }
   for (const side of sides) {
@@ -220,7 +229,7 @@ try {
     async (side) => {
       const started = performance.now();
       const report = await side.server.reload(["workers/hello.py"]);
-      return { report, toReloaded: performance.now() - started, toOutput: Number.NaN };
+      return { report, toReloaded: performance.now() - started, toOutput: Number.NaN, started };
     },
     "same bytes (reload forced)",
   );
@@ -234,3 +243,10 @@ try {
 
 console.log(`first call (lazy deploy + cold start): ${firstCalls.join(", ")}`);
 console.table(rows);
+for (const { side, case: name, step } of slowSaves) {
+  const took = Math.max(step.toReloaded, step.toOutput || 0);
+  // worker lines reach the dev server by polling: a second past the save's end still belongs to it
+  const during = side.lines.filter((line) => line.at >= step.started && line.at <= step.started + took + 1000);
+  console.log(`\n${side.label}, ${name}: a save took ${ms(took)}; the dev server's lines from then (ms after the save):`);
+  for (const line of during) console.log(`  +${Math.round(line.at - step.started)} ${line.text}`);
+}
