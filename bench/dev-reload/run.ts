@@ -126,7 +126,7 @@ const rows: Array<{
   outputMax: string;
   note: string;
 }> = [];
-const slowSaves: Array<{ side: Side; case: string; step: Step }> = [];
+const slowSaves: Array<{ side: Side; case: string; started: number; took: number }> = [];
 
 async function editAndMeasure(side: Side, mutate: () => Promise<void>, expectGreeting?: string): Promise<Step> {
   process.env.SVC_CACHE_DIR = side.cacheDir;
@@ -163,7 +163,8 @@ async function caseRows(sides: Side[], name: string, n: number, step: (side: Sid
       await new Promise((resolve) => setTimeout(resolve, pauseMs));
       const measured = await step(side);
       results.get(side)!.push(measured);
-      if (Math.max(measured.toReloaded, measured.toOutput || 0) > SLOW_SAVE_MS) slowSaves.push({ side, case: name, step: measured });
+      const took = Math.max(measured.toReloaded, measured.toOutput || 0);
+      if (took > SLOW_SAVE_MS) slowSaves.push({ side, case: name, started: measured.started, took });
     }
   }
   for (const side of sides) {
@@ -243,10 +244,9 @@ try {
 
 console.log(`first call (lazy deploy + cold start): ${firstCalls.join(", ")}`);
 console.table(rows);
-for (const { side, case: name, step } of slowSaves) {
-  const took = Math.max(step.toReloaded, step.toOutput || 0);
+for (const { side, case: name, started, took } of slowSaves) {
   // worker lines reach the dev server by polling: a second past the save's end still belongs to it
-  const during = side.lines.filter((line) => line.at >= step.started && line.at <= step.started + took + 1000);
+  const during = side.lines.filter((line) => line.at >= started && line.at <= started + took + 1000);
   console.log(`\n${side.label}, ${name}: a save took ${ms(took)}; the dev server's lines from then (ms after the save):`);
-  for (const line of during) console.log(`  +${Math.round(line.at - step.started)} ${line.text}`);
+  for (const line of during) console.log(`  +${Math.round(line.at - started)} ${line.text}`);
 }
